@@ -1,0 +1,31 @@
+// One interface for every way of verifying and settling an x402 payment:
+// local EVM (our RPC + settlement key), local Solana (our RPC + fee payer), or a remote HTTP facilitator.
+import type { PaymentPayload, PaymentRequirements } from '../x402/types.ts';
+
+export type VerifyResult =
+  | { isValid: true; payer: string }
+  | { isValid: false; invalidReason: string; payer?: string };
+
+export type SettleOutcome =
+  /** confirmed on-chain */
+  | { status: 'settled'; transaction: string; payer: string }
+  /** certainly not settled (rejected before broadcast, or reverted) */
+  | { status: 'failed'; reason: string; payer?: string; transaction?: string }
+  /** broadcast, but no confirmation in time: may still land; must be reconciled, never re-paid */
+  | { status: 'unknown'; reason: string; payer: string; transaction: string };
+
+export interface Facilitator {
+  /** extra fields for the requirement (Solana: { feePayer }) that only the facilitator knows */
+  requirementExtra(): Promise<Record<string, unknown>>;
+  verify(payload: PaymentPayload, requirements: PaymentRequirements): Promise<VerifyResult>;
+  settle(payload: PaymentPayload, requirements: PaymentRequirements): Promise<SettleOutcome>;
+  /**
+   * For reconciliation of an 'unknown' settlement: asks the chain what became of it.
+   * 'unknown' again means the chain cannot tell yet.
+   */
+  checkSettlement(
+    payload: PaymentPayload,
+    requirements: PaymentRequirements,
+    transaction: string,
+  ): Promise<SettleOutcome>;
+}
