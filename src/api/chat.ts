@@ -1,0 +1,66 @@
+// POST /api/v1/ai/chat
+import { randomBytes } from 'node:crypto';
+import { generateText, type ModelMessage } from 'ai';
+import { ApiError } from '../errors.ts';
+import { quoteChat } from '../pricing/quote.ts';
+import { toUpstreamError } from '../providers/upstream-errors.ts';
+import { chatRequestSchema, chatResponseSchema, type ChatRequest, type ChatResponse } from './schemas.ts';
+import { allowedOptions, type Endpoint } from './endpoint.ts';
+import { parseOrThrow } from './validate.ts';
+
+/** messages, then input, then prompt as a final user message. */
+export function toMessages(request: ChatRequest): ModelMessage[] {
+  const turns = [...(request.messages ?? []), ...(request.input ?? [])];
+  if (request.prompt !== undefined) turns.push({ role: 'user', content: request.prompt });
+  return turns;
+}
+
+export const chatEndpoint: Endpoint = {
+  path: '/api/v1/ai/chat',
+  capability: 'chat',
+  description: 'Run a chat model',
+  summary: 'Generate a chat completion',
+  requestSchema: chatRequestSchema,
+  responseSchema: chatResponseSchema,
+  prepare(body, { catalog, providers }) {
+    const request = parseOrThrow(chatRequestSchema, body);
+    const model = catalog.resolve('chat', request.model);
+    const maxTokens = request.max_tokens ?? model.defaultMaxTokens;
+    if (maxTokens > model.maxTokens) {
+      throw new ApiError(400, 'invalid_request', `max_tokens: at most ${model.maxTokens} for model ${model.id}`, {
+        field: 'max_tokens',
+      });
+    }
+    const options = allowedOptions(model, request.options);
+    const messages = toMessages(request);
+    const inputChars = messages.reduce((sum, message) => sum + String(message.content).length, 0);
+    return {
+      model,
+      amount: quoteChat(model, maxTokens, inputChars),
+      async run() {
+        const settings = providers.settings(model);
+        try {
+          const result = await generateText({
+            model: providers.language(model),
+            messages,
+            maxOutputTokens: maxTokens,
+            temperature: request.temperature,
+            providerOptions: { [settings.providerOptionsKey]: options },
+            maxRetries: settings.maxRetries,
+            abortSignal: AbortSignal.timeout(settings.timeoutMs),
+          });
+          const tokens = result.usage.totalTokens ?? (result.usage.inputTokens ?? 0) + (result.usage.outputTokens ?? 0);
+          const response: ChatResponse = {
+            id: `chat_${randomBytes(12).toString('base64url')}`,
+            model: model.id,
+            response: result.text,
+            usage: { tokens },
+          };
+          return { body: response, media: [] };
+        } catch (error) {
+          throw toUpstreamError(error, model.id);
+        }
+      },
+    };
+  },
+};

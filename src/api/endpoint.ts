@@ -1,0 +1,54 @@
+// What the HTTP layer needs to know of an endpoint: its contract, and how to turn a body into a
+// priced call whose work can run once payment is verified.
+import type { z } from 'zod';
+import { ApiError } from '../errors.ts';
+import type { Capability, ModelConfig } from '../config/schema.ts';
+import type { ModelCatalog } from '../providers/catalog.ts';
+import type { ProviderRegistry } from '../providers/registry.ts';
+import type { MediaStore } from '../media/media-store.ts';
+
+export interface EndpointContext {
+  catalog: ModelCatalog;
+  providers: ProviderRegistry;
+  media: MediaStore;
+  /** absolute URL under which a stored media id is served */
+  mediaUrl: (id: string) => string;
+}
+
+export interface PreparedCall {
+  model: ModelConfig;
+  /** price in atomic units */
+  amount: bigint;
+  run: () => Promise<{ body: unknown; media: string[] }>;
+}
+
+export interface Endpoint {
+  path: string;
+  capability: Capability;
+  /** names the operation in 402 bodies and the OpenAPI document */
+  description: string;
+  summary: string;
+  requestSchema: z.ZodType;
+  responseSchema: z.ZodType;
+  prepare: (body: unknown, context: EndpointContext) => PreparedCall;
+}
+
+/** Keys that would redirect or re-authenticate an upstream call are never passed through. */
+const FORBIDDEN_OPTIONS = /^(base_?url|api_?key|headers?|url|endpoint|organization|project|authorization|fetch)$/i;
+
+/** Keeps only the options the model allows; anything else is a 400 naming the key. */
+export function allowedOptions(
+  model: ModelConfig,
+  options: Record<string, string | number | boolean> | undefined,
+): Record<string, string | number | boolean> {
+  if (!options) return {};
+  for (const key of Object.keys(options)) {
+    if (FORBIDDEN_OPTIONS.test(key) || !model.allowedOptions.includes(key)) {
+      const allowed = model.allowedOptions.length > 0 ? model.allowedOptions.join(', ') : 'none';
+      throw new ApiError(400, 'invalid_request', `options.${key} is not accepted by model ${model.id} (allowed: ${allowed})`, {
+        field: `options.${key}`,
+      });
+    }
+  }
+  return options;
+}

@@ -1,0 +1,58 @@
+// POST /api/v1/ai/tts
+import { experimental_generateSpeech as generateSpeech } from 'ai';
+import { ApiError } from '../errors.ts';
+import { quoteSpeech } from '../pricing/quote.ts';
+import { toUpstreamError } from '../providers/upstream-errors.ts';
+import { ttsRequestSchema, ttsResponseSchema, type TtsResponse } from './schemas.ts';
+import { allowedOptions, type Endpoint } from './endpoint.ts';
+import { parseOrThrow } from './validate.ts';
+import { storeAll } from './store-media.ts';
+
+export const ttsEndpoint: Endpoint = {
+  path: '/api/v1/ai/tts',
+  capability: 'speech',
+  description: 'Convert text to speech',
+  summary: 'Convert text to speech',
+  requestSchema: ttsRequestSchema,
+  responseSchema: ttsResponseSchema,
+  prepare(body, { catalog, providers, media, mediaUrl }) {
+    const request = parseOrThrow(ttsRequestSchema, body);
+    const model = catalog.resolve('speech', request.model);
+    if (request.text.length > model.maxTextLength) {
+      throw new ApiError(400, 'invalid_request', `text: at most ${model.maxTextLength} characters for model ${model.id}`, {
+        field: 'text',
+      });
+    }
+    const voice = request.voice ?? model.defaultVoice;
+    if (!model.voices.includes(voice)) {
+      throw new ApiError(400, 'invalid_request', `voice: ${voice} is not offered by model ${model.id} (voices: ${model.voices.join(', ')})`, {
+        field: 'voice',
+      });
+    }
+    const options = allowedOptions(model, request.options);
+    return {
+      model,
+      amount: quoteSpeech(model, request.text.length),
+      async run() {
+        const settings = providers.settings(model);
+        let audio: { uint8Array: Uint8Array; mediaType: string };
+        try {
+          const result = await generateSpeech({
+            model: providers.speech(model),
+            text: request.text,
+            voice,
+            providerOptions: { [settings.providerOptionsKey]: options },
+            maxRetries: settings.maxRetries,
+            abortSignal: AbortSignal.timeout(settings.timeoutMs),
+          });
+          audio = result.audio;
+        } catch (error) {
+          throw toUpstreamError(error, model.id);
+        }
+        const ids = await storeAll(media, [audio]);
+        const response: TtsResponse = { model: model.id, audioUrl: mediaUrl(ids[0]!) };
+        return { body: response, media: ids };
+      },
+    };
+  },
+};

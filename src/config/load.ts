@@ -1,0 +1,111 @@
+// Builds the config object: defaults <- optional JSON file (CONFIG_FILE) <- environment variables.
+// Secrets never live here: the config only names the environment variables that hold them.
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+import { configSchema, type ModelConfig, type ParsedConfig } from './schema.ts';
+import { embeddedModels } from './embedded-models.ts';
+import { NETWORK_NAMES, type NetworkName } from '../x402/networks.ts';
+
+export interface Config extends Omit<ParsedConfig, 'sandbox' | 'models'> {
+  sandbox: { enabled: boolean; networks: NetworkName[] };
+  models: ModelConfig[];
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+type Env = Record<string, string | undefined>;
+
+/** Environment variables that override single settings. */
+function fromEnvironment(env: Env): Record<string, unknown> {
+  const overrides: Record<string, unknown> = {};
+  if (env.HOST) overrides.host = env.HOST;
+  if (env.PORT) overrides.port = Number(env.PORT);
+  if (env.PUBLIC_URL) overrides.publicUrl = env.PUBLIC_URL;
+  if (env.TRUST_PROXY) overrides.trustProxy = env.TRUST_PROXY === 'true';
+  if (env.DATA_DIR) overrides.dataDir = env.DATA_DIR;
+  if (env.LOG_LEVEL) overrides.logLevel = env.LOG_LEVEL;
+  if (env.SANDBOX_NETWORKS) {
+    overrides.sandbox = { enabled: true, networks: env.SANDBOX_NETWORKS.split(',').map((s) => s.trim()) };
+  }
+  if (env.SANDBOX === 'false') overrides.sandbox = { enabled: false };
+  return overrides;
+}
+
+function readConfigFile(path: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new ConfigError(`cannot read config file ${path}: ${(error as Error).message}`);
+  }
+  try {
+    return JSON.parse(text) as Record<string, unknown>;
+  } catch (error) {
+    throw new ConfigError(`config file ${path} is not valid JSON: ${(error as Error).message}`);
+  }
+}
+
+export function loadConfig(env: Env = process.env, input?: Record<string, unknown>): Config {
+  const fileInput = input ?? (env.CONFIG_FILE ? readConfigFile(env.CONFIG_FILE) : {});
+  const merged = { ...fileInput, ...fromEnvironment(env) };
+  const parsed = configSchema.safeParse(merged);
+  if (!parsed.success) {
+    throw new ConfigError(`invalid configuration:\n${z.prettifyError(parsed.error)}`);
+  }
+  return resolve(parsed.data);
+}
+
+function resolve(parsed: ParsedConfig): Config {
+  const hasRealNetworks = Object.keys(parsed.networks).length > 0;
+  const sandbox = {
+    enabled: parsed.sandbox?.enabled ?? !hasRealNetworks,
+    networks: parsed.sandbox?.networks ?? [...NETWORK_NAMES],
+  };
+  const config: Config = { ...parsed, sandbox, models: parsed.models ?? embeddedModels() };
+  checkModels(config);
+  if (!sandbox.enabled && !hasRealNetworks) {
+    throw new ConfigError('no payment network: configure `networks`, or leave sandbox mode on');
+  }
+  return config;
+}
+
+/** Cross-field rules zod cannot see one object at a time. */
+function checkModels(config: Config): void {
+  const problems: string[] = [];
+  const ids = new Set<string>();
+  const builtIn = new Set(['local-llama', 'local-espeak', 'local-preview']);
+  for (const model of config.models) {
+    if (ids.has(model.id)) problems.push(`model ${model.id} is listed twice`);
+    ids.add(model.id);
+    if (!builtIn.has(model.provider) && !config.providers[model.provider]) {
+      problems.push(`model ${model.id} names provider "${model.provider}", which is not configured`);
+    }
+    if (model.capability === 'chat' && model.defaultMaxTokens > model.maxTokens) {
+      problems.push(`model ${model.id}: defaultMaxTokens exceeds maxTokens`);
+    }
+    if (model.capability === 'image') {
+      if (!model.sizes.includes(model.defaultSize)) problems.push(`model ${model.id}: defaultSize is not in sizes`);
+      for (const size of model.sizes) {
+        if (!model.price.perImageBySize[size]) problems.push(`model ${model.id}: no price for size ${size}`);
+      }
+    }
+    if (model.capability === 'speech' && !model.voices.includes(model.defaultVoice)) {
+      problems.push(`model ${model.id}: defaultVoice is not in voices`);
+    }
+  }
+  for (const model of config.models) {
+    const fallback = model.fallback && config.models.find((m) => m.id === model.fallback);
+    if (model.fallback && (!fallback || fallback.capability !== model.capability)) {
+      problems.push(`model ${model.id}: fallback ${model.fallback} is not a ${model.capability} model`);
+    }
+  }
+  for (const capability of ['chat', 'image', 'speech'] as const) {
+    const id = config.defaults[capability];
+    if (id && !config.models.some((m) => m.id === id && m.capability === capability)) {
+      problems.push(`defaults.${capability} names ${id}, which is not a ${capability} model`);
+    }
+  }
+  if (problems.length > 0) throw new ConfigError(`invalid model catalog:\n  ${problems.join('\n  ')}`);
+}

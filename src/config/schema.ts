@@ -1,0 +1,156 @@
+// The one validated configuration object. Every field has a default that runs offline (sandbox mode).
+import { z } from 'zod';
+import { NETWORK_NAMES } from '../x402/networks.ts';
+
+/** Integer amount in USDC atomic units (6 decimals), written as a string: "10000" = 0.01 USDC. */
+export const atomicAmount = z
+  .union([z.string(), z.number().int().nonnegative()])
+  .transform((value) => String(value))
+  .pipe(z.string().regex(/^\d{1,30}$/, 'an integer amount in atomic units (e.g. "10000" = 0.01 USDC)'));
+
+const networkName = z.enum(NETWORK_NAMES);
+
+const localFacilitator = z.object({
+  type: z.literal('local'),
+  rpcUrl: z.url(),
+  /** name of the environment variable holding the settlement (EVM) or fee-payer (Solana) secret key */
+  secretKeyEnv: z.string().min(1),
+});
+const remoteFacilitator = z.object({
+  type: z.literal('remote'),
+  url: z.url(),
+  /** name of an environment variable whose value is sent as the Authorization header */
+  authorizationEnv: z.string().optional(),
+  timeoutMs: z.number().int().positive().default(30_000),
+});
+
+const networkConfig = z.object({
+  payTo: z.string().min(1),
+  /** defaults to the network's USDC */
+  asset: z.string().optional(),
+  /** EIP-712 domain of the asset (EVM); defaults to USDC's on that network */
+  eip712: z.object({ name: z.string(), version: z.string() }).optional(),
+  facilitator: z.discriminatedUnion('type', [localFacilitator, remoteFacilitator]),
+});
+export type NetworkConfig = z.infer<typeof networkConfig>;
+
+const price = {
+  chat: z.object({
+    perRequest: atomicAmount,
+    /** per 1000 tokens of max_tokens (the most the answer may cost) */
+    perThousandOutputTokens: atomicAmount,
+    /** per 1000 characters of prompt text */
+    perThousandInputChars: atomicAmount,
+  }),
+  image: z.object({
+    /** price of one image, per allowed size */
+    perImageBySize: z.record(z.string().regex(/^\d+x\d+$/), atomicAmount),
+  }),
+  speech: z.object({
+    perRequest: atomicAmount,
+    perThousandChars: atomicAmount,
+  }),
+};
+
+const modelBase = {
+  id: z.string().regex(/^[A-Za-z0-9._:/-]{1,100}$/),
+  /** provider name: a key of `providers`, or one of the embedded engines */
+  provider: z.string().min(1),
+  /** the model id at the provider; defaults to `id` */
+  upstreamModel: z.string().optional(),
+  label: z.string().default(''),
+  /** option keys a client may pass through in `options` */
+  allowedOptions: z.array(z.string()).default([]),
+  /** another model of the same capability to try when this one fails (never a pricier one) */
+  fallback: z.string().optional(),
+};
+
+export const chatModel = z.object({
+  ...modelBase,
+  capability: z.literal('chat'),
+  /** local-llama only: the GGUF file to run; default the built-in demo model */
+  modelPath: z.string().optional(),
+  maxTokens: z.number().int().positive(),
+  defaultMaxTokens: z.number().int().positive(),
+  price: price.chat,
+});
+export const imageModel = z.object({
+  ...modelBase,
+  capability: z.literal('image'),
+  sizes: z.array(z.string().regex(/^\d+x\d+$/)).min(1),
+  defaultSize: z.string(),
+  maxN: z.number().int().positive(),
+  price: price.image,
+});
+export const speechModel = z.object({
+  ...modelBase,
+  capability: z.literal('speech'),
+  voices: z.array(z.string()).min(1),
+  defaultVoice: z.string(),
+  maxTextLength: z.number().int().positive(),
+  price: price.speech,
+});
+export const modelConfig = z.discriminatedUnion('capability', [chatModel, imageModel, speechModel]);
+export type ChatModelConfig = z.infer<typeof chatModel>;
+export type ImageModelConfig = z.infer<typeof imageModel>;
+export type SpeechModelConfig = z.infer<typeof speechModel>;
+export type ModelConfig = z.infer<typeof modelConfig>;
+export type Capability = ModelConfig['capability'];
+
+const upstreamProvider = z.object({
+  type: z.literal('openai-compatible'),
+  baseURL: z.url(),
+  /** name of the environment variable holding the API key */
+  apiKeyEnv: z.string().optional(),
+  timeoutMs: z.number().int().positive().default(60_000),
+  maxRetries: z.number().int().min(0).max(5).default(2),
+});
+
+export const configSchema = z
+  .object({
+    host: z.string().default('127.0.0.1'),
+    port: z.number().int().min(0).max(65535).default(4021),
+    /** absolute base URL clients reach us at (behind a proxy); else derived from the request */
+    publicUrl: z.url().optional(),
+    /**
+     * derive URLs from X-Forwarded-Proto/Host when present (a proxy in front rewrites them); they only
+     * shape URLs in the caller's own response. Set publicUrl to pin them instead.
+     */
+    trustProxy: z.boolean().default(true),
+    dataDir: z.string().default('.data'),
+    logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    bodyLimitBytes: z.number().int().positive().default(256 * 1024),
+    /**
+     * Sandbox mode: local chains with test USDC for every network listed here, started in-process.
+     * On by default; turned off as soon as real `networks` are configured.
+     */
+    sandbox: z
+      .object({
+        enabled: z.boolean(),
+        networks: z.array(networkName).default([...NETWORK_NAMES]),
+      })
+      .optional(),
+    networks: z.partialRecord(networkName, networkConfig).default({}),
+    /** seconds a client has to complete payment, per capability (Solana blockhashes live ~60-90 s) */
+    maxTimeoutSeconds: z
+      .object({
+        chat: z.number().int().positive(),
+        image: z.number().int().positive(),
+        speech: z.number().int().positive(),
+      })
+      .default({ chat: 60, image: 120, speech: 60 }),
+    /** how long a settlement may wait for confirmation before it is treated as 'unknown' */
+    settlementTimeoutMs: z.number().int().positive().default(30_000),
+    /** how often pending settlements are reconciled */
+    reconcileIntervalMs: z.number().int().positive().default(15_000),
+    providers: z.record(z.string(), upstreamProvider).default({}),
+    models: z.array(modelConfig).optional(),
+    defaults: z
+      .object({ chat: z.string(), image: z.string(), speech: z.string() })
+      .partial()
+      .default({}),
+  })
+  .strict();
+
+export type ConfigInput = z.input<typeof configSchema>;
+export type ParsedConfig = z.output<typeof configSchema>;

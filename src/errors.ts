@@ -1,0 +1,55 @@
+// The one error type of the service. Anything thrown as an ApiError is rendered by http/render-error.ts
+// as { error, code, field? } with its status; anything else becomes a logged 500 with no internals shown.
+
+export type ErrorCode =
+  | 'invalid_json'
+  | 'invalid_request'
+  | 'unsupported_media_type'
+  | 'payload_too_large'
+  | 'unknown_model'
+  | 'unsupported_network'
+  | 'network_mismatch'
+  | 'not_found'
+  | 'method_not_allowed'
+  | 'payment_in_progress'
+  | 'settlement_pending'
+  | 'upstream_error'
+  | 'upstream_unavailable'
+  | 'upstream_timeout'
+  | 'storage_error'
+  | 'unauthorized'
+  | 'internal_error';
+
+export interface ErrorBody {
+  /** human-readable reason */
+  error: string;
+  /** stable machine-readable code */
+  code: ErrorCode;
+  /** the request field at fault, as a dotted path */
+  field?: string;
+}
+
+export class ApiError extends Error {
+  override name = 'ApiError';
+  readonly status: number;
+  readonly code: ErrorCode;
+  readonly field: string | undefined;
+  readonly headers: Record<string, string>;
+
+  constructor(
+    status: number,
+    code: ErrorCode,
+    message: string,
+    options: { field?: string; headers?: Record<string, string>; cause?: unknown } = {},
+  ) {
+    super(message, { cause: options.cause });
+    this.status = status;
+    this.code = code;
+    this.field = options.field;
+    this.headers = options.headers ?? {};
+  }
+
+  toBody(): ErrorBody {
+    return { error: this.message, code: this.code, ...(this.field ? { field: this.field } : {}) };
+  }
+}

@@ -1,0 +1,107 @@
+// Composes the HTTP application: middleware, the three paid endpoints, and the free routes around them.
+import { Hono } from 'hono';
+import { cors } from 'hono/cors';
+import { requestId } from 'hono/request-id';
+import type { Logger } from 'pino';
+import type { Config } from '../config/load.ts';
+import type { Endpoint, EndpointContext } from '../api/endpoint.ts';
+import type { PaymentGate } from '../payments/gate.ts';
+import type { ModelCatalog } from '../providers/catalog.ts';
+import type { ProviderRegistry } from '../providers/registry.ts';
+import type { MediaStore } from '../media/media-store.ts';
+import { mediaRoutes } from '../media/media-route.ts';
+import { ApiError } from '../errors.ts';
+import { readJsonBody } from './read-json.ts';
+import { renderError } from './render-error.ts';
+import { requestOrigin } from './origin.ts';
+import { requestHash } from './canonical-json.ts';
+import { bodyFieldsOf, openApiDocument } from './openapi.ts';
+import { docsPage } from './docs-page.ts';
+import { modelsListing } from './models-listing.ts';
+import type { HttpMetrics } from './metrics.ts';
+
+export interface AppDeps {
+  config: Config;
+  log: Logger;
+  endpoints: readonly Endpoint[];
+  gate: PaymentGate;
+  catalog: ModelCatalog;
+  providers: ProviderRegistry;
+  media: MediaStore;
+  metrics: HttpMetrics;
+  /** what /healthz reports beyond liveness (mode, networks, sandbox RPC URLs) */
+  health: () => Record<string, unknown>;
+  /** extra routes (the sandbox faucet), mounted only when present */
+  extraRoutes?: Hono;
+}
+
+export function createApp(deps: AppDeps): Hono {
+  const { config, log, gate, metrics } = deps;
+  const app = new Hono();
+
+  app.use(metrics.middleware());
+  app.use(requestId({ headerName: 'X-Request-Id' }));
+  app.use(
+    cors({
+      origin: '*',
+      allowHeaders: ['Content-Type', 'X-PAYMENT', 'X-Network'],
+      exposeHeaders: ['X-PAYMENT-RESPONSE', 'X-Request-Id', 'Retry-After'],
+    }),
+  );
+  app.use(async (c, next) => {
+    const started = performance.now();
+    await next();
+    log.info(
+      { reqId: c.get('requestId'), method: c.req.method, path: c.req.path, status: c.res.status, ms: +(performance.now() - started).toFixed(2) },
+      'request',
+    );
+  });
+
+  for (const endpoint of deps.endpoints) {
+    const bodyFields = bodyFieldsOf(endpoint);
+    app.post(endpoint.path, async (c) => {
+      const body = await readJsonBody(c, config.bodyLimitBytes);
+      const origin = requestOrigin(c, config);
+      const context: EndpointContext = {
+        catalog: deps.catalog,
+        providers: deps.providers,
+        media: deps.media,
+        mediaUrl: (id) => `${origin}/media/${id}`,
+      };
+      const prepared = endpoint.prepare(body, context);
+      const response = await gate.handle({
+        paymentHeader: c.req.header('X-PAYMENT'),
+        networkHeader: c.req.header('X-Network'),
+        resource: `${origin}${endpoint.path}`,
+        description: endpoint.description,
+        amount: prepared.amount,
+        maxTimeoutSeconds: config.maxTimeoutSeconds[endpoint.capability],
+        bodyFields,
+        requestHash: requestHash(endpoint.path, body),
+        work: prepared.run,
+      });
+      return c.json(response.body, response.status as 200, response.headers);
+    });
+    app.all(endpoint.path, (c) => {
+      throw new ApiError(405, 'method_not_allowed', `${c.req.method} is not allowed here; use POST`, { headers: { Allow: 'POST' } });
+    });
+  }
+
+  const openapi = openApiDocument(deps.endpoints);
+  app.get('/openapi.json', (c) => c.json(openapi));
+  app.get('/docs', (c) => c.html(docsPage(openapi)));
+  app.get('/', (c) => c.redirect('/docs'));
+  app.get('/api/v1/ai/models', (c) => c.json(modelsListing(deps.catalog)));
+  app.get('/healthz', (c) => c.json({ status: 'ok', ...deps.health() }));
+  app.get('/metrics', async (c) =>
+    c.text(await metrics.registry.metrics(), 200, { 'Content-Type': metrics.registry.contentType }),
+  );
+  app.route('/', mediaRoutes(deps.media));
+  if (deps.extraRoutes) app.route('/', deps.extraRoutes);
+
+  app.notFound(() => {
+    throw new ApiError(404, 'not_found', 'no such route; see /openapi.json');
+  });
+  app.onError((error, c) => renderError(error, c, log));
+  return app;
+}

@@ -1,0 +1,17 @@
+// A stable serialisation (sorted keys) so the same request body always hashes the same.
+import { createHash } from 'node:crypto';
+
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+export function requestHash(path: string, body: unknown): string {
+  return createHash('sha256').update(path).update('\n').update(canonicalJson(body)).digest('hex');
+}

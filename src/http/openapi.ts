@@ -1,0 +1,126 @@
+// The OpenAPI 3.1 document, generated from the same zod schemas that validate requests.
+import { z } from 'zod';
+import type { Endpoint } from '../api/endpoint.ts';
+import { NETWORK_NAMES } from '../x402/networks.ts';
+
+const errorSchema = z.object({
+  error: z.string().describe('Human-readable reason'),
+  code: z.string().describe('Stable machine-readable code'),
+  field: z.string().optional().describe('The request field or header at fault'),
+});
+
+const paymentRequirementSchema = z.object({
+  scheme: z.literal('exact'),
+  network: z.enum(NETWORK_NAMES),
+  maxAmountRequired: z.string().describe('Integer amount in the asset atomic units (USDC: 6 decimals)'),
+  resource: z.url(),
+  description: z.string(),
+  mimeType: z.string(),
+  payTo: z.string(),
+  maxTimeoutSeconds: z.number().int(),
+  asset: z.string(),
+  outputSchema: z.object({
+    input: z.object({
+      type: z.literal('http'),
+      method: z.literal('POST'),
+      discoverable: z.boolean(),
+      bodyType: z.literal('json').optional(),
+      bodyFields: z.record(z.string(), z.unknown()).optional(),
+    }),
+  }),
+  extra: z.record(z.string(), z.unknown()).describe('EVM: { name, version } of the token EIP-712 domain; Solana: { feePayer }'),
+});
+
+const paymentRequiredSchema = z.object({
+  x402Version: z.number().int(),
+  error: z.string(),
+  accepts: z.array(paymentRequirementSchema),
+});
+
+function jsonSchema(schema: z.ZodType): Record<string, unknown> {
+  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+  return rest;
+}
+
+/** Request-body JSON Schema, also advertised in each 402 requirement's outputSchema.input.bodyFields. */
+export function bodyFieldsOf(endpoint: Endpoint): Record<string, unknown> {
+  return (jsonSchema(endpoint.requestSchema).properties as Record<string, unknown>) ?? {};
+}
+
+const json = (ref: string) => ({ 'application/json': { schema: { $ref: `#/components/schemas/${ref}` } } });
+const errorResponse = (description: string) => ({ description, content: json('Error') });
+
+export function openApiDocument(endpoints: readonly Endpoint[]): Record<string, unknown> {
+  const schemas: Record<string, unknown> = {
+    Error: jsonSchema(errorSchema),
+    PaymentRequired: jsonSchema(paymentRequiredSchema),
+  };
+  const paths: Record<string, unknown> = {};
+  for (const endpoint of endpoints) {
+    const name = endpoint.capability[0]!.toUpperCase() + endpoint.capability.slice(1);
+    schemas[`${name}Request`] = jsonSchema(endpoint.requestSchema);
+    schemas[`${name}Response`] = jsonSchema(endpoint.responseSchema);
+    paths[endpoint.path] = {
+      post: {
+        operationId: endpoint.capability,
+        summary: endpoint.summary,
+        description: `${endpoint.description}. Paid per request through x402: call without X-PAYMENT to receive the price in a 402, then repeat the call with the payment proof.`,
+        parameters: [
+          {
+            name: 'X-Network',
+            in: 'header',
+            required: true,
+            description: 'Network to pay on. A proof sent without it is taken on the network it names.',
+            schema: { type: 'string', enum: [...NETWORK_NAMES] },
+          },
+          {
+            name: 'X-PAYMENT',
+            in: 'header',
+            required: false,
+            description: 'Base64 of the x402 v1 payment payload JSON',
+            schema: { type: 'string' },
+          },
+        ],
+        requestBody: { required: true, content: json(`${name}Request`) },
+        responses: {
+          '200': {
+            description: 'Paid and generated. X-PAYMENT-RESPONSE carries the base64 JSON settlement receipt.',
+            headers: { 'X-PAYMENT-RESPONSE': { schema: { type: 'string' } } },
+            content: json(`${name}Response`),
+          },
+          '400': errorResponse('Invalid body, unknown model, or unsupported/mismatched network; never charged'),
+          '402': { description: 'Payment required, or the proof was rejected (reason in error)', content: json('PaymentRequired') },
+          '409': errorResponse('The proof is being processed, or its settlement is pending: retry with the same proof'),
+          '413': errorResponse('Body too large'),
+          '415': errorResponse('Content-Type is not application/json'),
+          '502': errorResponse('The model failed; never charged'),
+          '503': errorResponse('The model or facilitator is unavailable; never charged'),
+          '504': errorResponse('The model timed out; never charged'),
+        },
+      },
+    };
+  }
+  paths['/api/v1/ai/models'] = {
+    get: { operationId: 'models', summary: 'List models with capabilities, limits and prices (free)', responses: { '200': { description: 'The catalog' } } },
+  };
+  paths['/media/{id}'] = {
+    get: {
+      operationId: 'media',
+      summary: 'Fetch generated media (supports Range)',
+      parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
+      responses: { '200': { description: 'The file' }, '206': { description: 'A byte range' }, '404': errorResponse('Unknown id') },
+    },
+  };
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'x402 AI generation gateway',
+      version: '1.0',
+      description: 'Chat, image generation and text-to-speech, paid per request in USDC through x402 (HTTP 402).',
+    },
+    servers: [{ url: '/' }],
+    security: [],
+    paths,
+    components: { schemas },
+  };
+}

@@ -1,0 +1,58 @@
+// GET /media/:id — serves stored media with its content type, length, a strong ETag, immutable caching
+// (the bytes behind an id never change) and single byte ranges (audio players seek with them).
+import { Hono } from 'hono';
+import { ApiError } from '../errors.ts';
+import type { MediaStore } from './media-store.ts';
+
+/** Parses a single "bytes=a-b" range against a size; null when unsatisfiable, undefined when absent/ignored. */
+export function parseRange(header: string | undefined, size: number): { start: number; end: number } | null | undefined {
+  if (!header) return undefined;
+  const match = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
+  if (!match) return undefined; // multi-range or unknown unit: serve the whole file, as RFC 9110 allows
+  const [, first, last] = match;
+  let start: number;
+  let end: number;
+  if (first === '') {
+    if (last === '') return undefined;
+    start = Math.max(0, size - Number(last));
+    end = size - 1;
+  } else {
+    start = Number(first);
+    end = last === '' ? size - 1 : Math.min(Number(last), size - 1);
+  }
+  if (start > end || start >= size) return null;
+  return { start, end };
+}
+
+export function mediaRoutes(store: MediaStore): Hono {
+  const app = new Hono();
+  app.get('/media/:id', async (c) => {
+    const info = await store.info(c.req.param('id'));
+    if (!info) throw new ApiError(404, 'not_found', 'no such media');
+    const etag = `"${info.sha256}"`;
+    const headers: Record<string, string> = {
+      'Content-Type': info.contentType,
+      ETag: etag,
+      'Cache-Control': 'public, max-age=31536000, immutable',
+      'Accept-Ranges': 'bytes',
+      'X-Content-Type-Options': 'nosniff',
+    };
+    if (c.req.header('If-None-Match') === etag) return c.body(null, 304, headers);
+
+    const ifRange = c.req.header('If-Range');
+    const range = ifRange && ifRange !== etag ? undefined : parseRange(c.req.header('Range'), info.size);
+    if (range === null) {
+      return c.body(null, 416, { ...headers, 'Content-Range': `bytes */${info.size}` });
+    }
+    if (range) {
+      const stream = await store.read(info.id, range);
+      return c.body(stream, 206, {
+        ...headers,
+        'Content-Range': `bytes ${range.start}-${range.end}/${info.size}`,
+        'Content-Length': String(range.end - range.start + 1),
+      });
+    }
+    return c.body(await store.read(info.id), 200, { ...headers, 'Content-Length': String(info.size) });
+  });
+  return app;
+}

@@ -1,0 +1,61 @@
+// Rails for real networks, from config: the operator's payTo, the network's USDC (or a configured asset),
+// and a local facilitator (our RPC + our key from the environment) or a remote one.
+import { readFileSync } from 'node:fs';
+import type { Config } from '../config/load.ts';
+import type { NetworkConfig } from '../config/schema.ts';
+import { ConfigError } from '../config/load.ts';
+import { NETWORKS, type Network, type NetworkName } from '../x402/networks.ts';
+import type { Facilitator } from './facilitator.ts';
+import type { PaymentRail } from './rails.ts';
+import { LocalEvmFacilitator } from './facilitators/local-evm.ts';
+import { RemoteFacilitator } from './facilitators/remote.ts';
+import { createLocalSvmFacilitator } from './facilitators/local-svm-factory.ts';
+
+type Env = Record<string, string | undefined>;
+
+/** A secret from VAR, or from the file named by VAR_FILE (so keys can live outside the environment too). */
+export function readSecret(env: Env, name: string): string {
+  const direct = env[name];
+  if (direct) return direct.trim();
+  const file = env[`${name}_FILE`];
+  if (file) return readFileSync(file, 'utf8').trim();
+  throw new ConfigError(`secret ${name} is not set (set ${name} or ${name}_FILE)`);
+}
+
+function facilitatorFor(network: Network, settings: NetworkConfig, asset: string, config: Config, env: Env): Facilitator {
+  const f = settings.facilitator;
+  if (f.type === 'remote') {
+    return new RemoteFacilitator({
+      url: f.url,
+      network,
+      authorization: f.authorizationEnv ? readSecret(env, f.authorizationEnv) : undefined,
+      timeoutMs: f.timeoutMs,
+    });
+  }
+  const secret = readSecret(env, f.secretKeyEnv);
+  if (network.family === 'evm') {
+    if (!/^0x[0-9a-fA-F]{64}$/.test(secret)) throw new ConfigError(`${f.secretKeyEnv} must be a 0x-prefixed 32-byte hex private key`);
+    return new LocalEvmFacilitator({
+      network,
+      rpcUrl: f.rpcUrl,
+      settlementPrivateKey: secret as `0x${string}`,
+      asset: asset as `0x${string}`,
+      eip712: settings.eip712 ?? network.eip712,
+      receiptTimeoutMs: config.settlementTimeoutMs,
+    });
+  }
+  return createLocalSvmFacilitator({ network, rpcUrl: f.rpcUrl, secretKey: secret, asset, confirmTimeoutMs: config.settlementTimeoutMs });
+}
+
+export async function configuredRails(config: Config, env: Env = process.env): Promise<Map<NetworkName, PaymentRail>> {
+  const rails = new Map<NetworkName, PaymentRail>();
+  for (const [name, settings] of Object.entries(config.networks) as [NetworkName, NetworkConfig][]) {
+    const network = NETWORKS[name];
+    const asset = settings.asset ?? network.usdc;
+    const facilitator = facilitatorFor(network, settings, asset, config, env);
+    const extra =
+      network.family === 'evm' ? (settings.eip712 ?? network.eip712) : await facilitator.requirementExtra();
+    rails.set(name, { network, payTo: settings.payTo, asset, facilitator, extra });
+  }
+  return rails;
+}

@@ -1,0 +1,353 @@
+// Verifies and settles x402 "exact" EVM payments ourselves: our RPC, our settlement key, one network.
+// Every requirement is compared exactly (recipient, amount, asset, network, time window), the
+// signature is recovered locally, and a simulated transferWithAuthorization covers the rest.
+import {
+  createPublicClient,
+  createWalletClient,
+  defineChain,
+  encodeFunctionData,
+  http,
+  isAddress,
+  isAddressEqual,
+  keccak256,
+  parseSignature,
+  recoverTypedDataAddress,
+  TransactionReceiptNotFoundError,
+  WaitForTransactionReceiptTimeoutError,
+  type Address,
+  type Hex,
+  type PrivateKeyAccount,
+  type PublicClient,
+  type WalletClient,
+  type Chain,
+  type Transport,
+} from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import type { EvmNetwork } from '../../x402/networks.ts';
+import { evmExactPayloadSchema, X402_VERSION, type PaymentPayload, type PaymentRequirements } from '../../x402/types.ts';
+import type { Facilitator, SettleOutcome, VerifyResult } from '../facilitator.ts';
+import { eip3009Abi, transferWithAuthorizationTypes } from './eip3009-abi.ts';
+import { isNodeRejection, isRevert, reasonForRevert, shortMessage } from './evm-errors.ts';
+
+export interface LocalEvmFacilitatorOptions {
+  network: EvmNetwork;
+  rpcUrl: string;
+  /** pays gas for settlements; never leaves this process */
+  settlementPrivateKey: Hex;
+  /** the USDC contract this facilitator accepts (the registry's, or the sandbox's TestUSDC) */
+  asset: Address;
+  /** the asset's EIP-712 domain name and version */
+  eip712: { name: string; version: string };
+  /** how long settle() waits for a receipt before answering 'unknown' */
+  receiptTimeoutMs: number;
+  /** receipt polling period; default 1000 ms (a local anvil wants ~50) */
+  pollingIntervalMs?: number;
+  /** unix time in seconds; injectable for tests */
+  now?: () => number;
+}
+
+/** x402 clients sign validBefore = now + maxTimeoutSeconds; we need this much of it left to settle. */
+const MIN_SECONDS_LEFT = 6n;
+/** secp256k1 n / 2: a higher s is the malleable twin of a valid signature, which USDC rejects. */
+const SECP256K1_HALF_N = 0x7fffffffffffffffffffffffffffffff5d576e7357a4501ddfe92f46681b20a0n;
+
+interface Authorization {
+  from: Address;
+  to: Address;
+  value: bigint;
+  validAfter: bigint;
+  validBefore: bigint;
+  nonce: Hex;
+  signature: Hex;
+}
+
+type Checked = { ok: true; auth: Authorization } | { ok: false; result: VerifyResult & { isValid: false } };
+
+const invalid = (invalidReason: string, payer?: string): Checked => ({
+  ok: false,
+  result: payer === undefined ? { isValid: false, invalidReason } : { isValid: false, invalidReason, payer },
+});
+
+export class LocalEvmFacilitator implements Facilitator {
+  readonly #network: EvmNetwork;
+  readonly #asset: Address;
+  readonly #eip712: { name: string; version: string };
+  readonly #receiptTimeoutMs: number;
+  readonly #pollingIntervalMs: number;
+  readonly #now: () => number;
+  readonly #account: PrivateKeyAccount;
+  readonly #public: PublicClient<Transport, Chain>;
+  readonly #wallet: WalletClient<Transport, Chain, PrivateKeyAccount>;
+  /** settlements are signed one at a time so concurrent ones never share a nonce */
+  #sending: Promise<unknown> = Promise.resolve();
+  #nextNonce: number | undefined;
+
+  constructor(options: LocalEvmFacilitatorOptions) {
+    if (!isAddress(options.asset, { strict: false })) throw new Error(`invalid asset address ${options.asset}`);
+    this.#network = options.network;
+    this.#asset = options.asset;
+    this.#eip712 = { name: options.eip712.name, version: options.eip712.version };
+    this.#receiptTimeoutMs = options.receiptTimeoutMs;
+    this.#pollingIntervalMs = options.pollingIntervalMs ?? 1000;
+    this.#now = options.now ?? (() => Math.floor(Date.now() / 1000));
+    this.#account = privateKeyToAccount(options.settlementPrivateKey);
+    const chain = defineChain({
+      id: options.network.chainId,
+      name: options.network.name,
+      nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+      rpcUrls: { default: { http: [options.rpcUrl] } },
+    });
+    const transport = http(options.rpcUrl);
+    this.#public = createPublicClient({ chain, transport, pollingInterval: this.#pollingIntervalMs });
+    this.#wallet = createWalletClient({ chain, transport, account: this.#account });
+  }
+
+  /** The address that sends settlements and pays their gas. */
+  get settlementAddress(): Address {
+    return this.#account.address;
+  }
+
+  async requirementExtra(): Promise<Record<string, unknown>> {
+    return { name: this.#eip712.name, version: this.#eip712.version };
+  }
+
+  async verify(payload: PaymentPayload, requirements: PaymentRequirements): Promise<VerifyResult> {
+    const checked = await this.#verify(payload, requirements);
+    return checked.ok ? { isValid: true, payer: checked.auth.from } : checked.result;
+  }
+
+  async settle(payload: PaymentPayload, requirements: PaymentRequirements): Promise<SettleOutcome> {
+    // Re-verified here: settle must never trust that verify ran, and the simulation it ends with
+    // turns a doomed transaction (already used nonce, expired) into a failure that costs no gas.
+    const checked = await this.#verify(payload, requirements);
+    if (!checked.ok) {
+      const { invalidReason: reason, payer } = checked.result;
+      return payer === undefined ? { status: 'failed', reason } : { status: 'failed', reason, payer };
+    }
+    const auth = checked.auth;
+
+    const sent = await this.#send(auth);
+    if (sent.status !== 'broadcast') return sent;
+
+    try {
+      const receipt = await this.#public.waitForTransactionReceipt({
+        hash: sent.transaction,
+        timeout: this.#receiptTimeoutMs,
+        pollingInterval: this.#pollingIntervalMs,
+      });
+      return receipt.status === 'success'
+        ? { status: 'settled', transaction: sent.transaction, payer: auth.from }
+        : { status: 'failed', reason: 'invalid_transaction_state', payer: auth.from, transaction: sent.transaction };
+    } catch (error) {
+      // Broadcast but unconfirmed: it may still land, so this is never reported as a failure.
+      const reason =
+        error instanceof WaitForTransactionReceiptTimeoutError ? 'settlement_receipt_timeout' : 'settlement_receipt_unavailable';
+      return { status: 'unknown', reason, payer: auth.from, transaction: sent.transaction };
+    }
+  }
+
+  async checkSettlement(
+    payload: PaymentPayload,
+    _requirements: PaymentRequirements,
+    transaction: string,
+  ): Promise<SettleOutcome> {
+    const parsed = evmExactPayloadSchema.safeParse(payload.payload);
+    if (!parsed.success || !/^0x[0-9a-fA-F]{64}$/.test(transaction)) return { status: 'failed', reason: 'invalid_payload' };
+    const { from, nonce, validBefore } = parsed.data.authorization;
+    const payer = from;
+    const hash = transaction as Hex;
+    try {
+      const receipt = await this.#public
+        .getTransactionReceipt({ hash })
+        .catch((error: unknown) => {
+          if (error instanceof TransactionReceiptNotFoundError) return undefined;
+          throw error;
+        });
+      if (receipt) {
+        return receipt.status === 'success'
+          ? { status: 'settled', transaction, payer }
+          : { status: 'failed', reason: 'invalid_transaction_state', payer, transaction };
+      }
+      // No receipt for our transaction; read the nonce and the clock at one block so they agree.
+      const block = await this.#public.getBlock({ blockTag: 'latest' });
+      const used = await this.#public.readContract({
+        address: this.#asset,
+        abi: eip3009Abi,
+        functionName: 'authorizationState',
+        args: [from as Address, nonce as Hex],
+        blockNumber: block.number,
+      });
+      // The nonce is consumed: the transfer landed, possibly through another transaction.
+      // (A payer-signed cancelAuthorization also consumes it; x402 clients do not send those.)
+      if (used) return { status: 'settled', transaction, payer };
+      // Past validBefore no block can include it any more: certainly not settled.
+      if (block.timestamp >= BigInt(validBefore)) {
+        return { status: 'failed', reason: 'invalid_exact_evm_payload_authorization_valid_before', payer, transaction };
+      }
+      return { status: 'unknown', reason: 'settlement_pending', payer, transaction };
+    } catch (error) {
+      return { status: 'unknown', reason: `rpc_unavailable: ${shortMessage(error)}`, payer, transaction };
+    }
+  }
+
+  /** All checks of verify(); returns the typed authorization when every one passes. */
+  async #verify(payload: PaymentPayload, requirements: PaymentRequirements): Promise<Checked> {
+    const offChain = await this.#checkOffChain(payload, requirements);
+    if (!offChain.ok) return offChain;
+    try {
+      return await this.#checkOnChain(offChain.auth);
+    } catch {
+      // the RPC failed us; the payment may be fine, but we cannot vouch for it
+      return invalid('unexpected_verify_error', offChain.auth.from);
+    }
+  }
+
+  async #checkOffChain(payload: PaymentPayload, requirements: PaymentRequirements): Promise<Checked> {
+    if (payload.x402Version !== X402_VERSION) return invalid('invalid_x402_version');
+    if (payload.scheme !== 'exact' || requirements.scheme !== 'exact') return invalid('invalid_scheme');
+    if (payload.network !== requirements.network || requirements.network !== this.#network.name) {
+      return invalid('invalid_network');
+    }
+    const parsed = evmExactPayloadSchema.safeParse(payload.payload);
+    if (!parsed.success) return invalid('invalid_payload');
+    const { signature, authorization: a } = parsed.data;
+    const payer = a.from;
+
+    if (!/^\d+$/.test(requirements.maxAmountRequired) || !isAddress(requirements.payTo, { strict: false })) {
+      return invalid('invalid_payment_requirements', payer);
+    }
+    if (!isAddress(requirements.asset, { strict: false }) || !isAddressEqual(requirements.asset, this.#asset)) {
+      return invalid('asset_mismatch', payer);
+    }
+    // Clients sign with extra.name/version; a domain other than the token's can never settle.
+    if (requirements.extra.name !== this.#eip712.name || requirements.extra.version !== this.#eip712.version) {
+      return invalid('eip712_domain_mismatch', payer);
+    }
+    if (!isAddressEqual(a.to as Address, requirements.payTo as Address)) {
+      return invalid('invalid_exact_evm_payload_recipient_mismatch', payer);
+    }
+    // Exactly the price: less is underpayment, more is a client bug we will not profit from.
+    if (BigInt(a.value) !== BigInt(requirements.maxAmountRequired)) {
+      return invalid('invalid_exact_evm_payload_authorization_value', payer);
+    }
+    const now = BigInt(this.#now());
+    if (BigInt(a.validAfter) > now) return invalid('invalid_exact_evm_payload_authorization_valid_after', payer);
+    if (BigInt(a.validBefore) < now + MIN_SECONDS_LEFT) {
+      return invalid('invalid_exact_evm_payload_authorization_valid_before', payer);
+    }
+
+    const auth: Authorization = {
+      from: a.from as Address,
+      to: a.to as Address,
+      value: BigInt(a.value),
+      validAfter: BigInt(a.validAfter),
+      validBefore: BigInt(a.validBefore),
+      nonce: a.nonce as Hex,
+      signature: signature as Hex,
+    };
+    if (!(await this.#signedByPayer(auth))) return invalid('invalid_exact_evm_payload_signature', payer);
+    return { ok: true, auth };
+  }
+
+  /** EOA signatures only (65 bytes, low s), recovered against the token's domain on this chain. */
+  async #signedByPayer(auth: Authorization): Promise<boolean> {
+    if (auth.signature.length !== 132) return false;
+    try {
+      const { s } = parseSignature(auth.signature);
+      if (BigInt(s) > SECP256K1_HALF_N) return false;
+      const signer = await recoverTypedDataAddress({
+        domain: { ...this.#eip712, chainId: this.#network.chainId, verifyingContract: this.#asset },
+        types: transferWithAuthorizationTypes,
+        primaryType: 'TransferWithAuthorization',
+        message: auth,
+        signature: auth.signature,
+      });
+      return isAddressEqual(signer, auth.from);
+    } catch {
+      return false;
+    }
+  }
+
+  async #checkOnChain(auth: Authorization): Promise<Checked> {
+    const [used, balance] = await Promise.all([
+      this.#public.readContract({
+        address: this.#asset,
+        abi: eip3009Abi,
+        functionName: 'authorizationState',
+        args: [auth.from, auth.nonce],
+      }),
+      this.#public.readContract({ address: this.#asset, abi: eip3009Abi, functionName: 'balanceOf', args: [auth.from] }),
+    ]);
+    if (used) return invalid('nonce_already_used', auth.from);
+    if (balance < auth.value) return invalid('insufficient_funds', auth.from);
+    try {
+      await this.#public.simulateContract({
+        account: this.#account,
+        address: this.#asset,
+        abi: eip3009Abi,
+        functionName: 'transferWithAuthorization',
+        args: transferArgs(auth),
+      });
+    } catch (error) {
+      if (!isRevert(error)) throw error;
+      return invalid(reasonForRevert(error, 'transaction_simulation_failed'), auth.from);
+    }
+    return { ok: true, auth };
+  }
+
+  /**
+   * Signs and broadcasts transferWithAuthorization. The hash is known before sending, so a
+   * transport failure mid-send becomes 'unknown' with that hash, never a false 'failed'.
+   */
+  #send(auth: Authorization): Promise<{ status: 'broadcast'; transaction: Hex } | SettleOutcome> {
+    const run = async (): Promise<{ status: 'broadcast'; transaction: Hex } | SettleOutcome> => {
+      let serialized: Hex;
+      let nonce: number;
+      try {
+        const pending = await this.#public.getTransactionCount({ address: this.#account.address, blockTag: 'pending' });
+        nonce = Math.max(pending, this.#nextNonce ?? 0);
+        const request = await this.#wallet.prepareTransactionRequest({
+          to: this.#asset,
+          data: encodeFunctionData({ abi: eip3009Abi, functionName: 'transferWithAuthorization', args: transferArgs(auth) }),
+          nonce,
+        });
+        serialized = await this.#wallet.signTransaction(request);
+      } catch (error) {
+        // Nothing left this process: a certain failure.
+        const reason = isRevert(error) ? reasonForRevert(error, 'invalid_transaction_state') : 'unexpected_settle_error';
+        return { status: 'failed', reason, payer: auth.from };
+      }
+      const transaction = keccak256(serialized);
+      try {
+        await this.#public.sendRawTransaction({ serializedTransaction: serialized });
+        this.#nextNonce = nonce + 1;
+        return { status: 'broadcast', transaction };
+      } catch (error) {
+        // Trust our own eyes over the error: if the node has the transaction, it was broadcast.
+        const known = await this.#public.getTransaction({ hash: transaction }).then(
+          () => true,
+          () => false,
+        );
+        if (known) {
+          this.#nextNonce = nonce + 1;
+          return { status: 'broadcast', transaction };
+        }
+        this.#nextNonce = undefined; // re-read the nonce from the chain next time
+        if (isNodeRejection(error)) {
+          return { status: 'failed', reason: reasonForRevert(error, 'settlement_rejected'), payer: auth.from };
+        }
+        return { status: 'unknown', reason: `broadcast_uncertain: ${shortMessage(error)}`, payer: auth.from, transaction };
+      }
+    };
+    const result = this.#sending.then(run, run);
+    this.#sending = result.catch(() => undefined);
+    return result;
+  }
+}
+
+/** Arguments of the (v, r, s) transferWithAuthorization, which every USDC version has. */
+function transferArgs(auth: Authorization) {
+  const { r, s, v, yParity } = parseSignature(auth.signature);
+  const vByte = v !== undefined ? Number(v) : 27 + yParity;
+  return [auth.from, auth.to, auth.value, auth.validAfter, auth.validBefore, auth.nonce, vByte, r, s] as const;
+}

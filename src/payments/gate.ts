@@ -1,0 +1,305 @@
+// The payment gate: quote -> 402, or decode -> match -> reserve -> verify -> work -> settle -> 200.
+// It owns every money decision of a request; handlers only produce the result.
+//
+// Invariants:
+// - one payment key is reserved once, atomically, before verification; the work runs at most once per key;
+// - nothing is settled unless the work (and its media) completed; a failed work releases the reservation;
+// - a settlement whose outcome is unknown stays 'pending' and is reconciled; the client retries the same proof.
+import { encodeHeader, decodeHeader } from '../x402/encoding.ts';
+import { resolveNetworkName, type NetworkName } from '../x402/networks.ts';
+import { buildRequirement } from '../x402/requirements.ts';
+import { evmPaymentKey, svmPaymentKey } from '../x402/payment-key.ts';
+import {
+  X402_VERSION,
+  evmExactPayloadSchema,
+  paymentPayloadSchema,
+  svmExactPayloadSchema,
+  type PaymentPayload,
+  type PaymentRequiredBody,
+  type PaymentRequirements,
+  type SettlementResponse,
+} from '../x402/types.ts';
+import { ApiError } from '../errors.ts';
+import type { Ledger, PaymentRecord, StoredResult } from '../store/ledger.ts';
+import type { PaymentRail, PaymentRails } from './rails.ts';
+import type { MediaStore } from '../media/media-store.ts';
+import type { Logger } from 'pino';
+
+export interface PaidCall {
+  paymentHeader: string | undefined;
+  networkHeader: string | undefined;
+  /** absolute URL of the endpoint */
+  resource: string;
+  description: string;
+  amount: bigint;
+  maxTimeoutSeconds: number;
+  /** JSON Schema of the body, advertised in outputSchema */
+  bodyFields: Record<string, unknown>;
+  /** identifies the request body, so a proof is honoured only for the request it paid for */
+  requestHash: string;
+  work: () => Promise<WorkResult>;
+}
+
+export interface WorkResult {
+  body: unknown;
+  /** media ids the body refers to */
+  media: string[];
+}
+
+export interface GateResponse {
+  status: number;
+  body: unknown;
+  headers: Record<string, string>;
+}
+
+export interface GateDeps {
+  rails: PaymentRails;
+  ledger: Ledger;
+  media: MediaStore;
+  log: Logger;
+}
+
+const PAYMENT_REQUIRED = 'X-PAYMENT header is required';
+
+export class PaymentGate {
+  private readonly deps: GateDeps;
+
+  constructor(deps: GateDeps) {
+    this.deps = deps;
+  }
+
+  get enabledNetworks(): NetworkName[] {
+    return [...this.deps.rails.keys()];
+  }
+
+  requirementFor(rail: PaymentRail, call: PaidCall): PaymentRequirements {
+    return buildRequirement({
+      network: rail.network.name,
+      amount: call.amount,
+      resource: call.resource,
+      description: call.description,
+      payTo: rail.payTo,
+      asset: rail.asset,
+      maxTimeoutSeconds: call.maxTimeoutSeconds,
+      extra: rail.extra,
+      bodyFields: call.bodyFields,
+    });
+  }
+
+  async handle(call: PaidCall): Promise<GateResponse> {
+    const headerNetwork = call.networkHeader?.trim() || undefined;
+    const namedRail = headerNetwork ? this.railFor(headerNetwork) : undefined;
+
+    if (call.paymentHeader === undefined) {
+      if (namedRail) return this.paymentRequired(call, [namedRail], PAYMENT_REQUIRED);
+      const why = headerNetwork ? `"${headerNetwork}" is not a supported X-Network` : 'X-Network header is required';
+      return this.paymentRequired(
+        call,
+        [...this.deps.rails.values()],
+        `${PAYMENT_REQUIRED}; ${why} (supported: ${this.enabledNetworks.join(', ')})`,
+      );
+    }
+
+    const payment = this.decodePayment(call.paymentHeader);
+    const fallbackRails = namedRail ? [namedRail] : [...this.deps.rails.values()];
+    if (typeof payment === 'string') return this.paymentRequired(call, fallbackRails, payment);
+
+    // The network is the one the proof names; X-Network, when sent, must agree with it.
+    if (headerNetwork && !namedRail) throw this.unsupportedNetwork(headerNetwork, 'X-Network');
+    const rail = this.railFor(payment.network);
+    if (!rail) throw this.unsupportedNetwork(payment.network, 'X-PAYMENT network');
+    if (namedRail && namedRail !== rail) {
+      throw new ApiError(
+        400,
+        'network_mismatch',
+        `X-Network is ${namedRail.network.name} but the payment is for ${rail.network.name}`,
+        { field: 'X-Network' },
+      );
+    }
+    const requirements = this.requirementFor(rail, call);
+    return this.settlePaidCall(call, rail, requirements, payment);
+  }
+
+  private railFor(network: string): PaymentRail | undefined {
+    const name = resolveNetworkName(network);
+    return name && this.deps.rails.get(name);
+  }
+
+  private unsupportedNetwork(network: string, where: string): ApiError {
+    return new ApiError(
+      400,
+      'unsupported_network',
+      `${where} "${network}" is not supported; supported values: ${this.enabledNetworks.join(', ')}`,
+      { field: where === 'X-Network' ? 'X-Network' : 'X-PAYMENT' },
+    );
+  }
+
+  /** Returns the payload, or the reason it cannot be one. */
+  private decodePayment(header: string): PaymentPayload | string {
+    const decoded = decodeHeader(header);
+    if (decoded === undefined) return 'invalid_payment: X-PAYMENT is not base64-encoded JSON';
+    const parsed = paymentPayloadSchema.safeParse(decoded);
+    if (!parsed.success) return 'invalid_payment: X-PAYMENT must hold { x402Version, scheme, network, payload }';
+    if (parsed.data.x402Version !== X402_VERSION) {
+      return `unsupported_x402_version: ${parsed.data.x402Version} (this server speaks x402Version ${X402_VERSION})`;
+    }
+    if (parsed.data.scheme !== 'exact') return `unsupported_scheme: ${parsed.data.scheme} (only "exact" is accepted)`;
+    return parsed.data;
+  }
+
+  /** Derives the payment key and payer, and rejects proofs that cannot match before touching the ledger. */
+  private identify(
+    rail: PaymentRail,
+    requirements: PaymentRequirements,
+    payment: PaymentPayload,
+  ): { key: string; payer: string } | string {
+    if (rail.network.family === 'evm') {
+      const parsed = evmExactPayloadSchema.safeParse(payment.payload);
+      if (!parsed.success) return 'invalid_payload: not an EIP-3009 authorization';
+      const { authorization } = parsed.data;
+      if (authorization.to.toLowerCase() !== requirements.payTo.toLowerCase()) {
+        return 'invalid_exact_evm_payload_recipient_mismatch';
+      }
+      if (BigInt(authorization.value) !== BigInt(requirements.maxAmountRequired)) {
+        return 'invalid_exact_evm_payload_authorization_value';
+      }
+      return { key: evmPaymentKey(rail.network.chainId, rail.asset, parsed.data), payer: authorization.from };
+    }
+    const parsed = svmExactPayloadSchema.safeParse(payment.payload);
+    const key = parsed.success ? svmPaymentKey(parsed.data) : undefined;
+    if (!key) return 'invalid_payload: not a base64 Solana transaction';
+    return { key, payer: '' };
+  }
+
+  private async settlePaidCall(
+    call: PaidCall,
+    rail: PaymentRail,
+    requirements: PaymentRequirements,
+    payment: PaymentPayload,
+  ): Promise<GateResponse> {
+    const { ledger, log } = this.deps;
+    const identity = this.identify(rail, requirements, payment);
+    if (typeof identity === 'string') return this.paymentRequired(call, [rail], identity);
+    const { key } = identity;
+
+    const reservation = await ledger.reserve({
+      key,
+      network: rail.network.name,
+      payer: identity.payer,
+      amount: requirements.maxAmountRequired,
+      asset: rail.asset,
+      payTo: rail.payTo,
+      resource: call.resource,
+      requestHash: call.requestHash,
+      payload: payment,
+      requirements,
+    });
+    if (!reservation.reserved) return this.alreadyUsed(call, rail, reservation.existing);
+
+    const verification = await rail.facilitator.verify(payment, requirements).catch((error: unknown) => {
+      log.error({ err: error, key }, 'facilitator verify failed');
+      return undefined;
+    });
+    if (!verification?.isValid) {
+      const reason = verification ? verification.invalidReason : 'facilitator_unavailable';
+      await ledger.transition(key, ['reserved'], { state: 'released', error: reason });
+      if (!verification) {
+        throw new ApiError(503, 'upstream_unavailable', 'the payment facilitator is unavailable; nothing was charged, retry later', {
+          headers: { 'Retry-After': '5' },
+        });
+      }
+      return this.paymentRequired(call, [rail], reason);
+    }
+    const payer = verification.payer;
+    await ledger.transition(key, ['reserved'], { state: 'verified', payer });
+
+    let result: WorkResult;
+    try {
+      result = await call.work();
+    } catch (error) {
+      await ledger.transition(key, ['verified'], { state: 'released', error: errorText(error) });
+      throw error;
+    }
+
+    // The result is recorded before settlement starts, so it is never lost whatever settlement does.
+    const stored: StoredResult = { status: 200, body: result.body, media: result.media };
+    await ledger.transition(key, ['verified'], { state: 'pending', result: stored });
+
+    const outcome = await rail.facilitator.settle(payment, requirements).catch((error: unknown) => {
+      log.error({ err: error, key }, 'settlement threw; outcome unknown');
+      return { status: 'unknown' as const, reason: errorText(error), payer, transaction: '' };
+    });
+    if (outcome.status === 'settled') {
+      await ledger.transition(key, ['pending'], { state: 'settled', txHash: outcome.transaction });
+      log.info({ key, network: rail.network.name, tx: outcome.transaction, amount: requirements.maxAmountRequired }, 'payment settled');
+      return this.delivered(stored, rail, outcome.transaction, outcome.payer || payer);
+    }
+    if (outcome.status === 'failed') {
+      await ledger.transition(key, ['pending'], { state: 'failed', error: outcome.reason, result: null });
+      await this.discardMedia(result.media);
+      log.warn({ key, reason: outcome.reason }, 'settlement failed; result withheld');
+      const response = this.paymentRequired(call, [rail], `settlement_failed: ${outcome.reason}`);
+      response.headers['X-PAYMENT-RESPONSE'] = encodeHeader({
+        success: false,
+        transaction: outcome.transaction ?? '',
+        network: rail.network.name,
+        payer: outcome.payer ?? payer,
+        errorReason: outcome.reason,
+      } satisfies SettlementResponse);
+      return response;
+    }
+    await ledger.transition(key, ['pending'], { state: 'pending', txHash: outcome.transaction || null, error: outcome.reason });
+    log.warn({ key, tx: outcome.transaction, reason: outcome.reason }, 'settlement outcome unknown; will reconcile');
+    return this.settlementPending(outcome.transaction || null);
+  }
+
+  /** A proof seen before: replay its result, or say why it cannot be used now. */
+  private alreadyUsed(call: PaidCall, rail: PaymentRail, existing: PaymentRecord): GateResponse {
+    if (existing.requestHash !== call.requestHash) {
+      return this.paymentRequired(call, [rail], 'payment_already_used: this proof paid for a different request');
+    }
+    switch (existing.state) {
+      case 'settled':
+        if (existing.result) return this.delivered(existing.result, rail, existing.txHash ?? '', existing.payer);
+        return this.paymentRequired(call, [rail], 'payment_already_used');
+      case 'pending':
+        return this.settlementPending(existing.txHash);
+      default:
+        throw new ApiError(409, 'payment_in_progress', 'this payment is already being processed; retry shortly with the same proof', {
+          headers: { 'Retry-After': '1' },
+        });
+    }
+  }
+
+  private settlementPending(transaction: string | null): GateResponse {
+    const error = new ApiError(
+      409,
+      'settlement_pending',
+      'settlement was sent but is not confirmed yet; retry with the SAME X-PAYMENT to receive your result — do not pay again',
+      { headers: { 'Retry-After': '5' } },
+    );
+    return { status: error.status, body: { ...error.toBody(), transaction }, headers: error.headers };
+  }
+
+  private delivered(result: StoredResult, rail: PaymentRail, transaction: string, payer: string): GateResponse {
+    const receipt: SettlementResponse = { success: true, transaction, network: rail.network.name, payer };
+    return { status: result.status, body: result.body, headers: { 'X-PAYMENT-RESPONSE': encodeHeader(receipt) } };
+  }
+
+  paymentRequired(call: PaidCall, rails: PaymentRail[], error: string): GateResponse {
+    const body: PaymentRequiredBody = {
+      x402Version: X402_VERSION,
+      error,
+      accepts: rails.map((rail) => this.requirementFor(rail, call)),
+    };
+    return { status: 402, body, headers: {} };
+  }
+
+  private async discardMedia(ids: string[]): Promise<void> {
+    await Promise.all(ids.map((id) => this.deps.media.delete(id).catch(() => undefined)));
+  }
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

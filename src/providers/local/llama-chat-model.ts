@@ -1,0 +1,406 @@
+// An AI SDK language model (LanguageModelV4, the spec `generateText` / `streamText` of ai@7 call
+// natively) running a GGUF model in-process through node-llama-cpp (llama.cpp).
+//
+// - The GGUF file is loaded lazily on the first call, once; concurrent first calls share the load.
+// - One llama.cpp context holds `parallel` sequences; each call takes a free sequence (or waits
+//   for one), renders the messages through the model's chat template, generates, clears the
+//   sequence and gives it back. Calls on different sequences are batched together by llama.cpp.
+// - Usage is counted with the model's own tokenizer: input = tokens of the rendered prompt (chat
+//   template and BOS included), output = tokens the model sampled (llama.cpp's token meter of the
+//   call's sequence, which the call owns exclusively).
+// - No download and no source build ever happens at run time (`build: 'never'`): the native
+//   binary comes from the prebuilt @node-llama-cpp/* npm packages.
+
+import { access, constants } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
+import { randomInt } from 'node:crypto';
+import {
+  UnsupportedFunctionalityError,
+  type LanguageModelV4,
+  type LanguageModelV4CallOptions,
+  type LanguageModelV4FinishReason,
+  type LanguageModelV4GenerateResult,
+  type LanguageModelV4Prompt,
+  type LanguageModelV4StreamPart,
+  type LanguageModelV4StreamResult,
+  type LanguageModelV4Usage,
+  type SharedV4Warning,
+} from '@ai-sdk/provider';
+import type {
+  ChatHistoryItem,
+  ChatWrapper,
+  Llama,
+  LlamaChatResponse,
+  LlamaContext,
+  LlamaContextSequence,
+  LlamaModel,
+  LLamaChatGenerateResponseOptions,
+} from 'node-llama-cpp';
+
+export interface LlamaChatModelConfig {
+  /** model id reported to the AI SDK (the catalog id) */
+  modelId: string;
+  /** path of the GGUF file */
+  modelPath: string;
+  /** tokens of context per sequence; capped by the model's training context. Default 2048. */
+  contextSize?: number;
+  /** how many calls may generate at the same time (llama.cpp sequences). Default 2. */
+  parallel?: number;
+  /** CPU threads per evaluation; default 1 for tiny models (< 64 MB), else the available cores */
+  threads?: number;
+  /** used when the call gives no maxOutputTokens. Default 256. */
+  defaultMaxOutputTokens?: number;
+  /** used when the call gives no temperature. Default 0.7. */
+  defaultTemperature?: number;
+  /** GPU use: false (CPU only, the default) or 'auto' */
+  gpu?: false | 'auto';
+  /** called once before loading, e.g. to generate the built-in demo model file */
+  prepare?: (modelPath: string) => Promise<unknown>;
+}
+
+export class LocalModelLoadError extends Error {
+  override name = 'LocalModelLoadError';
+}
+
+interface Loaded {
+  model: LlamaModel;
+  context: LlamaContext;
+  chatWrapper: ChatWrapper;
+  free: LlamaContextSequence[];
+  waiters: Array<(sequence: LlamaContextSequence) => void>;
+  loadMs: number;
+}
+
+/** below this file size a single evaluation thread is faster than several */
+const TINY_MODEL_BYTES = 64 * 1024 * 1024;
+
+let sharedLlama: Promise<Llama> | undefined;
+const sharedLlamaGpu = new Map<string, Promise<Llama>>();
+
+/** One llama.cpp binding per process (per GPU setting): loading the native addon is not free. */
+async function getSharedLlama(gpu: false | 'auto'): Promise<Llama> {
+  const key = String(gpu);
+  let llama = key === 'false' ? sharedLlama : sharedLlamaGpu.get(key);
+  if (!llama) {
+    const { getLlama, LlamaLogLevel } = await import('node-llama-cpp');
+    llama = getLlama({ gpu, build: 'never', skipDownload: true, progressLogs: false, logLevel: LlamaLogLevel.error });
+    if (key === 'false') sharedLlama = llama;
+    else sharedLlamaGpu.set(key, llama);
+    llama.catch(() => {
+      if (key === 'false') sharedLlama = undefined;
+      else sharedLlamaGpu.delete(key);
+    });
+  }
+  return llama;
+}
+
+/** Joins the text parts of a message; files (images, audio...) are not understood by this engine. */
+function textOf(parts: ReadonlyArray<{ type: string; text?: string }>, role: string): string {
+  const texts: string[] = [];
+  for (const part of parts) {
+    if (part.type === 'text') texts.push(part.text ?? '');
+    else if (part.type === 'reasoning') continue;
+    else throw new UnsupportedFunctionalityError({ functionality: `${part.type} parts in ${role} messages (local llama.cpp chat is text only)` });
+  }
+  return texts.join('');
+}
+
+/** Maps the AI SDK prompt onto node-llama-cpp's chat history, ending with the model turn to fill. */
+export function toChatHistory(prompt: LanguageModelV4Prompt): ChatHistoryItem[] {
+  const history: ChatHistoryItem[] = [];
+  const push = (item: ChatHistoryItem) => {
+    const last = history.at(-1);
+    // merge consecutive turns of the same role: chat templates expect alternation
+    if (last?.type === 'system' && item.type === 'system' && typeof last.text === 'string' && typeof item.text === 'string') {
+      last.text = `${last.text}\n\n${item.text}`;
+    } else if (last?.type === 'user' && item.type === 'user') {
+      last.text = `${last.text}\n\n${item.text}`;
+    } else if (last?.type === 'model' && item.type === 'model') {
+      last.response.push(...item.response);
+    } else {
+      history.push(item);
+    }
+  };
+  for (const message of prompt) {
+    switch (message.role) {
+      case 'system':
+        push({ type: 'system', text: message.content });
+        break;
+      case 'user':
+        push({ type: 'user', text: textOf(message.content, 'user') });
+        break;
+      case 'assistant':
+        push({ type: 'model', response: [textOf(message.content, 'assistant')] });
+        break;
+      case 'tool':
+        throw new UnsupportedFunctionalityError({ functionality: 'tool messages (local llama.cpp chat has no tool calling)' });
+    }
+  }
+  // an assistant message at the end is a prefix to continue; otherwise open a new model turn
+  if (history.at(-1)?.type !== 'model') history.push({ type: 'model', response: [] });
+  return history;
+}
+
+function finishReasonOf(stopReason: LlamaChatResponse['metadata']['stopReason']): LanguageModelV4FinishReason {
+  switch (stopReason) {
+    case 'maxTokens':
+      return { unified: 'length', raw: stopReason };
+    case 'eogToken':
+    case 'stopGenerationTrigger':
+    case 'customStopTrigger':
+      return { unified: 'stop', raw: stopReason };
+    default:
+      return { unified: 'other', raw: stopReason };
+  }
+}
+
+function usageOf(inputTokens: number, outputTokens: number): LanguageModelV4Usage {
+  return {
+    inputTokens: { total: inputTokens, noCache: inputTokens, cacheRead: 0, cacheWrite: 0 },
+    outputTokens: { total: outputTokens, text: outputTokens, reasoning: 0 },
+    raw: { prompt_tokens: inputTokens, completion_tokens: outputTokens },
+  };
+}
+
+interface RunResult {
+  text: string;
+  finishReason: LanguageModelV4FinishReason;
+  usage: LanguageModelV4Usage;
+  warnings: SharedV4Warning[];
+}
+
+export class LlamaChatModel implements LanguageModelV4 {
+  readonly specificationVersion = 'v4' as const;
+  readonly provider = 'local.llama-cpp';
+  readonly modelId: string;
+  readonly supportedUrls: Record<string, RegExp[]> = {};
+
+  private readonly config: LlamaChatModelConfig;
+  private loading: Promise<Loaded> | undefined;
+
+  constructor(config: LlamaChatModelConfig) {
+    this.config = config;
+    this.modelId = config.modelId;
+  }
+
+  /** Loads the model if needed (once; concurrent callers share the same load). */
+  load(): Promise<Loaded> {
+    if (!this.loading) {
+      this.loading = this.doLoad();
+      // a failed load (missing file...) may be retried by a later call
+      this.loading.catch(() => {
+        this.loading = undefined;
+      });
+    }
+    return this.loading;
+  }
+
+  /** Facts about the loaded model (loads it if needed). */
+  async info(): Promise<{ contextSize: number; trainContextSize: number; parallel: number; loadMs: number; sizeBytes: number }> {
+    const loaded = await this.load();
+    return {
+      contextSize: loaded.context.contextSize,
+      trainContextSize: loaded.model.trainContextSize,
+      parallel: loaded.context.totalSequences,
+      loadMs: loaded.loadMs,
+      sizeBytes: loaded.model.size,
+    };
+  }
+
+  /** Frees the native model and context; the next call loads again. */
+  async dispose(): Promise<void> {
+    const loading = this.loading;
+    this.loading = undefined;
+    if (!loading) return;
+    const loaded = await loading.catch(() => undefined);
+    if (!loaded) return;
+    await loaded.context.dispose();
+    await loaded.model.dispose();
+  }
+
+  private async doLoad(): Promise<Loaded> {
+    const started = performance.now();
+    const { modelPath } = this.config;
+    if (this.config.prepare) await this.config.prepare(modelPath);
+    try {
+      await access(modelPath, constants.R_OK);
+    } catch {
+      throw new LocalModelLoadError(`local chat model ${this.modelId}: GGUF file not found or not readable at ${modelPath}`);
+    }
+    const llama = await getSharedLlama(this.config.gpu ?? false);
+    let model: LlamaModel;
+    try {
+      model = await llama.loadModel({ modelPath });
+    } catch (error) {
+      throw new LocalModelLoadError(
+        `local chat model ${this.modelId}: llama.cpp could not load ${modelPath}: ${error instanceof Error ? error.message : String(error)}`,
+        { cause: error },
+      );
+    }
+    try {
+      const parallel = Math.max(1, this.config.parallel ?? 2);
+      const contextSize = Math.min(this.config.contextSize ?? 2048, model.trainContextSize);
+      const context = await model.createContext({ contextSize, sequences: parallel, threads: this.threadsFor(llama, model) });
+      const { resolveChatWrapper } = await import('node-llama-cpp');
+      const chatWrapper = resolveChatWrapper(model);
+      const free: LlamaContextSequence[] = [];
+      for (let i = 0; i < parallel; i++) free.push(context.getSequence());
+      return { model, context, chatWrapper, free, waiters: [], loadMs: performance.now() - started };
+    } catch (error) {
+      await model.dispose();
+      throw new LocalModelLoadError(
+        `local chat model ${this.modelId}: could not create a context: ${error instanceof Error ? error.message : String(error)}`,
+        { cause: error },
+      );
+    }
+  }
+
+  /**
+   * Threads per evaluation. node-llama-cpp's default can exceed the cores this process really has,
+   * and oversubscribed llama.cpp threads spin against each other (measured here on 2 cores: 8
+   * tokens/s with 4 threads vs ~1,000 with 1 on the demo model). Models this small are fastest on
+   * one thread; larger ones use every available core.
+   */
+  private threadsFor(llama: Llama, model: LlamaModel): number {
+    if (this.config.threads !== undefined) return Math.max(1, this.config.threads);
+    if (model.size < TINY_MODEL_BYTES) return 1;
+    return Math.max(1, Math.min(availableParallelism(), llama.cpuMathCores));
+  }
+
+  private acquire(loaded: Loaded, signal: AbortSignal | undefined): Promise<LlamaContextSequence> {
+    const sequence = loaded.free.pop();
+    if (sequence) return Promise.resolve(sequence);
+    return new Promise((resolve, reject) => {
+      const waiter = (s: LlamaContextSequence) => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve(s);
+      };
+      const onAbort = () => {
+        const index = loaded.waiters.indexOf(waiter);
+        if (index >= 0) loaded.waiters.splice(index, 1);
+        reject(signal?.reason ?? new Error('aborted'));
+      };
+      if (signal?.aborted) return onAbort();
+      signal?.addEventListener('abort', onAbort, { once: true });
+      loaded.waiters.push(waiter);
+    });
+  }
+
+  private release(loaded: Loaded, sequence: LlamaContextSequence): void {
+    const next = loaded.waiters.shift();
+    if (next) next(sequence);
+    else loaded.free.push(sequence);
+  }
+
+  private warningsFor(options: LanguageModelV4CallOptions): SharedV4Warning[] {
+    const warnings: SharedV4Warning[] = [];
+    if (options.tools?.length) warnings.push({ type: 'unsupported', feature: 'tools', details: 'local llama.cpp chat has no tool calling; tools were ignored' });
+    if (options.responseFormat?.type === 'json') warnings.push({ type: 'unsupported', feature: 'responseFormat', details: 'JSON mode is not enforced by the local engine' });
+    if (options.reasoning !== undefined && options.reasoning !== 'provider-default') warnings.push({ type: 'unsupported', feature: 'reasoning' });
+    return warnings;
+  }
+
+  private async run(options: LanguageModelV4CallOptions, onTextChunk?: (text: string) => void): Promise<RunResult> {
+    const warnings = this.warningsFor(options);
+    const history = toChatHistory(options.prompt);
+    const loaded = await this.load();
+    options.abortSignal?.throwIfAborted();
+
+    const contextSize = loaded.context.contextSize;
+    const inputTokens = loaded.chatWrapper
+      .generateContextState({ chatHistory: history })
+      .contextText.tokenize(loaded.model.tokenizer).length;
+    const requested = options.maxOutputTokens ?? this.config.defaultMaxOutputTokens ?? 256;
+    if (inputTokens >= contextSize) {
+      throw new LocalModelLoadError(`prompt is ${inputTokens} tokens; the context of ${this.modelId} holds ${contextSize}`);
+    }
+    const maxTokens = Math.max(1, Math.min(requested, contextSize - inputTokens));
+    if (maxTokens < requested) {
+      warnings.push({ type: 'compatibility', feature: 'maxOutputTokens', details: `capped at ${maxTokens} by the context size` });
+    }
+
+    const { LlamaChat } = await import('node-llama-cpp');
+    const sequence = await this.acquire(loaded, options.abortSignal);
+    // tokens the model sampled for this call (the end-of-turn token included when it ends the
+    // answer); node-llama-cpp's onToken reports re-tokenised text instead, which can differ
+    const meterBefore = sequence.tokenMeter.getState();
+    try {
+      const chat = new LlamaChat({ contextSequence: sequence, chatWrapper: loaded.chatWrapper, autoDisposeSequence: false });
+      try {
+        const generateOptions: LLamaChatGenerateResponseOptions = {
+          maxTokens,
+          temperature: options.temperature ?? this.config.defaultTemperature ?? 0.7,
+          ...(onTextChunk ? { onTextChunk } : {}),
+          ...(options.topP !== undefined ? { topP: options.topP } : {}),
+          ...(options.topK !== undefined ? { topK: options.topK } : {}),
+          // without a seed llama.cpp's sampler would repeat the same choices call after call
+          seed: options.seed ?? randomInt(0, 2 ** 31),
+          ...(options.abortSignal ? { signal: options.abortSignal } : {}),
+          ...(options.stopSequences?.length ? { customStopTriggers: options.stopSequences } : {}),
+          ...(options.presencePenalty || options.frequencyPenalty
+            ? {
+                repeatPenalty: {
+                  ...(options.presencePenalty ? { presencePenalty: options.presencePenalty } : {}),
+                  ...(options.frequencyPenalty ? { frequencyPenalty: options.frequencyPenalty } : {}),
+                },
+              }
+            : {}),
+        };
+        const response = await chat.generateResponse(history, generateOptions);
+        const outputTokens = sequence.tokenMeter.diff(meterBefore).usedOutputTokens;
+        return {
+          text: response.response,
+          finishReason: finishReasonOf(response.metadata.stopReason),
+          usage: usageOf(inputTokens, outputTokens),
+          warnings,
+        };
+      } finally {
+        chat.dispose({ disposeSequence: false });
+      }
+    } finally {
+      await sequence.clearHistory().catch(() => undefined);
+      this.release(loaded, sequence);
+    }
+  }
+
+  async doGenerate(options: LanguageModelV4CallOptions): Promise<LanguageModelV4GenerateResult> {
+    const result = await this.run(options);
+    return {
+      content: result.text.length > 0 ? [{ type: 'text', text: result.text }] : [],
+      finishReason: result.finishReason,
+      usage: result.usage,
+      warnings: result.warnings,
+      response: { modelId: this.modelId, timestamp: new Date() },
+    };
+  }
+
+  async doStream(options: LanguageModelV4CallOptions): Promise<LanguageModelV4StreamResult> {
+    const stream = new ReadableStream<LanguageModelV4StreamPart>({
+      start: (controller) => {
+        const id = 'text-0';
+        let started = false;
+        controller.enqueue({ type: 'stream-start', warnings: this.warningsFor(options) });
+        controller.enqueue({ type: 'response-metadata', modelId: this.modelId, timestamp: new Date() });
+        const run = this.run(options, (delta) => {
+          if (!started) {
+            controller.enqueue({ type: 'text-start', id });
+            started = true;
+          }
+          if (delta.length > 0) controller.enqueue({ type: 'text-delta', id, delta });
+        });
+        run.then(
+          (result) => {
+            if (started) controller.enqueue({ type: 'text-end', id });
+            controller.enqueue({ type: 'finish', usage: result.usage, finishReason: result.finishReason });
+            controller.close();
+          },
+          (error: unknown) => {
+            controller.enqueue({ type: 'error', error });
+            controller.close();
+          },
+        );
+      },
+    });
+    return { stream };
+  }
+}

@@ -1,0 +1,27 @@
+// Maps whatever a provider call threw onto the service's error type: the client learns whether to retry,
+// and never sees upstream internals (URLs, keys, bodies).
+import { APICallError, RetryError } from 'ai';
+import { ApiError } from '../errors.ts';
+
+export function toUpstreamError(error: unknown, modelId: string): ApiError {
+  if (error instanceof ApiError) return error;
+  const cause = RetryError.isInstance(error) ? error.lastError : error;
+  if (isTimeout(cause)) {
+    return new ApiError(504, 'upstream_timeout', `model ${modelId} did not answer in time; nothing was charged`, { cause: error });
+  }
+  if (APICallError.isInstance(cause) && cause.statusCode !== undefined) {
+    const status = cause.statusCode;
+    if (status === 429 || status === 503) {
+      return new ApiError(503, 'upstream_unavailable', `model ${modelId} is busy (upstream ${status}); nothing was charged, retry later`, {
+        cause: error,
+        headers: { 'Retry-After': '10' },
+      });
+    }
+    return new ApiError(502, 'upstream_error', `model ${modelId} failed (upstream ${status}); nothing was charged`, { cause: error });
+  }
+  return new ApiError(502, 'upstream_error', `model ${modelId} failed; nothing was charged`, { cause: error });
+}
+
+function isTimeout(error: unknown): boolean {
+  return error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');
+}

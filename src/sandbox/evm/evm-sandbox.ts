@@ -1,0 +1,157 @@
+// A local EVM chain for tests and the offline demo: anvil with the network's real chain id, a freshly
+// deployed TestUSDC using that network's EIP-712 domain, generated operator keys, and a faucet.
+import {
+  createPublicClient,
+  createTestClient,
+  createWalletClient,
+  defineChain,
+  getAddress,
+  http,
+  parseAbi,
+  parseEther,
+  type Address,
+  type Chain,
+  type Hex,
+} from 'viem';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import type { EvmNetwork, NetworkName } from '../../x402/networks.ts';
+import { startAnvil } from './anvil.ts';
+import { loadTestUsdcArtifact } from './test-usdc-artifact.ts';
+
+export interface EvmSandboxOptions {
+  /** extra anvil flags */
+  anvilArgs?: string[];
+  startupTimeoutMs?: number;
+}
+
+export interface FaucetResult {
+  /** the address's test USDC balance after minting (atomic units, 6 decimals) */
+  balance: bigint;
+  /** its native balance (wei) after the gas top-up */
+  nativeBalance: bigint;
+}
+
+export interface EvmSandbox {
+  network: NetworkName;
+  chainId: number;
+  rpcUrl: string;
+  chain: Chain;
+  /** the deployed TestUSDC */
+  asset: Address;
+  eip712: { name: string; version: string };
+  /** pays settlement gas; funded with native currency */
+  settlementPrivateKey: Hex;
+  settlementAddress: Address;
+  /** receives payments; a separate generated account (its key is not kept) */
+  payTo: Address;
+  /**
+   * Mints test USDC (default 100 USDC, at most 1,000,000 USDC per call) and tops up native gas to
+   * at least 1 ETH. Waits for the mint's receipt, so it needs automine on.
+   */
+  faucet(address: Address, amount?: bigint): Promise<FaucetResult>;
+  balanceOf(address: Address): Promise<bigint>;
+  /** turns anvil's instant mining off/on (tests of slow or lost settlements) */
+  setAutomine(enabled: boolean): Promise<void>;
+  mine(blocks?: number): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export const FAUCET_DEFAULT_AMOUNT = 100_000_000n; // 100 USDC
+export const FAUCET_MAX_AMOUNT = 1_000_000_000_000n; // 1,000,000 USDC
+/** Faucet recipients get at least this much native currency, enough for many approvals/transfers. */
+export const FAUCET_NATIVE_FLOOR = parseEther('1');
+
+const erc20Abi = parseAbi([
+  'function mint(address to, uint256 amount) returns (bool)',
+  'function balanceOf(address account) view returns (uint256)',
+]);
+
+export async function startEvmSandbox(network: EvmNetwork, options: EvmSandboxOptions = {}): Promise<EvmSandbox> {
+  const node = await startAnvil({
+    chainId: network.chainId,
+    extraArgs: options.anvilArgs,
+    startupTimeoutMs: options.startupTimeoutMs,
+  });
+  try {
+    const chain = defineChain({
+      id: network.chainId,
+      name: `${network.name} (sandbox)`,
+      nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+      rpcUrls: { default: { http: [node.rpcUrl] } },
+    });
+    // anvil answers instantly; viem's 4 s default polling would make every wait slow
+    const transport = http(node.rpcUrl);
+    const publicClient = createPublicClient({ chain, transport, pollingInterval: 50 });
+    const testClient = createTestClient({ chain, transport, mode: 'anvil' });
+
+    // A throwaway deployer (token owner, the only minter), funded by the node itself: no known keys.
+    const deployer = privateKeyToAccount(generatePrivateKey());
+    const deployerWallet = createWalletClient({ chain, transport, account: deployer });
+    await testClient.setBalance({ address: deployer.address, value: parseEther('1000') });
+
+    const settlementPrivateKey = generatePrivateKey();
+    const settlementAddress = privateKeyToAccount(settlementPrivateKey).address;
+    await testClient.setBalance({ address: settlementAddress, value: parseEther('1000') });
+    const payTo = privateKeyToAccount(generatePrivateKey()).address;
+
+    const artifact = loadTestUsdcArtifact();
+    const deployHash = await deployerWallet.deployContract({
+      abi: artifact.abi,
+      bytecode: artifact.bytecode,
+      args: [network.eip712.name, network.eip712.version],
+    });
+    const deployed = await publicClient.waitForTransactionReceipt({ hash: deployHash, timeout: 10_000 });
+    if (deployed.status !== 'success' || !deployed.contractAddress) throw new Error('TestUSDC deployment failed');
+    const asset = getAddress(deployed.contractAddress); // receipts carry it lower-cased
+
+    const balanceOf = (address: Address): Promise<bigint> =>
+      publicClient.readContract({ address: asset, abi: erc20Abi, functionName: 'balanceOf', args: [address] });
+
+    // Mints go out one at a time from one key, so concurrent faucet calls never race on its nonce.
+    let queue: Promise<unknown> = Promise.resolve();
+    const faucet = (address: Address, amount: bigint = FAUCET_DEFAULT_AMOUNT): Promise<FaucetResult> => {
+      if (amount <= 0n || amount > FAUCET_MAX_AMOUNT) {
+        return Promise.reject(new RangeError(`faucet amount must be between 1 and ${FAUCET_MAX_AMOUNT} atomic units`));
+      }
+      const run = async (): Promise<FaucetResult> => {
+        const hash = await deployerWallet.writeContract({
+          address: asset,
+          abi: erc20Abi,
+          functionName: 'mint',
+          args: [address, amount],
+        });
+        const receipt = await publicClient.waitForTransactionReceipt({ hash, timeout: 10_000 });
+        if (receipt.status !== 'success') throw new Error(`faucet mint reverted (${hash})`);
+        let nativeBalance = await publicClient.getBalance({ address });
+        if (nativeBalance < FAUCET_NATIVE_FLOOR) {
+          await testClient.setBalance({ address, value: FAUCET_NATIVE_FLOOR });
+          nativeBalance = FAUCET_NATIVE_FLOOR;
+        }
+        return { balance: await balanceOf(address), nativeBalance };
+      };
+      const result = queue.then(run, run);
+      queue = result.catch(() => undefined);
+      return result;
+    };
+
+    return {
+      network: network.name,
+      chainId: network.chainId,
+      rpcUrl: node.rpcUrl,
+      chain,
+      asset,
+      eip712: { ...network.eip712 },
+      settlementPrivateKey,
+      settlementAddress,
+      payTo,
+      faucet,
+      balanceOf,
+      setAutomine: (enabled) => testClient.setAutomine(enabled),
+      mine: (blocks = 1) => testClient.mine({ blocks }),
+      stop: () => node.stop(),
+    };
+  } catch (error) {
+    await node.stop();
+    throw error;
+  }
+}

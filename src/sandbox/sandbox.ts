@@ -1,0 +1,112 @@
+// Sandbox mode: a local chain with test USDC behind every sandbox network, the operator's keys generated
+// at start, and a faucet. Nothing here runs outside sandbox mode.
+import { Hono } from 'hono';
+import { z } from 'zod';
+import { NETWORKS, type NetworkName } from '../x402/networks.ts';
+import { ApiError } from '../errors.ts';
+import { startEvmSandbox, type EvmSandbox } from './evm/evm-sandbox.ts';
+import { LocalEvmFacilitator } from '../payments/facilitators/local-evm.ts';
+import type { PaymentRail } from '../payments/rails.ts';
+import { parseOrThrow } from '../api/validate.ts';
+
+interface SandboxChain {
+  network: NetworkName;
+  rpcUrl: string;
+  asset: string;
+  payTo: string;
+  rail: PaymentRail;
+  faucet(address: string, amount?: bigint): Promise<Record<string, string>>;
+  balanceOf(address: string): Promise<bigint>;
+  stop(): Promise<void>;
+}
+
+export interface Sandbox {
+  chains: ReadonlyMap<NetworkName, SandboxChain>;
+  routes: Hono;
+  health(): Record<string, unknown>;
+  stop(): Promise<void>;
+}
+
+async function startEvmChain(name: NetworkName, settlementTimeoutMs: number): Promise<SandboxChain> {
+  const network = NETWORKS[name];
+  if (network.family !== 'evm') throw new Error(`${name} is not an EVM network`);
+  const chain: EvmSandbox = await startEvmSandbox(network);
+  const facilitator = new LocalEvmFacilitator({
+    network,
+    rpcUrl: chain.rpcUrl,
+    settlementPrivateKey: chain.settlementPrivateKey,
+    asset: chain.asset,
+    eip712: chain.eip712,
+    receiptTimeoutMs: settlementTimeoutMs,
+    pollingIntervalMs: 50,
+  });
+  return {
+    network: name,
+    rpcUrl: chain.rpcUrl,
+    asset: chain.asset,
+    payTo: chain.payTo,
+    rail: { network, payTo: chain.payTo, asset: chain.asset, facilitator, extra: await facilitator.requirementExtra() },
+    async faucet(address, amount) {
+      if (!/^0x[0-9a-fA-F]{40}$/.test(address)) {
+        throw new ApiError(400, 'invalid_request', `address: not an EVM address`, { field: 'address' });
+      }
+      const result = await chain.faucet(address as `0x${string}`, amount);
+      return { balance: result.balance.toString(), nativeBalance: result.nativeBalance.toString() };
+    },
+    balanceOf: (address) => chain.balanceOf(address as `0x${string}`),
+    stop: () => chain.stop(),
+  };
+}
+
+const faucetRequest = z
+  .object({
+    network: z.string(),
+    address: z.string().min(1).max(100),
+    amount: z
+      .union([z.string().regex(/^\d{1,16}$/), z.number().int().positive()])
+      .optional()
+      .describe('test USDC in atomic units; default 100 USDC'),
+  })
+  .strict();
+
+export async function startSandbox(networks: readonly NetworkName[], settlementTimeoutMs: number): Promise<Sandbox> {
+  const started = await Promise.allSettled(
+    networks.map((name) => (NETWORKS[name].family === 'evm' ? startEvmChain(name, settlementTimeoutMs) : Promise.reject(new Error(`${name}: Solana sandbox not available yet`)))),
+  );
+  const chains = new Map<NetworkName, SandboxChain>();
+  for (const outcome of started) if (outcome.status === 'fulfilled') chains.set(outcome.value.network, outcome.value);
+  const failure = started.find((outcome) => outcome.status === 'rejected');
+  if (failure) {
+    await Promise.all([...chains.values()].map((chain) => chain.stop()));
+    throw failure.reason;
+  }
+
+  const routes = new Hono();
+  routes.post('/sandbox/faucet', async (c) => {
+    const request = parseOrThrow(faucetRequest, await c.req.json().catch(() => undefined));
+    const chain = chains.get(request.network as NetworkName);
+    if (!chain) {
+      throw new ApiError(400, 'unsupported_network', `network: "${request.network}" is not a sandbox network (sandbox: ${[...chains.keys()].join(', ')})`, {
+        field: 'network',
+      });
+    }
+    const amount = request.amount === undefined ? undefined : BigInt(request.amount);
+    const funded = await chain.faucet(request.address, amount);
+    return c.json({ network: chain.network, address: request.address, asset: chain.asset, ...funded });
+  });
+
+  return {
+    chains,
+    routes,
+    health: () => ({
+      sandbox: true,
+      warning: 'SANDBOX MODE: local chains with test USDC; no real funds move',
+      sandboxNetworks: Object.fromEntries(
+        [...chains.values()].map((chain) => [chain.network, { rpcUrl: chain.rpcUrl, asset: chain.asset, payTo: chain.payTo }]),
+      ),
+    }),
+    stop: async () => {
+      await Promise.all([...chains.values()].map((chain) => chain.stop()));
+    },
+  };
+}

@@ -1,0 +1,105 @@
+// Builds and runs the whole service from a config: storage, payment rails (sandbox or configured),
+// providers, the gate, the HTTP app, the reconciler; and stops it all gracefully.
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { serve, type ServerType } from '@hono/node-server';
+import { pino, type Logger } from 'pino';
+import type { Config } from './config/load.ts';
+import { SqliteLedger } from './store/sqlite-ledger.ts';
+import { FileMediaStore } from './media/file-media-store.ts';
+import { PaymentGate } from './payments/gate.ts';
+import { Reconciler } from './payments/reconciler.ts';
+import { configuredRails } from './payments/configured-rails.ts';
+import type { PaymentRail } from './payments/rails.ts';
+import { ModelCatalog } from './providers/catalog.ts';
+import { ProviderRegistry } from './providers/registry.ts';
+import { createLocalEngines } from './providers/local/index.ts';
+import { chatEndpoint } from './api/chat.ts';
+import { imagesEndpoint } from './api/images.ts';
+import { ttsEndpoint } from './api/tts.ts';
+import { createApp } from './http/app.ts';
+import { HttpMetrics } from './http/metrics.ts';
+import { startSandbox, type Sandbox } from './sandbox/sandbox.ts';
+import type { NetworkName } from './x402/networks.ts';
+import type { Ledger } from './store/ledger.ts';
+import type { MediaStore } from './media/media-store.ts';
+
+export const ENDPOINTS = [chatEndpoint, imagesEndpoint, ttsEndpoint] as const;
+
+export interface RunningService {
+  url: string;
+  config: Config;
+  ledger: Ledger;
+  media: MediaStore;
+  sandbox: Sandbox | undefined;
+  rails: ReadonlyMap<NetworkName, PaymentRail>;
+  reconciler: Reconciler;
+  log: Logger;
+  /** stops accepting connections, lets in-flight requests finish, then releases everything */
+  stop(): Promise<void>;
+}
+
+export async function startService(config: Config, options: { log?: Logger } = {}): Promise<RunningService> {
+  const log = options.log ?? pino({ level: config.logLevel });
+  mkdirSync(config.dataDir, { recursive: true });
+  const ledger = new SqliteLedger(join(config.dataDir, 'ledger.db'));
+  const media = new FileMediaStore(join(config.dataDir, 'media'));
+
+  let sandbox: Sandbox | undefined;
+  const rails = await configuredRails(config);
+  if (config.sandbox.enabled) {
+    sandbox = await startSandbox(config.sandbox.networks, config.settlementTimeoutMs);
+    for (const [name, chain] of sandbox.chains) if (!rails.has(name)) rails.set(name, chain.rail);
+    log.warn(
+      { networks: Object.fromEntries([...sandbox.chains].map(([name, chain]) => [name, chain.rpcUrl])) },
+      'SANDBOX MODE: payments use local test chains and test USDC; no real funds move. POST /sandbox/faucet funds any address.',
+    );
+  }
+
+  const catalog = new ModelCatalog(config.models, config.defaults);
+  const providers = new ProviderRegistry(config, createLocalEngines(config));
+  const gate = new PaymentGate({ rails, ledger, media, log });
+  const reconciler = new Reconciler({ ledger, rails, media, log });
+  const metrics = new HttpMetrics();
+  const app = createApp({
+    config,
+    log,
+    endpoints: ENDPOINTS,
+    gate,
+    catalog,
+    providers,
+    media,
+    metrics,
+    extraRoutes: sandbox?.routes,
+    health: () => ({
+      mode: sandbox ? 'sandbox' : 'live',
+      networks: [...rails.values()].map((rail) => ({ network: rail.network.name, payTo: rail.payTo, asset: rail.asset })),
+      ...sandbox?.health(),
+    }),
+  });
+
+  const server: ServerType = await new Promise((resolve) => {
+    const started = serve({ fetch: app.fetch, hostname: config.host, port: config.port }, () => resolve(started));
+  });
+  const address = server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const url = `http://${host}:${address.port}`;
+  reconciler.start(config.reconcileIntervalMs);
+  log.info({ url, mode: sandbox ? 'sandbox' : 'live', networks: [...rails.keys()] }, 'service listening');
+
+  let stopping: Promise<void> | undefined;
+  const stop = () =>
+    (stopping ??= (async () => {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        // idle keep-alive sockets would hold close() open; in-flight requests still finish
+        if ('closeIdleConnections' in server) server.closeIdleConnections();
+      });
+      await reconciler.stop();
+      await sandbox?.stop();
+      await ledger.close();
+    })());
+
+  return { url, config, ledger, media, sandbox, rails, reconciler, log, stop };
+}

@@ -1,0 +1,206 @@
+// Black-box conformance with the service spec (sections 2, 4, 5, 7, 8, 9) and the x402 v1 contract,
+// against the real server on a free port. Every requirement is also parsed with the official v1 client's own
+// schema (x402-fetch validates `accepts` with it; its response schema types `error` as a reason enum that even
+// the reference server's "X-PAYMENT header is required" does not meet, so the client does not apply it).
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { PaymentRequirementsSchema } from 'x402/types';
+import { startTestService, postJson } from './support/service.ts';
+import type { RunningService } from '../src/service.ts';
+import { NETWORKS, type NetworkName } from '../src/x402/networks.ts';
+
+const EVM_NETWORKS: NetworkName[] = ['base', 'polygon', 'base-sepolia', 'polygon-amoy'];
+
+const ENDPOINTS = [
+  { path: '/api/v1/ai/chat', description: 'Run a chat model', body: { model: 'local/demo-bigram', prompt: 'Hello there' } },
+  { path: '/api/v1/ai/images', description: 'Generate images from a prompt', body: { prompt: 'a red fox', n: 2, size: '256x256' } },
+  { path: '/api/v1/ai/tts', description: 'Convert text to speech', body: { text: 'Hello world' } },
+] as const;
+
+let service: RunningService;
+before(async () => {
+  service = await startTestService({ networks: EVM_NETWORKS });
+});
+after(() => service.stop());
+
+async function unpaid(path: string, body: unknown, network?: string) {
+  const response = await postJson(`${service.url}${path}`, body, network ? { 'X-Network': network } : {});
+  return { response, body: (await response.json()) as Record<string, any> };
+}
+
+describe('402 Payment Required (spec 4 rule 1-2, 7)', () => {
+  for (const endpoint of ENDPOINTS) {
+    for (const network of EVM_NETWORKS) {
+      test(`${endpoint.path} on ${network} without X-PAYMENT lists that network's requirement`, async () => {
+        const { response, body } = await unpaid(endpoint.path, endpoint.body, network);
+        assert.equal(response.status, 402);
+        assert.match(response.headers.get('content-type') ?? '', /application\/json/);
+        assert.equal(body.x402Version, 1);
+        assert.equal(body.error, 'X-PAYMENT header is required');
+        assert.equal(body.accepts.length, 1);
+        const [requirement] = body.accepts;
+        assert.deepEqual(PaymentRequirementsSchema.safeParse(requirement).error, undefined);
+        assert.equal(requirement.scheme, 'exact');
+        assert.equal(requirement.network, network);
+        assert.match(requirement.maxAmountRequired, /^[1-9]\d*$/);
+        assert.equal(requirement.resource, `${service.url}${endpoint.path}`);
+        assert.equal(requirement.description, endpoint.description);
+        assert.equal(requirement.mimeType, 'application/json');
+        assert.equal(requirement.payTo, service.rails.get(network)!.payTo);
+        assert.equal(requirement.asset, service.rails.get(network)!.asset);
+        assert.ok(Number.isInteger(requirement.maxTimeoutSeconds) && requirement.maxTimeoutSeconds > 0);
+        assert.deepEqual(
+          { ...requirement.outputSchema.input, bodyFields: undefined },
+          { type: 'http', method: 'POST', discoverable: true, bodyType: 'json', bodyFields: undefined },
+        );
+        assert.equal(typeof requirement.outputSchema.input.bodyFields, 'object');
+        const eip712 = (NETWORKS[network] as { eip712: unknown }).eip712;
+        assert.deepEqual(requirement.extra, eip712);
+      });
+    }
+  }
+
+  test('missing X-Network still gets 402, listing every enabled network and naming the header', async () => {
+    const { response, body } = await unpaid('/api/v1/ai/chat', ENDPOINTS[0].body);
+    assert.equal(response.status, 402);
+    assert.match(body.error, /^X-PAYMENT header is required/);
+    assert.match(body.error, /X-Network header is required/);
+    for (const network of EVM_NETWORKS) assert.match(body.error, new RegExp(network));
+    assert.deepEqual(body.accepts.map((a: { network: string }) => a.network).sort(), [...EVM_NETWORKS].sort());
+  });
+
+  test('an unknown X-Network without a proof still gets 402 with every enabled network', async () => {
+    const { response, body } = await unpaid('/api/v1/ai/tts', ENDPOINTS[2].body, 'dogecoin');
+    assert.equal(response.status, 402);
+    assert.match(body.error, /"dogecoin" is not a supported X-Network/);
+    assert.equal(body.accepts.length, EVM_NETWORKS.length);
+  });
+
+  test('the price follows the body and is an exact integer', async () => {
+    const small = await unpaid('/api/v1/ai/images', { prompt: 'x', n: 1, size: '256x256' }, 'base');
+    const large = await unpaid('/api/v1/ai/images', { prompt: 'x', n: 3, size: '256x256' }, 'base');
+    assert.equal(BigInt(large.body.accepts[0].maxAmountRequired), 3n * BigInt(small.body.accepts[0].maxAmountRequired));
+  });
+
+  test('behind a proxy, resource uses X-Forwarded-Proto and X-Forwarded-Host', async () => {
+    const response = await postJson(`${service.url}/api/v1/ai/chat`, ENDPOINTS[0].body, {
+      'X-Network': 'base',
+      'X-Forwarded-Proto': 'https',
+      'X-Forwarded-Host': 'ai.example.com',
+    });
+    const body = (await response.json()) as { accepts: { resource: string }[] };
+    assert.equal(body.accepts[0]!.resource, 'https://ai.example.com/api/v1/ai/chat');
+  });
+});
+
+describe('other errors: one JSON shape, the right status, never a 500', () => {
+  const cases: { name: string; path: string; body: unknown; headers?: Record<string, string>; status: number; field?: string }[] = [
+    { name: 'malformed JSON', path: '/api/v1/ai/chat', body: '{"model": ', status: 400 },
+    { name: 'empty body', path: '/api/v1/ai/chat', body: '', status: 400 },
+    { name: 'a JSON array', path: '/api/v1/ai/chat', body: [], status: 400 },
+    { name: 'wrong Content-Type', path: '/api/v1/ai/chat', body: 'model=x', headers: { 'Content-Type': 'text/plain' }, status: 415 },
+    { name: 'body over the size limit', path: '/api/v1/ai/chat', body: { model: 'local/demo-bigram', prompt: 'x'.repeat(300_000) }, status: 413 },
+    { name: 'chat without model', path: '/api/v1/ai/chat', body: { prompt: 'hi' }, status: 400, field: 'model' },
+    { name: 'chat without prompt, messages or input', path: '/api/v1/ai/chat', body: { model: 'local/demo-bigram' }, status: 400, field: 'prompt' },
+    { name: 'temperature above 2', path: '/api/v1/ai/chat', body: { model: 'local/demo-bigram', prompt: 'hi', temperature: 2.01 }, status: 400, field: 'temperature' },
+    { name: 'temperature below 0', path: '/api/v1/ai/chat', body: { model: 'local/demo-bigram', prompt: 'hi', temperature: -0.1 }, status: 400, field: 'temperature' },
+    { name: 'max_tokens 0', path: '/api/v1/ai/chat', body: { model: 'local/demo-bigram', prompt: 'hi', max_tokens: 0 }, status: 400, field: 'max_tokens' },
+    { name: 'max_tokens over the model ceiling', path: '/api/v1/ai/chat', body: { model: 'local/demo-bigram', prompt: 'hi', max_tokens: 1_000_000 }, status: 400, field: 'max_tokens' },
+    { name: 'max_tokens not an integer', path: '/api/v1/ai/chat', body: { model: 'local/demo-bigram', prompt: 'hi', max_tokens: 1.5 }, status: 400, field: 'max_tokens' },
+    { name: 'a message with an unknown role', path: '/api/v1/ai/chat', body: { model: 'local/demo-bigram', messages: [{ role: 'wizard', content: 'x' }] }, status: 400, field: 'messages.0.role' },
+    { name: 'unknown model', path: '/api/v1/ai/chat', body: { model: 'gpt-17', prompt: 'hi' }, status: 400, field: 'model' },
+    { name: 'an option the model does not allow', path: '/api/v1/ai/chat', body: { model: 'local/demo-bigram', prompt: 'hi', options: { baseURL: 'http://evil' } }, status: 400, field: 'options.baseURL' },
+    { name: 'an unknown field', path: '/api/v1/ai/chat', body: { model: 'local/demo-bigram', prompt: 'hi', maxTokens: 3 }, status: 400, field: 'maxTokens' },
+    { name: 'images without prompt', path: '/api/v1/ai/images', body: { n: 1 }, status: 400, field: 'prompt' },
+    { name: 'n over the model maximum', path: '/api/v1/ai/images', body: { prompt: 'x', n: 99 }, status: 400, field: 'n' },
+    { name: 'n zero', path: '/api/v1/ai/images', body: { prompt: 'x', n: 0 }, status: 400, field: 'n' },
+    { name: 'a size the model does not offer', path: '/api/v1/ai/images', body: { prompt: 'x', size: '333x333' }, status: 400, field: 'size' },
+    { name: 'a malformed size', path: '/api/v1/ai/images', body: { prompt: 'x', size: 'big' }, status: 400, field: 'size' },
+    { name: 'tts without text', path: '/api/v1/ai/tts', body: { voice: 'en' }, status: 400, field: 'text' },
+    { name: 'an unknown voice', path: '/api/v1/ai/tts', body: { text: 'hi', voice: 'klingon' }, status: 400, field: 'voice' },
+    { name: 'text over the model limit', path: '/api/v1/ai/tts', body: { text: 'a'.repeat(5000) }, status: 400, field: 'text' },
+  ];
+  for (const c of cases) {
+    test(`${c.name} -> ${c.status}`, async () => {
+      const response = await postJson(`${service.url}${c.path}`, c.body, { 'X-Network': 'base', ...c.headers });
+      assert.equal(response.status, c.status);
+      const body = (await response.json()) as { error: string; code: string; field?: string };
+      assert.equal(typeof body.error, 'string');
+      assert.equal(typeof body.code, 'string');
+      if (c.field) assert.equal(body.field, c.field);
+    });
+  }
+
+  test('a paid request whose body is invalid gets 400, whatever the proof', async () => {
+    const response = await postJson(`${service.url}/api/v1/ai/chat`, { model: 'local/demo-bigram' }, { 'X-Network': 'base', 'X-PAYMENT': 'e30=' });
+    assert.equal(response.status, 400);
+  });
+
+  test('a proof naming another network than X-Network is a 400 naming the supported values', async () => {
+    const proof = Buffer.from(JSON.stringify({ x402Version: 1, scheme: 'exact', network: 'polygon', payload: {} })).toString('base64');
+    const response = await postJson(`${service.url}/api/v1/ai/chat`, ENDPOINTS[0].body, { 'X-Network': 'base', 'X-PAYMENT': proof });
+    assert.equal(response.status, 400);
+    assert.equal(((await response.json()) as { code: string }).code, 'network_mismatch');
+  });
+
+  test('a proof for an unsupported network is a 400 naming the supported values', async () => {
+    const proof = Buffer.from(JSON.stringify({ x402Version: 1, scheme: 'exact', network: 'avalanche', payload: {} })).toString('base64');
+    const response = await postJson(`${service.url}/api/v1/ai/chat`, ENDPOINTS[0].body, { 'X-PAYMENT': proof });
+    assert.equal(response.status, 400);
+    const body = (await response.json()) as { code: string; error: string };
+    assert.equal(body.code, 'unsupported_network');
+    assert.match(body.error, /base-sepolia/);
+  });
+
+  test('unknown paths are a JSON 404, wrong methods a JSON 405', async () => {
+    const missing = await fetch(`${service.url}/api/v1/ai/video`, { method: 'POST' });
+    assert.equal(missing.status, 404);
+    assert.equal(((await missing.json()) as { code: string }).code, 'not_found');
+    const wrongMethod = await fetch(`${service.url}/api/v1/ai/chat`);
+    assert.equal(wrongMethod.status, 405);
+    assert.equal(wrongMethod.headers.get('allow'), 'POST');
+  });
+});
+
+describe('around the endpoints', () => {
+  test('GET /openapi.json is OpenAPI 3.1, interface version 1.0, with the three endpoints and no security', async () => {
+    const doc = (await (await fetch(`${service.url}/openapi.json`)).json()) as Record<string, any>;
+    assert.equal(doc.openapi, '3.1.0');
+    assert.equal(doc.info.version, '1.0');
+    assert.deepEqual(doc.security, []);
+    for (const endpoint of ENDPOINTS) assert.ok(doc.paths[endpoint.path].post.responses['402']);
+    assert.ok(doc.components.schemas.Error);
+    assert.deepEqual(doc.components.schemas.ChatRequest.required, ['model']);
+  });
+
+  test('GET /docs is a human page', async () => {
+    const response = await fetch(`${service.url}/docs`);
+    assert.equal(response.status, 200);
+    assert.match(await response.text(), /How to pay/);
+  });
+
+  test('GET /api/v1/ai/models lists capabilities, limits and prices', async () => {
+    const body = (await (await fetch(`${service.url}/api/v1/ai/models`)).json()) as { models: Record<string, any>[] };
+    const capabilities = new Set(body.models.map((m) => m.capability));
+    assert.deepEqual([...capabilities].sort(), ['chat', 'image', 'speech']);
+    const speech = body.models.find((m) => m.capability === 'speech')!;
+    assert.ok(speech.voices.length > 1);
+  });
+
+  test('GET /healthz says sandbox mode and names each sandbox RPC URL', async () => {
+    const body = (await (await fetch(`${service.url}/healthz`)).json()) as Record<string, any>;
+    assert.equal(body.status, 'ok');
+    assert.equal(body.mode, 'sandbox');
+    for (const network of EVM_NETWORKS) assert.match(body.sandboxNetworks[network].rpcUrl, /^http:\/\/127\.0\.0\.1:\d+/);
+  });
+
+  test('GET /metrics counts requests by route and status', async () => {
+    const text = await (await fetch(`${service.url}/metrics`)).text();
+    assert.match(text, /http_requests_total\{method="POST",route="\/api\/v1\/ai\/chat",status="402"\} \d+/);
+  });
+
+  test('every response carries a request id', async () => {
+    const response = await fetch(`${service.url}/healthz`);
+    assert.ok(response.headers.get('x-request-id'));
+  });
+});
