@@ -147,23 +147,28 @@ export class PaymentGate {
     return parsed.data;
   }
 
-  /** Derives the payment key and payer, and rejects proofs that cannot match before touching the ledger. */
+  /**
+   * Derives the payment key and payer; `mismatch` names why the proof cannot pay this requirement,
+   * found before touching the ledger where that is cheap (EVM: recipient and amount are in the clear).
+   */
   private identify(
     rail: PaymentRail,
     requirements: PaymentRequirements,
     payment: PaymentPayload,
-  ): { key: string; payer: string } | string {
+  ): { key: string; payer: string; mismatch?: string } | string {
     if (rail.network.family === 'evm') {
       const parsed = evmExactPayloadSchema.safeParse(payment.payload);
       if (!parsed.success) return 'invalid_payload: not an EIP-3009 authorization';
       const { authorization } = parsed.data;
+      const key = evmPaymentKey(rail.network.chainId, rail.asset, parsed.data);
+      const payer = authorization.from;
       if (authorization.to.toLowerCase() !== requirements.payTo.toLowerCase()) {
-        return 'invalid_exact_evm_payload_recipient_mismatch';
+        return { key, payer, mismatch: 'invalid_exact_evm_payload_recipient_mismatch' };
       }
       if (BigInt(authorization.value) !== BigInt(requirements.maxAmountRequired)) {
-        return 'invalid_exact_evm_payload_authorization_value';
+        return { key, payer, mismatch: 'invalid_exact_evm_payload_authorization_value' };
       }
-      return { key: evmPaymentKey(rail.network.chainId, rail.asset, parsed.data), payer: authorization.from };
+      return { key, payer };
     }
     const parsed = svmExactPayloadSchema.safeParse(payment.payload);
     const key = parsed.success ? svmPaymentKey(parsed.data) : undefined;
@@ -181,6 +186,12 @@ export class PaymentGate {
     const identity = this.identify(rail, requirements, payment);
     if (typeof identity === 'string') return this.paymentRequired(call, [rail], identity);
     const { key } = identity;
+    if (identity.mismatch) {
+      // A proof already used elsewhere is reported as such, whatever else is wrong with it here.
+      const existing = await ledger.get(key);
+      if (existing && existing.state !== 'released' && existing.state !== 'failed') return this.alreadyUsed(call, rail, existing);
+      return this.paymentRequired(call, [rail], identity.mismatch);
+    }
 
     const reservation = await ledger.reserve({
       key,

@@ -50,7 +50,10 @@ async function startEvmChain(name: NetworkName, settlementTimeoutMs: number): Pr
       if (!/^0x[0-9a-fA-F]{40}$/.test(address)) {
         throw new ApiError(400, 'invalid_request', `address: not an EVM address`, { field: 'address' });
       }
-      const result = await chain.faucet(address as `0x${string}`, amount);
+      const result = await chain.faucet(address as `0x${string}`, amount).catch((error: unknown) => {
+        if (error instanceof RangeError) throw new ApiError(400, 'invalid_request', `amount: ${error.message}`, { field: 'amount' });
+        throw error;
+      });
       return { balance: result.balance.toString(), nativeBalance: result.nativeBalance.toString() };
     },
     balanceOf: (address) => chain.balanceOf(address as `0x${string}`),

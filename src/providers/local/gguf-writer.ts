@@ -44,11 +44,12 @@ export interface GgufTensor {
 }
 
 /** IEEE 754 binary16 bits of a number (round to nearest even; overflow to +-Infinity). */
+const f32Scratch = new Float32Array(1);
+const u32Scratch = new Uint32Array(f32Scratch.buffer);
+
 export function toFloat16Bits(value: number): number {
-  const f32 = new Float32Array(1);
-  const u32 = new Uint32Array(f32.buffer);
-  f32[0] = value;
-  const x = u32[0]!;
+  f32Scratch[0] = value;
+  const x = u32Scratch[0]!;
   const sign = (x >>> 16) & 0x8000;
   const exp = (x >>> 23) & 0xff;
   let mant = x & 0x7fffff;

@@ -1,5 +1,6 @@
 // A local EVM chain for tests and the offline demo: anvil with the network's real chain id, a freshly
-// deployed TestUSDC using that network's EIP-712 domain, generated operator keys, and a faucet.
+// deployed TestUSDC using that network's EIP-712 domain and placed at its real USDC address, generated
+// operator keys, and a faucet.
 import {
   createPublicClient,
   createTestClient,
@@ -9,6 +10,7 @@ import {
   http,
   parseAbi,
   parseEther,
+  toHex,
   type Address,
   type Chain,
   type Hex,
@@ -94,6 +96,20 @@ export async function startEvmSandbox(network: EvmNetwork, options: EvmSandboxOp
     await testClient.setBalance({ address: settlementAddress, value: parseEther('1000') });
     const payTo = privateKeyToAccount(generatePrivateKey()).address;
 
+    // The token is moved to the network's real USDC address, so the sandbox's 402 bodies name the same
+    // asset as the real network's and clients that only trust known USDC addresses (@x402/fetch) pay.
+    // The code carries the immutable owner; the first slots carry name, symbol, supply and version.
+    const relocate = async (from: Address, to: Address): Promise<Address> => {
+      const code = await publicClient.getCode({ address: from });
+      if (!code) throw new Error('TestUSDC has no code after deployment');
+      await testClient.setCode({ address: to, bytecode: code });
+      for (let slot = 0; slot < 16; slot++) {
+        const value = await publicClient.getStorageAt({ address: from, slot: toHex(slot, { size: 32 }) });
+        if (value && BigInt(value) !== 0n) await testClient.setStorageAt({ address: to, index: slot, value });
+      }
+      return to;
+    };
+
     const artifact = loadTestUsdcArtifact();
     const deployHash = await deployerWallet.deployContract({
       abi: artifact.abi,
@@ -102,7 +118,7 @@ export async function startEvmSandbox(network: EvmNetwork, options: EvmSandboxOp
     });
     const deployed = await publicClient.waitForTransactionReceipt({ hash: deployHash, timeout: 10_000 });
     if (deployed.status !== 'success' || !deployed.contractAddress) throw new Error('TestUSDC deployment failed');
-    const asset = getAddress(deployed.contractAddress); // receipts carry it lower-cased
+    const asset = await relocate(getAddress(deployed.contractAddress), getAddress(network.usdc));
 
     const balanceOf = (address: Address): Promise<bigint> =>
       publicClient.readContract({ address: asset, abi: erc20Abi, functionName: 'balanceOf', args: [address] });

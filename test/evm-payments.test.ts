@@ -1,0 +1,108 @@
+// Real payments on the sandbox EVM chains, paid by the unmodified official clients:
+// x402-fetch 1.x and @x402/fetch 2.x. Balances are read on-chain before and after.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { wrapFetchWithPayment as wrapFetchV1 } from 'x402-fetch';
+import { wrapFetchWithPayment as wrapFetchV2, x402Client } from '@x402/fetch';
+import { registerExactEvmScheme } from '@x402/evm/exact/client';
+import { startTestService, postJson } from './support/service.ts';
+import { balanceOf, decodeReceipt, fundedEvmBuyer } from './support/sandbox-wallet.ts';
+import type { RunningService } from '../src/service.ts';
+
+const CHAT = { model: 'local/demo-bigram', prompt: 'Tell me about the sea', max_tokens: 16 };
+const json = { 'Content-Type': 'application/json' };
+
+let service: RunningService;
+before(async () => {
+  service = await startTestService({ networks: ['base', 'polygon'] });
+});
+after(() => service.stop());
+
+async function quote(path: string, body: unknown, network: string): Promise<bigint> {
+  const response = await postJson(`${service.url}${path}`, body, { 'X-Network': network });
+  const payment = (await response.json()) as { accepts: { maxAmountRequired: string }[] };
+  return BigInt(payment.accepts[0]!.maxAmountRequired);
+}
+
+describe('official clients pay and get their result, charged exactly once', () => {
+  test('x402-fetch 1.x with X-Network: base', async () => {
+    const buyer = await fundedEvmBuyer(service, ['base']);
+    const payTo = service.rails.get('base')!.payTo;
+    const price = await quote('/api/v1/ai/chat', CHAT, 'base');
+    const [buyerBefore, payToBefore] = [await balanceOf(service, 'base', buyer.address), await balanceOf(service, 'base', payTo)];
+
+    const pay = wrapFetchV1(fetch, buyer);
+    const response = await pay(`${service.url}/api/v1/ai/chat`, {
+      method: 'POST',
+      headers: { ...json, 'X-Network': 'base' },
+      body: JSON.stringify(CHAT),
+    });
+    assert.equal(response.status, 200, await response.clone().text());
+    const body = (await response.json()) as { id: string; model: string; response: string; usage: { tokens: number } };
+    assert.equal(body.model, CHAT.model);
+    assert.equal(typeof body.response, 'string');
+    assert.ok(body.usage.tokens > 0);
+    const receipt = decodeReceipt(response.headers.get('x-payment-response'));
+    assert.equal(receipt.success, true);
+    assert.equal(receipt.network, 'base');
+    assert.equal(receipt.payer.toLowerCase(), buyer.address.toLowerCase());
+    assert.match(receipt.transaction, /^0x[0-9a-f]{64}$/);
+
+    assert.equal(await balanceOf(service, 'base', buyer.address), buyerBefore - price);
+    assert.equal(await balanceOf(service, 'base', payTo), payToBefore + price);
+  });
+
+  test('@x402/fetch 2.x without X-Network pays on the network its proof names', async () => {
+    const buyer = await fundedEvmBuyer(service, ['base', 'polygon']);
+    const client = registerExactEvmScheme(new x402Client(), { signer: buyer });
+    const pay = wrapFetchV2(fetch, client);
+    const response = await pay(`${service.url}/api/v1/ai/chat`, { method: 'POST', headers: json, body: JSON.stringify(CHAT) });
+    assert.equal(response.status, 200, await response.clone().text());
+    const receipt = decodeReceipt(response.headers.get('x-payment-response'));
+    const network = receipt.network as 'base' | 'polygon';
+    const price = await quote('/api/v1/ai/chat', CHAT, network);
+    assert.equal(await balanceOf(service, network, buyer.address), 10_000_000n - price);
+    const other = network === 'base' ? 'polygon' : 'base';
+    assert.equal(await balanceOf(service, other, buyer.address), 10_000_000n, 'the other network is untouched');
+  });
+});
+
+describe('one payment, one use', () => {
+  /** Captures the X-PAYMENT an official client sends, so the test can replay it. */
+  async function payOnceCapturing(body: unknown): Promise<{ proof: string; response: Response; buyer: string }> {
+    const buyer = await fundedEvmBuyer(service, ['base']);
+    let proof = '';
+    const spy: typeof fetch = async (input, init) => {
+      const header = new Headers(init?.headers).get('X-PAYMENT');
+      if (header) proof = header;
+      return fetch(input, init);
+    };
+    const response = await wrapFetchV1(spy, buyer)(`${service.url}/api/v1/ai/chat`, {
+      method: 'POST',
+      headers: { ...json, 'X-Network': 'base' },
+      body: JSON.stringify(body),
+    });
+    return { proof, response, buyer: buyer.address };
+  }
+
+  test('replaying a settled proof returns the stored result and moves nothing', async () => {
+    const { proof, response, buyer } = await payOnceCapturing(CHAT);
+    const first = await response.json();
+    const balance = await balanceOf(service, 'base', buyer);
+    const replay = await postJson(`${service.url}/api/v1/ai/chat`, CHAT, { 'X-Network': 'base', 'X-PAYMENT': proof });
+    assert.equal(replay.status, 200);
+    assert.deepEqual(await replay.json(), first);
+    assert.equal(await balanceOf(service, 'base', buyer), balance);
+  });
+
+  test('the same proof with a different body is rejected, at the same price or not', async () => {
+    const { proof } = await payOnceCapturing(CHAT);
+    const samePrice = { ...CHAT, prompt: CHAT.prompt.toUpperCase() };
+    const pricier = { ...CHAT, max_tokens: 64 };
+    for (const body of [samePrice, pricier]) {
+      const other = await postJson(`${service.url}/api/v1/ai/chat`, body, { 'X-Network': 'base', 'X-PAYMENT': proof });
+      assert.equal(other.status, 402);
+      assert.match(((await other.json()) as { error: string }).error, /^payment_already_used/);
+    }
+  });
+});

@@ -1,0 +1,25 @@
+// A buyer in the sandbox: a fresh key funded through the service's own faucet, and on-chain balance reads.
+import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
+import { postJson } from './service.ts';
+import type { RunningService } from '../../src/service.ts';
+import type { NetworkName } from '../../src/x402/networks.ts';
+
+export async function fundedEvmBuyer(service: RunningService, networks: NetworkName[], amount = 10_000_000n): Promise<PrivateKeyAccount> {
+  const account = privateKeyToAccount(generatePrivateKey());
+  for (const network of networks) {
+    const response = await postJson(`${service.url}/sandbox/faucet`, { network, address: account.address, amount: amount.toString() });
+    if (response.status !== 200) throw new Error(`faucet answered ${response.status}: ${await response.text()}`);
+  }
+  return account;
+}
+
+export function balanceOf(service: RunningService, network: NetworkName, address: string): Promise<bigint> {
+  const chain = service.sandbox?.chains.get(network);
+  if (!chain) throw new Error(`${network} is not a sandbox network`);
+  return chain.balanceOf(address);
+}
+
+export function decodeReceipt(header: string | null): { success: boolean; transaction: string; network: string; payer: string } {
+  if (!header) throw new Error('no X-PAYMENT-RESPONSE header');
+  return JSON.parse(Buffer.from(header, 'base64').toString('utf8'));
+}
