@@ -5,12 +5,21 @@ import type { RunningService } from '../../src/service.ts';
 import type { NetworkName } from '../../src/x402/networks.ts';
 
 export async function fundedEvmBuyer(service: RunningService, networks: NetworkName[], amount = 10_000_000n): Promise<PrivateKeyAccount> {
-  const account = privateKeyToAccount(generatePrivateKey());
+  return (await fundedEvmBuyerKey(service, networks, amount)).account;
+}
+
+export async function fundedEvmBuyerKey(
+  service: RunningService,
+  networks: NetworkName[],
+  amount = 10_000_000n,
+): Promise<{ key: `0x${string}`; address: `0x${string}`; account: PrivateKeyAccount }> {
+  const key = generatePrivateKey();
+  const account = privateKeyToAccount(key);
   for (const network of networks) {
     const response = await postJson(`${service.url}/sandbox/faucet`, { network, address: account.address, amount: amount.toString() });
     if (response.status !== 200) throw new Error(`faucet answered ${response.status}: ${await response.text()}`);
   }
-  return account;
+  return { key, address: account.address, account };
 }
 
 export function balanceOf(service: RunningService, network: NetworkName, address: string): Promise<bigint> {
