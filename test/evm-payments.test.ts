@@ -67,6 +67,46 @@ describe('official clients pay and get their result, charged exactly once', () =
   });
 });
 
+describe('paid media is stored and served by this service', () => {
+  async function payFor(path: string, body: unknown): Promise<Record<string, any>> {
+    const buyer = await fundedEvmBuyer(service, ['base']);
+    const response = await wrapFetchV1(fetch, buyer)(`${service.url}${path}`, {
+      method: 'POST',
+      headers: { ...json, 'X-Network': 'base' },
+      body: JSON.stringify(body),
+    });
+    assert.equal(response.status, 200, await response.clone().text());
+    return (await response.json()) as Record<string, any>;
+  }
+
+  test('images: n PNG files of the requested size, at our own /media URLs', async () => {
+    const body = await payFor('/api/v1/ai/images', { prompt: 'a lighthouse at dusk', n: 2, size: '256x256' });
+    assert.equal(body.model, 'preview-image');
+    assert.equal(body.images.length, 2);
+    for (const url of body.images as string[]) {
+      assert.ok(url.startsWith(`${service.url}/media/`));
+      const image = await fetch(url);
+      assert.equal(image.headers.get('content-type'), 'image/png');
+      const bytes = Buffer.from(await image.arrayBuffer());
+      assert.equal(bytes.subarray(1, 4).toString(), 'PNG');
+      assert.deepEqual([bytes.readUInt32BE(16), bytes.readUInt32BE(20)], [256, 256]);
+    }
+  });
+
+  test('tts: a WAV file at our own /media URL, seekable by range', async () => {
+    const body = await payFor('/api/v1/ai/tts', { text: 'Paid speech, served by range.', voice: 'en-us' });
+    assert.equal(body.model, 'espeak-ng');
+    assert.ok(body.audioUrl.startsWith(`${service.url}/media/`));
+    const whole = await fetch(body.audioUrl);
+    assert.equal(whole.headers.get('content-type'), 'audio/wav');
+    const size = Number(whole.headers.get('content-length'));
+    assert.equal(Buffer.from(await whole.arrayBuffer()).subarray(0, 4).toString(), 'RIFF');
+    const tail = await fetch(body.audioUrl, { headers: { Range: 'bytes=100-' } });
+    assert.equal(tail.status, 206);
+    assert.equal(tail.headers.get('content-range'), `bytes 100-${size - 1}/${size}`);
+  });
+});
+
 describe('one payment, one use', () => {
   /** Captures the X-PAYMENT an official client sends, so the test can replay it. */
   async function payOnceCapturing(body: unknown): Promise<{ proof: string; response: Response; buyer: string }> {

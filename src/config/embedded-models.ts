@@ -1,6 +1,18 @@
 // The catalog served with no configuration: offline engines only, each labelled for what it is.
+// Limits come from the engines' own descriptions; prices are the operator's choice, in USDC atomic units.
 import type { ModelConfig } from './schema.ts';
 import { DEMO_CHAT_MODEL } from '../providers/local/local-chat-catalog.ts';
+import { PREVIEW_IMAGE_ENGINE } from '../providers/local/preview-image-model.ts';
+import { ESPEAK_SPEECH_ENGINE } from '../providers/local/espeak-speech-model.ts';
+
+/** per image, by size: roughly proportional to the pixel count */
+const PREVIEW_IMAGE_PRICES: Record<string, string> = {
+  '256x256': '2000',
+  '512x512': '5000',
+  '1024x1024': '10000',
+  '1024x768': '8000',
+  '768x1024': '8000',
+};
 
 export function embeddedModels(): ModelConfig[] {
   return [
@@ -9,39 +21,31 @@ export function embeddedModels(): ModelConfig[] {
       capability: 'chat',
       provider: 'local-llama',
       label: DEMO_CHAT_MODEL.label,
-      allowedOptions: ['top_p', 'top_k', 'seed'],
+      allowedOptions: ['seed'],
       maxTokens: DEMO_CHAT_MODEL.maxTokens,
       defaultMaxTokens: DEMO_CHAT_MODEL.defaultMaxTokens,
       price: { perRequest: '1000', perThousandOutputTokens: '2000', perThousandInputChars: '500' },
     },
     {
-      id: 'preview-image',
+      id: PREVIEW_IMAGE_ENGINE.id,
       capability: 'image',
       provider: 'local-preview',
-      label: 'Deterministic abstract renderer seeded by the prompt: a preview, not an AI model',
-      allowedOptions: [],
-      sizes: ['256x256', '512x512', '1024x1024', '1024x768', '768x1024'],
-      defaultSize: '512x512',
-      maxN: 4,
-      price: {
-        perImageBySize: {
-          '256x256': '2000',
-          '512x512': '5000',
-          '1024x1024': '10000',
-          '1024x768': '8000',
-          '768x1024': '8000',
-        },
-      },
+      label: PREVIEW_IMAGE_ENGINE.label,
+      allowedOptions: ['seed'],
+      sizes: [...PREVIEW_IMAGE_ENGINE.sizes],
+      defaultSize: PREVIEW_IMAGE_ENGINE.defaultSize,
+      maxN: PREVIEW_IMAGE_ENGINE.maxN,
+      price: { perImageBySize: PREVIEW_IMAGE_PRICES },
     },
     {
-      id: 'espeak-ng',
+      id: ESPEAK_SPEECH_ENGINE.id,
       capability: 'speech',
       provider: 'local-espeak',
-      label: 'eSpeak NG formant synthesizer, offline: robotic but intelligible, WAV output',
-      allowedOptions: ['speed'],
-      voices: ['en', 'en-us', 'en-gb', 'de', 'fr', 'es', 'it', 'pt'],
-      defaultVoice: 'en',
-      maxTextLength: 4000,
+      label: ESPEAK_SPEECH_ENGINE.label,
+      allowedOptions: ['speed', 'pitch'],
+      voices: [...ESPEAK_SPEECH_ENGINE.voices],
+      defaultVoice: ESPEAK_SPEECH_ENGINE.defaultVoice,
+      maxTextLength: ESPEAK_SPEECH_ENGINE.maxTextLength,
       price: { perRequest: '1000', perThousandChars: '2000' },
     },
   ];

@@ -1,28 +1,32 @@
 // The embedded engines behind the local provider names: llama.cpp for chat, eSpeak NG for speech,
-// and the preview renderer for images. Models are created once per catalog entry and load lazily.
+// and the preview renderer for images. One model object per catalog entry, created on first use.
 import type { Config } from '../../config/load.ts';
+import type { ModelConfig } from '../../config/schema.ts';
 import type { LocalEngines } from '../registry.ts';
 import { LlamaChatModel } from './llama-chat-model.ts';
 import { createDemoChatModel } from './local-chat-catalog.ts';
+import { EspeakSpeechModel } from './espeak-speech-model.ts';
+import { PreviewImageModel } from './preview-image-model.ts';
+
+function perModel<M extends ModelConfig, T>(create: (model: M) => T): (model: M) => T {
+  const instances = new Map<string, T>();
+  return (model) => {
+    let instance = instances.get(model.id);
+    if (!instance) instances.set(model.id, (instance = create(model)));
+    return instance;
+  };
+}
 
 export function createLocalEngines(config: Config): LocalEngines {
-  const chatModels = new Map<string, LlamaChatModel>();
   return {
-    chat(model) {
-      let instance = chatModels.get(model.id);
-      if (!instance) {
-        instance = model.modelPath
-          ? new LlamaChatModel({ modelId: model.id, modelPath: model.modelPath, defaultMaxOutputTokens: model.defaultMaxTokens })
-          : createDemoChatModel({ dataDir: config.dataDir });
-        chatModels.set(model.id, instance);
-      }
-      return instance;
-    },
-    image() {
-      throw new Error('preview image engine not wired yet');
-    },
-    speech() {
-      throw new Error('speech engine not wired yet');
-    },
+    chat: perModel((model) =>
+      model.modelPath
+        ? new LlamaChatModel({ modelId: model.id, modelPath: model.modelPath, defaultMaxOutputTokens: model.defaultMaxTokens })
+        : createDemoChatModel({ dataDir: config.dataDir }),
+    ),
+    image: perModel((model) => new PreviewImageModel({ modelId: model.id, defaultSize: model.defaultSize })),
+    speech: perModel(
+      (model) => new EspeakSpeechModel({ modelId: model.id, defaultVoice: model.defaultVoice, maxTextLength: model.maxTextLength }),
+    ),
   };
 }

@@ -1,0 +1,97 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+// ai@7 runs `generateSpeech` under this name too; its type declarations only export this one.
+import { experimental_generateSpeech as generateSpeech } from 'ai';
+import { ESPEAK_SPEECH_ENGINE, EspeakSpeechModel } from './espeak-speech-model.ts';
+import { parseWav } from './wav.ts';
+
+const model = new EspeakSpeechModel();
+
+const SENTENCE = 'The quick brown fox jumps over the lazy dog.';
+const PARAGRAPH =
+  'Speech synthesis turns written words into sound. This engine is a formant synthesizer: it does not ' +
+  'replay recordings of a human voice but builds each vowel and consonant from a handful of resonances, ' +
+  'which is why it sounds robotic. In exchange it is tiny, fast, needs no model weights at all, and speaks ' +
+  'dozens of languages without a network connection.';
+
+test('speaks a sentence as a 16-bit mono WAV file', async () => {
+  const { audio, providerMetadata } = await generateSpeech({ model, text: SENTENCE });
+  assert.equal(audio.mediaType, 'audio/wav');
+  const bytes = audio.uint8Array;
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  assert.equal(new TextDecoder().decode(bytes.subarray(0, 4)), 'RIFF');
+  assert.equal(view.getUint32(4, true), bytes.length - 8); // RIFF size matches the file
+  assert.equal(new TextDecoder().decode(bytes.subarray(8, 12)), 'WAVE');
+
+  const wav = parseWav(bytes);
+  assert.deepEqual([wav.format, wav.channels, wav.sampleRate, wav.bitsPerSample], [1, 1, 22050, 16]);
+  assert.ok(wav.durationSeconds > 1.5 && wav.durationSeconds < 6, `a sentence lasts ${wav.durationSeconds} s`);
+  assert.equal(providerMetadata[ESPEAK_SPEECH_ENGINE.provider]?.['voice'], ESPEAK_SPEECH_ENGINE.defaultVoice);
+});
+
+test('a paragraph lasts clearly longer than a sentence', async () => {
+  const short = parseWav((await generateSpeech({ model, text: SENTENCE })).audio.uint8Array);
+  const long = parseWav((await generateSpeech({ model, text: PARAGRAPH })).audio.uint8Array);
+  assert.ok(long.durationSeconds > 4 * short.durationSeconds, `${long.durationSeconds} s vs ${short.durationSeconds} s`);
+});
+
+test('speed 2 speaks faster', async () => {
+  const normal = parseWav((await generateSpeech({ model, text: PARAGRAPH })).audio.uint8Array);
+  const fast = parseWav((await generateSpeech({ model, text: PARAGRAPH, speed: 2 })).audio.uint8Array);
+  assert.ok(fast.durationSeconds < 0.7 * normal.durationSeconds, `${fast.durationSeconds} s vs ${normal.durationSeconds} s`);
+});
+
+test('every listed voice speaks, and voices differ', async () => {
+  const sizes = new Map<string, number>();
+  for (const voice of ESPEAK_SPEECH_ENGINE.voices) {
+    const { audio } = await generateSpeech({ model, text: 'One, two, three.', voice });
+    const wav = parseWav(audio.uint8Array);
+    assert.ok(wav.durationSeconds > 0.5, `${voice}: ${wav.durationSeconds} s`);
+    sizes.set(voice, audio.uint8Array.length);
+  }
+  const a = await generateSpeech({ model, text: SENTENCE, voice: 'en-us' });
+  const b = await generateSpeech({ model, text: SENTENCE, voice: 'en-us+f3' });
+  assert.notDeepEqual(a.audio.uint8Array, b.audio.uint8Array);
+});
+
+test('an unknown voice is refused with the list of voices', async () => {
+  await assert.rejects(generateSpeech({ model, text: SENTENCE, voice: 'klingon' }), (error: Error) => {
+    assert.equal(error.name, 'AI_InvalidArgumentError');
+    assert.match(error.message, /unknown eSpeak NG voice "klingon"; voices: en, en-us/);
+    return true;
+  });
+  await assert.rejects(generateSpeech({ model, text: SENTENCE, voice: 'en+nosuchvariant' }), /unknown eSpeak NG voice/);
+});
+
+test('empty text, too long text and non-WAV formats are refused', async () => {
+  await assert.rejects(generateSpeech({ model, text: '   ' }), /text is empty/);
+  await assert.rejects(generateSpeech({ model, text: 'a'.repeat(ESPEAK_SPEECH_ENGINE.maxTextLength + 1) }), /at most 4000/);
+  await assert.rejects(generateSpeech({ model, text: SENTENCE, outputFormat: 'mp3' }), /"mp3" is not available.*formats: wav/);
+});
+
+test('text that looks like a command-line option is spoken, not obeyed', async () => {
+  const { audio } = await generateSpeech({ model, text: '--help -v de' });
+  assert.ok(parseWav(audio.uint8Array).durationSeconds > 0.5);
+});
+
+test('concurrent calls give the same audio as one at a time, print nothing, leave the exit code alone', async () => {
+  const texts = [SENTENCE, PARAGRAPH, 'Hello.', 'Bonjour tout le monde.'];
+  const alone = [];
+  for (const text of texts) alone.push((await generateSpeech({ model, text })).audio.uint8Array);
+
+  const written: string[] = [];
+  const write = process.stdout.write;
+  process.stdout.write = ((chunk: string | Uint8Array) => (written.push(String(chunk)), true)) as typeof write;
+  let together;
+  try {
+    together = await Promise.all(texts.map((text) => generateSpeech({ model, text })));
+  } finally {
+    process.stdout.write = write;
+  }
+  assert.deepEqual(
+    together.map((r) => r.audio.uint8Array),
+    alone,
+  );
+  assert.deepEqual(written, []);
+  assert.equal(process.exitCode, undefined);
+});

@@ -1,0 +1,141 @@
+// An AI SDK speech model (SpeechModelV4, what `generateSpeech` of ai@7 calls natively) over the
+// eSpeak NG formant synthesizer compiled to WebAssembly: offline, no model weights, WAV output.
+// Synthesis runs on a worker thread (espeak-thread.ts), so calls never block the event loop.
+
+import {
+  InvalidArgumentError,
+  type SharedV4Warning,
+  type SpeechModelV4,
+  type SpeechModelV4CallOptions,
+  type SpeechModelV4Result,
+} from '@ai-sdk/provider';
+import { synthesizeWavInWorker } from './espeak-thread.ts';
+import { ESPEAK_DEFAULT_VOICE, ESPEAK_VOICES, isEspeakVoice } from './espeak-voices.ts';
+import { fixWavSizes, parseWav } from './wav.ts';
+
+/** What a model catalog needs to know about this engine. */
+export const ESPEAK_SPEECH_ENGINE = {
+  id: 'espeak-ng',
+  /** provider name: the key of this engine's `providerOptions` */
+  provider: 'local-espeak',
+  label: 'eSpeak NG formant synthesizer, offline; robotic but intelligible. WAV output (16-bit mono, 22.05 kHz).',
+  voices: ESPEAK_VOICES,
+  defaultVoice: ESPEAK_DEFAULT_VOICE,
+  /** longest text one call takes (~4 minutes of speech at the default rate) */
+  maxTextLength: 4000,
+  outputFormats: ['wav'],
+  mediaType: 'audio/wav',
+} as const;
+
+/** eSpeak's rate for speed 1, and the range its synthesizer accepts (words per minute). */
+const BASE_WPM = 175;
+const MIN_WPM = 80;
+const MAX_WPM = 450;
+
+export interface EspeakSpeechModelSettings {
+  /** model id reported to the AI SDK; default `espeak-ng` */
+  modelId?: string;
+  /** voice when the call names none; default ESPEAK_DEFAULT_VOICE */
+  defaultVoice?: string;
+  maxTextLength?: number;
+}
+
+/** Options read from `providerOptions['local-espeak']` (what the gateway passes through). */
+interface EspeakProviderOptions {
+  /** 1 = normal; same meaning as the call's `speed` */
+  speed?: number;
+  /** 0-99, default 50 */
+  pitch?: number;
+}
+
+export class EspeakSpeechModel implements SpeechModelV4 {
+  readonly specificationVersion = 'v4';
+  readonly provider = ESPEAK_SPEECH_ENGINE.provider;
+  readonly modelId: string;
+  private readonly defaultVoice: string;
+  private readonly maxTextLength: number;
+
+  constructor(settings: EspeakSpeechModelSettings = {}) {
+    this.modelId = settings.modelId ?? ESPEAK_SPEECH_ENGINE.id;
+    this.defaultVoice = settings.defaultVoice ?? ESPEAK_SPEECH_ENGINE.defaultVoice;
+    this.maxTextLength = settings.maxTextLength ?? ESPEAK_SPEECH_ENGINE.maxTextLength;
+    if (!isEspeakVoice(this.defaultVoice)) throw unknownVoice(this.defaultVoice, 'defaultVoice');
+  }
+
+  async doGenerate(options: SpeechModelV4CallOptions): Promise<SpeechModelV4Result> {
+    const warnings: SharedV4Warning[] = [];
+    const text = options.text;
+    if (text.trim() === '') throw new InvalidArgumentError({ argument: 'text', message: 'text is empty' });
+    if (text.length > this.maxTextLength) {
+      throw new InvalidArgumentError({
+        argument: 'text',
+        message: `text is ${text.length} characters; ${this.modelId} takes at most ${this.maxTextLength}`,
+      });
+    }
+    const voice = this.pickVoice(options);
+    if (options.outputFormat !== undefined && options.outputFormat !== 'wav') {
+      throw new InvalidArgumentError({
+        argument: 'outputFormat',
+        message: `output format "${options.outputFormat}" is not available from ${this.modelId}; formats: wav`,
+      });
+    }
+    if (options.instructions !== undefined) {
+      warnings.push({ type: 'unsupported', feature: 'instructions', details: 'eSpeak NG has no style instructions' });
+    }
+    const own = readProviderOptions(options.providerOptions?.[this.provider]);
+    const speed = options.speed ?? own.speed;
+    let wordsPerMinute: number | undefined;
+    if (speed !== undefined) {
+      if (!(speed > 0)) throw new InvalidArgumentError({ argument: 'speed', message: 'speed must be a positive number' });
+      const wanted = BASE_WPM * speed;
+      wordsPerMinute = Math.min(MAX_WPM, Math.max(MIN_WPM, wanted));
+      if (wordsPerMinute !== wanted) {
+        warnings.push({ type: 'compatibility', feature: 'speed', details: `clamped to ${(wordsPerMinute / BASE_WPM).toFixed(2)}` });
+      }
+    }
+    const pitch = own.pitch === undefined ? undefined : Math.min(99, Math.max(0, own.pitch));
+
+    const timestamp = new Date();
+    const audio = fixWavSizes(await synthesizeWavInWorker({ text, voice, wordsPerMinute, pitch }, options.abortSignal));
+    const wav = parseWav(audio);
+    return {
+      audio,
+      warnings,
+      usage: { characters: text.length },
+      response: { timestamp, modelId: this.modelId },
+      providerMetadata: {
+        [this.provider]: { voice, sampleRate: wav.sampleRate, durationSeconds: Math.round(wav.durationSeconds * 1000) / 1000 },
+      },
+    };
+  }
+
+  /** The call's voice, else a voice for its language, else the default; unknown ones are refused. */
+  private pickVoice(options: SpeechModelV4CallOptions): string {
+    if (options.voice !== undefined) {
+      if (!isEspeakVoice(options.voice)) throw unknownVoice(options.voice, 'voice');
+      return options.voice;
+    }
+    if (options.language !== undefined && options.language !== 'auto') {
+      const language = options.language.toLowerCase();
+      if (!isEspeakVoice(language)) throw unknownVoice(language, 'language');
+      return language;
+    }
+    return this.defaultVoice;
+  }
+}
+
+function unknownVoice(voice: string, argument: string): InvalidArgumentError {
+  return new InvalidArgumentError({
+    argument,
+    message: `unknown eSpeak NG voice "${voice}"; voices: ${ESPEAK_VOICES.join(', ')} (a language may also take a variant such as +f1..+f5, +m1..+m7, +whisper)`,
+  });
+}
+
+function readProviderOptions(value: unknown): EspeakProviderOptions {
+  if (typeof value !== 'object' || value === null) return {};
+  const { speed, pitch } = value as Record<string, unknown>;
+  return {
+    speed: typeof speed === 'number' ? speed : undefined,
+    pitch: typeof pitch === 'number' ? pitch : undefined,
+  };
+}
