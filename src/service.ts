@@ -70,6 +70,7 @@ export async function startService(config: Config, options: { log?: Logger } = {
     catalog,
     providers,
     media,
+    ledger,
     metrics,
     extraRoutes: sandbox?.routes,
     health: () => ({

@@ -135,6 +135,20 @@ describe('one payment, one use', () => {
     assert.equal(await balanceOf(service, 'base', buyer), balance);
   });
 
+  test('GET /api/v1/payments/<tx> shows the public facts of a settled payment, never its result', async () => {
+    const { response, buyer } = await payOnceCapturing(CHAT);
+    const receipt = decodeReceipt(response.headers.get('x-payment-response'));
+    const lookup = await fetch(`${service.url}/api/v1/payments/${receipt.transaction}`);
+    assert.equal(lookup.status, 200);
+    const payment = (await lookup.json()) as Record<string, unknown>;
+    assert.equal(payment.state, 'settled');
+    assert.equal(payment.transaction, receipt.transaction);
+    assert.equal(String(payment.payer).toLowerCase(), buyer.toLowerCase());
+    assert.equal(payment.resultAvailable, true);
+    assert.equal(payment.result, undefined);
+    assert.equal((await fetch(`${service.url}/api/v1/payments/0xdead`)).status, 404);
+  });
+
   test('the same proof with a different body is rejected, at the same price or not', async () => {
     const { proof } = await payOnceCapturing(CHAT);
     const samePrice = { ...CHAT, prompt: CHAT.prompt.toUpperCase() };

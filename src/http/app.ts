@@ -10,6 +10,8 @@ import type { ModelCatalog } from '../providers/catalog.ts';
 import type { ProviderRegistry } from '../providers/registry.ts';
 import type { MediaStore } from '../media/media-store.ts';
 import { mediaRoutes } from '../media/media-route.ts';
+import { paymentRoutes } from './payments-route.ts';
+import type { Ledger } from '../store/ledger.ts';
 import { ApiError } from '../errors.ts';
 import { readJsonBody } from './read-json.ts';
 import { renderError } from './render-error.ts';
@@ -28,6 +30,7 @@ export interface AppDeps {
   catalog: ModelCatalog;
   providers: ProviderRegistry;
   media: MediaStore;
+  ledger: Ledger;
   metrics: HttpMetrics;
   /** what /healthz reports beyond liveness (mode, networks, sandbox RPC URLs) */
   health: () => Record<string, unknown>;
@@ -97,6 +100,7 @@ export function createApp(deps: AppDeps): Hono {
     c.text(await metrics.registry.metrics(), 200, { 'Content-Type': metrics.registry.contentType }),
   );
   app.route('/', mediaRoutes(deps.media));
+  app.route('/', paymentRoutes(deps.ledger));
   if (deps.extraRoutes) app.route('/', deps.extraRoutes);
 
   app.notFound(() => {
