@@ -1,0 +1,157 @@
+#!/usr/bin/env node
+// x402-ai: pay for chat, images and speech from the command line.
+// Keys come from the environment (X402_EVM_PRIVATE_KEY) or a key file (--key-file), never from arguments.
+import { readFileSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { createClient, type Receipt } from './create-client.ts';
+import { GatewayError, MaxPriceExceededError } from './errors.ts';
+import { formatUsdc, parseUsdc } from './usdc.ts';
+import { transactionLink } from './explorer.ts';
+
+const USAGE = `usage: x402-ai <command> [options]
+  chat "prompt"     [--model id] [--max-tokens n] [--temperature t]
+  image "prompt"    [--model id] [--n 2] [--size 512x512] [--out dir/]
+  tts "text"        [--model id] [--voice v] [--out file.wav]
+  models            list models, limits and prices
+  receipt <tx>      show a payment by transaction hash
+options: --url (X402_AI_URL, default http://127.0.0.1:4021)  --network (X402_AI_NETWORK, default base)
+         --max-price USDC (default 0.10)  --key-file path  --json
+keys:    X402_EVM_PRIVATE_KEY=0x… in the environment, or --key-file with the key inside`;
+
+class UsageError extends Error {}
+
+const { values, positionals } = (() => {
+  try {
+    return parseArgs({
+      allowPositionals: true,
+      options: {
+        url: { type: 'string' },
+        network: { type: 'string' },
+        'max-price': { type: 'string' },
+        'key-file': { type: 'string' },
+        json: { type: 'boolean', default: false },
+        model: { type: 'string' },
+        'max-tokens': { type: 'string' },
+        temperature: { type: 'string' },
+        n: { type: 'string' },
+        size: { type: 'string' },
+        voice: { type: 'string' },
+        out: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+  } catch (error) {
+    console.error(`${(error as Error).message}\n${USAGE}`);
+    process.exit(2);
+  }
+})();
+
+const baseUrl = (values.url ?? process.env.X402_AI_URL ?? 'http://127.0.0.1:4021').replace(/\/+$/, '');
+const network = values.network ?? process.env.X402_AI_NETWORK ?? 'base';
+
+function buyerKey(): `0x${string}` {
+  const key = values['key-file'] ? readFileSync(values['key-file'], 'utf8').trim() : process.env.X402_EVM_PRIVATE_KEY;
+  if (!key) throw new UsageError('no key: set X402_EVM_PRIVATE_KEY or pass --key-file');
+  if (!/^0x[0-9a-fA-F]{64}$/.test(key)) throw new UsageError('the key must be a 0x-prefixed 32-byte hex private key');
+  return key as `0x${string}`;
+}
+
+function integer(name: string, text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  if (!/^\d+$/.test(text)) throw new UsageError(`--${name} must be a whole number`);
+  return Number(text);
+}
+
+function payingClient() {
+  return createClient({ baseUrl, network, evmPrivateKey: buyerKey(), maxPrice: parseUsdc(values['max-price'] ?? '0.10') });
+}
+
+function paidLine(receipt: Receipt): string {
+  const link = transactionLink(receipt.network, receipt.transaction);
+  return `paid ${formatUsdc(receipt.amount)} USDC on ${receipt.network}, tx ${receipt.transaction}${link ? `\n${link}` : ''}`;
+}
+
+async function download(url: string, path: string): Promise<void> {
+  const response = await fetch(url);
+  if (!response.ok) throw new Error(`download of ${url} answered ${response.status}`);
+  await writeFile(path, Buffer.from(await response.arrayBuffer()));
+}
+
+function output(json: unknown, human: string): void {
+  console.log(values.json ? JSON.stringify(json, (_k, v) => (typeof v === 'bigint' ? v.toString() : v), 2) : human);
+}
+
+async function run(): Promise<void> {
+  const [command, text] = positionals;
+  if (values.help || !command) {
+    console.log(USAGE);
+    return;
+  }
+  const needText = (what: string) => {
+    if (!text) throw new UsageError(`${command} needs the ${what} as its argument`);
+    return text;
+  };
+  switch (command) {
+    case 'chat': {
+      const temperature = values.temperature === undefined ? undefined : Number(values.temperature);
+      if (temperature !== undefined && Number.isNaN(temperature)) throw new UsageError('--temperature must be a number');
+      const { result, receipt } = await payingClient().chat({
+        model: values.model ?? 'local/demo-bigram',
+        prompt: needText('prompt'),
+        max_tokens: integer('max-tokens', values['max-tokens']),
+        temperature,
+      });
+      output({ result, receipt }, `${result.response}\n\n${result.usage.tokens} tokens · ${paidLine(receipt)}`);
+      return;
+    }
+    case 'image': {
+      const { result, receipt } = await payingClient().images({
+        prompt: needText('prompt'),
+        model: values.model,
+        n: integer('n', values.n),
+        size: values.size,
+      });
+      const dir = values.out ?? '.';
+      await mkdir(dir, { recursive: true });
+      const files = result.images.map((url) => join(dir, basename(new URL(url).pathname)));
+      await Promise.all(result.images.map((url, index) => download(url, files[index]!)));
+      output({ result, receipt, files }, `${files.join('\n')}\n${paidLine(receipt)}`);
+      return;
+    }
+    case 'tts': {
+      const { result, receipt } = await payingClient().tts({ text: needText('text'), model: values.model, voice: values.voice });
+      const file = values.out ?? basename(new URL(result.audioUrl).pathname);
+      await download(result.audioUrl, file);
+      output({ result, receipt, file }, `${file}\n${paidLine(receipt)}`);
+      return;
+    }
+    case 'models': {
+      const listing = (await (await fetch(`${baseUrl}/api/v1/ai/models`)).json()) as { models: { id: string; capability: string; label: string }[] };
+      output(listing, listing.models.map((m) => `${m.capability.padEnd(7)} ${m.id.padEnd(22)} ${m.label}`).join('\n'));
+      return;
+    }
+    case 'receipt': {
+      const response = await fetch(`${baseUrl}/api/v1/payments/${encodeURIComponent(needText('transaction hash'))}`);
+      const body = await response.json();
+      if (!response.ok) throw new GatewayError(response.status, body);
+      const payment = body as Record<string, string>;
+      output(body, `${payment.state}: ${formatUsdc(BigInt(payment.amount ?? '0'))} USDC on ${payment.network} from ${payment.payer}, tx ${payment.transaction}`);
+      return;
+    }
+    default:
+      throw new UsageError(`unknown command "${command}"`);
+  }
+}
+
+run().catch((error: unknown) => {
+  const codes: [new (...args: never[]) => Error, number][] = [
+    [UsageError, 2],
+    [MaxPriceExceededError, 3],
+    [GatewayError, 1],
+  ];
+  const code = codes.find(([type]) => error instanceof type)?.[1] ?? 1;
+  console.error(error instanceof UsageError ? `${error.message}\n${USAGE}` : `x402-ai: ${(error as Error).message}`);
+  process.exit(code);
+});

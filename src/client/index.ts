@@ -1,0 +1,4 @@
+// The package's client face: pay the gateway from code.
+export { createClient, type ClientOptions, type GatewayClient, type Paid, type Receipt } from './create-client.ts';
+export { GatewayError, MaxPriceExceededError } from './errors.ts';
+export { formatUsdc, parseUsdc } from './usdc.ts';
