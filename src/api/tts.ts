@@ -1,5 +1,5 @@
 // POST /api/v1/ai/tts
-import { experimental_generateSpeech as generateSpeech } from 'ai';
+import * as ai from 'ai';
 import { ApiError } from '../errors.ts';
 import { quoteSpeech } from '../pricing/quote.ts';
 import { toUpstreamError } from '../providers/upstream-errors.ts';
@@ -7,6 +7,10 @@ import { ttsRequestSchema, ttsResponseSchema, type TtsResponse } from './schemas
 import { allowedOptions, type Endpoint } from './endpoint.ts';
 import { parseOrThrow } from './validate.ts';
 import { storeAll } from './store-media.ts';
+
+// ai@7 ships generateSpeech (stable) but its type declarations only name the deprecated experimental alias,
+// which warns on every process; same function, so take the stable one under the alias's type.
+const generateSpeech = (ai as unknown as { generateSpeech: typeof ai.experimental_generateSpeech }).generateSpeech;
 
 export const ttsEndpoint: Endpoint = {
   path: '/api/v1/ai/tts',

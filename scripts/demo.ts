@@ -1,0 +1,51 @@
+// npm run demo: the product tour. Starts the gateway in sandbox mode, funds a fresh buyer from the
+// sandbox faucet, and pays for one chat, one image and one speech on each demo network, printing each
+// result, its price and its transaction.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { loadConfig } from '../src/config/load.ts';
+import { startService } from '../src/service.ts';
+import { createClient, formatUsdc, parseUsdc, type GatewayClient, type Receipt } from '../src/client/index.ts';
+import type { NetworkName } from '../src/x402/networks.ts';
+
+const DEMO_NETWORKS: NetworkName[] = ['base'];
+
+const dataDir = mkdtempSync(join(tmpdir(), 'x402-demo-'));
+const service = await startService(
+  loadConfig({}, { port: 0, dataDir, logLevel: 'warn', sandbox: { enabled: true, networks: DEMO_NETWORKS } }),
+);
+const line = (receipt: Receipt) => `   paid ${formatUsdc(receipt.amount)} USDC on ${receipt.network} · tx ${receipt.transaction}`;
+
+async function fund(network: NetworkName, address: string): Promise<void> {
+  const response = await fetch(`${service.url}/sandbox/faucet`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ network, address, amount: '5000000' }),
+  });
+  const funded = (await response.json()) as { balance: string };
+  console.log(`funded ${address} with test USDC on ${network}: balance ${formatUsdc(BigInt(funded.balance))} USDC`);
+}
+
+async function tour(network: NetworkName, client: GatewayClient): Promise<void> {
+  const chat = await client.chat({ model: 'local/demo-bigram', prompt: 'Tell me about the harbour', max_tokens: 24 });
+  console.log(`\n[${network}] chat (${chat.result.model}, ${chat.result.usage.tokens} tokens):\n   ${chat.result.response}\n${line(chat.receipt)}`);
+  const images = await client.images({ prompt: 'a lighthouse at dusk', n: 1, size: '256x256' });
+  console.log(`[${network}] image (${images.result.model}): ${images.result.images.join(' ')}\n${line(images.receipt)}`);
+  const speech = await client.tts({ text: 'Paid per request, settled on chain.', voice: 'en-us' });
+  console.log(`[${network}] speech (${speech.result.model}): ${speech.result.audioUrl}\n${line(speech.receipt)}`);
+}
+
+try {
+  console.log(`gateway in sandbox mode at ${service.url}`);
+  for (const network of DEMO_NETWORKS) {
+    const key = generatePrivateKey();
+    await fund(network, privateKeyToAccount(key).address);
+    await tour(network, createClient({ baseUrl: service.url, network, evmPrivateKey: key, maxPrice: parseUsdc('0.10') }));
+  }
+  console.log('\ndemo complete');
+} finally {
+  await service.stop();
+  rmSync(dataDir, { recursive: true, force: true });
+}
