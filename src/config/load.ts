@@ -2,9 +2,9 @@
 // Secrets never live here: the config only names the environment variables that hold them.
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { configSchema, type ModelConfig, type ParsedConfig } from './schema.ts';
+import { SANDBOX_NETWORK_NAMES, configSchema, type ModelConfig, type ParsedConfig } from './schema.ts';
 import { embeddedModels } from './embedded-models.ts';
-import { NETWORK_NAMES, type NetworkName } from '../x402/networks.ts';
+import type { NetworkName } from '../x402/networks.ts';
 
 export interface Config extends Omit<ParsedConfig, 'sandbox' | 'models'> {
   sandbox: { enabled: boolean; networks: NetworkName[] };
@@ -61,7 +61,7 @@ function resolve(parsed: ParsedConfig): Config {
   const hasRealNetworks = Object.keys(parsed.networks).length > 0;
   const sandbox = {
     enabled: parsed.sandbox?.enabled ?? !hasRealNetworks,
-    networks: parsed.sandbox?.networks ?? [...NETWORK_NAMES],
+    networks: parsed.sandbox?.networks ?? [...SANDBOX_NETWORK_NAMES],
   };
   const config: Config = { ...parsed, sandbox, models: parsed.models ?? embeddedModels() };
   checkModels(config);

@@ -1,6 +1,9 @@
 // The one validated configuration object. Every field has a default that runs offline (sandbox mode).
 import { z } from 'zod';
-import { NETWORK_NAMES } from '../x402/networks.ts';
+import { NETWORK_NAMES, NETWORKS } from '../x402/networks.ts';
+
+/** Networks the sandbox can run locally (Solana's in-process runtime is not wired yet). */
+export const SANDBOX_NETWORK_NAMES = NETWORK_NAMES.filter((name) => NETWORKS[name].family === 'evm');
 
 /** Integer amount in USDC atomic units (6 decimals), written as a string: "10000" = 0.01 USDC. */
 export const atomicAmount = z
@@ -127,7 +130,7 @@ export const configSchema = z
     sandbox: z
       .object({
         enabled: z.boolean(),
-        networks: z.array(networkName).default([...NETWORK_NAMES]),
+        networks: z.array(networkName).default([...SANDBOX_NETWORK_NAMES]),
       })
       .optional(),
     networks: z.partialRecord(networkName, networkConfig).default({}),

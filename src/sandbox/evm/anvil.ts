@@ -85,6 +85,9 @@ export async function startAnvil(options: AnvilOptions): Promise<AnvilNode> {
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const stop = async (): Promise<void> => {
     process.off('exit', killNow);
+    // while we wait for the exit, the child must hold the event loop open, or a caller awaiting stop()
+    // at the top level would see the loop drain and the process end before stop() resolves
+    child.ref();
     killNow();
     await exited;
   };
