@@ -81,7 +81,16 @@ export function createApp(deps: AppDeps): Hono {
         maxTimeoutSeconds: config.maxTimeoutSeconds[endpoint.capability],
         bodyFields,
         requestHash: requestHash(endpoint.path, body),
-        work: prepared.run,
+        work: async () => {
+          try {
+            const result = await prepared.run();
+            metrics.generations.inc({ capability: endpoint.capability, outcome: 'success' });
+            return result;
+          } catch (error) {
+            metrics.generations.inc({ capability: endpoint.capability, outcome: 'failure' });
+            throw error;
+          }
+        },
       });
       return c.json(response.body, response.status as 200, response.headers);
     });

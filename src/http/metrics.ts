@@ -18,10 +18,11 @@ export class HttpMetrics {
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
     registers: [this.registry],
   });
-  readonly payments = new Counter({
-    name: 'x402_payments_total',
-    help: 'Paid requests by network and outcome',
-    labelNames: ['network', 'outcome'] as const,
+  /** generation runs (paid work), by capability and outcome: one per payment, never more */
+  readonly generations = new Counter({
+    name: 'generations_total',
+    help: 'Generation runs by capability and outcome',
+    labelNames: ['capability', 'outcome'] as const,
     registers: [this.registry],
   });
 

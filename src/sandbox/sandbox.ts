@@ -17,6 +17,8 @@ interface SandboxChain {
   rail: PaymentRail;
   faucet(address: string, amount?: bigint): Promise<Record<string, string>>;
   balanceOf(address: string): Promise<bigint>;
+  /** EVM only: block production control, for tests of slow or lost settlements */
+  mining?: { setAutomine(enabled: boolean): Promise<void>; mine(): Promise<void> };
   stop(): Promise<void>;
 }
 
@@ -57,6 +59,7 @@ async function startEvmChain(name: NetworkName, settlementTimeoutMs: number): Pr
       return { balance: result.balance.toString(), nativeBalance: result.nativeBalance.toString() };
     },
     balanceOf: (address) => chain.balanceOf(address as `0x${string}`),
+    mining: { setAutomine: (enabled) => chain.setAutomine(enabled), mine: () => chain.mine() },
     stop: () => chain.stop(),
   };
 }
