@@ -4,6 +4,10 @@
 //                                                               -> failed
 //         reserved | verified -> released (verification or generation failed; the proof may be used again)
 // A 'failed' or 'released' payment moved no funds, so its proof may be reserved again.
+//
+// Two engines implement it: SqliteLedger (embedded, the default) and PostgresLedger (DATABASE_URL; shared by
+// several instances). Both make reserve() one atomic statement and hand each pending row to one reconciler at
+// a time through a lease (claimPending).
 
 export type PaymentState = 'reserved' | 'verified' | 'pending' | 'settled' | 'failed' | 'released';
 
@@ -36,6 +40,8 @@ export interface PaymentRecord extends NewPayment {
   result: StoredResult | null;
   createdAt: string;
   updatedAt: string;
+  /** while in the future, a reconciler holds this pending payment (see claimPending) */
+  leaseUntil: string | null;
 }
 
 export interface PaymentUpdate {
@@ -57,6 +63,12 @@ export interface Ledger {
   findByTransaction(txHash: string): Promise<PaymentRecord | undefined>;
   /** payments whose settlement outcome is not known yet */
   listPending(limit: number): Promise<PaymentRecord[]>;
+  /**
+   * Claims up to `limit` pending payments for this caller alone: each row returned gets a lease of `leaseMs`
+   * and is not returned to anyone (this or another instance) again until that lease runs out. Rows updated
+   * less than `idleMs` ago are left alone: the request that moved them to 'pending' may still be settling them.
+   */
+  claimPending(limit: number, leaseMs: number, idleMs?: number): Promise<PaymentRecord[]>;
   /** reservations older than the cutoff that never reached settlement (e.g. the process died mid-request) */
   listStale(olderThan: Date, limit: number): Promise<PaymentRecord[]>;
   close(): Promise<void>;

@@ -24,6 +24,8 @@ const MIGRATIONS: string[] = [
    );
    CREATE INDEX payments_tx_hash ON payments (tx_hash);
    CREATE INDEX payments_state ON payments (state, updated_at);`,
+  // 2: reconciliation leases, so several reconcilers never check the same pending payment at once
+  `ALTER TABLE payments ADD COLUMN lease_until TEXT;`,
 ];
 
 interface Row {
@@ -43,6 +45,7 @@ interface Row {
   requirements: string;
   created_at: string;
   updated_at: string;
+  lease_until: string | null;
 }
 
 function toRecord(row: Row): PaymentRecord {
@@ -63,6 +66,7 @@ function toRecord(row: Row): PaymentRecord {
     requirements: JSON.parse(row.requirements),
     createdAt: row.created_at,
     updatedAt: row.updated_at,
+    leaseUntil: row.lease_until,
   };
 }
 
@@ -103,7 +107,7 @@ export class SqliteLedger implements Ledger {
          ON CONFLICT (key) DO UPDATE SET
            resource = excluded.resource, request_hash = excluded.request_hash, state = 'reserved',
            tx_hash = NULL, error = NULL, result = NULL, payload = excluded.payload,
-           requirements = excluded.requirements, updated_at = excluded.updated_at
+           requirements = excluded.requirements, updated_at = excluded.updated_at, lease_until = NULL
          WHERE payments.state IN ('released', 'failed')
          RETURNING key`,
       )
@@ -156,6 +160,27 @@ export class SqliteLedger implements Ledger {
       .prepare(`SELECT * FROM payments WHERE state = 'pending' ORDER BY updated_at LIMIT ?`)
       .all(limit) as unknown as Row[];
     return rows.map(toRecord);
+  }
+
+  async claimPending(limit: number, leaseMs: number, idleMs = 0): Promise<PaymentRecord[]> {
+    // One UPDATE ... RETURNING: SQLite runs it under its single writer lock, so no two callers (threads or
+    // processes sharing the file) can claim the same row while its lease runs.
+    const now = Date.now();
+    const rows = this.db
+      .prepare(
+        `UPDATE payments SET lease_until = ?
+         WHERE key IN (SELECT key FROM payments
+                       WHERE state = 'pending' AND (lease_until IS NULL OR lease_until <= ?) AND updated_at <= ?
+                       ORDER BY updated_at LIMIT ?)
+         RETURNING *`,
+      )
+      .all(
+        new Date(now + leaseMs).toISOString(),
+        new Date(now).toISOString(),
+        new Date(now - idleMs).toISOString(),
+        limit,
+      ) as unknown as Row[];
+    return rows.map(toRecord).sort((a, b) => a.updatedAt.localeCompare(b.updatedAt));
   }
 
   async listStale(olderThan: Date, limit: number): Promise<PaymentRecord[]> {

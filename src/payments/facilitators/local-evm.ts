@@ -8,6 +8,7 @@ import {
   encodeFunctionData,
   http,
   isAddress,
+  parseAbiItem,
   isAddressEqual,
   keccak256,
   parseSignature,
@@ -27,6 +28,8 @@ import type { EvmNetwork } from '../../x402/networks.ts';
 import { evmExactPayloadSchema, X402_VERSION, type PaymentPayload, type PaymentRequirements } from '../../x402/types.ts';
 import type { Facilitator, SettleOutcome, VerifyResult } from '../facilitator.ts';
 import { eip3009Abi, transferWithAuthorizationTypes } from './eip3009-abi.ts';
+
+const authorizationUsedEvent = parseAbiItem('event AuthorizationUsed(address indexed authorizer, bytes32 indexed nonce)');
 import { isNodeRejection, isRevert, reasonForRevert, shortMessage } from './evm-errors.ts';
 
 export interface LocalEvmFacilitatorOptions {
@@ -146,23 +149,34 @@ export class LocalEvmFacilitator implements Facilitator {
     }
   }
 
+  /** The transaction that consumed an authorization, from the token's AuthorizationUsed event. */
+  async #settlingTransaction(authorizer: Address, nonce: Hex): Promise<string> {
+    // Public RPCs may refuse a log query over the whole chain; the settlement stands without its hash.
+    const logs = await this.#public
+      .getLogs({ address: this.#asset, event: authorizationUsedEvent, args: { authorizer, nonce }, fromBlock: 'earliest' })
+      .catch(() => []);
+    return logs.at(-1)?.transactionHash ?? '';
+  }
+
   async checkSettlement(
     payload: PaymentPayload,
     _requirements: PaymentRequirements,
     transaction: string,
   ): Promise<SettleOutcome> {
     const parsed = evmExactPayloadSchema.safeParse(payload.payload);
-    if (!parsed.success || !/^0x[0-9a-fA-F]{64}$/.test(transaction)) return { status: 'failed', reason: 'invalid_payload' };
+    if (!parsed.success) return { status: 'failed', reason: 'invalid_payload' };
     const { from, nonce, validBefore } = parsed.data.authorization;
     const payer = from;
-    const hash = transaction as Hex;
+    // No hash when the process died between starting settlement and hearing back from the node:
+    // then only the nonce's state on-chain can tell.
+    const hash = /^0x[0-9a-fA-F]{64}$/.test(transaction) ? (transaction as Hex) : undefined;
     try {
-      const receipt = await this.#public
-        .getTransactionReceipt({ hash })
-        .catch((error: unknown) => {
-          if (error instanceof TransactionReceiptNotFoundError) return undefined;
-          throw error;
-        });
+      const receipt = hash
+        ? await this.#public.getTransactionReceipt({ hash }).catch((error: unknown) => {
+            if (error instanceof TransactionReceiptNotFoundError) return undefined;
+            throw error;
+          })
+        : undefined;
       if (receipt) {
         return receipt.status === 'success'
           ? { status: 'settled', transaction, payer }
@@ -179,7 +193,7 @@ export class LocalEvmFacilitator implements Facilitator {
       });
       // The nonce is consumed: the transfer landed, possibly through another transaction.
       // (A payer-signed cancelAuthorization also consumes it; x402 clients do not send those.)
-      if (used) return { status: 'settled', transaction, payer };
+      if (used) return { status: 'settled', transaction: hash ?? (await this.#settlingTransaction(from as Address, nonce as Hex)), payer };
       // Past validBefore no block can include it any more: certainly not settled.
       if (block.timestamp >= BigInt(validBefore)) {
         return { status: 'failed', reason: 'invalid_exact_evm_payload_authorization_valid_before', payer, transaction };

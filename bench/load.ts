@@ -1,0 +1,208 @@
+// A closed-loop HTTP load generator on node:http: N connections (a keep-alive Agent with maxSockets = N),
+// each sending its next request as soon as the previous response has been read to its end.
+import { Agent, request } from 'node:http';
+import { readFileSync } from 'node:fs';
+
+export interface RequestSpec {
+  method: string;
+  path: string;
+  headers: Record<string, string>;
+  body?: Buffer;
+}
+
+export interface Reply {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Buffer;
+  ms: number;
+}
+
+export interface LatencyStats {
+  count: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  max: number;
+  mean: number;
+}
+
+export interface LoadResult extends LatencyStats {
+  connections: number;
+  seconds: number;
+  rps: number;
+  /** responses whose status was not the expected one (or transport errors) */
+  unexpected: number;
+  statuses: Record<string, number>;
+  /** CPU of the load generator and of the server process, in % of one core, over the measured window */
+  clientCpuPct: number;
+  serverCpuPct: number | null;
+}
+
+export function jsonRequest(path: string, body: unknown, headers: Record<string, string> = {}): RequestSpec {
+  const bytes = Buffer.from(JSON.stringify(body));
+  return {
+    method: 'POST',
+    path,
+    headers: { 'Content-Type': 'application/json', 'Content-Length': String(bytes.length), ...headers },
+    body: bytes,
+  };
+}
+
+export function newAgent(connections: number): Agent {
+  return new Agent({ keepAlive: true, maxSockets: connections, maxFreeSockets: connections, keepAliveMsecs: 1000 });
+}
+
+/** Sends one request and reads its whole response. `keepBody` false drains it without buffering. */
+export function send(agent: Agent, origin: URL, spec: RequestSpec, keepBody = true): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    const req = request(
+      { agent, host: origin.hostname, port: origin.port, method: spec.method, path: spec.path, headers: spec.headers },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => {
+          if (keepBody) chunks.push(chunk);
+        });
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks), ms: performance.now() - started }),
+        );
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(spec.body);
+  });
+}
+
+export function stats(samples: number[]): LatencyStats {
+  const sorted = Float64Array.from(samples).sort();
+  const at = (q: number) => (sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!);
+  const sum = sorted.reduce((a, b) => a + b, 0);
+  return {
+    count: sorted.length,
+    p50: at(0.5),
+    p90: at(0.9),
+    p99: at(0.99),
+    max: sorted.length ? sorted[sorted.length - 1]! : NaN,
+    mean: sorted.length ? sum / sorted.length : NaN,
+  };
+}
+
+/** utime + stime of a process, in seconds (Linux /proc; USER_HZ is 100 on every common kernel). */
+export function processCpuSeconds(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return null;
+  }
+}
+
+export interface TimedLoadOptions {
+  origin: URL;
+  spec: RequestSpec;
+  connections: number;
+  seconds: number;
+  warmupSeconds: number;
+  expectStatus: number;
+  /** the server's pid, for its CPU use */
+  serverPid?: number;
+}
+
+/** Closed loop for a fixed time: warm-up (not recorded), then the measured window. */
+export async function timedLoad(options: TimedLoadOptions): Promise<LoadResult> {
+  const { origin, spec, connections, expectStatus } = options;
+  const agent = newAgent(connections);
+  try {
+    const phase = async (seconds: number, record: boolean) => {
+      const latencies: number[] = [];
+      const statuses: Record<string, number> = {};
+      let unexpected = 0;
+      const deadline = performance.now() + seconds * 1000;
+      const worker = async () => {
+        while (performance.now() < deadline) {
+          try {
+            const reply = await send(agent, origin, spec, false);
+            if (!record) continue;
+            latencies.push(reply.ms);
+            statuses[reply.status] = (statuses[reply.status] ?? 0) + 1;
+            if (reply.status !== expectStatus) unexpected++;
+          } catch {
+            if (!record) continue;
+            statuses.error = (statuses.error ?? 0) + 1;
+            unexpected++;
+          }
+        }
+      };
+      const cpuBefore = process.cpuUsage();
+      const serverBefore = options.serverPid ? processCpuSeconds(options.serverPid) : null;
+      const started = performance.now();
+      await Promise.all(Array.from({ length: connections }, worker));
+      const elapsed = (performance.now() - started) / 1000;
+      const cpu = process.cpuUsage(cpuBefore);
+      const serverAfter = options.serverPid ? processCpuSeconds(options.serverPid) : null;
+      return {
+        latencies,
+        statuses,
+        unexpected,
+        elapsed,
+        clientCpuPct: ((cpu.user + cpu.system) / 1e6 / elapsed) * 100,
+        serverCpuPct: serverBefore !== null && serverAfter !== null ? ((serverAfter - serverBefore) / elapsed) * 100 : null,
+      };
+    };
+    if (options.warmupSeconds > 0) await phase(options.warmupSeconds, false);
+    const measured = await phase(options.seconds, true);
+    return {
+      ...stats(measured.latencies),
+      connections,
+      seconds: measured.elapsed,
+      rps: measured.latencies.length / measured.elapsed,
+      unexpected: measured.unexpected,
+      statuses: measured.statuses,
+      clientCpuPct: measured.clientCpuPct,
+      serverCpuPct: measured.serverCpuPct,
+    };
+  } finally {
+    agent.destroy();
+  }
+}
+
+/** Closed loop over a fixed list of requests (each sent once), `connections` at a time. */
+export async function fixedLoad(
+  origin: URL,
+  specs: RequestSpec[],
+  connections: number,
+  serverPid?: number,
+): Promise<{ replies: Reply[]; seconds: number; clientCpuPct: number; serverCpuPct: number | null }> {
+  const agent = newAgent(connections);
+  const replies: Reply[] = new Array(specs.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < specs.length) {
+      const index = next++;
+      try {
+        replies[index] = await send(agent, origin, specs[index]!);
+      } catch (error) {
+        replies[index] = { status: 0, headers: {}, body: Buffer.from(String(error)), ms: NaN };
+      }
+    }
+  };
+  const cpuBefore = process.cpuUsage();
+  const serverBefore = serverPid ? processCpuSeconds(serverPid) : null;
+  const started = performance.now();
+  try {
+    await Promise.all(Array.from({ length: Math.min(connections, specs.length) }, worker));
+  } finally {
+    agent.destroy();
+  }
+  const seconds = (performance.now() - started) / 1000;
+  const cpu = process.cpuUsage(cpuBefore);
+  const serverAfter = serverPid ? processCpuSeconds(serverPid) : null;
+  return {
+    replies,
+    seconds,
+    clientCpuPct: ((cpu.user + cpu.system) / 1e6 / seconds) * 100,
+    serverCpuPct: serverBefore !== null && serverAfter !== null ? ((serverAfter - serverBefore) / seconds) * 100 : null,
+  };
+}

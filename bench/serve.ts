@@ -1,0 +1,36 @@
+// Child process of the bench: the real service (sandbox chain for base, temp data dir, port 0, silent logs).
+// Prints one JSON line {"url", "pid"} on stdout once listening; stops when stdin closes or on SIGTERM/SIGINT.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig } from '../src/config/load.ts';
+import { startService } from '../src/service.ts';
+
+const dataDir = mkdtempSync(join(tmpdir(), 'x402-bench-'));
+const config = loadConfig({}, {
+  host: '127.0.0.1',
+  port: 0,
+  dataDir,
+  logLevel: 'silent',
+  sandbox: { enabled: true, networks: ['base'] },
+});
+const service = await startService(config);
+
+let stopping = false;
+async function shutdown(): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  try {
+    await service.stop();
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+    process.exit(0);
+  }
+}
+process.on('SIGTERM', () => void shutdown());
+process.on('SIGINT', () => void shutdown());
+process.stdin.on('end', () => void shutdown());
+process.stdin.on('close', () => void shutdown());
+process.stdin.resume();
+
+process.stdout.write(`${JSON.stringify({ url: service.url, pid: process.pid })}\n`);

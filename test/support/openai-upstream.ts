@@ -1,0 +1,252 @@
+// A local HTTP server speaking the OpenAI wire protocol, for tests of the openai-compatible provider path:
+// POST /v1/chat/completions, POST /v1/images/generations (b64_json or url, per model or per test),
+// POST /v1/audio/speech, and GET /files/<name> serving the PNGs it hands out by url.
+// Faults are scripted per path (429 with retry-after, 500, delays, malformed JSON, a connection cut
+// mid-body), and every request is recorded so a test can assert what the gateway sent.
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { deflateSync, crc32 } from 'node:zlib';
+
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  headers: IncomingHttpHeaders;
+  /** the raw request body */
+  raw: string;
+  /** the parsed JSON body, when it was JSON */
+  body: Record<string, unknown> | undefined;
+}
+
+export type Fault =
+  | { kind: 'status'; status: number; headers?: Record<string, string>; body?: unknown }
+  /** waits, then answers normally (or as `then` says) */
+  | { kind: 'delay'; ms: number }
+  /** 200 with a body that is not JSON */
+  | { kind: 'malformed' }
+  /** 200 headers, part of the body, then the socket is destroyed */
+  | { kind: 'cut' };
+
+export type ImageFormat = 'b64_json' | 'url';
+
+export const CHAT_PATH = '/v1/chat/completions';
+export const IMAGES_PATH = '/v1/images/generations';
+export const SPEECH_PATH = '/v1/audio/speech';
+
+/** Usage the chat endpoint reports; total_tokens is the provider's own count. */
+export const CHAT_USAGE = { prompt_tokens: 23, completion_tokens: 11, total_tokens: 34 } as const;
+export const CHAT_TEXT = 'The sea is large, salty and mostly blue.';
+
+export class OpenAIUpstream {
+  readonly server: Server;
+  readonly requests: RecordedRequest[] = [];
+  /** image response format by upstream model name; models not listed use `defaultImageFormat` */
+  readonly imageFormats = new Map<string, ImageFormat>();
+  defaultImageFormat: ImageFormat = 'b64_json';
+  /** the PNG every image request returns (its bytes, whichever format carries them) */
+  readonly png: Buffer = solidPng(4, 4, [200, 80, 40]);
+  /** the MP3 (or WAV when asked) speech returns */
+  readonly mp3: Buffer = silentMp3(3);
+  readonly wav: Buffer = silentWav(800);
+  private readonly faults = new Map<string, { fault: Fault; remaining: number }[]>();
+  private url_ = '';
+
+  constructor() {
+    this.server = createServer((req, res) => {
+      this.handle(req, res).catch((error: unknown) => {
+        if (!res.headersSent) res.writeHead(500, { 'Content-Type': 'application/json' });
+        res.end(JSON.stringify({ error: { message: String(error), type: 'server_error' } }));
+      });
+    });
+  }
+
+  async start(): Promise<this> {
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    const { port } = this.server.address() as AddressInfo;
+    this.url_ = `http://127.0.0.1:${port}`;
+    return this;
+  }
+
+  get url(): string {
+    return this.url_;
+  }
+
+  /** what a provider config's baseURL points at */
+  get baseURL(): string {
+    return `${this.url_}/v1`;
+  }
+
+  /** the next `times` requests to `path` get `fault` (queued after faults already scripted) */
+  fail(path: string, fault: Fault, times = 1): void {
+    const queue = this.faults.get(path) ?? [];
+    queue.push({ fault, remaining: times });
+    this.faults.set(path, queue);
+  }
+
+  /** requests received on a path (POSTs by default) */
+  received(path: string, method = 'POST'): RecordedRequest[] {
+    return this.requests.filter((r) => r.path === path && r.method === method);
+  }
+
+  /** forget recorded requests, scripted faults and per-test image formats */
+  reset(): void {
+    this.requests.length = 0;
+    this.faults.clear();
+    this.imageFormats.clear();
+    this.defaultImageFormat = 'b64_json';
+  }
+
+  async close(): Promise<void> {
+    await new Promise<void>((resolve) => {
+      this.server.close(() => resolve());
+      this.server.closeAllConnections();
+    });
+  }
+
+  private nextFault(path: string): Fault | undefined {
+    const queue = this.faults.get(path);
+    const head = queue?.[0];
+    if (!queue || !head) return undefined;
+    if (--head.remaining <= 0) queue.shift();
+    return head.fault;
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const raw = Buffer.concat(chunks).toString('utf8');
+    let body: Record<string, unknown> | undefined;
+    try {
+      body = raw ? (JSON.parse(raw) as Record<string, unknown>) : undefined;
+    } catch {
+      body = undefined;
+    }
+    const path = new URL(req.url ?? '/', 'http://x').pathname;
+    const method = req.method ?? 'GET';
+    this.requests.push({ method, path, headers: req.headers, raw, body });
+
+    if (method === 'GET' && path.startsWith('/files/') && path.endsWith('.png')) {
+      res.writeHead(200, { 'Content-Type': 'image/png', 'Content-Length': String(this.png.length) });
+      res.end(this.png);
+      return;
+    }
+
+    let fault = this.nextFault(path);
+    while (fault?.kind === 'delay') {
+      await new Promise((resolve) => setTimeout(resolve, fault && 'ms' in fault ? fault.ms : 0));
+      if (res.destroyed || req.socket.destroyed) return;
+      fault = this.nextFault(path);
+    }
+    if (fault?.kind === 'status') {
+      const payload = fault.body ?? { error: { message: `scripted ${fault.status}`, type: 'scripted_error', code: null } };
+      res.writeHead(fault.status, { 'Content-Type': 'application/json', ...fault.headers });
+      res.end(JSON.stringify(payload));
+      return;
+    }
+    if (fault?.kind === 'malformed') {
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end('{"id": "chatcmpl-broken", "choices": [ {"message": ');
+      return;
+    }
+
+    let status = 200;
+    let contentType = 'application/json';
+    let payload: Buffer;
+    if (method === 'POST' && path === CHAT_PATH) {
+      payload = Buffer.from(
+        JSON.stringify({
+          id: `chatcmpl-${Math.random().toString(36).slice(2)}`,
+          object: 'chat.completion',
+          created: Math.floor(Date.now() / 1000),
+          model: body?.model ?? 'unknown',
+          choices: [{ index: 0, message: { role: 'assistant', content: CHAT_TEXT }, finish_reason: 'stop', logprobs: null }],
+          usage: CHAT_USAGE,
+        }),
+      );
+    } else if (method === 'POST' && path === IMAGES_PATH) {
+      const model = String(body?.model ?? '');
+      const n = Number(body?.n ?? 1);
+      const format = this.imageFormats.get(model) ?? this.defaultImageFormat;
+      const data = Array.from({ length: n }, (_, i) =>
+        format === 'url'
+          ? { url: `${this.url_}/files/image-${Date.now()}-${i}.png`, revised_prompt: body?.prompt }
+          : { b64_json: this.png.toString('base64'), revised_prompt: body?.prompt },
+      );
+      payload = Buffer.from(JSON.stringify({ created: Math.floor(Date.now() / 1000), data }));
+    } else if (method === 'POST' && path === SPEECH_PATH) {
+      const wav = body?.response_format === 'wav';
+      payload = wav ? this.wav : this.mp3;
+      contentType = wav ? 'audio/wav' : 'audio/mpeg';
+    } else {
+      status = 404;
+      payload = Buffer.from(JSON.stringify({ error: { message: `no route ${method} ${path}`, type: 'invalid_request_error' } }));
+    }
+
+    if (fault?.kind === 'cut') {
+      res.writeHead(status, { 'Content-Type': contentType, 'Content-Length': String(payload.length) });
+      res.write(payload.subarray(0, Math.max(1, Math.floor(payload.length / 2))), () => {
+        // give the bytes a moment to leave, then cut the connection mid-body
+        setTimeout(() => res.socket?.destroy(), 20);
+      });
+      return;
+    }
+    res.writeHead(status, { 'Content-Type': contentType, 'Content-Length': String(payload.length) });
+    res.end(payload);
+  }
+}
+
+export async function startOpenAIUpstream(): Promise<OpenAIUpstream> {
+  return new OpenAIUpstream().start();
+}
+
+/** A valid RGB PNG of one colour. */
+export function solidPng(width: number, height: number, rgb: [number, number, number]): Buffer {
+  const row = Buffer.alloc(1 + width * 3);
+  for (let x = 0; x < width; x++) row.set(rgb, 1 + x * 3);
+  const raw = Buffer.concat(Array.from({ length: height }, () => row));
+  const chunk = (type: string, data: Buffer) => {
+    const length = Buffer.alloc(4);
+    length.writeUInt32BE(data.length);
+    const typed = Buffer.concat([Buffer.from(type, 'ascii'), data]);
+    const crc = Buffer.alloc(4);
+    crc.writeUInt32BE(crc32(typed) >>> 0);
+    return Buffer.concat([length, typed, crc]);
+  };
+  const header = Buffer.alloc(13);
+  header.writeUInt32BE(width, 0);
+  header.writeUInt32BE(height, 4);
+  header[8] = 8; // bit depth
+  header[9] = 2; // RGB
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk('IHDR', header),
+    chunk('IDAT', deflateSync(raw)),
+    chunk('IEND', Buffer.alloc(0)),
+  ]);
+}
+
+/** `frames` silent MPEG-1 Layer III frames (128 kbit/s, 44.1 kHz, 417 bytes each). */
+export function silentMp3(frames: number): Buffer {
+  const frame = Buffer.alloc(417);
+  frame.set([0xff, 0xfb, 0x90, 0x64]);
+  return Buffer.concat(Array.from({ length: frames }, () => frame));
+}
+
+/** A PCM WAV of `samples` silent 16-bit mono samples at 16 kHz. */
+export function silentWav(samples: number): Buffer {
+  const data = samples * 2;
+  const header = Buffer.alloc(44);
+  header.write('RIFF', 0, 'ascii');
+  header.writeUInt32LE(36 + data, 4);
+  header.write('WAVE', 8, 'ascii');
+  header.write('fmt ', 12, 'ascii');
+  header.writeUInt32LE(16, 16);
+  header.writeUInt16LE(1, 20);
+  header.writeUInt16LE(1, 22);
+  header.writeUInt32LE(16_000, 24);
+  header.writeUInt32LE(32_000, 28);
+  header.writeUInt16LE(2, 32);
+  header.writeUInt16LE(16, 34);
+  header.write('data', 36, 'ascii');
+  header.writeUInt32LE(data, 40);
+  return Buffer.concat([header, Buffer.alloc(data)]);
+}
