@@ -107,7 +107,35 @@ const upstreamProvider = z.object({
   apiKeyEnv: z.string().optional(),
   timeoutMs: z.number().int().positive().default(60_000),
   maxRetries: z.number().int().min(0).max(5).default(2),
+  /** largest upstream response accepted, API answers and images fetched from URLs the upstream returns */
+  maxResponseBytes: z
+    .number()
+    .int()
+    .positive()
+    .default(64 * 1024 * 1024),
 });
+
+const fileMediaStore = z.object({
+  /** files under <dataDir>/media */
+  store: z.literal('file'),
+});
+const s3MediaStore = z.object({
+  /** an S3-compatible bucket (AWS S3, MinIO, R2, ...) */
+  store: z.literal('s3'),
+  bucket: z.string().min(1),
+  /** the store's endpoint, for S3-compatible services; omitted for AWS */
+  endpoint: z.url().optional(),
+  region: z.string().min(1),
+  /** bucket in the path rather than the host name; most S3-compatible stores want this */
+  forcePathStyle: z.boolean().default(false),
+  /** names of the environment variables holding the credentials */
+  accessKeyIdEnv: z.string().min(1),
+  secretAccessKeyEnv: z.string().min(1),
+  /** key prefix for media objects, e.g. "media/" */
+  prefix: z.string().default(''),
+});
+export const mediaConfig = z.discriminatedUnion('store', [fileMediaStore, s3MediaStore]);
+export type MediaConfig = z.infer<typeof mediaConfig>;
 
 export const configSchema = z
   .object({
@@ -121,6 +149,14 @@ export const configSchema = z
      */
     trustProxy: z.boolean().default(true),
     dataDir: z.string().default('.data'),
+    /**
+     * PostgreSQL connection string for the payments ledger (postgres://user:pass@host:5432/db), shared by every
+     * instance behind a load balancer. Unset: the embedded SQLite ledger in dataDir (one instance only).
+     */
+    databaseUrl: z
+      .string()
+      .regex(/^postgres(ql)?:\/\//, 'a postgres:// or postgresql:// connection string')
+      .optional(),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     bodyLimitBytes: z.number().int().positive().default(256 * 1024),
     /**
@@ -142,10 +178,32 @@ export const configSchema = z
         speech: z.number().int().positive(),
       })
       .default({ chat: 60, image: 120, speech: 60 }),
+    /**
+     * capabilities whose payment is settled BEFORE the work runs (long work vs. a short-lived proof, e.g. a
+     * Solana blockhash). If such work then fails, the payment stays settled and a retry of the same proof
+     * runs the work again at no charge; the default settles only after the result is stored.
+     */
+    settleFirst: z.array(z.enum(['chat', 'image', 'speech'])).default([]),
     /** how long a settlement may wait for confirmation before it is treated as 'unknown' */
     settlementTimeoutMs: z.number().int().positive().default(30_000),
     /** how often pending settlements are reconciled */
     reconcileIntervalMs: z.number().int().positive().default(15_000),
+    /** how long one instance holds a pending payment it is reconciling before another may check it again */
+    reconcileLeaseMs: z.number().int().positive().default(60_000),
+    /**
+     * a pending payment updated more recently than this is left to the request that is settling it; keep it
+     * above the longest settlement (settlementTimeoutMs, or a remote facilitator's timeoutMs)
+     */
+    settlingGraceMs: z.number().int().nonnegative().default(60_000),
+    /**
+     * a reservation this old that never reached settlement belongs to a request that died (a crash mid-work);
+     * it is released so its proof can be used again. Keep it above the slowest generation.
+     */
+    abandonedAfterMs: z.number().int().positive().default(10 * 60_000),
+    /** where generated media is kept */
+    media: mediaConfig.default({ store: 'file' }),
+    /** generated media is deleted this many days after it was made (checked hourly and at startup); 0 keeps it forever */
+    mediaRetentionDays: z.number().nonnegative().default(30),
     providers: z.record(z.string(), upstreamProvider).default({}),
     models: z.array(modelConfig).optional(),
     defaults: z

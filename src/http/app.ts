@@ -81,6 +81,7 @@ export function createApp(deps: AppDeps): Hono {
         maxTimeoutSeconds: config.maxTimeoutSeconds[endpoint.capability],
         bodyFields,
         requestHash: requestHash(endpoint.path, body),
+        settleFirst: config.settleFirst.includes(endpoint.capability),
         work: async () => {
           try {
             const result = await prepared.run();

@@ -37,6 +37,8 @@ export interface PaidCall {
   bodyFields: Record<string, unknown>;
   /** identifies the request body, so a proof is honoured only for the request it paid for */
   requestHash: string;
+  /** settle before running the work (see config.settleFirst) */
+  settleFirst: boolean;
   work: () => Promise<WorkResult>;
 }
 
@@ -63,6 +65,8 @@ const PAYMENT_REQUIRED = 'X-PAYMENT header is required';
 
 export class PaymentGate {
   private readonly deps: GateDeps;
+  /** settled payments whose work is running in this instance (settle-first) */
+  private readonly working = new Set<string>();
 
   constructor(deps: GateDeps) {
     this.deps = deps;
@@ -223,6 +227,7 @@ export class PaymentGate {
     }
     const payer = verification.payer;
     await ledger.transition(key, ['reserved'], { state: 'verified', payer });
+    if (call.settleFirst) return this.settleThenWork(call, rail, requirements, payment, key, payer);
 
     let result: WorkResult;
     try {
@@ -264,15 +269,70 @@ export class PaymentGate {
     return this.settlementPending(outcome.transaction || null);
   }
 
+  /**
+   * Settle-first: the money moves before the work runs. A settled payment without a result (the work
+   * failed, or the settlement was confirmed later by reconciliation) runs the work on the next use of
+   * the same proof, at no further charge.
+   */
+  private async settleThenWork(
+    call: PaidCall,
+    rail: PaymentRail,
+    requirements: PaymentRequirements,
+    payment: PaymentPayload,
+    key: string,
+    payer: string,
+  ): Promise<GateResponse> {
+    const { ledger, log } = this.deps;
+    await ledger.transition(key, ['verified'], { state: 'pending' });
+    const outcome = await rail.facilitator.settle(payment, requirements).catch((error: unknown) => {
+      log.error({ err: error, key }, 'settlement threw; outcome unknown');
+      return { status: 'unknown' as const, reason: errorText(error), payer, transaction: '' };
+    });
+    if (outcome.status === 'failed') {
+      await ledger.transition(key, ['pending'], { state: 'failed', error: outcome.reason });
+      return this.paymentRequired(call, [rail], `settlement_failed: ${outcome.reason}`);
+    }
+    if (outcome.status === 'unknown') {
+      await ledger.transition(key, ['pending'], { state: 'pending', txHash: outcome.transaction || null, error: outcome.reason });
+      return this.settlementPending(outcome.transaction || null);
+    }
+    await ledger.transition(key, ['pending'], { state: 'settled', txHash: outcome.transaction });
+    return this.workForSettled(call, rail, key, outcome.transaction, outcome.payer || payer);
+  }
+
+  /** Runs the work of a settled payment once per instance at a time, and keeps its result. */
+  private async workForSettled(call: PaidCall, rail: PaymentRail, key: string, transaction: string, payer: string): Promise<GateResponse> {
+    if (this.working.has(key)) {
+      throw new ApiError(409, 'payment_in_progress', 'this payment is already being processed; retry shortly with the same proof', {
+        headers: { 'Retry-After': '1' },
+      });
+    }
+    this.working.add(key);
+    try {
+      const result = await call.work().catch((error: unknown) => {
+        const paid = error instanceof ApiError ? error : new ApiError(502, 'upstream_error', 'generation failed');
+        throw new ApiError(paid.status, paid.code, `${paid.message.replace(/; nothing was charged.*$/, '')}; your payment is settled: retry with the same X-PAYMENT to run it again at no charge`, {
+          headers: paid.headers,
+        });
+      });
+      const stored: StoredResult = { status: 200, body: result.body, media: result.media };
+      await this.deps.ledger.transition(key, ['settled'], { state: 'settled', result: stored });
+      return this.delivered(stored, rail, transaction, payer);
+    } finally {
+      this.working.delete(key);
+    }
+  }
+
   /** A proof seen before: replay its result, or say why it cannot be used now. */
-  private alreadyUsed(call: PaidCall, rail: PaymentRail, existing: PaymentRecord): GateResponse {
+  private async alreadyUsed(call: PaidCall, rail: PaymentRail, existing: PaymentRecord): Promise<GateResponse> {
     if (existing.requestHash !== call.requestHash) {
       return this.paymentRequired(call, [rail], 'payment_already_used: this proof paid for a different request');
     }
     switch (existing.state) {
       case 'settled':
         if (existing.result) return this.delivered(existing.result, rail, existing.txHash ?? '', existing.payer);
-        return this.paymentRequired(call, [rail], 'payment_already_used');
+        // paid before the work ran (settle-first) and the work did not complete: run it now
+        return this.workForSettled(call, rail, existing.key, existing.txHash ?? '', existing.payer);
       case 'pending':
         return this.settlementPending(existing.txHash);
       default:
