@@ -17,7 +17,7 @@ const BASE_CHAIN_ID = 8453;
 
 let service: RunningService;
 before(async () => {
-  service = await startTestService({ networks: ['base', 'polygon'], config: { settlementTimeoutMs: 1500 } });
+  service = await startTestService({ networks: ['base', 'polygon'], config: { settlementTimeoutMs: 4000 } });
 });
 after(() => service.stop());
 
