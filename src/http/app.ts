@@ -80,7 +80,8 @@ export function createApp(deps: AppDeps): Hono {
         amount: prepared.amount,
         maxTimeoutSeconds: config.maxTimeoutSeconds[endpoint.capability],
         bodyFields,
-        requestHash: requestHash(endpoint.path, body),
+        // only a paid call needs to identify its body
+        requestHash: c.req.header('X-PAYMENT') === undefined ? '' : requestHash(endpoint.path, body),
         settleFirst: config.settleFirst.includes(endpoint.capability),
         work: async () => {
           try {
@@ -93,6 +94,9 @@ export function createApp(deps: AppDeps): Hono {
           }
         },
       });
+      if (typeof response.body === 'string') {
+        return c.body(response.body, response.status as 200, { ...response.headers, 'Content-Type': 'application/json' });
+      }
       return c.json(response.body, response.status as 200, response.headers);
     });
     app.all(endpoint.path, (c) => {

@@ -50,6 +50,7 @@ export interface WorkResult {
 
 export interface GateResponse {
   status: number;
+  /** a JSON value, or an already serialised JSON document */
   body: unknown;
   headers: Record<string, string>;
 }
@@ -65,6 +66,8 @@ const PAYMENT_REQUIRED = 'X-PAYMENT header is required';
 
 export class PaymentGate {
   private readonly deps: GateDeps;
+  /** serialised 402 bodies; bounded, since the key includes client-influenced parts (resource origin) */
+  private readonly paymentRequiredCache = new Map<string, string>();
   /** settled payments whose work is running in this instance (settle-first) */
   private readonly working = new Set<string>();
 
@@ -357,12 +360,20 @@ export class PaymentGate {
     return { status: result.status, body: result.body, headers: { 'X-PAYMENT-RESPONSE': encodeHeader(receipt) } };
   }
 
+  /** The 402 answer, serialised once per distinct (resource, amount, networks, reason): it is the hot path. */
   paymentRequired(call: PaidCall, rails: PaymentRail[], error: string): GateResponse {
-    const body: PaymentRequiredBody = {
-      x402Version: X402_VERSION,
-      error,
-      accepts: rails.map((rail) => this.requirementFor(rail, call)),
-    };
+    const cacheKey = `${call.resource}|${call.amount}|${call.maxTimeoutSeconds}|${rails.map((r) => r.network.name).join(',')}|${error}`;
+    let body = this.paymentRequiredCache.get(cacheKey);
+    if (body === undefined) {
+      const document: PaymentRequiredBody = {
+        x402Version: X402_VERSION,
+        error,
+        accepts: rails.map((rail) => this.requirementFor(rail, call)),
+      };
+      body = JSON.stringify(document);
+      if (this.paymentRequiredCache.size >= 1000) this.paymentRequiredCache.clear();
+      this.paymentRequiredCache.set(cacheKey, body);
+    }
     return { status: 402, body, headers: {} };
   }
 
