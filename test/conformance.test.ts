@@ -7,9 +7,9 @@ import assert from 'node:assert/strict';
 import { PaymentRequirementsSchema } from 'x402/types';
 import { startTestService, postJson } from './support/service.ts';
 import type { RunningService } from '../src/service.ts';
-import { NETWORKS, type NetworkName } from '../src/x402/networks.ts';
+import { NETWORKS, NETWORK_NAMES, type NetworkName } from '../src/x402/networks.ts';
 
-const EVM_NETWORKS: NetworkName[] = ['base', 'polygon', 'base-sepolia', 'polygon-amoy'];
+const ALL_NETWORKS: NetworkName[] = [...NETWORK_NAMES];
 
 const ENDPOINTS = [
   { path: '/api/v1/ai/chat', description: 'Run a chat model', body: { model: 'local/demo-bigram', prompt: 'Hello there' } },
@@ -19,7 +19,7 @@ const ENDPOINTS = [
 
 let service: RunningService;
 before(async () => {
-  service = await startTestService({ networks: EVM_NETWORKS });
+  service = await startTestService({ networks: ALL_NETWORKS });
 });
 after(() => service.stop());
 
@@ -30,7 +30,7 @@ async function unpaid(path: string, body: unknown, network?: string) {
 
 describe('402 Payment Required (spec 4 rule 1-2, 7)', () => {
   for (const endpoint of ENDPOINTS) {
-    for (const network of EVM_NETWORKS) {
+    for (const network of ALL_NETWORKS) {
       test(`${endpoint.path} on ${network} without X-PAYMENT lists that network's requirement`, async () => {
         const { response, body } = await unpaid(endpoint.path, endpoint.body, network);
         assert.equal(response.status, 402);
@@ -54,8 +54,10 @@ describe('402 Payment Required (spec 4 rule 1-2, 7)', () => {
           { type: 'http', method: 'POST', discoverable: true, bodyType: 'json', bodyFields: undefined },
         );
         assert.equal(typeof requirement.outputSchema.input.bodyFields, 'object');
-        const eip712 = (NETWORKS[network] as { eip712: unknown }).eip712;
-        assert.deepEqual(requirement.extra, eip712);
+        const spec = NETWORKS[network];
+        if (spec.family === 'evm') assert.deepEqual(requirement.extra, spec.eip712);
+        else assert.deepEqual(Object.keys(requirement.extra), ['feePayer']);
+        assert.equal(requirement.asset, spec.usdc, 'the sandbox token sits at the real USDC address');
       });
     }
   }
@@ -65,15 +67,15 @@ describe('402 Payment Required (spec 4 rule 1-2, 7)', () => {
     assert.equal(response.status, 402);
     assert.match(body.error, /^X-PAYMENT header is required/);
     assert.match(body.error, /X-Network header is required/);
-    for (const network of EVM_NETWORKS) assert.match(body.error, new RegExp(network));
-    assert.deepEqual(body.accepts.map((a: { network: string }) => a.network).sort(), [...EVM_NETWORKS].sort());
+    for (const network of ALL_NETWORKS) assert.match(body.error, new RegExp(network));
+    assert.deepEqual(body.accepts.map((a: { network: string }) => a.network).sort(), [...ALL_NETWORKS].sort());
   });
 
   test('an unknown X-Network without a proof still gets 402 with every enabled network', async () => {
     const { response, body } = await unpaid('/api/v1/ai/tts', ENDPOINTS[2].body, 'dogecoin');
     assert.equal(response.status, 402);
     assert.match(body.error, /"dogecoin" is not a supported X-Network/);
-    assert.equal(body.accepts.length, EVM_NETWORKS.length);
+    assert.equal(body.accepts.length, ALL_NETWORKS.length);
   });
 
   test('the price follows the body and is an exact integer', async () => {
@@ -191,7 +193,7 @@ describe('around the endpoints', () => {
     const body = (await (await fetch(`${service.url}/healthz`)).json()) as Record<string, any>;
     assert.equal(body.status, 'ok');
     assert.equal(body.mode, 'sandbox');
-    for (const network of EVM_NETWORKS) assert.match(body.sandboxNetworks[network].rpcUrl, /^http:\/\/127\.0\.0\.1:\d+/);
+    for (const network of ALL_NETWORKS) assert.match(body.sandboxNetworks[network].rpcUrl, /^http:\/\/127\.0\.0\.1:\d+/);
   });
 
   test('GET /metrics counts requests by route and status', async () => {

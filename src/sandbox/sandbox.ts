@@ -6,6 +6,8 @@ import { NETWORKS, type NetworkName } from '../x402/networks.ts';
 import { ApiError } from '../errors.ts';
 import { startEvmSandbox, type EvmSandbox } from './evm/evm-sandbox.ts';
 import { LocalEvmFacilitator } from '../payments/facilitators/local-evm.ts';
+import { startSvmSandbox } from './svm/svm-sandbox.ts';
+import { LocalSvmFacilitator } from '../payments/facilitators/local-svm.ts';
 import type { PaymentRail } from '../payments/rails.ts';
 import { parseOrThrow } from '../api/validate.ts';
 
@@ -64,6 +66,40 @@ async function startEvmChain(name: NetworkName, settlementTimeoutMs: number): Pr
   };
 }
 
+async function startSvmChain(name: NetworkName, settlementTimeoutMs: number): Promise<SandboxChain> {
+  const network = NETWORKS[name];
+  if (network.family !== 'svm') throw new Error(`${name} is not a Solana network`);
+  const chain = await startSvmSandbox(network);
+  const facilitator = new LocalSvmFacilitator({
+    network,
+    rpcUrl: chain.rpcUrl,
+    feePayer: chain.feePayer.signer,
+    asset: chain.asset,
+    confirmTimeoutMs: settlementTimeoutMs,
+    pollingIntervalMs: 50,
+  });
+  return {
+    network: name,
+    rpcUrl: chain.rpcUrl,
+    asset: chain.asset,
+    payTo: chain.payTo,
+    rail: { network, payTo: chain.payTo, asset: chain.asset, facilitator, extra: await facilitator.requirementExtra() },
+    async faucet(address, amount) {
+      if (!/^[1-9A-HJ-NP-Za-km-z]{32,44}$/.test(address)) {
+        throw new ApiError(400, 'invalid_request', 'address: not a Solana address', { field: 'address' });
+      }
+      const result = await chain.faucet(address, amount).catch((error: unknown) => {
+        if (error instanceof RangeError) throw new ApiError(400, 'invalid_request', `amount: ${error.message}`, { field: 'amount' });
+        throw error;
+      });
+      return { balance: result.balance.toString(), lamports: result.lamports.toString() };
+    },
+    balanceOf: (address) => chain.balanceOf(address),
+    mining: { setAutomine: (enabled) => chain.setAutomine(enabled), mine: () => chain.mine() },
+    stop: () => chain.stop(),
+  };
+}
+
 const faucetRequest = z
   .object({
     network: z.string(),
@@ -77,7 +113,7 @@ const faucetRequest = z
 
 export async function startSandbox(networks: readonly NetworkName[], settlementTimeoutMs: number): Promise<Sandbox> {
   const started = await Promise.allSettled(
-    networks.map((name) => (NETWORKS[name].family === 'evm' ? startEvmChain(name, settlementTimeoutMs) : Promise.reject(new Error(`${name}: Solana sandbox not available yet`)))),
+    networks.map((name) => (NETWORKS[name].family === 'evm' ? startEvmChain : startSvmChain)(name, settlementTimeoutMs)),
   );
   const chains = new Map<NetworkName, SandboxChain>();
   for (const outcome of started) if (outcome.status === 'fulfilled') chains.set(outcome.value.network, outcome.value);

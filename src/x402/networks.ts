@@ -70,7 +70,7 @@ export const NETWORKS: Readonly<Record<NetworkName, Network>> = {
     caip2: 'eip155:137',
     chainId: 137,
     testnet: false,
-    usdc: '0x3c499c542cef5e3811e1192ce70d8cc03d5c3359',
+    usdc: '0x3c499c542cEF5E3811e1192ce70d8cC03d5c3359',
     eip712: { name: 'USD Coin', version: '2' },
     decimals: 6,
   },

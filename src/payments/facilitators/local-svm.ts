@@ -1,0 +1,272 @@
+// Verifies and settles x402 "exact" Solana payments ourselves: our RPC, our fee payer, one network.
+// The payer sends a v0 transaction signed by them as token authority, with our fee payer as account 0;
+// we prove off-chain that it moves exactly the price to the payee and nothing of ours, then simulate it
+// fee-payer-signed; settling adds our signature, sends it, and polls its status. Works against any
+// Solana RPC (the sandbox's or a real one) through @solana/kit.
+import {
+  createKeyPairSignerFromBytes,
+  createSolanaRpc,
+  getAddressDecoder,
+  getBase58Decoder,
+  getBase58Encoder,
+  getBase64EncodedWireTransaction,
+  isAddress,
+  isSolanaError,
+  partiallySignTransaction,
+  SOLANA_ERROR__TRANSACTION_ERROR__ALREADY_PROCESSED,
+  SOLANA_ERROR__TRANSACTION_ERROR__BLOCKHASH_NOT_FOUND,
+  type Address,
+  type Blockhash,
+  type KeyPairSigner,
+  type Rpc,
+  type Signature,
+  type SolanaRpcApi,
+  type Transaction,
+} from '@solana/kit';
+import type { SvmNetwork } from '../../x402/networks.ts';
+import { svmExactPayloadSchema, X402_VERSION, type PaymentPayload, type PaymentRequirements } from '../../x402/types.ts';
+import type { Facilitator, SettleOutcome, VerifyResult } from '../facilitator.ts';
+import {
+  checkExactSvmTransaction,
+  DEFAULT_MAX_COMPUTE_UNIT_LIMIT,
+  DEFAULT_MAX_COMPUTE_UNIT_PRICE,
+  type DecodedPayment,
+} from './svm-exact-checks.ts';
+
+export { svmPaymentKey } from '../../x402/payment-key.ts';
+
+export interface LocalSvmFacilitatorOptions {
+  network: SvmNetwork;
+  rpcUrl: string;
+  /** pays transaction fees; a kit signer, or the 64-byte secret key of a Solana CLI keypair */
+  feePayer: KeyPairSigner | Uint8Array;
+  /** the USDC mint this facilitator accepts */
+  asset: string;
+  /** micro-lamports per compute unit; default (and x402 cap) 5_000_000 = 5 lamports/CU */
+  maxComputeUnitPrice?: bigint;
+  /** default 200_000 */
+  maxComputeUnitLimit?: number;
+  /** how long settle() polls for confirmation before answering 'unknown' */
+  confirmTimeoutMs: number;
+  /** status polling period; default 400 ms (one slot); the sandbox wants ~20 */
+  pollingIntervalMs?: number;
+}
+
+const USDC_DECIMALS = 6;
+
+type Checked =
+  | { ok: true; payment: DecodedPayment; signed: Transaction; signature: Signature }
+  | { ok: false; reason: string; payer?: string };
+
+const failed = (reason: string, payer?: string, transaction?: string): SettleOutcome => ({
+  status: 'failed',
+  reason,
+  ...(payer === undefined ? {} : { payer }),
+  ...(transaction === undefined ? {} : { transaction }),
+});
+
+/** Reads a Solana CLI keypair (JSON array of 64 numbers) or base58 of the 64 bytes. */
+export function parseSvmSecretKey(text: string): Uint8Array {
+  const trimmed = text.trim();
+  const bytes = trimmed.startsWith('[')
+    ? Uint8Array.from(JSON.parse(trimmed) as number[])
+    : new Uint8Array(getBase58Encoder().encode(trimmed));
+  if (bytes.length !== 64) throw new Error('a Solana secret key is 64 bytes (seed and public key)');
+  return bytes;
+}
+
+export class LocalSvmFacilitator implements Facilitator {
+  readonly #network: SvmNetwork;
+  readonly #asset: string;
+  readonly #maxPrice: bigint;
+  readonly #maxLimit: number;
+  readonly #confirmTimeoutMs: number;
+  readonly #pollingIntervalMs: number;
+  readonly #rpc: Rpc<SolanaRpcApi>;
+  readonly #feePayerAddress: Address;
+  readonly #signer: Promise<KeyPairSigner>;
+
+  constructor(options: LocalSvmFacilitatorOptions) {
+    if (!isAddress(options.asset)) throw new Error(`invalid asset mint ${options.asset}`);
+    this.#network = options.network;
+    this.#asset = options.asset;
+    this.#maxPrice = options.maxComputeUnitPrice ?? DEFAULT_MAX_COMPUTE_UNIT_PRICE;
+    this.#maxLimit = options.maxComputeUnitLimit ?? DEFAULT_MAX_COMPUTE_UNIT_LIMIT;
+    this.#confirmTimeoutMs = options.confirmTimeoutMs;
+    this.#pollingIntervalMs = options.pollingIntervalMs ?? 400;
+    this.#rpc = createSolanaRpc(options.rpcUrl);
+    if (options.feePayer instanceof Uint8Array) {
+      if (options.feePayer.length !== 64) throw new Error('the fee payer secret key must be 64 bytes');
+      this.#feePayerAddress = getAddressDecoder().decode(options.feePayer.subarray(32));
+      // kit checks that the public half matches the seed
+      this.#signer = createKeyPairSignerFromBytes(options.feePayer);
+      this.#signer.catch(() => undefined);
+    } else {
+      this.#feePayerAddress = options.feePayer.address;
+      this.#signer = Promise.resolve(options.feePayer);
+    }
+  }
+
+  /** The account that pays every settlement's fee. */
+  get feePayer(): Address {
+    return this.#feePayerAddress;
+  }
+
+  async requirementExtra(): Promise<Record<string, unknown>> {
+    return { feePayer: this.#feePayerAddress };
+  }
+
+  async verify(payload: PaymentPayload, requirements: PaymentRequirements): Promise<VerifyResult> {
+    const checked = await this.#verify(payload, requirements);
+    if (checked.ok) return { isValid: true, payer: checked.payment.payer };
+    return checked.payer === undefined
+      ? { isValid: false, invalidReason: checked.reason }
+      : { isValid: false, invalidReason: checked.reason, payer: checked.payer };
+  }
+
+  async settle(payload: PaymentPayload, requirements: PaymentRequirements): Promise<SettleOutcome> {
+    // Re-verified: settle never trusts that verify ran, and an expired blockhash or a spent balance is
+    // caught here, before anything is sent.
+    const checked = await this.#verify(payload, requirements);
+    if (!checked.ok) return failed(checked.reason, checked.payer);
+    const { payment, signed, signature } = checked;
+    const payer = payment.payer;
+
+    try {
+      await this.#rpc
+        .sendTransaction(getBase64EncodedWireTransaction(signed), { encoding: 'base64', preflightCommitment: 'confirmed' })
+        .send();
+    } catch (error) {
+      // The RPC answered with an error: the transaction was refused and can never land as sent.
+      if (isSolanaError(error) && Number(error.context.__code) < 0) {
+        return failed(reasonForRejection(error), payer);
+      }
+      // Transport failure: it may have reached the cluster; the status poll below decides.
+    }
+    return this.#confirm(signature, payment, Date.now() + this.#confirmTimeoutMs);
+  }
+
+  async checkSettlement(payload: PaymentPayload, requirements: PaymentRequirements, transaction: string): Promise<SettleOutcome> {
+    const parsed = svmExactPayloadSchema.safeParse(payload.payload);
+    if (!parsed.success) return failed('invalid_payload');
+    // Even without a recorded signature it can be recomputed: ed25519 signing is deterministic.
+    const checked = await this.#offChain(payload, requirements);
+    if (!checked.ok) return failed(checked.reason, checked.payer, transaction || undefined);
+    const signature = (transaction || checked.signature) as Signature;
+    return this.#status(signature, checked.payment, true);
+  }
+
+  /** Polls the signature's status until it is final either way or the deadline passes. */
+  async #confirm(signature: Signature, payment: DecodedPayment, deadline: number): Promise<SettleOutcome> {
+    for (;;) {
+      const outcome = await this.#status(signature, payment, false);
+      if (outcome.status !== 'unknown' || Date.now() >= deadline) {
+        return outcome.status === 'unknown' ? { ...outcome, reason: 'settlement_confirmation_timeout' } : outcome;
+      }
+      await new Promise((resolve) => setTimeout(resolve, this.#pollingIntervalMs));
+    }
+  }
+
+  async #status(signature: Signature, payment: DecodedPayment, history: boolean): Promise<SettleOutcome> {
+    const payer = payment.payer;
+    try {
+      const read = async () =>
+        (await this.#rpc.getSignatureStatuses([signature], { searchTransactionHistory: history }).send()).value[0];
+      let status = await read();
+      if (!status) {
+        // Not seen. Once its blockhash has expired it never will be: certainly not settled. The status
+        // is read again after the blockhash so a landing in between is not missed.
+        const { value: valid } = await this.#rpc.isBlockhashValid(payment.blockhash as Blockhash, { commitment: 'confirmed' }).send();
+        if (valid) return { status: 'unknown', reason: 'settlement_pending', payer, transaction: signature };
+        status = await read();
+        if (!status) return failed('blockhash_expired', payer, signature);
+      }
+      if (status.err) return failed('invalid_exact_svm_transaction_failed', payer, signature);
+      if (status.confirmationStatus === 'processed') return { status: 'unknown', reason: 'settlement_pending', payer, transaction: signature };
+      return { status: 'settled', transaction: signature, payer };
+    } catch (error) {
+      return { status: 'unknown', reason: `rpc_unavailable: ${error instanceof Error ? error.message : String(error)}`, payer, transaction: signature };
+    }
+  }
+
+  /** Every check of verify(), off-chain then on-chain; returns the fee-payer-signed transaction. */
+  async #verify(payload: PaymentPayload, requirements: PaymentRequirements): Promise<Checked> {
+    const checked = await this.#offChain(payload, requirements);
+    if (!checked.ok) return checked;
+    const payer = checked.payment.payer;
+    try {
+      const { value: statuses } = await this.#rpc
+        .getSignatureStatuses([checked.signature], { searchTransactionHistory: true })
+        .send();
+      if (statuses[0]) return { ok: false, reason: 'duplicate_settlement', payer };
+      const { value: valid } = await this.#rpc
+        .isBlockhashValid(checked.payment.blockhash as Blockhash, { commitment: 'confirmed' })
+        .send();
+      if (!valid) return { ok: false, reason: 'blockhash_expired', payer };
+      const { value: simulation } = await this.#rpc
+        .simulateTransaction(getBase64EncodedWireTransaction(checked.signed), {
+          encoding: 'base64',
+          sigVerify: true,
+          replaceRecentBlockhash: false,
+          commitment: 'confirmed',
+        })
+        .send();
+      if (simulation.err) {
+        if (simulation.err === 'BlockhashNotFound') return { ok: false, reason: 'blockhash_expired', payer };
+        if (simulation.err === 'AlreadyProcessed') return { ok: false, reason: 'duplicate_settlement', payer };
+        return { ok: false, reason: 'invalid_exact_svm_transaction_simulation_failed', payer };
+      }
+    } catch (error) {
+      // A sigVerify failure is the RPC's own error; anything else means we cannot vouch for the payment.
+      if (isSolanaError(error) && Number(error.context.__code) === -32003) {
+        return { ok: false, reason: 'invalid_exact_svm_payload_signature_invalid', payer };
+      }
+      return { ok: false, reason: 'unexpected_verify_error', payer };
+    }
+    return checked;
+  }
+
+  async #offChain(payload: PaymentPayload, requirements: PaymentRequirements): Promise<Checked> {
+    if (payload.x402Version !== X402_VERSION) return { ok: false, reason: 'invalid_x402_version' };
+    if (payload.scheme !== 'exact' || requirements.scheme !== 'exact') return { ok: false, reason: 'invalid_scheme' };
+    if (payload.network !== requirements.network || requirements.network !== this.#network.name) {
+      return { ok: false, reason: 'invalid_network' };
+    }
+    const parsed = svmExactPayloadSchema.safeParse(payload.payload);
+    if (!parsed.success) return { ok: false, reason: 'invalid_payload' };
+    if (!/^\d{1,20}$/.test(requirements.maxAmountRequired) || !isAddress(requirements.payTo)) {
+      return { ok: false, reason: 'invalid_payment_requirements' };
+    }
+    if (requirements.asset !== this.#asset) return { ok: false, reason: 'asset_mismatch' };
+    const extraFeePayer = requirements.extra.feePayer;
+    if (extraFeePayer !== undefined && extraFeePayer !== this.#feePayerAddress) {
+      return { ok: false, reason: 'invalid_exact_svm_fee_payer_not_managed_by_facilitator' };
+    }
+    const memo = requirements.extra.memo;
+    const check = await checkExactSvmTransaction(parsed.data.transaction, {
+      feePayer: this.#feePayerAddress,
+      asset: requirements.asset,
+      payTo: requirements.payTo,
+      amount: BigInt(requirements.maxAmountRequired),
+      decimals: USDC_DECIMALS,
+      maxComputeUnitPrice: this.#maxPrice,
+      maxComputeUnitLimit: this.#maxLimit,
+      ...(typeof memo === 'string' && memo !== '' ? { memo } : {}),
+    });
+    if (!check.ok) return check.payer === undefined ? { ok: false, reason: check.reason } : { ok: false, reason: check.reason, payer: check.payer };
+
+    const signer = await this.#signer;
+    const signed = await partiallySignTransaction([signer.keyPair], check.payment.transaction);
+    // The transaction's id is the fee payer's signature, the first one.
+    const signature = getBase58Decoder().decode(signed.signatures[this.#feePayerAddress]!) as Signature;
+    return { ok: true, payment: check.payment, signed, signature };
+  }
+}
+
+function reasonForRejection(error: unknown): string {
+  const cause = error instanceof Error ? error.cause : undefined;
+  if (isSolanaError(cause, SOLANA_ERROR__TRANSACTION_ERROR__BLOCKHASH_NOT_FOUND)) return 'blockhash_expired';
+  if (isSolanaError(cause, SOLANA_ERROR__TRANSACTION_ERROR__ALREADY_PROCESSED)) return 'duplicate_settlement';
+  if (isSolanaError(error) && Number(error.context.__code) === -32003) return 'invalid_exact_svm_payload_signature_invalid';
+  return 'invalid_exact_svm_transaction_failed';
+}

@@ -1,0 +1,169 @@
+// The sandbox's JSON-RPC answers, through @solana/kit's own RPC client, every method the official x402
+// payers and our facilitator use, in the shapes a validator answers with.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  appendTransactionMessageInstructions,
+  compileTransaction,
+  createSolanaRpc,
+  createTransactionMessage,
+  generateKeyPairSigner,
+  getBase64EncodedWireTransaction,
+  getBase64Decoder,
+  partiallySignTransactionMessageWithSigners,
+  pipe,
+  setTransactionMessageFeePayer,
+  setTransactionMessageFeePayerSigner,
+  setTransactionMessageLifetimeUsingBlockhash,
+  signTransactionMessageWithSigners,
+  type Base64EncodedWireTransaction,
+  type KeyPairSigner,
+  type Rpc,
+  type SolanaRpcApi,
+  type TransactionMessageBytesBase64,
+} from '@solana/kit';
+import { getSetComputeUnitLimitInstruction, getSetComputeUnitPriceInstruction } from '@solana-program/compute-budget';
+import { findAssociatedTokenPda, getTransferCheckedInstruction, TOKEN_PROGRAM_ADDRESS } from '@solana-program/token';
+import { NETWORKS, type SvmNetwork } from '../../x402/networks.ts';
+import { startSvmSandbox, type SvmSandbox } from './svm-sandbox.ts';
+
+let sandbox: SvmSandbox;
+let rpc: Rpc<SolanaRpcApi>;
+let payer: KeyPairSigner;
+
+before(async () => {
+  sandbox = await startSvmSandbox(NETWORKS.solana as SvmNetwork);
+  rpc = createSolanaRpc(sandbox.rpcUrl);
+  payer = await generateKeyPairSigner();
+  await sandbox.faucet(payer.address, 5_000_000n);
+});
+after(() => sandbox.stop());
+
+/** A USDC transfer to the operator, paid (fee and all) by the payer itself. */
+async function transfer(amount = 1_000n) {
+  const [source] = await findAssociatedTokenPda({ mint: sandbox.asset, owner: payer.address, tokenProgram: TOKEN_PROGRAM_ADDRESS });
+  const [destination] = await findAssociatedTokenPda({ mint: sandbox.asset, owner: sandbox.payTo, tokenProgram: TOKEN_PROGRAM_ADDRESS });
+  const { value: blockhash } = await rpc.getLatestBlockhash().send();
+  return pipe(
+    createTransactionMessage({ version: 0 }),
+    (m) => setTransactionMessageFeePayerSigner(payer, m),
+    (m) => setTransactionMessageLifetimeUsingBlockhash(blockhash, m),
+    (m) =>
+      appendTransactionMessageInstructions(
+        [
+          getSetComputeUnitLimitInstruction({ units: 20_000 }),
+          getSetComputeUnitPriceInstruction({ microLamports: 1_000_000n }),
+          getTransferCheckedInstruction({ source, mint: sandbox.asset, destination, authority: payer, amount, decimals: 6 }),
+        ],
+        m,
+      ),
+  );
+}
+
+test('node facts: health, version, genesis hash, slot, block height', async () => {
+  assert.equal(await rpc.getHealth().send(), 'ok');
+  assert.ok((await rpc.getVersion().send())['solana-core']);
+  assert.equal(await rpc.getGenesisHash().send(), '5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d');
+  const slot = await rpc.getSlot().send();
+  assert.equal(typeof slot, 'bigint');
+  assert.ok((await rpc.getBlockHeight().send()) >= slot);
+  assert.ok((await rpc.getMinimumBalanceForRentExemption(165n).send()) > 2_000_000n);
+});
+
+test('accounts: base64, base58, jsonParsed mint and token account, several at once, balances', async () => {
+  const [ata] = await findAssociatedTokenPda({ mint: sandbox.asset, owner: payer.address, tokenProgram: TOKEN_PROGRAM_ADDRESS });
+  const raw = await rpc.getAccountInfo(sandbox.asset, { encoding: 'base64' }).send();
+  assert.equal(raw.value?.owner, TOKEN_PROGRAM_ADDRESS);
+  assert.equal(Buffer.from(raw.value!.data[0], 'base64').length, 82);
+  const b58 = await rpc.getAccountInfo(sandbox.asset, { encoding: 'base58' }).send();
+  assert.equal(b58.value?.data[1], 'base58');
+
+  const mint = await rpc.getAccountInfo(sandbox.asset, { encoding: 'jsonParsed' }).send();
+  const parsedMint = (mint.value?.data as { program: string; parsed: { type: string; info: Record<string, unknown> } });
+  assert.equal(parsedMint.program, 'spl-token');
+  assert.equal(parsedMint.parsed.type, 'mint');
+  assert.equal(parsedMint.parsed.info.decimals, 6);
+  assert.equal(parsedMint.parsed.info.freezeAuthority, null);
+  assert.equal(parsedMint.parsed.info.supply, '5000000');
+  const token = await rpc.getAccountInfo(ata, { encoding: 'jsonParsed' }).send();
+  const info = (token.value?.data as { parsed: { info: Record<string, unknown> } }).parsed.info;
+  assert.equal(info.owner, payer.address);
+  assert.deepEqual(info.tokenAmount, { amount: '5000000', decimals: 6, uiAmount: 5, uiAmountString: '5' });
+
+  const many = await rpc.getMultipleAccounts([sandbox.asset, ata, (await generateKeyPairSigner()).address], { encoding: 'base64' }).send();
+  assert.equal(many.value.length, 3);
+  assert.equal(many.value[2], null);
+
+  assert.deepEqual((await rpc.getTokenAccountBalance(ata).send()).value, { amount: '5000000', decimals: 6, uiAmount: 5, uiAmountString: '5' });
+  assert.equal((await rpc.getBalance(payer.address).send()).value, 1_000_000_000n);
+});
+
+test('fees: base fee per signature plus the priority fee', async () => {
+  const compiled = compileTransaction(await transfer());
+  const message = getBase64Decoder().decode(compiled.messageBytes) as TransactionMessageBytesBase64;
+  // 1 signature x 5000 + 20_000 CU x 1_000_000 micro-lamports = 5000 + 20_000
+  assert.equal((await rpc.getFeeForMessage(message).send()).value, 25_000n);
+});
+
+test('simulate (unsigned with replaceRecentBlockhash, signed with sigVerify), send, status', async () => {
+  const message = await transfer(1_234n);
+  const unsigned = getBase64EncodedWireTransaction(compileTransaction(message));
+  const estimate = await rpc.simulateTransaction(unsigned, { encoding: 'base64', sigVerify: false, replaceRecentBlockhash: true }).send();
+  assert.equal(estimate.value.err, null);
+  assert.ok(estimate.value.unitsConsumed! > 0n);
+  assert.ok(estimate.value.replacementBlockhash?.blockhash);
+
+  await assert.rejects(rpc.simulateTransaction(unsigned, { encoding: 'base64', sigVerify: true }).send(), /signature verification/i);
+
+  const signed = getBase64EncodedWireTransaction(await signTransactionMessageWithSigners(message));
+  const simulated = await rpc.simulateTransaction(signed, { encoding: 'base64', sigVerify: true }).send();
+  assert.equal(simulated.value.err, null);
+  assert.ok(simulated.value.logs!.some((line) => line.includes(TOKEN_PROGRAM_ADDRESS)), simulated.value.logs!.join('\n'));
+
+  const before = await sandbox.balanceOf(sandbox.payTo);
+  const signature = await rpc.sendTransaction(signed, { encoding: 'base64' }).send();
+  const { value: statuses } = await rpc.getSignatureStatuses([signature]).send();
+  assert.equal(statuses[0]?.err, null);
+  assert.ok(statuses[0]?.confirmationStatus === 'confirmed' || statuses[0]?.confirmationStatus === 'finalized');
+  assert.equal((await sandbox.balanceOf(sandbox.payTo)) - before, 1_234n);
+
+  // The same transaction again is refused by preflight, as a validator does.
+  await assert.rejects(rpc.sendTransaction(signed, { encoding: 'base64' }).send(), (error: Error) => {
+    assert.match(error.message, /simulation failed/i);
+    return true;
+  });
+});
+
+test('an expired blockhash: isBlockhashValid false, simulation and sending refuse it', async () => {
+  const message = await transfer(1n);
+  const { blockhash } = message.lifetimeConstraint;
+  assert.equal((await rpc.isBlockhashValid(blockhash).send()).value, true);
+  const signed = getBase64EncodedWireTransaction(await signTransactionMessageWithSigners(message));
+
+  sandbox.advanceBlocks(151);
+  assert.equal((await rpc.isBlockhashValid(blockhash).send()).value, false);
+  assert.equal((await rpc.simulateTransaction(signed, { encoding: 'base64', sigVerify: true }).send()).value.err, 'BlockhashNotFound');
+  await assert.rejects(rpc.sendTransaction(signed, { encoding: 'base64' }).send(), /simulation failed/i);
+  const compiled = compileTransaction(message);
+  assert.equal((await rpc.getFeeForMessage(getBase64Decoder().decode(compiled.messageBytes) as TransactionMessageBytesBase64).send()).value, null);
+});
+
+test('a partially signed payment (fee payer slot empty) simulates with sigVerify off', async () => {
+  const feePayer = sandbox.feePayer.address;
+  const message = pipe(await transfer(10n), (m) => setTransactionMessageFeePayer(feePayer, m));
+  const partial = await partiallySignTransactionMessageWithSigners(message);
+  const result = await rpc.simulateTransaction(getBase64EncodedWireTransaction(partial) as Base64EncodedWireTransaction, { encoding: 'base64', sigVerify: false }).send();
+  assert.equal(result.value.err, null);
+});
+
+test('JSON-RPC errors and batches', async () => {
+  const post = async (body: unknown) =>
+    (await fetch(sandbox.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })).json();
+  assert.deepEqual(await post({ jsonrpc: '2.0', id: 1, method: 'noSuchMethod' }), { jsonrpc: '2.0', id: 1, error: { code: -32601, message: 'Method not found' } });
+  const batch = (await post([
+    { jsonrpc: '2.0', id: 1, method: 'getHealth' },
+    { jsonrpc: '2.0', id: 2, method: 'getAccountInfo', params: ['not-an-address'] },
+  ])) as { id: number; result?: unknown; error?: { code: number } }[];
+  assert.equal(batch[0]?.result, 'ok');
+  assert.equal(batch[1]?.error?.code, -32602);
+});

@@ -1,0 +1,274 @@
+// A Solana JSON-RPC 2.0 endpoint over an SvmChain, bound to 127.0.0.1 on a port chosen at run time.
+// It serves what @solana/kit clients, the official x402 payers and our facilitator call, with the
+// shapes and error codes of a real validator's RPC, so code tested here runs unchanged against one.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { address, getBase58Decoder, getBase58Encoder, getCompiledTransactionMessageDecoder, isAddress } from '@solana/kit';
+import type { SvmChain } from './svm-chain.ts';
+import { TransactionRejected } from './svm-chain.ts';
+import { accountJson, mintDecimals, readTokenAccount, tokenAmountJson, type AccountEncoding, type DataSlice } from './account-json.ts';
+import { describeTransactionError } from './transaction-error.ts';
+
+export interface RpcServerOptions {
+  chain: SvmChain;
+  /** the network's real genesis hash, so clients that check it see the network they expect */
+  genesisHash: string;
+}
+
+export interface RpcServer {
+  url: string;
+  close(): Promise<void>;
+}
+
+class RpcError extends Error {
+  readonly code: number;
+  readonly data: unknown;
+  constructor(code: number, message: string, data?: unknown) {
+    super(message);
+    this.code = code;
+    this.data = data;
+  }
+}
+
+const invalidParams = (message: string) => new RpcError(-32602, `Invalid params: ${message}`);
+const LAMPORTS_PER_SIGNATURE = 5000n;
+const COMPUTE_BUDGET = 'ComputeBudget111111111111111111111111111111';
+/** Without a SetComputeUnitLimit the runtime allows 200k CU per non-budget instruction. */
+const DEFAULT_UNITS_PER_INSTRUCTION = 200_000n;
+
+/** JSON with u64 values written as plain numbers, as validators do (kit parses them as bigints). */
+function stringify(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) => (typeof v === 'bigint' ? `__u64__${v}` : v)).replace(
+    /"__u64__(\d+)"/g,
+    '$1',
+  );
+}
+
+function config(params: unknown[], index: number): Record<string, unknown> {
+  const value = params[index];
+  return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+}
+
+function addressParam(params: unknown[], index: number): string {
+  const value = params[index];
+  if (typeof value !== 'string' || !isAddress(value)) throw invalidParams(`param ${index} is not a base58 address`);
+  return value;
+}
+
+function wireParam(params: unknown[], encoding: unknown): Uint8Array {
+  const value = params[0];
+  if (typeof value !== 'string') throw invalidParams('transaction must be a string');
+  // A validator's default wire encoding for transactions is base58.
+  if (encoding === 'base64') return new Uint8Array(Buffer.from(value, 'base64'));
+  if (encoding === undefined || encoding === 'base58') return new Uint8Array(getBase58Encoder().encode(value));
+  throw invalidParams(`unsupported encoding ${String(encoding)}`);
+}
+
+function accountEncoding(cfg: Record<string, unknown>): AccountEncoding {
+  const encoding = cfg.encoding ?? 'base58';
+  if (encoding === 'base64' || encoding === 'base58' || encoding === 'jsonParsed') return encoding;
+  throw invalidParams(`unsupported account encoding ${String(encoding)} (this sandbox serves base64, base58, jsonParsed)`);
+}
+
+function dataSlice(cfg: Record<string, unknown>): DataSlice | undefined {
+  const slice = cfg.dataSlice as { offset?: unknown; length?: unknown } | undefined;
+  if (!slice) return undefined;
+  return { offset: Number(slice.offset ?? 0), length: Number(slice.length ?? 0) };
+}
+
+/** Base fee per signature plus the priority fee its compute-budget instructions ask for. */
+function feeForMessage(messageBytes: Uint8Array): bigint {
+  const message = getCompiledTransactionMessageDecoder().decode(messageBytes);
+  let units: bigint | undefined;
+  let microLamports = 0n;
+  let others = 0n;
+  for (const ix of message.instructions) {
+    const program = message.staticAccounts[ix.programAddressIndex];
+    const data = ix.data ?? new Uint8Array();
+    if (program !== COMPUTE_BUDGET) {
+      others++;
+      continue;
+    }
+    const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
+    if (data[0] === 2 && data.length >= 5) units = BigInt(view.getUint32(1, true));
+    if (data[0] === 3 && data.length >= 9) microLamports = view.getBigUint64(1, true);
+  }
+  const limit = units ?? others * DEFAULT_UNITS_PER_INSTRUCTION;
+  const priority = (limit * microLamports + 999_999n) / 1_000_000n;
+  return BigInt(message.header.numSignerAccounts) * LAMPORTS_PER_SIGNATURE + priority;
+}
+
+type Handler = (params: unknown[]) => unknown;
+
+function handlers(chain: SvmChain, genesisHash: string): Record<string, Handler> {
+  const svm = chain.svm;
+  const context = () => ({ slot: chain.slot(), apiVersion: '2.2.0' });
+  const withContext = (value: unknown) => ({ context: context(), value });
+
+  return {
+    getHealth: () => 'ok',
+    getVersion: () => ({ 'solana-core': '2.2.0', 'feature-set': 3294202862 }),
+    getGenesisHash: () => genesisHash,
+    getSlot: () => chain.slot(),
+    getBlockHeight: () => chain.blockHeight(),
+    getEpochInfo: () => {
+      const slot = chain.slot();
+      return { absoluteSlot: slot, blockHeight: slot, epoch: slot / 432_000n, slotIndex: slot % 432_000n, slotsInEpoch: 432_000n, transactionCount: null };
+    },
+    getLatestBlockhash: () => withContext(chain.latestBlockhash()),
+    isBlockhashValid: (params) => {
+      if (typeof params[0] !== 'string') throw invalidParams('blockhash must be a string');
+      return withContext(chain.isBlockhashValid(params[0]));
+    },
+    getMinimumBalanceForRentExemption: (params) => svm.minimumBalanceForRentExemption(BigInt(Number(params[0] ?? 0))),
+    getBalance: (params) => withContext(svm.getBalance(address(addressParam(params, 0)) as never) ?? 0n),
+    getAccountInfo: (params) => {
+      const cfg = config(params, 1);
+      return withContext(accountJson(svm, addressParam(params, 0), accountEncoding(cfg), dataSlice(cfg)));
+    },
+    getMultipleAccounts: (params) => {
+      if (!Array.isArray(params[0])) throw invalidParams('expected an array of addresses');
+      const cfg = config(params, 1);
+      const addresses = params[0].map((_, i) => addressParam(params[0] as unknown[], i));
+      return withContext(addresses.map((a) => accountJson(svm, a, accountEncoding(cfg), dataSlice(cfg))));
+    },
+    getTokenAccountBalance: (params) => {
+      const token = readTokenAccount(svm, address(addressParam(params, 0)) as never);
+      if (!token) throw invalidParams('Invalid param: not a Token account');
+      return withContext(tokenAmountJson(token.amount, mintDecimals(svm, token.mint as never) ?? 0));
+    },
+    getFeeForMessage: (params) => {
+      if (typeof params[0] !== 'string') throw invalidParams('message must be a base64 string');
+      const bytes = new Uint8Array(Buffer.from(params[0], 'base64'));
+      const message = getCompiledTransactionMessageDecoder().decode(bytes);
+      // A validator answers null for a message whose blockhash it no longer knows.
+      return withContext(chain.isBlockhashValid(message.lifetimeToken) ? feeForMessage(bytes) : null);
+    },
+    simulateTransaction: (params) => {
+      const cfg = config(params, 1);
+      const sigVerify = cfg.sigVerify === true;
+      const replaceRecentBlockhash = cfg.replaceRecentBlockhash === true;
+      if (sigVerify && replaceRecentBlockhash) throw invalidParams('sigVerify may not be used with replaceRecentBlockhash');
+      const wire = wireParam(params, cfg.encoding);
+      const result = decodeOrThrow(() => chain.simulate(wire, { sigVerify, replaceRecentBlockhash }));
+      if (sigVerify && result.err === 'SignatureFailure') throw new RpcError(-32003, 'Transaction signature verification failure');
+      return withContext({
+        err: result.err,
+        logs: result.logs,
+        accounts: null,
+        unitsConsumed: result.unitsConsumed,
+        returnData: null,
+        innerInstructions: null,
+        replacementBlockhash: replaceRecentBlockhash ? chain.latestBlockhash() : null,
+      });
+    },
+    sendTransaction: (params) => {
+      const cfg = config(params, 1);
+      const wire = wireParam(params, cfg.encoding);
+      try {
+        return decodeOrThrow(() => chain.send(wire, { skipPreflight: cfg.skipPreflight === true }));
+      } catch (error) {
+        if (!(error instanceof TransactionRejected)) throw error;
+        if (error.err === 'SignatureFailure') throw new RpcError(-32003, 'Transaction signature verification failure');
+        throw new RpcError(-32002, `Transaction simulation failed: ${describeTransactionError(error.err)}`, {
+          err: error.err,
+          logs: error.result.logs,
+          accounts: null,
+          unitsConsumed: error.result.unitsConsumed,
+          returnData: null,
+          innerInstructions: null,
+        });
+      }
+    },
+    getSignatureStatuses: (params) => {
+      if (!Array.isArray(params[0])) throw invalidParams('expected an array of signatures');
+      return withContext(
+        params[0].map((signature) => {
+          const status = typeof signature === 'string' ? chain.signatureStatus(signature) : null;
+          return status && { ...status, status: status.err === null ? { Ok: null } : { Err: status.err } };
+        }),
+      );
+    },
+    requestAirdrop: (params) => {
+      const to = address(addressParam(params, 0));
+      const lamports = BigInt(Number(params[1] ?? 0));
+      const outcome = svm.airdrop(to as never, lamports as never);
+      if (!outcome || !('signature' in outcome)) throw new RpcError(-32603, 'airdrop failed');
+      return getBase58Decoder().decode(outcome.signature());
+    },
+  };
+}
+
+/** Malformed transactions are the caller's fault: an invalid-params error, as a validator answers. */
+function decodeOrThrow<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (error) {
+    if (error instanceof TransactionRejected || error instanceof RpcError) throw error;
+    throw invalidParams(`failed to deserialize transaction: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
+interface JsonRpcRequest {
+  jsonrpc?: unknown;
+  id?: unknown;
+  method?: unknown;
+  params?: unknown;
+}
+
+function answer(table: Record<string, Handler>, request: JsonRpcRequest): unknown {
+  const id = request.id ?? null;
+  if (typeof request.method !== 'string') return { jsonrpc: '2.0', id, error: { code: -32600, message: 'Invalid request' } };
+  const handler = Object.hasOwn(table, request.method) ? table[request.method] : undefined;
+  if (!handler) return { jsonrpc: '2.0', id, error: { code: -32601, message: 'Method not found' } };
+  try {
+    const params = Array.isArray(request.params) ? request.params : [];
+    return { jsonrpc: '2.0', id, result: handler(params) };
+  } catch (error) {
+    if (error instanceof RpcError) {
+      const body = error.data === undefined ? { code: error.code, message: error.message } : { code: error.code, message: error.message, data: error.data };
+      return { jsonrpc: '2.0', id, error: body };
+    }
+    return { jsonrpc: '2.0', id, error: { code: -32603, message: `Internal error: ${error instanceof Error ? error.message : String(error)}` } };
+  }
+}
+
+export async function startRpcServer(options: RpcServerOptions): Promise<RpcServer> {
+  const table = handlers(options.chain, options.genesisHash);
+  const server: Server = createServer((req, res) => {
+    if (req.method !== 'POST') {
+      res.writeHead(405, { allow: 'POST' }).end();
+      return;
+    }
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      let body: unknown;
+      try {
+        body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      } catch {
+        body = undefined;
+      }
+      const reply =
+        body === undefined
+          ? { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error' } }
+          : Array.isArray(body)
+            ? body.map((r) => answer(table, r as JsonRpcRequest))
+            : answer(table, body as JsonRpcRequest);
+      res.writeHead(200, { 'content-type': 'application/json' }).end(stringify(reply));
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', resolve);
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
