@@ -1,10 +1,20 @@
 // Turns a catalog entry into an AI SDK model. Upstream providers are config entries (OpenAI-compatible
 // covers OpenAI, OpenRouter, Together, Groq, vLLM, Ollama, llama.cpp server, LocalAI); the embedded
 // engines implement the same AI SDK interfaces, so the generation code never knows which it got.
+//
+// Chat and images use @ai-sdk/openai-compatible: it passes a model's allowed `options` through as body
+// keys (read under the provider's name), and it accepts images answered as `url` as well as `b64_json`,
+// downloading the former (same-origin or public addresses only) so the bytes are stored and served by us,
+// never the upstream URL. Speech uses @ai-sdk/openai (the compatible package has no speech model), whose
+// options are read under the `openai` key only, so they are moved there.
+import { readFileSync } from 'node:fs';
 import { createOpenAI } from '@ai-sdk/openai';
+import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
+import type { SpeechModelV4 } from '@ai-sdk/provider';
 import type { ImageModel, LanguageModel, SpeechModel } from 'ai';
 import type { ChatModelConfig, ImageModelConfig, ModelConfig, SpeechModelConfig } from '../config/schema.ts';
 import type { Config } from '../config/load.ts';
+import { limitedFetch } from './openai-compatible/limited-fetch.ts';
 
 /** The embedded engines, keyed by the provider names the catalog uses. */
 export interface LocalEngines {
@@ -22,27 +32,37 @@ export interface CallSettings {
   providerOptionsKey: string;
 }
 
+interface Upstream {
+  compatible: ReturnType<typeof createOpenAICompatible>;
+  openai: ReturnType<typeof createOpenAI>;
+}
+
 export class ProviderRegistry {
   private readonly config: Config;
   private readonly local: LocalEngines;
-  private readonly upstreams = new Map<string, ReturnType<typeof createOpenAI>>();
+  private readonly upstreams = new Map<string, Upstream>();
 
   constructor(config: Config, local: LocalEngines) {
     this.config = config;
     this.local = local;
   }
 
-  private upstream(name: string): ReturnType<typeof createOpenAI> {
-    let provider = this.upstreams.get(name);
-    if (!provider) {
+  private upstream(name: string): Upstream {
+    let upstream = this.upstreams.get(name);
+    if (!upstream) {
       const settings = this.config.providers[name];
       if (!settings) throw new Error(`provider ${name} is not configured`);
-      const apiKey = settings.apiKeyEnv ? process.env[settings.apiKeyEnv] : undefined;
-      // Compatible servers often need no key; the SDK insists on one, so send a harmless placeholder.
-      provider = createOpenAI({ baseURL: settings.baseURL, apiKey: apiKey ?? 'not-needed', name });
-      this.upstreams.set(name, provider);
+      const apiKey = settings.apiKeyEnv ? secret(settings.apiKeyEnv) : undefined;
+      const fetch = limitedFetch(settings.maxResponseBytes);
+      upstream = {
+        // no key: no Authorization header at all (local servers need none)
+        compatible: createOpenAICompatible({ baseURL: settings.baseURL, name, fetch, ...(apiKey ? { apiKey } : {}) }),
+        // the SDK insists on a key; compatible servers often need none, so send a harmless placeholder
+        openai: createOpenAI({ baseURL: settings.baseURL, apiKey: apiKey ?? 'not-needed', name, fetch }),
+      };
+      this.upstreams.set(name, upstream);
     }
-    return provider;
+    return upstream;
   }
 
   settings(model: ModelConfig): CallSettings {
@@ -55,16 +75,38 @@ export class ProviderRegistry {
   language(model: ChatModelConfig): LanguageModel {
     if (model.provider === LOCAL_PROVIDERS.chat) return this.local.chat(model);
     // The chat-completions API, not the newer responses API: it is what compatible servers speak.
-    return this.upstream(model.provider).chat(model.upstreamModel ?? model.id);
+    return this.upstream(model.provider).compatible.chatModel(model.upstreamModel ?? model.id);
   }
 
   image(model: ImageModelConfig): ImageModel {
     if (model.provider === LOCAL_PROVIDERS.image) return this.local.image(model);
-    return this.upstream(model.provider).image(model.upstreamModel ?? model.id);
+    return this.upstream(model.provider).compatible.imageModel(model.upstreamModel ?? model.id);
   }
 
   speech(model: SpeechModelConfig): SpeechModel {
     if (model.provider === LOCAL_PROVIDERS.speech) return this.local.speech(model);
-    return this.upstream(model.provider).speech(model.upstreamModel ?? model.id);
+    const inner = this.upstream(model.provider).openai.speech(model.upstreamModel ?? model.id);
+    return optionsUnderOpenAIKey(inner, model.provider);
   }
+}
+
+/** @ai-sdk/openai's speech model reads providerOptions.openai only; hand it the options given under `key`. */
+function optionsUnderOpenAIKey(inner: SpeechModelV4, key: string): SpeechModelV4 {
+  return {
+    specificationVersion: inner.specificationVersion,
+    provider: inner.provider,
+    modelId: inner.modelId,
+    doGenerate: (options) => {
+      const passed = options.providerOptions?.[key];
+      return inner.doGenerate(passed ? { ...options, providerOptions: { ...options.providerOptions, openai: passed } } : options);
+    },
+  };
+}
+
+/** VAR, or the contents of the file named by VAR_FILE (as for every other secret the config names). */
+function secret(name: string): string | undefined {
+  const direct = process.env[name]?.trim();
+  if (direct) return direct;
+  const file = process.env[`${name}_FILE`];
+  return file ? readFileSync(file, 'utf8').trim() : undefined;
 }

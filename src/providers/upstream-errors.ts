@@ -17,6 +17,10 @@ export function toUpstreamError(error: unknown, modelId: string): ApiError {
         headers: { 'Retry-After': '10' },
       });
     }
+    if (status < 400) {
+      // answered, but the body was cut off, not JSON, or not the expected shape
+      return new ApiError(502, 'upstream_error', `model ${modelId} returned an unreadable response; nothing was charged`, { cause: error });
+    }
     return new ApiError(502, 'upstream_error', `model ${modelId} failed (upstream ${status}); nothing was charged`, { cause: error });
   }
   return new ApiError(502, 'upstream_error', `model ${modelId} failed; nothing was charged`, { cause: error });

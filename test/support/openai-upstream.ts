@@ -23,8 +23,8 @@ export type Fault =
   | { kind: 'delay'; ms: number }
   /** 200 with a body that is not JSON */
   | { kind: 'malformed' }
-  /** 200 headers, part of the body, then the socket is destroyed */
-  | { kind: 'cut' };
+  /** 200 headers (plus `headers`), part of the body, then the socket is destroyed */
+  | { kind: 'cut'; headers?: Record<string, string> };
 
 export type ImageFormat = 'b64_json' | 'url';
 
@@ -42,6 +42,8 @@ export class OpenAIUpstream {
   /** image response format by upstream model name; models not listed use `defaultImageFormat` */
   readonly imageFormats = new Map<string, ImageFormat>();
   defaultImageFormat: ImageFormat = 'b64_json';
+  /** origin of the image URLs handed out; this server by default */
+  imageUrlBase: string | undefined;
   /** the PNG every image request returns (its bytes, whichever format carries them) */
   readonly png: Buffer = solidPng(4, 4, [200, 80, 40]);
   /** the MP3 (or WAV when asked) speech returns */
@@ -93,6 +95,7 @@ export class OpenAIUpstream {
     this.faults.clear();
     this.imageFormats.clear();
     this.defaultImageFormat = 'b64_json';
+    this.imageUrlBase = undefined;
   }
 
   async close(): Promise<void> {
@@ -168,7 +171,7 @@ export class OpenAIUpstream {
       const format = this.imageFormats.get(model) ?? this.defaultImageFormat;
       const data = Array.from({ length: n }, (_, i) =>
         format === 'url'
-          ? { url: `${this.url_}/files/image-${Date.now()}-${i}.png`, revised_prompt: body?.prompt }
+          ? { url: `${this.imageUrlBase ?? this.url_}/files/image-${Date.now()}-${i}.png`, revised_prompt: body?.prompt }
           : { b64_json: this.png.toString('base64'), revised_prompt: body?.prompt },
       );
       payload = Buffer.from(JSON.stringify({ created: Math.floor(Date.now() / 1000), data }));
@@ -182,7 +185,7 @@ export class OpenAIUpstream {
     }
 
     if (fault?.kind === 'cut') {
-      res.writeHead(status, { 'Content-Type': contentType, 'Content-Length': String(payload.length) });
+      res.writeHead(status, { 'Content-Type': contentType, 'Content-Length': String(payload.length), ...fault.headers });
       res.write(payload.subarray(0, Math.max(1, Math.floor(payload.length / 2))), () => {
         // give the bytes a moment to leave, then cut the connection mid-body
         setTimeout(() => res.socket?.destroy(), 20);

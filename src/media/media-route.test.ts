@@ -1,0 +1,107 @@
+// GET /media/:id through Hono's app.request(), over both stores: headers, conditional and range requests,
+// and ids that are not ids (traversal, encoded slashes, absolute paths) answered 404.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { Hono } from 'hono';
+import { pino } from 'pino';
+import { mediaRoutes } from './media-route.ts';
+import type { MediaInfo, MediaStore } from './media-store.ts';
+import { renderError } from '../http/render-error.ts';
+import { openFileStore, openS3Store, type OpenedStore } from '../../test/support/media-stores.ts';
+
+function routeSuite(name: string, open: () => Promise<OpenedStore>): void {
+  describe(`GET /media/:id (${name})`, () => {
+    let opened: OpenedStore;
+    let store: MediaStore;
+    let app: Hono;
+    let media: MediaInfo;
+    const bytes = randomBytes(5000);
+    before(async () => {
+      opened = await open();
+      store = opened.store;
+      app = new Hono();
+      app.route('/', mediaRoutes(store));
+      const log = pino({ level: 'silent' });
+      app.onError((error, c) => renderError(error, c, log));
+      media = await store.put(bytes, 'audio/wav');
+    });
+    after(() => opened.close());
+
+    test('the whole file with its type, length, strong ETag and immutable caching', async () => {
+      const response = await app.request(`/media/${media.id}`);
+      assert.equal(response.status, 200);
+      assert.equal(response.headers.get('content-type'), 'audio/wav');
+      assert.equal(response.headers.get('content-length'), '5000');
+      assert.equal(response.headers.get('etag'), `"${media.sha256}"`);
+      assert.match(response.headers.get('cache-control') ?? '', /immutable/);
+      assert.match(response.headers.get('cache-control') ?? '', /max-age=31536000/);
+      assert.equal(response.headers.get('accept-ranges'), 'bytes');
+      assert.equal(response.headers.get('x-content-type-options'), 'nosniff');
+      assert.deepEqual(Buffer.from(await response.arrayBuffer()), bytes);
+    });
+
+    test('If-None-Match with the ETag: 304 and no body', async () => {
+      const response = await app.request(`/media/${media.id}`, { headers: { 'If-None-Match': `"${media.sha256}"` } });
+      assert.equal(response.status, 304);
+      assert.equal((await response.arrayBuffer()).byteLength, 0);
+      const other = await app.request(`/media/${media.id}`, { headers: { 'If-None-Match': '"something-else"' } });
+      assert.equal(other.status, 200);
+      await other.arrayBuffer();
+    });
+
+    test('Range: 206 with Content-Range and exactly those bytes', async () => {
+      for (const [header, start, end] of [
+        ['bytes=100-199', 100, 199],
+        ['bytes=4990-', 4990, 4999],
+        ['bytes=-10', 4990, 4999],
+        ['bytes=0-0', 0, 0],
+        ['bytes=4000-99999', 4000, 4999],
+      ] as const) {
+        const response = await app.request(`/media/${media.id}`, { headers: { Range: header } });
+        assert.equal(response.status, 206, header);
+        assert.equal(response.headers.get('content-range'), `bytes ${start}-${end}/5000`, header);
+        assert.equal(response.headers.get('content-length'), String(end - start + 1), header);
+        assert.deepEqual(Buffer.from(await response.arrayBuffer()), bytes.subarray(start, end + 1), header);
+      }
+    });
+
+    test('an unsatisfiable range: 416 with the size', async () => {
+      for (const header of ['bytes=5000-', 'bytes=6000-7000', 'bytes=10-5']) {
+        const response = await app.request(`/media/${media.id}`, { headers: { Range: header } });
+        assert.equal(response.status, 416, header);
+        assert.equal(response.headers.get('content-range'), 'bytes */5000', header);
+      }
+    });
+
+    test('unknown ids and path tricks: 404', async () => {
+      const paths = [
+        '/media/AAAAAAAAAAAAAAAAAAAAAA.png',
+        '/media/nope',
+        '/media/../..',
+        '/media/../../etc/passwd',
+        '/media/%2e%2e%2f%2e%2e%2fetc%2fpasswd',
+        '/media/%2e%2e/%2e%2e/etc/passwd',
+        '/media/..%2f..%2fetc%2fpasswd',
+        `/media/..%2F${media.id}`,
+        `/media/x%2F..%2F${media.id}`,
+        '/media/%2Fetc%2Fpasswd',
+        '/media//etc/passwd',
+        '/media/C:%5Cwindows%5Cwin.ini',
+        `/media/${media.id}.json`,
+        `/media/${media.id}%00`,
+      ];
+      for (const path of paths) {
+        const response = await app.request(path);
+        assert.equal(response.status, 404, path);
+        const text = await response.text();
+        assert.ok(!text.includes('root:'), path);
+      }
+      const json = await (await app.request('/media/AAAAAAAAAAAAAAAAAAAAAA.png')).json();
+      assert.deepEqual(json, { error: 'no such media', code: 'not_found' });
+    });
+  });
+}
+
+routeSuite('file store', openFileStore);
+routeSuite('S3 store', () => openS3Store());
