@@ -6,8 +6,9 @@ import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import { pino, type Logger } from 'pino';
 import type { Config } from './config/load.ts';
-import { SqliteLedger } from './store/sqlite-ledger.ts';
-import { FileMediaStore } from './media/file-media-store.ts';
+import { openLedger } from './store/open-ledger.ts';
+import { mediaStoreFromConfig } from './media/media-store-from-config.ts';
+import { startMediaRetention } from './media/media-retention.ts';
 import { PaymentGate } from './payments/gate.ts';
 import { Reconciler } from './payments/reconciler.ts';
 import { configuredRails } from './payments/configured-rails.ts';
@@ -43,8 +44,9 @@ export interface RunningService {
 export async function startService(config: Config, options: { log?: Logger } = {}): Promise<RunningService> {
   const log = options.log ?? pino({ level: config.logLevel });
   mkdirSync(config.dataDir, { recursive: true });
-  const ledger = new SqliteLedger(join(config.dataDir, 'ledger.db'));
-  const media = new FileMediaStore(join(config.dataDir, 'media'));
+  const { ledger, engine } = await openLedger(config, log);
+  log.info({ engine }, 'payments ledger ready');
+  const { store: media, close: closeMedia } = mediaStoreFromConfig(config);
 
   let sandbox: Sandbox | undefined;
   const rails = await configuredRails(config);
@@ -60,7 +62,10 @@ export async function startService(config: Config, options: { log?: Logger } = {
   const catalog = new ModelCatalog(config.models, config.defaults);
   const providers = new ProviderRegistry(config, createLocalEngines(config));
   const gate = new PaymentGate({ rails, ledger, media, log });
-  const reconciler = new Reconciler({ ledger, rails, media, log });
+  const reconciler = new Reconciler(
+    { ledger, rails, media, log },
+    { abandonedAfterMs: config.abandonedAfterMs, leaseMs: config.reconcileLeaseMs, settlingGraceMs: config.settlingGraceMs },
+  );
   const metrics = new HttpMetrics();
   const app = createApp({
     config,
@@ -87,6 +92,7 @@ export async function startService(config: Config, options: { log?: Logger } = {
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const url = `http://${host}:${address.port}`;
   reconciler.start(config.reconcileIntervalMs);
+  const retention = startMediaRetention(media, config.mediaRetentionDays, log);
   log.info({ url, mode: sandbox ? 'sandbox' : 'live', networks: [...rails.keys()] }, 'service listening');
 
   let stopping: Promise<void> | undefined;
@@ -98,8 +104,10 @@ export async function startService(config: Config, options: { log?: Logger } = {
         if ('closeIdleConnections' in server) server.closeIdleConnections();
       });
       await reconciler.stop();
+      await retention.stop();
       await sandbox?.stop();
       await ledger.close();
+      closeMedia();
     })());
 
   return { url, config, ledger, media, sandbox, rails, reconciler, log, stop };

@@ -25,6 +25,7 @@ function fromEnvironment(env: Env): Record<string, unknown> {
   if (env.PUBLIC_URL) overrides.publicUrl = env.PUBLIC_URL;
   if (env.TRUST_PROXY) overrides.trustProxy = env.TRUST_PROXY === 'true';
   if (env.DATA_DIR) overrides.dataDir = env.DATA_DIR;
+  if (env.DATABASE_URL) overrides.databaseUrl = env.DATABASE_URL;
   if (env.LOG_LEVEL) overrides.logLevel = env.LOG_LEVEL;
   if (env.SANDBOX_NETWORKS) {
     overrides.sandbox = { enabled: true, networks: env.SANDBOX_NETWORKS.split(',').map((s) => s.trim()) };

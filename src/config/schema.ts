@@ -1,9 +1,9 @@
 // The one validated configuration object. Every field has a default that runs offline (sandbox mode).
 import { z } from 'zod';
-import { NETWORK_NAMES, NETWORKS } from '../x402/networks.ts';
+import { NETWORK_NAMES } from '../x402/networks.ts';
 
-/** Networks the sandbox can run locally (Solana's in-process runtime is not wired yet). */
-export const SANDBOX_NETWORK_NAMES = NETWORK_NAMES.filter((name) => NETWORKS[name].family === 'evm');
+/** Every network runs in the sandbox: anvil for EVM networks, litesvm for Solana. */
+export const SANDBOX_NETWORK_NAMES = NETWORK_NAMES;
 
 /** Integer amount in USDC atomic units (6 decimals), written as a string: "10000" = 0.01 USDC. */
 export const atomicAmount = z
@@ -188,13 +188,17 @@ export const configSchema = z
     settlementTimeoutMs: z.number().int().positive().default(30_000),
     /** how often pending settlements are reconciled */
     reconcileIntervalMs: z.number().int().positive().default(15_000),
-    /** how long one instance holds a pending payment it is reconciling before another may check it again */
-    reconcileLeaseMs: z.number().int().positive().default(60_000),
     /**
-     * a pending payment updated more recently than this is left to the request that is settling it; keep it
-     * above the longest settlement (settlementTimeoutMs, or a remote facilitator's timeoutMs)
+     * an instance reconciling a pending payment holds it this long (instances sharing a database never check one
+     * payment at once; a check outliving it is abandoned); a payment whose instance died mid-check waits this long
      */
-    settlingGraceMs: z.number().int().nonnegative().default(60_000),
+    reconcileLeaseMs: z.number().int().positive().default(5_000),
+    /**
+     * a pending payment updated more recently than this is left to the request that may still be settling it.
+     * 0 (default) is safe with the built-in facilitators, whose checks tell "in flight" from "failed"; raise it
+     * to spare the RPC calls a check of an in-flight settlement costs.
+     */
+    settlingGraceMs: z.number().int().nonnegative().default(0),
     /**
      * a reservation this old that never reached settlement belongs to a request that died (a crash mid-work);
      * it is released so its proof can be used again. Keep it above the slowest generation.

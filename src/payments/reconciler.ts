@@ -1,5 +1,7 @@
 // Settles the fate of payments whose settlement outcome was unknown (a timeout after broadcast, or a crash
-// mid-settlement), and frees reservations abandoned before settlement began. Runs at startup and on a timer.
+// mid-settlement), and frees reservations abandoned before settlement began. Runs at startup and on a timer,
+// in every instance: each pending payment is claimed with a lease (Ledger.claimPending), so two instances
+// sharing one database never check the same payment at once; every write is a guarded transition.
 import type { Logger } from 'pino';
 import type { Ledger, PaymentRecord } from '../store/ledger.ts';
 import type { MediaStore } from '../media/media-store.ts';
@@ -7,16 +9,33 @@ import type { PaymentPayload, PaymentRequirements } from '../x402/types.ts';
 import type { PaymentRails } from './rails.ts';
 import type { NetworkName } from '../x402/networks.ts';
 
-/** A reservation this old that never reached settlement belongs to a request that died. */
-const ABANDONED_AFTER_MS = 10 * 60_000;
+export interface ReconcilerOptions {
+  /** a reservation this old that never reached settlement belongs to a request that died; default 10 min */
+  abandonedAfterMs?: number;
+  /**
+   * how long a claimed pending payment stays this instance's (checks running longer are abandoned); also how
+   * long a payment waits when its instance died mid-check. Default 5 s.
+   */
+  leaseMs?: number;
+  /** pending payments updated more recently than this are left to the request settling them; default 0 */
+  settlingGraceMs?: number;
+}
+
+const BATCH = 100;
 
 export class Reconciler {
   private readonly deps: { ledger: Ledger; rails: PaymentRails; media: MediaStore; log: Logger };
+  private readonly options: Required<ReconcilerOptions>;
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
 
-  constructor(deps: { ledger: Ledger; rails: PaymentRails; media: MediaStore; log: Logger }) {
+  constructor(deps: { ledger: Ledger; rails: PaymentRails; media: MediaStore; log: Logger }, options: ReconcilerOptions = {}) {
     this.deps = deps;
+    this.options = {
+      abandonedAfterMs: options.abandonedAfterMs ?? 10 * 60_000,
+      leaseMs: options.leaseMs ?? 5_000,
+      settlingGraceMs: options.settlingGraceMs ?? 0,
+    };
   }
 
   start(intervalMs: number): void {
@@ -41,30 +60,51 @@ export class Reconciler {
   private async pass(): Promise<void> {
     const { ledger, log } = this.deps;
     try {
-      for (const payment of await ledger.listPending(100)) await this.reconcile(payment);
-      for (const payment of await ledger.listStale(new Date(Date.now() - ABANDONED_AFTER_MS), 100)) {
+      const { leaseMs, settlingGraceMs, abandonedAfterMs } = this.options;
+      // The claimed rows are ours until the lease runs out; a check still running near its end is abandoned (its
+      // outcome unused), so no two instances act on one payment at once. What is left is claimed again later.
+      const claimedAt = Date.now();
+      const deadline = claimedAt + leaseMs - Math.min(1_000, leaseMs / 5);
+      for (const payment of await ledger.claimPending(BATCH, leaseMs, settlingGraceMs)) {
+        if (Date.now() >= deadline) break;
+        log.info({ key: payment.key, tx: payment.txHash }, 'reconciling pending payment');
+        await this.reconcile(payment, deadline);
+      }
+      for (const payment of await ledger.listStale(new Date(Date.now() - abandonedAfterMs), BATCH)) {
         // Nothing was broadcast for these (settlement starts only in 'pending'), so the proof is still good.
-        await ledger.transition(payment.key, ['reserved', 'verified'], { state: 'released', error: 'abandoned before settlement' });
+        // The guarded transition lets exactly one instance release each.
+        if (await ledger.transition(payment.key, ['reserved', 'verified'], { state: 'released', error: 'abandoned before settlement' })) {
+          log.warn({ key: payment.key, state: payment.state }, 'abandoned reservation released');
+        }
       }
     } catch (error) {
       log.error({ err: error }, 'reconciliation pass failed');
     }
   }
 
-  private async reconcile(payment: PaymentRecord): Promise<void> {
+  private async reconcile(payment: PaymentRecord, deadline: number): Promise<void> {
     const { ledger, log, media } = this.deps;
     const rail = this.deps.rails.get(payment.network as NetworkName);
     if (!rail) return;
-    const outcome = await rail.facilitator
+    let timer: NodeJS.Timeout | undefined;
+    const outOfTime = new Promise<undefined>((resolve) => {
+      timer = setTimeout(() => {
+        log.warn({ key: payment.key }, 'settlement check outlived its lease; will retry');
+        resolve(undefined);
+      }, Math.max(0, deadline - Date.now()));
+    });
+    const check = rail.facilitator
       .checkSettlement(payment.payload as PaymentPayload, payment.requirements as PaymentRequirements, payment.txHash ?? '')
       .catch((error: unknown) => {
         log.warn({ err: error, key: payment.key }, 'settlement check failed; will retry');
         return undefined;
       });
+    const outcome = await Promise.race([check, outOfTime]).finally(() => clearTimeout(timer));
     if (!outcome || outcome.status === 'unknown') return;
     if (outcome.status === 'settled') {
-      await ledger.transition(payment.key, ['pending'], { state: 'settled', txHash: outcome.transaction || payment.txHash });
-      log.info({ key: payment.key, tx: outcome.transaction }, 'pending payment reconciled: settled');
+      if (await ledger.transition(payment.key, ['pending'], { state: 'settled', txHash: outcome.transaction || payment.txHash })) {
+        log.info({ key: payment.key, tx: outcome.transaction }, 'pending payment reconciled: settled');
+      }
       return;
     }
     if (await ledger.transition(payment.key, ['pending'], { state: 'failed', error: outcome.reason, result: null })) {

@@ -1,0 +1,244 @@
+// The shared ledger on PostgreSQL (selected by DATABASE_URL / `databaseUrl`): several gateway instances
+// behind a load balancer use one database, so a proof is used once across all of them.
+// Every state change is one statement; the database's row locks and unique key do the arbitration.
+// Timestamps come from the database clock (now()), so instances with skewed clocks still agree on leases.
+import pg from 'pg';
+import type { Ledger, NewPayment, PaymentRecord, PaymentState, PaymentUpdate, ReserveOutcome } from './ledger.ts';
+
+/** Applied in order, each once, in one transaction under an advisory lock (see migrate()). Never edit a shipped one. */
+export const POSTGRES_MIGRATIONS: readonly string[] = [
+  `CREATE TABLE payments (
+     key text PRIMARY KEY,
+     network text NOT NULL,
+     payer text NOT NULL,
+     amount numeric(78, 0) NOT NULL,
+     asset text NOT NULL,
+     pay_to text NOT NULL,
+     resource text NOT NULL,
+     request_hash text NOT NULL,
+     state text NOT NULL CHECK (state IN ('reserved', 'verified', 'pending', 'settled', 'failed', 'released')),
+     tx_hash text,
+     error text,
+     result json,
+     payload jsonb NOT NULL,
+     requirements jsonb NOT NULL,
+     created_at timestamptz NOT NULL,
+     updated_at timestamptz NOT NULL
+   );
+   CREATE INDEX payments_tx_hash ON payments (tx_hash);
+   CREATE INDEX payments_state ON payments (state, updated_at);`,
+  // 2: reconciliation leases, so several instances never check the same pending payment at once
+  `ALTER TABLE payments ADD COLUMN lease_until timestamptz;`,
+];
+
+/** Key of the advisory lock held while migrating; any constant works as long as every instance uses the same. */
+const MIGRATION_LOCK = 4021_0402;
+
+interface Row {
+  key: string;
+  network: string;
+  payer: string;
+  amount: string;
+  asset: string;
+  pay_to: string;
+  resource: string;
+  request_hash: string;
+  state: PaymentState;
+  tx_hash: string | null;
+  error: string | null;
+  // `result` is json (not jsonb): a replayed body keeps the exact key order the client first got
+  result: PaymentRecord['result'];
+  payload: unknown;
+  requirements: unknown;
+  created_at: Date;
+  updated_at: Date;
+  lease_until: Date | null;
+}
+
+function toRecord(row: Row): PaymentRecord {
+  return {
+    key: row.key,
+    network: row.network,
+    payer: row.payer,
+    amount: row.amount,
+    asset: row.asset,
+    payTo: row.pay_to,
+    resource: row.resource,
+    requestHash: row.request_hash,
+    state: row.state,
+    txHash: row.tx_hash,
+    error: row.error,
+    result: row.result,
+    payload: row.payload,
+    requirements: row.requirements,
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+    leaseUntil: row.lease_until && row.lease_until.toISOString(),
+  };
+}
+
+export interface PostgresLedgerOptions {
+  /** postgres://user:password@host:port/database (or any libpq-style connection string pg accepts) */
+  connectionString: string;
+  /** most connections this instance opens; default 10 */
+  maxConnections?: number;
+  /** told about errors of idle pooled connections (the pool drops them and reconnects on demand) */
+  onIdleError?: (error: Error) => void;
+}
+
+export class PostgresLedger implements Ledger {
+  private readonly pool: pg.Pool;
+
+  private constructor(pool: pg.Pool) {
+    this.pool = pool;
+  }
+
+  /** Connects and brings the schema up to date; safe when several instances start at once. */
+  static async open(options: PostgresLedgerOptions): Promise<PostgresLedger> {
+    const pool = new pg.Pool({
+      connectionString: options.connectionString,
+      max: options.maxConnections ?? 10,
+      // fail (and let the request or the startup fail) rather than wait on an unreachable server forever
+      connectionTimeoutMillis: 10_000,
+      application_name: 'x402-ai-gateway',
+    });
+    // Without a listener an idle connection's error (server restart, network blip) would crash the process.
+    pool.on('error', (error) => options.onIdleError?.(error));
+    const ledger = new PostgresLedger(pool);
+    try {
+      await ledger.migrate();
+    } catch (error) {
+      await pool.end();
+      throw error;
+    }
+    return ledger;
+  }
+
+  /** Applies the migrations not applied yet. The advisory lock makes concurrent starters wait, then see them applied. */
+  private async migrate(): Promise<void> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
+      await client.query(
+        'CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())',
+      );
+      const { rows } = await client.query<{ v: number }>('SELECT COALESCE(MAX(version), 0)::int AS v FROM schema_migrations');
+      const applied = rows[0]?.v ?? 0;
+      for (const [index, sql] of POSTGRES_MIGRATIONS.entries()) {
+        if (index < applied) continue;
+        await client.query(sql);
+        await client.query('INSERT INTO schema_migrations (version) VALUES ($1)', [index + 1]);
+      }
+      await client.query('COMMIT');
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+
+  async reserve(payment: NewPayment): Promise<ReserveOutcome> {
+    // One statement: a new key is inserted; an existing one is taken over only if its earlier use moved no
+    // funds. Concurrent callers with one key serialise on the key's index entry; exactly one gets a row back.
+    const claimed = await this.pool.query(
+      `INSERT INTO payments (key, network, payer, amount, asset, pay_to, resource, request_hash, state,
+                             payload, requirements, created_at, updated_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'reserved', $9, $10, now(), now())
+       ON CONFLICT (key) DO UPDATE SET
+         resource = EXCLUDED.resource, request_hash = EXCLUDED.request_hash, state = 'reserved',
+         tx_hash = NULL, error = NULL, result = NULL, payload = EXCLUDED.payload,
+         requirements = EXCLUDED.requirements, updated_at = EXCLUDED.updated_at, lease_until = NULL
+       WHERE payments.state IN ('released', 'failed')
+       RETURNING key`,
+      [
+        payment.key,
+        payment.network,
+        payment.payer,
+        payment.amount,
+        payment.asset,
+        payment.payTo,
+        payment.resource,
+        payment.requestHash,
+        JSON.stringify(payment.payload),
+        JSON.stringify(payment.requirements),
+      ],
+    );
+    if (claimed.rowCount === 1) return { reserved: true };
+    const existing = await this.get(payment.key);
+    if (!existing) throw new Error(`payment ${payment.key} vanished during reservation`);
+    return { reserved: false, existing };
+  }
+
+  async transition(key: string, from: PaymentState[], update: PaymentUpdate): Promise<boolean> {
+    const values: unknown[] = [update.state];
+    const sets = ['state = $1', 'updated_at = now()'];
+    const set = (column: string, value: unknown) => {
+      values.push(value);
+      sets.push(`${column} = $${values.length}`);
+    };
+    if (update.payer !== undefined) set('payer', update.payer);
+    if (update.txHash !== undefined) set('tx_hash', update.txHash);
+    if (update.error !== undefined) set('error', update.error);
+    if (update.result !== undefined) set('result', update.result && JSON.stringify(update.result));
+    values.push(key, from);
+    const outcome = await this.pool.query(
+      `UPDATE payments SET ${sets.join(', ')} WHERE key = $${values.length - 1} AND state = ANY($${values.length}::text[])`,
+      values,
+    );
+    return outcome.rowCount === 1;
+  }
+
+  async get(key: string): Promise<PaymentRecord | undefined> {
+    const { rows } = await this.pool.query<Row>('SELECT * FROM payments WHERE key = $1', [key]);
+    return rows[0] && toRecord(rows[0]);
+  }
+
+  async findByTransaction(txHash: string): Promise<PaymentRecord | undefined> {
+    const { rows } = await this.pool.query<Row>('SELECT * FROM payments WHERE tx_hash = $1 LIMIT 1', [txHash]);
+    return rows[0] && toRecord(rows[0]);
+  }
+
+  async listPending(limit: number): Promise<PaymentRecord[]> {
+    const { rows } = await this.pool.query<Row>(
+      `SELECT * FROM payments WHERE state = 'pending' ORDER BY updated_at LIMIT $1`,
+      [limit],
+    );
+    return rows.map(toRecord);
+  }
+
+  async claimPending(limit: number, leaseMs: number, idleMs = 0): Promise<PaymentRecord[]> {
+    // SELECT ... FOR UPDATE SKIP LOCKED and the UPDATE that stamps the lease run as one statement (one
+    // transaction): rows another instance is claiming right now are skipped, not waited for, and a row whose
+    // lease was just stamped by a committed claim fails the re-checked WHERE and is skipped too.
+    const { rows } = await this.pool.query<Row>(
+      `WITH claimable AS (
+         SELECT key FROM payments
+         WHERE state = 'pending'
+           AND (lease_until IS NULL OR lease_until <= now())
+           AND updated_at <= now() - make_interval(secs => $3::double precision / 1000)
+         ORDER BY updated_at
+         LIMIT $1
+         FOR UPDATE SKIP LOCKED
+       )
+       UPDATE payments SET lease_until = date_trunc('milliseconds', now() + make_interval(secs => $2::double precision / 1000))
+       FROM claimable WHERE payments.key = claimable.key
+       RETURNING payments.*`,
+      [limit, leaseMs, idleMs],
+    );
+    return rows.map(toRecord).sort((a, b) => a.updatedAt.localeCompare(b.updatedAt));
+  }
+
+  async listStale(olderThan: Date, limit: number): Promise<PaymentRecord[]> {
+    const { rows } = await this.pool.query<Row>(
+      `SELECT * FROM payments WHERE state IN ('reserved', 'verified') AND updated_at < $1 ORDER BY updated_at LIMIT $2`,
+      [olderThan, limit],
+    );
+    return rows.map(toRecord);
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+}

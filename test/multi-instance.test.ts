@@ -1,0 +1,293 @@
+// Several gateway instances sharing one PostgreSQL ledger, as behind a load balancer: separate processes on
+// their own ports, live (non-sandbox) configs whose `base` network settles through a local facilitator on ONE
+// anvil chain started here. A proof is used once across all of them, a pending payment is reconciled by one of
+// them, and a process killed mid-request leaves a ledger the next start repairs.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
+import { exact } from 'x402/schemes';
+import { startEvmSandbox, type EvmSandbox } from '../src/sandbox/evm/evm-sandbox.ts';
+import { LocalEvmFacilitator } from '../src/payments/facilitators/local-evm.ts';
+import { PostgresLedger } from '../src/store/postgres-ledger.ts';
+import { NETWORKS, type EvmNetwork } from '../src/x402/networks.ts';
+import { decodeHeader } from '../src/x402/encoding.ts';
+import { evmPaymentKey } from '../src/x402/payment-key.ts';
+import type { EvmExactPayload, PaymentPayload, PaymentRequirements } from '../src/x402/types.ts';
+import type { PaymentRecord } from '../src/store/ledger.ts';
+import { startPostgres, type PostgresServer } from './support/postgres.ts';
+import { startChildService, type ChildService } from './support/child-service.ts';
+import { postJson } from './support/service.ts';
+
+const base = NETWORKS.base as EvmNetwork;
+const KEY_ENV = 'X402_TEST_SETTLEMENT_KEY';
+const CHAT = { model: 'fake/chat', prompt: 'Tell me about the sea', max_tokens: 16 };
+const SLOW_CHAT = { model: 'slow/chat', prompt: 'Take your time', max_tokens: 16 };
+
+let postgres: PostgresServer;
+let databaseUrl: string;
+let sandbox: EvmSandbox;
+let ledger: PostgresLedger;
+let upstream: FakeUpstream;
+let a: ChildService;
+let b: ChildService;
+const children: ChildService[] = [];
+
+/** An OpenAI-compatible upstream: /ok answers at once (and counts each generation), /hang never answers. */
+interface FakeUpstream {
+  url: string;
+  generations: number;
+  hanging: number;
+  close(): Promise<void>;
+}
+
+async function startFakeUpstream(): Promise<FakeUpstream> {
+  const state = { generations: 0, hanging: 0 };
+  const server: Server = createServer((request: IncomingMessage, response: ServerResponse) => {
+    request.resume();
+    request.on('end', () => {
+      if (request.url?.startsWith('/hang/')) {
+        state.hanging++;
+        return; // never answers
+      }
+      const n = ++state.generations;
+      response.writeHead(200, { 'Content-Type': 'application/json' });
+      response.end(
+        JSON.stringify({
+          id: `chatcmpl-${n}`,
+          object: 'chat.completion',
+          created: Math.floor(Date.now() / 1000),
+          model: 'fake',
+          choices: [{ index: 0, message: { role: 'assistant', content: `generation number ${n}` }, finish_reason: 'stop' }],
+          usage: { prompt_tokens: 5, completion_tokens: 3, total_tokens: 8 },
+        }),
+      );
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    get generations() {
+      return state.generations;
+    },
+    get hanging() {
+      return state.hanging;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+function chatModel(id: string, provider: string) {
+  return {
+    id,
+    capability: 'chat',
+    provider,
+    maxTokens: 64,
+    defaultMaxTokens: 16,
+    price: { perRequest: '1000', perThousandOutputTokens: '1000', perThousandInputChars: '0' },
+  };
+}
+
+/** A live config: real `networks` (so no sandbox), the shared database, fast reconciliation. */
+function instanceConfig(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    databaseUrl,
+    // one public URL for all instances, as behind a load balancer
+    publicUrl: 'http://gateway.test',
+    networks: {
+      base: {
+        payTo: sandbox.payTo,
+        asset: sandbox.asset,
+        eip712: sandbox.eip712,
+        facilitator: { type: 'local', rpcUrl: sandbox.rpcUrl, secretKeyEnv: KEY_ENV },
+      },
+    },
+    settlementTimeoutMs: 5_000,
+    reconcileIntervalMs: 100,
+    settlingGraceMs: 1_000,
+    providers: {
+      fake: { type: 'openai-compatible', baseURL: `${upstream.url}/ok/v1`, maxRetries: 0 },
+      hang: { type: 'openai-compatible', baseURL: `${upstream.url}/hang/v1`, maxRetries: 0 },
+    },
+    models: [chatModel('fake/chat', 'fake'), chatModel('slow/chat', 'hang')],
+    ...overrides,
+  };
+}
+
+async function startInstance(overrides: Record<string, unknown> = {}): Promise<ChildService> {
+  const child = await startChildService(instanceConfig(overrides), { [KEY_ENV]: sandbox.settlementPrivateKey });
+  children.push(child);
+  return child;
+}
+
+before(async () => {
+  [postgres, sandbox, upstream] = await Promise.all([startPostgres(), startEvmSandbox(base), startFakeUpstream()]);
+  databaseUrl = await postgres.createDatabase();
+  ledger = await PostgresLedger.open({ connectionString: databaseUrl });
+  [a, b] = await Promise.all([startInstance(), startInstance()]);
+});
+
+after(async () => {
+  await Promise.all(children.map((child) => child.stop()));
+  await ledger?.close();
+  await upstream?.close();
+  await sandbox?.stop();
+  await postgres?.stop();
+});
+
+async function fundedBuyer(): Promise<PrivateKeyAccount> {
+  const buyer = privateKeyToAccount(generatePrivateKey());
+  await sandbox.faucet(buyer.address, 10_000_000n);
+  return buyer;
+}
+
+/** What the instance asks for this body (its 402), and a proof signed for it as x402-fetch signs one. */
+async function signedProof(instance: ChildService, body: unknown, buyer: PrivateKeyAccount) {
+  const quote = await postJson(`${instance.url}/api/v1/ai/chat`, body, { 'X-Network': 'base' });
+  assert.equal(quote.status, 402);
+  const requirements = ((await quote.json()) as { accepts: PaymentRequirements[] }).accepts[0]!;
+  type OfficialRequirements = Parameters<typeof exact.evm.createPaymentHeader>[2];
+  const header = await exact.evm.createPaymentHeader(buyer, 1, requirements as unknown as OfficialRequirements);
+  const payment = decodeHeader(header) as PaymentPayload;
+  const key = evmPaymentKey(base.chainId, sandbox.asset, payment.payload as EvmExactPayload);
+  return { header, payment, requirements, key, price: BigInt(requirements.maxAmountRequired) };
+}
+
+async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(50);
+  }
+}
+
+const logsAbout = (key: string, msg: string) =>
+  children.flatMap((child) => child.logs.filter((line) => line.key === key && line.msg === msg));
+
+describe('two instances, one PostgreSQL ledger', () => {
+  test('50 concurrent uses of one proof across both instances: one generation, one settlement', async () => {
+    const buyer = await fundedBuyer();
+    const proof = await signedProof(a, CHAT, buyer);
+    const [buyerBefore, payToBefore] = [await sandbox.balanceOf(buyer.address), await sandbox.balanceOf(sandbox.payTo)];
+    const generationsBefore = upstream.generations;
+
+    const responses = await Promise.all(
+      Array.from({ length: 50 }, async (_, i) => {
+        const instance = i % 2 === 0 ? a : b;
+        const response = await postJson(`${instance.url}/api/v1/ai/chat`, CHAT, { 'X-Network': 'base', 'X-PAYMENT': proof.header });
+        return { status: response.status, body: await response.text() };
+      }),
+    );
+
+    const statuses = responses.map((r) => r.status);
+    assert.ok(statuses.every((s) => s === 200 || s === 409), `only 200 or 409 (in progress / pending): ${statuses.join(',')}`);
+    const delivered = new Set(responses.filter((r) => r.status === 200).map((r) => r.body));
+    assert.equal(delivered.size, 1, 'every 200 carries the one generated body');
+    assert.equal(upstream.generations - generationsBefore, 1, 'the model ran once');
+
+    // Both instances now replay the stored result for the same proof; nothing more moves.
+    for (const instance of [a, b]) {
+      const replay = await postJson(`${instance.url}/api/v1/ai/chat`, CHAT, { 'X-Network': 'base', 'X-PAYMENT': proof.header });
+      assert.equal(replay.status, 200);
+      assert.equal(await replay.text(), [...delivered][0]);
+    }
+    assert.equal(upstream.generations - generationsBefore, 1);
+    assert.equal(await sandbox.balanceOf(buyer.address), buyerBefore - proof.price, 'charged exactly once');
+    assert.equal(await sandbox.balanceOf(sandbox.payTo), payToBefore + proof.price);
+    const row = await ledger.get(proof.key);
+    assert.equal(row?.state, 'settled');
+    assert.match(row?.txHash ?? '', /^0x[0-9a-f]{64}$/);
+  });
+
+  test('a pending payment is reconciled exactly once while both instances run', async () => {
+    // A payment whose settlement really landed, but whose row stayed 'pending' (as after a timeout or a crash
+    // right after broadcast). It is settled here by a separate settlement key, so no nonce races the children.
+    const settlerKey = generatePrivateKey();
+    await sandbox.faucet(privateKeyToAccount(settlerKey).address, 1n); // gas
+    const settler = new LocalEvmFacilitator({
+      network: base,
+      rpcUrl: sandbox.rpcUrl,
+      settlementPrivateKey: settlerKey,
+      asset: sandbox.asset,
+      eip712: sandbox.eip712,
+      receiptTimeoutMs: 5_000,
+      pollingIntervalMs: 20,
+    });
+    const buyer = await fundedBuyer();
+    const proof = await signedProof(a, CHAT, buyer);
+    const settled = await settler.settle(proof.payment, proof.requirements);
+    assert.equal(settled.status, 'settled');
+    const tx = settled.status === 'settled' ? settled.transaction : '';
+
+    assert.deepEqual(
+      await ledger.reserve({
+        key: proof.key,
+        network: 'base',
+        payer: buyer.address,
+        amount: proof.requirements.maxAmountRequired,
+        asset: sandbox.asset,
+        payTo: sandbox.payTo,
+        resource: proof.requirements.resource,
+        requestHash: 'test-inserted',
+        payload: proof.payment,
+        requirements: proof.requirements,
+      }),
+      { reserved: true },
+    );
+    assert.ok(await ledger.transition(proof.key, ['reserved'], { state: 'verified', payer: buyer.address }));
+    assert.ok(await ledger.transition(proof.key, ['verified'], { state: 'pending', txHash: tx, result: { status: 200, body: {}, media: [] } }));
+
+    // Both instances poll every 100 ms; the row becomes claimable once it is a second old (settlingGraceMs).
+    const row = await waitFor('the reconciler to settle the row', async () => {
+      const current = await ledger.get(proof.key);
+      return current?.state === 'settled' ? current : undefined;
+    });
+    assert.equal(row.txHash, tx);
+    await sleep(500); // several more passes of both instances
+    assert.equal(logsAbout(proof.key, 'reconciling pending payment').length, 1, 'checked by one instance, once');
+    assert.equal(logsAbout(proof.key, 'pending payment reconciled: settled').length, 1);
+    assert.equal((await ledger.get(proof.key))?.updatedAt, row.updatedAt, 'no later transition');
+  });
+
+  test('SIGKILL mid-generation leaves the payment unsettled; the next start releases it', async () => {
+    // This instance considers a reservation abandoned after 1 s; the others keep the 10 min default, so only
+    // the restarted process repairs the row.
+    const crashConfig = { abandonedAfterMs: 1_000 };
+    const doomed = await startInstance(crashConfig);
+    const buyer = await fundedBuyer();
+    const proof = await signedProof(doomed, SLOW_CHAT, buyer);
+    const balanceBefore = await sandbox.balanceOf(buyer.address);
+    const hangingBefore = upstream.hanging;
+
+    const request = postJson(`${doomed.url}/api/v1/ai/chat`, SLOW_CHAT, { 'X-Network': 'base', 'X-PAYMENT': proof.header }).catch(
+      (error: unknown) => error,
+    );
+    await waitFor('the generation to start upstream', async () => (upstream.hanging > hangingBefore ? true : undefined));
+    await doomed.kill();
+    assert.ok((await request) instanceof Error, 'the client saw the connection die');
+
+    const left: PaymentRecord | undefined = await ledger.get(proof.key);
+    assert.ok(left);
+    assert.ok(left.state === 'reserved' || left.state === 'verified', `left ${left.state}`);
+    assert.equal(left.txHash, null);
+    assert.equal(await sandbox.balanceOf(buyer.address), balanceBefore, 'nothing settled');
+
+    const restarted = await startInstance(crashConfig);
+    const released = await waitFor('the restarted instance to release the reservation', async () => {
+      const current = await ledger.get(proof.key);
+      return current?.state === 'released' ? current : undefined;
+    });
+    assert.equal(released.error, 'abandoned before settlement');
+    assert.equal(restarted.logs.filter((line) => line.key === proof.key && line.msg === 'abandoned reservation released').length, 1);
+    assert.equal(await sandbox.balanceOf(buyer.address), balanceBefore);
+  });
+});
