@@ -5,8 +5,10 @@ import assert from 'node:assert/strict';
 import { wrapFetchWithPayment as wrapFetchV1 } from 'x402-fetch';
 import { wrapFetchWithPayment as wrapFetchV2, x402Client } from '@x402/fetch';
 import { registerExactEvmScheme } from '@x402/evm/exact/client';
+import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { startTestService, postJson } from './support/service.ts';
 import { balanceOf, decodeReceipt, fundedEvmBuyer } from './support/sandbox-wallet.ts';
+import { receiptChallenge } from '../src/x402/receipt-challenge.ts';
 import type { RunningService } from '../src/service.ts';
 
 const CHAT = { model: 'local/demo-bigram', prompt: 'Tell me about the sea', max_tokens: 16 };
@@ -109,7 +111,7 @@ describe('paid media is stored and served by this service', () => {
 
 describe('one payment, one use', () => {
   /** Captures the X-PAYMENT an official client sends, so the test can replay it. */
-  async function payOnceCapturing(body: unknown): Promise<{ proof: string; response: Response; buyer: string }> {
+  async function payOnceCapturing(body: unknown): Promise<{ proof: string; response: Response; buyer: string; account: PrivateKeyAccount }> {
     const buyer = await fundedEvmBuyer(service, ['base']);
     let proof = '';
     const spy: typeof fetch = async (input, init) => {
@@ -122,7 +124,7 @@ describe('one payment, one use', () => {
       headers: { ...json, 'X-Network': 'base' },
       body: JSON.stringify(body),
     });
-    return { proof, response, buyer: buyer.address };
+    return { proof, response, buyer: buyer.address, account: buyer };
   }
 
   test('replaying a settled proof returns the stored result and moves nothing', async () => {
@@ -135,7 +137,7 @@ describe('one payment, one use', () => {
     assert.equal(await balanceOf(service, 'base', buyer), balance);
   });
 
-  test('GET /api/v1/payments/<tx> shows the public facts of a settled payment, never its result', async () => {
+  test('GET /api/v1/payments/<tx> without a payer signature shows only the public facts, never the result', async () => {
     const { response, buyer } = await payOnceCapturing(CHAT);
     const receipt = decodeReceipt(response.headers.get('x-payment-response'));
     const lookup = await fetch(`${service.url}/api/v1/payments/${receipt.transaction}`);
@@ -147,6 +149,37 @@ describe('one payment, one use', () => {
     assert.equal(payment.resultAvailable, true);
     assert.equal(payment.result, undefined);
     assert.equal((await fetch(`${service.url}/api/v1/payments/0xdead`)).status, 404);
+  });
+
+  test('the payer, and only the payer, reads its result back by signing the receipt challenge', async () => {
+    const { response, account } = await payOnceCapturing(CHAT);
+    const paid = await response.json();
+    const { transaction } = decodeReceipt(response.headers.get('x-payment-response'));
+    const lookup = async (signer: PrivateKeyAccount, timestamp = Math.floor(Date.now() / 1000), id = transaction) =>
+      fetch(`${service.url}/api/v1/payments/${id}`, {
+        headers: {
+          'X-Payer-Timestamp': String(timestamp),
+          'X-Payer-Signature': await signer.signMessage({ message: receiptChallenge(id, timestamp) }),
+        },
+      });
+
+    const own = await lookup(account);
+    assert.equal(own.status, 200);
+    const payment = (await own.json()) as { state: string; result: unknown };
+    assert.equal(payment.state, 'settled');
+    assert.deepEqual(payment.result, paid, 'exactly the 200 body of the paid call');
+    const byKey = (await (await fetch(`${service.url}/api/v1/payments/${transaction}`)).json()) as { key: string };
+    assert.deepEqual(((await (await lookup(account, undefined, byKey.key)).json()) as { result: unknown }).result, paid, 'by payment key too');
+
+    const stranger = privateKeyToAccount(generatePrivateKey());
+    for (const refused of [await lookup(stranger), await lookup(account, Math.floor(Date.now() / 1000) - 600)]) {
+      assert.equal(refused.status, 401);
+      const body = (await refused.json()) as { code: string; result?: unknown };
+      assert.equal(body.code, 'unauthorized');
+      assert.equal(body.result, undefined);
+    }
+    const unsigned = await fetch(`${service.url}/api/v1/payments/${transaction}`, { headers: { 'X-Payer-Timestamp': '1' } });
+    assert.equal(unsigned.status, 401);
   });
 
   test('the same proof with a different body is rejected, at the same price or not', async () => {

@@ -3,7 +3,7 @@
 // Token balances are read before and after; one transaction used 50 times at once settles once.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { generateKeyPairSigner, type KeyPairSigner } from '@solana/kit';
+import { generateKeyPairSigner, getBase58Decoder, signBytes, type KeyPairSigner } from '@solana/kit';
 import { wrapFetchWithPayment as wrapFetchV1 } from 'x402-fetch';
 import { wrapFetchWithPayment as wrapFetchV2, x402Client } from '@x402/fetch';
 import { ExactSvmSchemeV1 } from '@x402/svm/exact/v1/client';
@@ -11,6 +11,7 @@ import { startTestService, postJson } from './support/service.ts';
 import { balanceOf, decodeReceipt } from './support/sandbox-wallet.ts';
 import type { RunningService } from '../src/service.ts';
 import type { NetworkName } from '../src/x402/networks.ts';
+import { receiptChallenge } from '../src/x402/receipt-challenge.ts';
 
 const BODY = { prompt: 'a lighthouse on a cliff', n: 1, size: '256x256' };
 const PATH = '/api/v1/ai/images';
@@ -100,4 +101,26 @@ test('a garbage Solana payload is a 402 with a reason, and nothing moves', async
   const response = await postJson(`${service.url}${PATH}`, BODY, { 'X-Network': 'solana-devnet', 'X-PAYMENT': proof });
   assert.equal(response.status, 402);
   assert.match(((await response.json()) as { error: string }).error, /invalid_payload/);
+});
+
+test('the Solana payer reads its result back with an ed25519 signature of the receipt challenge', async () => {
+  const buyer = await fundedSolanaBuyer('solana-devnet');
+  const pay = wrapFetchV1(fetch, buyer as never, undefined, undefined, { svmConfig: { rpcUrl: rpcUrl('solana-devnet') } });
+  const response = await pay(`${service.url}${PATH}`, { method: 'POST', headers: { ...json, 'X-Network': 'solana-devnet' }, body: JSON.stringify(BODY) });
+  assert.equal(response.status, 200);
+  const paid = await response.json();
+  const { transaction } = decodeReceipt(response.headers.get('x-payment-response'));
+  const lookup = async (signer: KeyPairSigner) => {
+    const timestamp = Math.floor(Date.now() / 1000);
+    const signature = await signBytes(signer.keyPair.privateKey, new TextEncoder().encode(receiptChallenge(transaction, timestamp)));
+    return fetch(`${service.url}/api/v1/payments/${transaction}`, {
+      headers: { 'X-Payer-Timestamp': String(timestamp), 'X-Payer-Signature': getBase58Decoder().decode(signature) },
+    });
+  };
+  const own = await lookup(buyer);
+  assert.equal(own.status, 200);
+  assert.deepEqual(((await own.json()) as { result: unknown }).result, paid);
+  const stranger = await lookup(await generateKeyPairSigner());
+  assert.equal(stranger.status, 401);
+  assert.equal(((await stranger.json()) as { result?: unknown }).result, undefined);
 });

@@ -47,7 +47,7 @@ export function createApp(deps: AppDeps): Hono {
   app.use(
     cors({
       origin: '*',
-      allowHeaders: ['Content-Type', 'X-PAYMENT', 'X-Network'],
+      allowHeaders: ['Content-Type', 'X-PAYMENT', 'X-Network', 'X-Payer-Timestamp', 'X-Payer-Signature'],
       exposeHeaders: ['X-PAYMENT-RESPONSE', 'X-Request-Id', 'Retry-After'],
     }),
   );

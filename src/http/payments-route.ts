@@ -1,11 +1,21 @@
-// GET /api/v1/payments/:id — the public facts of one payment, by transaction hash or payment key.
-// Every field here is on-chain once settled (payer, amount, recipient, transaction), so it is safe to show
-// to anyone. The prompt and the result are never shown here: proofs become public on-chain after
-// settlement, so only the original request body proves you are the buyer — repeat the original POST
-// with the same X-PAYMENT and body to receive the stored result again.
-import { Hono } from 'hono';
+// GET /api/v1/payments/:id — one payment, by transaction hash or payment key.
+//
+// Anyone gets the public facts: every field shown is on-chain once settled (payer, amount, recipient,
+// transaction). The prompt is never shown, and the result only to the payer: a proof becomes public
+// on-chain after settlement, so knowing the id proves nothing. The payer proves itself by signing
+// receiptChallenge(id, timestamp) (src/x402/receipt-challenge.ts) with its own key and sending
+// X-Payer-Timestamp (unix seconds, within 5 minutes of the server's clock) and X-Payer-Signature
+// (EVM: 0x-hex EIP-191 personal_sign; Solana: base58 ed25519). Then a settled payment's result is
+// returned as `result`, exactly the 200 body the original call answered.
+import { Hono, type Context } from 'hono';
 import { ApiError } from '../errors.ts';
 import type { Ledger, PaymentRecord } from '../store/ledger.ts';
+import { NETWORKS, type NetworkName } from '../x402/networks.ts';
+import { receiptChallenge, RECEIPT_PROOF_MAX_SKEW_SECONDS } from '../x402/receipt-challenge.ts';
+import { isSignedByPayer } from '../payments/payer-signature.ts';
+
+export const PAYER_TIMESTAMP_HEADER = 'X-Payer-Timestamp';
+export const PAYER_SIGNATURE_HEADER = 'X-Payer-Signature';
 
 export function publicPayment(payment: PaymentRecord): Record<string, unknown> {
   return {
@@ -25,6 +35,25 @@ export function publicPayment(payment: PaymentRecord): Record<string, unknown> {
   };
 }
 
+/** false when the caller did not try to prove anything; throws 401 when it tried and failed */
+async function callerIsPayer(c: Context, id: string, payment: PaymentRecord): Promise<boolean> {
+  const timestamp = c.req.header(PAYER_TIMESTAMP_HEADER);
+  const signature = c.req.header(PAYER_SIGNATURE_HEADER);
+  if (timestamp === undefined && signature === undefined) return false;
+  const refuse = (why: string, field: string) => {
+    throw new ApiError(401, 'unauthorized', why, { field });
+  };
+  if (!timestamp || !/^\d{1,12}$/.test(timestamp)) refuse(`${PAYER_TIMESTAMP_HEADER} must be unix seconds`, PAYER_TIMESTAMP_HEADER);
+  if (!signature) refuse(`${PAYER_SIGNATURE_HEADER} is required with ${PAYER_TIMESTAMP_HEADER}`, PAYER_SIGNATURE_HEADER);
+  if (Math.abs(Date.now() / 1000 - Number(timestamp)) > RECEIPT_PROOF_MAX_SKEW_SECONDS) {
+    refuse(`${PAYER_TIMESTAMP_HEADER} is more than ${RECEIPT_PROOF_MAX_SKEW_SECONDS} s from the server's clock`, PAYER_TIMESTAMP_HEADER);
+  }
+  const network = NETWORKS[payment.network as NetworkName];
+  const signed = network && payment.payer && (await isSignedByPayer(network.family, payment.payer, receiptChallenge(id, Number(timestamp)), signature!));
+  if (!signed) refuse(`${PAYER_SIGNATURE_HEADER} is not the payer's signature of this payment's receipt challenge`, PAYER_SIGNATURE_HEADER);
+  return true;
+}
+
 export function paymentRoutes(ledger: Ledger): Hono {
   const app = new Hono();
   app.get('/api/v1/payments/:id', async (c) => {
@@ -32,7 +61,9 @@ export function paymentRoutes(ledger: Ledger): Hono {
     if (id.length > 300) throw new ApiError(404, 'not_found', 'no such payment');
     const payment = (await ledger.findByTransaction(id)) ?? (await ledger.get(id));
     if (!payment) throw new ApiError(404, 'not_found', 'no such payment');
-    return c.json(publicPayment(payment));
+    const deliverable = payment.state === 'settled' && payment.result !== null;
+    const ownResult = (await callerIsPayer(c, id, payment)) && deliverable ? { result: payment.result!.body } : {};
+    return c.json({ ...publicPayment(payment), ...ownResult });
   });
   return app;
 }
