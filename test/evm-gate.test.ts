@@ -11,13 +11,13 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createWalletClient, http, parseGwei, parseSignature, serializeSignature, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { startTestService, postJson } from './support/service.ts';
+import { unusedPort } from './support/ports.ts';
 import { balanceOf, decodeReceipt, fundedEvmBuyer } from './support/sandbox-wallet.ts';
 import { signEvmProof, type ProofOverrides } from './support/evm-proof.ts';
 import { CHAT_PATH, startOpenAIUpstream, type OpenAIUpstream } from './support/openai-upstream.ts';
@@ -37,17 +37,8 @@ const BROKEN_CHAT_BODY = { model: 'down/chat', prompt: 'Tell me about the sea', 
 const BASE_CHAIN_ID = 8453;
 const SECP256K1_N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
 
-/** A port nothing listens on: connections to it are refused at once. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
 async function startGateway(config: Record<string, unknown> = {}): Promise<RunningService> {
-  const port = await closedPort();
+  const port = await unusedPort();
   return startTestService({
     networks: ['base'],
     config: {

@@ -7,6 +7,8 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { wrapFetchWithPayment } from 'x402-fetch';
 import { startTestService, postJson } from './support/service.ts';
+import { unusedPort } from './support/ports.ts';
+import { loadConfig } from '../src/config/load.ts';
 import { balanceOf, fundedEvmBuyer } from './support/sandbox-wallet.ts';
 import {
   CHAT_PATH,
@@ -30,6 +32,15 @@ let upstream: OpenAIUpstream;
 let service: RunningService;
 /** every status line, header and body the gateway sent back, to check no secret ever leaks */
 const seen: string[] = [];
+
+const DOWN_CHAT = {
+  provider: 'down',
+  upstreamModel: 'gone-1',
+  capability: 'chat',
+  maxTokens: 256,
+  defaultMaxTokens: 64,
+  price: { perRequest: '1000', perThousandOutputTokens: '2000', perThousandInputChars: '100' },
+};
 
 function models() {
   return [
@@ -64,6 +75,9 @@ function models() {
       maxN: 4,
       price: { perImageBySize: { '256x256': '4000' } },
     },
+    // served by a provider that is down: both fall back to up/chat, priced the same
+    { ...DOWN_CHAT, id: 'down/chat', fallback: 'up/chat' },
+    { ...DOWN_CHAT, id: 'down/chat-long', maxTokens: 1024, fallback: 'up/chat' },
     {
       id: 'up/tts',
       provider: 'mock',
@@ -86,6 +100,7 @@ before(async () => {
     config: {
       providers: {
         mock: { type: 'openai-compatible', baseURL: upstream.baseURL, apiKeyEnv: KEY_ENV, timeoutMs: TIMEOUT_MS, maxRetries: MAX_RETRIES },
+        down: { type: 'openai-compatible', baseURL: `http://127.0.0.1:${await unusedPort()}/v1`, timeoutMs: TIMEOUT_MS, maxRetries: 0 },
       },
       models: models(),
     },
@@ -379,5 +394,34 @@ describe('secrets', () => {
   test('the API key never appears in any response the gateway sent', () => {
     assert.ok(seen.length > 10, `checked ${seen.length} responses`);
     for (const text of seen) assert.ok(!text.includes(API_KEY), `key leaked in: ${text.slice(0, 200)}`);
+  });
+});
+
+describe('fallback to another model when an upstream fails', () => {
+  test('the fallback answers, the body names it, and the client pays the price it was quoted, once', async () => {
+    const body = { model: 'down/chat', prompt: 'Tell me about the sea', max_tokens: 32 };
+    const price = await quote('/api/v1/ai/chat', body);
+    const { response, text, spent } = await pay('/api/v1/ai/chat', body);
+    assert.equal(response.status, 200, text);
+    const result = JSON.parse(text) as { model: string; response: string };
+    assert.equal(result.model, 'up/chat');
+    assert.equal(result.response, CHAT_TEXT);
+    assert.equal(spent, price);
+    assert.equal(upstream.received(CHAT_PATH).length, 1);
+  });
+
+  test('no fallback where the request is not valid for the fallback model: 502, nothing charged', async () => {
+    const body = { model: 'down/chat-long', prompt: 'Tell me about the sea', max_tokens: 512 };
+    const { response, text, spent } = await pay('/api/v1/ai/chat', body);
+    assert.equal(response.status, 502, text);
+    assert.equal(JSON.parse(text).code, 'upstream_error');
+    assert.equal(spent, 0n);
+    assert.equal(upstream.received(CHAT_PATH).length, 0);
+  });
+
+  test('a fallback priced higher than its model is refused at startup', () => {
+    const pricier = { ...DOWN_CHAT, id: 'pricier', provider: 'mock', price: { ...DOWN_CHAT.price, perRequest: '1001' } };
+    const config = { providers: { mock: { type: 'openai-compatible', baseURL: upstream.baseURL } }, models: [{ ...DOWN_CHAT, provider: 'mock', id: 'cheap', fallback: 'pricier' }, pricier] };
+    assert.throws(() => loadConfig({}, config), /model cheap: fallback pricier is priced higher/);
   });
 });

@@ -100,6 +100,8 @@ function checkModels(config: Config): void {
     const fallback = model.fallback && config.models.find((m) => m.id === model.fallback);
     if (model.fallback && (!fallback || fallback.capability !== model.capability)) {
       problems.push(`model ${model.id}: fallback ${model.fallback} is not a ${model.capability} model`);
+    } else if (fallback && !costsNoMore(fallback, model)) {
+      problems.push(`model ${model.id}: fallback ${fallback.id} is priced higher; a fallback must cost the same or less`);
     }
   }
   for (const capability of ['chat', 'image', 'speech'] as const) {
@@ -109,4 +111,15 @@ function checkModels(config: Config): void {
     }
   }
   if (problems.length > 0) throw new ConfigError(`invalid model catalog:\n  ${problems.join('\n  ')}`);
+}
+
+/** Every price component of `fallback` is at most the same component of `model` (sizes both offer, for images). */
+function costsNoMore(fallback: ModelConfig, model: ModelConfig): boolean {
+  const a = fallback.price as Record<string, string | Record<string, string>>;
+  const b = model.price as Record<string, string | Record<string, string>>;
+  return Object.entries(a).every(([component, value]) => {
+    const limit = b[component];
+    if (typeof value === 'string') return typeof limit === 'string' && BigInt(value) <= BigInt(limit);
+    return typeof limit === 'object' && Object.entries(value).every(([size, amount]) => limit[size] === undefined || BigInt(amount) <= BigInt(limit[size]));
+  });
 }

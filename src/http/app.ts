@@ -14,6 +14,7 @@ import { paymentRoutes } from './payments-route.ts';
 import type { Ledger } from '../store/ledger.ts';
 import { ApiError } from '../errors.ts';
 import { readJsonBody } from './read-json.ts';
+import { withFallback } from '../api/fallback.ts';
 import { renderError } from './render-error.ts';
 import { requestOrigin } from './origin.ts';
 import { requestHash } from './canonical-json.ts';
@@ -71,11 +72,12 @@ export function createApp(deps: AppDeps): Hono {
         media: deps.media,
         mediaUrl: (id) => `${origin}/media/${id}`,
       };
-      const prepared = endpoint.prepare(body, context);
+      const prepared = withFallback(endpoint, body, context, endpoint.prepare(body, context));
       const response = await gate.handle({
         paymentHeader: c.req.header('X-PAYMENT'),
         networkHeader: c.req.header('X-Network'),
         resource: `${origin}${endpoint.path}`,
+        model: prepared.model.id,
         description: endpoint.description,
         amount: prepared.amount,
         maxTimeoutSeconds: config.maxTimeoutSeconds[endpoint.capability],

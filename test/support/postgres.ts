@@ -8,7 +8,7 @@
 // it dies with this process even when this process is killed (the same trick as the anvil sandbox).
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { unusedPort } from './ports.ts';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -68,17 +68,6 @@ function asServerUser(): { wrap: (argv: string[]) => string[]; uid?: number; gid
   return { wrap: (argv) => ['runuser', '-u', 'postgres', '--', ...argv], uid: Number(uid.stdout), gid: Number(gid.stdout) };
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 function run(argv: string[]): void {
   const [command, ...args] = argv as [string, ...string[]];
   const result = spawnSync(command, args, { encoding: 'utf8' });
@@ -136,7 +125,7 @@ export async function startPostgres(options: PostgresServerOptions = {}): Promis
     };
     let lastError = '';
     for (let attempt = 0; attempt < 3; attempt++) {
-      const port = await freePort();
+      const port = await unusedPort();
       const args = ['-D', pgdata, '-p', String(port), ...Object.entries(settings).flatMap(([k, v]) => ['-c', `${k}=${v}`])];
       const argv = user.wrap(['sh', '-c', WATCHDOG, join(bin, 'postgres'), ...args]);
       child = spawn(argv[0]!, argv.slice(1), { stdio: ['pipe', 'ignore', 'pipe'] });
