@@ -99,6 +99,7 @@ try {
       networkHeader: NETWORK,
       settleFirst: false,
       resource: `${origin}${imagesEndpoint.path}`,
+      model: prepared.model.id,
       description: imagesEndpoint.description,
       amount: prepared.amount,
       maxTimeoutSeconds: config.maxTimeoutSeconds.image,

@@ -39,6 +39,7 @@ function payment(): NewPayment {
     asset: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913',
     payTo: '0x00000000000000000000000000000000000000bb',
     resource: 'http://127.0.0.1:4021/api/v1/ai/chat',
+    model: 'gpt-4o-mini',
     requestHash: randomBytes(32).toString('hex'),
     // about the size of a real EIP-3009 payload and requirement
     payload: {

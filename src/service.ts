@@ -11,6 +11,7 @@ import { mediaStoreFromConfig } from './media/media-store-from-config.ts';
 import { startMediaRetention } from './media/media-retention.ts';
 import { PaymentGate } from './payments/gate.ts';
 import { Reconciler } from './payments/reconciler.ts';
+import { reportReadiness } from './payments/readiness.ts';
 import { configuredRails } from './payments/configured-rails.ts';
 import type { PaymentRail } from './payments/rails.ts';
 import { ModelCatalog } from './providers/catalog.ts';
@@ -59,6 +60,9 @@ export async function startService(config: Config, options: { log?: Logger } = {
     );
   }
 
+  // not awaited: startup does not wait on remote RPCs; stop() does
+  const readiness = reportReadiness(rails, log);
+
   const catalog = new ModelCatalog(config.models, config.defaults);
   const providers = new ProviderRegistry(config, createLocalEngines(config));
   const gate = new PaymentGate({ rails, ledger, media, log });
@@ -103,6 +107,7 @@ export async function startService(config: Config, options: { log?: Logger } = {
         // idle keep-alive sockets would hold close() open; in-flight requests still finish
         if ('closeIdleConnections' in server) server.closeIdleConnections();
       });
+      await readiness;
       await reconciler.stop();
       await retention.stop();
       await sandbox?.stop();

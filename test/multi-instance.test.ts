@@ -237,6 +237,7 @@ describe('two instances, one PostgreSQL ledger', () => {
         asset: sandbox.asset,
         payTo: sandbox.payTo,
         resource: proof.requirements.resource,
+        model: CHAT.model,
         requestHash: 'test-inserted',
         payload: proof.payment,
         requirements: proof.requirements,

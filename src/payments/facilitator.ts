@@ -28,4 +28,9 @@ export interface Facilitator {
     requirements: PaymentRequirements,
     transaction: string,
   ): Promise<SettleOutcome>;
+  /**
+   * What would make payments to `payTo` fail on this network as it is now (an account that does not exist,
+   * no gas), each said so an operator can fix it; empty when ready. Local facilitators only.
+   */
+  readinessProblems?(payTo: string): Promise<string[]>;
 }

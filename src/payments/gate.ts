@@ -30,6 +30,8 @@ export interface PaidCall {
   networkHeader: string | undefined;
   /** absolute URL of the endpoint */
   resource: string;
+  /** id of the model the call runs, recorded on the payment (revenue by model) */
+  model: string;
   description: string;
   amount: bigint;
   maxTimeoutSeconds: number;
@@ -208,6 +210,7 @@ export class PaymentGate {
       asset: rail.asset,
       payTo: rail.payTo,
       resource: call.resource,
+      model: call.model,
       requestHash: call.requestHash,
       payload: payment,
       requirements,

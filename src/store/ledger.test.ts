@@ -6,7 +6,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Ledger, NewPayment } from './ledger.ts';
+import type { Ledger, NewPayment, PaymentSummary } from './ledger.ts';
 import { SqliteLedger } from './sqlite-ledger.ts';
 import { PostgresLedger } from './postgres-ledger.ts';
 import { openLedger } from './open-ledger.ts';
@@ -24,6 +24,7 @@ function payment(overrides: Partial<NewPayment> = {}): NewPayment {
     asset: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913',
     payTo: '0x00000000000000000000000000000000000000bb',
     resource: 'http://127.0.0.1/api/v1/ai/chat',
+    model: 'local/demo-bigram',
     requestHash: `hash-${serial}`,
     payload: { x402Version: 1, scheme: 'exact', network: 'base', payload: { signature: '0x01', n: serial } },
     requirements: { scheme: 'exact', maxAmountRequired: '10000' },
@@ -40,12 +41,34 @@ async function pendingPayment(ledger: Ledger, tx: string | null = null): Promise
   return p;
 }
 
-function ledgerSuite(name: string, open: () => Promise<Ledger>): void {
+/** A ledger under test, and a back door to age its rows (created_at and updated_at), which the API never sets. */
+interface Opened {
+  ledger: Ledger;
+  backdate(key: string, at: Date): Promise<void>;
+}
+
+const DAY = 24 * 60 * 60 * 1000;
+
+/** Every page of a listing, following `next` until it is null. */
+async function allPages(ledger: Ledger, filter: Parameters<Ledger['listPayments']>[0], limit: number): Promise<PaymentSummary[][]> {
+  const pages: PaymentSummary[][] = [];
+  let after: Parameters<Ledger['listPayments']>[2];
+  do {
+    const page = await ledger.listPayments(filter, limit, after);
+    pages.push(page.payments);
+    after = page.next ?? undefined;
+    assert.ok(pages.length < 100, 'paging terminates');
+  } while (after);
+  return pages;
+}
+
+function ledgerSuite(name: string, open: () => Promise<Opened>): void {
   describe(name, () => {
     let ledger: Ledger;
+    let backdate: Opened['backdate'];
     beforeEach(async () => {
       await ledger?.close();
-      ledger = await open();
+      ({ ledger, backdate } = await open());
     });
     after(async () => {
       await ledger?.close();
@@ -59,6 +82,7 @@ function ledgerSuite(name: string, open: () => Promise<Ledger>): void {
       assert.equal(stored.state, 'reserved');
       assert.equal(stored.amount, '10000');
       assert.equal(stored.payTo, p.payTo);
+      assert.equal(stored.model, 'local/demo-bigram');
       assert.deepEqual(stored.payload, p.payload);
       assert.deepEqual(stored.requirements, p.requirements);
       assert.equal(stored.txHash, null);
@@ -89,10 +113,11 @@ function ledgerSuite(name: string, open: () => Promise<Ledger>): void {
         const p = payment();
         await ledger.reserve(p);
         await ledger.transition(p.key, ['reserved'], { state, error: 'boom', txHash: '0xabc' });
-        assert.deepEqual(await ledger.reserve({ ...p, requestHash: 'second-request' }), { reserved: true });
+        assert.deepEqual(await ledger.reserve({ ...p, requestHash: 'second-request', model: 'preview-image' }), { reserved: true });
         const stored = await ledger.get(p.key);
         assert.equal(stored?.state, 'reserved');
         assert.equal(stored?.requestHash, 'second-request');
+        assert.equal(stored?.model, 'preview-image', 'the new request names the model');
         assert.equal(stored?.error, null);
         assert.equal(stored?.txHash, null);
       }
@@ -186,6 +211,168 @@ function ledgerSuite(name: string, open: () => Promise<Ledger>): void {
       assert.deepEqual(await ledger.listStale(new Date(Date.now() - 60_000), 10), []);
     });
 
+    test('listPayments: newest first, every fact but the result body and the payload', async () => {
+      const older = payment({ network: 'polygon', model: 'preview-image' });
+      await ledger.reserve(older);
+      await sleep(5);
+      const newer = await pendingPayment(ledger, '0xfeed');
+      const page = await ledger.listPayments({}, 10);
+      assert.deepEqual(page.payments.map((p) => p.key), [newer.key, older.key]);
+      assert.equal(page.next, null, 'one page holds everything');
+      const [first, second] = page.payments;
+      assert.ok(first && second);
+      assert.equal('result' in first, false);
+      assert.equal('payload' in first, false);
+      assert.equal(first.resultAvailable, true);
+      assert.equal(second.resultAvailable, false);
+      assert.equal(first.state, 'pending');
+      assert.equal(first.txHash, '0xfeed');
+      assert.deepEqual(first.requirements, newer.requirements);
+      assert.equal(second.network, 'polygon');
+      assert.equal(second.model, 'preview-image');
+      assert.equal(second.amount, '10000');
+      assert.ok(Date.parse(first.createdAt) >= Date.parse(second.createdAt));
+    });
+
+    test('listPayments: filters by state, network, model, payer (EVM in any case) and creation time', async () => {
+      const checksummed = '0xAbCdEf0000000000000000000000000000000001';
+      const a = payment({ network: 'base', model: 'm-chat', payer: checksummed });
+      const b = payment({ network: 'polygon', model: 'm-image' });
+      const c = payment({ network: 'base', model: 'm-image', payer: 'So1anaPayerBase58' });
+      for (const p of [a, b, c]) await ledger.reserve(p);
+      await ledger.transition(a.key, ['reserved'], { state: 'settled', txHash: '0xa' });
+      await ledger.transition(b.key, ['reserved'], { state: 'released' });
+      await backdate(c.key, new Date('2030-01-15T10:00:00Z'));
+      const keys = async (filter: Parameters<Ledger['listPayments']>[0]) =>
+        (await ledger.listPayments(filter, 10)).payments.map((p) => p.key).sort();
+
+      assert.deepEqual(await keys({ state: 'settled' }), [a.key]);
+      assert.deepEqual(await keys({ state: 'released' }), [b.key]);
+      assert.deepEqual(await keys({ network: 'base' }), [a.key, c.key].sort());
+      assert.deepEqual(await keys({ model: 'm-image' }), [b.key, c.key].sort());
+      assert.deepEqual(await keys({ network: 'base', model: 'm-image' }), [c.key]);
+      assert.deepEqual(await keys({ payer: checksummed.toLowerCase() }), [a.key], 'EVM addresses match in any case');
+      assert.deepEqual(await keys({ payer: checksummed.toUpperCase().replace('0X', '0x') }), [a.key]);
+      assert.deepEqual(await keys({ payer: 'So1anaPayerBase58' }), [c.key]);
+      assert.deepEqual(await keys({ payer: 'so1anapayerbase58' }), [], 'base58 is case-sensitive');
+      assert.deepEqual(await keys({ from: new Date('2030-01-15T00:00:00Z'), before: new Date('2030-01-16T00:00:00Z') }), [c.key]);
+      assert.deepEqual(await keys({ from: new Date('2030-01-15T10:00:00.001Z') }), [], '`from` is inclusive, to the millisecond');
+      assert.deepEqual(await keys({ before: new Date('2030-01-15T10:00:00Z') }), [a.key, b.key].sort(), '`before` is exclusive');
+      assert.deepEqual(await keys({ state: 'pending' }), []);
+    });
+
+    test('listPayments: pages follow `next` to the end, none repeated or skipped, ties on the timestamp included', async () => {
+      const spaced: string[] = [];
+      for (let i = 0; i < 5; i++) {
+        const p = payment();
+        await ledger.reserve(p);
+        spaced.push(p.key);
+        await sleep(3);
+      }
+      // reserved at once: several share a millisecond (SQLite) so the key breaks the tie
+      const burst = Array.from({ length: 12 }, () => payment({ network: 'polygon' }));
+      await Promise.all(burst.map((p) => ledger.reserve(p)));
+      const tied = Array.from({ length: 4 }, () => payment({ network: 'polygon' }));
+      for (const p of tied) await ledger.reserve(p);
+      await Promise.all(tied.map((p) => backdate(p.key, new Date('2020-02-01T00:00:00.123Z'))));
+
+      const everything = (await ledger.listPayments({}, 1000)).payments.map((p) => p.key);
+      assert.equal(everything.length, 21);
+      assert.deepEqual(everything.slice(-4), tied.map((p) => p.key).sort().reverse(), 'the oldest, one timestamp: by key, descending');
+      for (const limit of [1, 2, 5, 20, 21]) {
+        const pages = await allPages(ledger, {}, limit);
+        assert.ok(pages.every((p) => p.length <= limit));
+        assert.deepEqual(pages.flat().map((p) => p.key), everything, `pages of ${limit} read everything once, in order`);
+      }
+      const polygon = (await allPages(ledger, { network: 'polygon' }, 3)).flat().map((p) => p.key);
+      assert.deepEqual([...polygon].sort(), [...burst, ...tied].map((p) => p.key).sort(), 'paging under a filter');
+      // the five spaced rows were created in order, newest listed first (after the newer burst)
+      assert.deepEqual(everything.filter((k) => spaced.includes(k)), [...spaced].reverse());
+      assert.deepEqual((await ledger.listPayments({ state: 'failed' }, 5)).payments, []);
+    });
+
+    test('revenue: settled payments only, summed exactly per UTC day, network and model (beyond 2^53)', async () => {
+      const settle = async (overrides: Partial<NewPayment>, at: Date) => {
+        const p = payment(overrides);
+        await ledger.reserve(p);
+        await ledger.transition(p.key, ['reserved'], { state: 'settled', txHash: `0x${serial}` });
+        await backdate(p.key, at);
+        return p;
+      };
+      const day1 = new Date('2030-03-01T00:00:00Z');
+      const day1Late = new Date('2030-03-01T23:59:59.999Z');
+      const day2 = new Date('2030-03-02T12:00:00Z');
+      const big = '9007199254740993'; // 2^53 + 1: not a double
+      await settle({ amount: big, model: 'm-chat' }, day1);
+      await settle({ amount: big, model: 'm-chat' }, day1Late);
+      await settle({ amount: '1', model: 'm-chat' }, day1);
+      await settle({ amount: '123456789012345678901234567890', model: 'm-image' }, day1);
+      await settle({ amount: '999999999999999999999999999999', model: 'm-image' }, day1);
+      await settle({ amount: '5000', model: 'm-chat', network: 'polygon' }, day1);
+      await settle({ amount: '70000', model: 'm-chat' }, day2);
+      // not settled: never revenue
+      for (const state of ['failed', 'released', 'pending', 'verified'] as const) {
+        const p = payment({ amount: '777', model: 'm-chat' });
+        await ledger.reserve(p);
+        await ledger.transition(p.key, ['reserved'], { state });
+        await backdate(p.key, day1);
+      }
+      const legacy = await settle({ amount: '3', model: '' }, day2);
+      assert.ok(legacy);
+
+      const rows = await ledger.revenue({});
+      assert.deepEqual(rows, [
+        { day: '2030-03-01', network: 'base', model: 'm-chat', count: 3, amount: '18014398509481987' },
+        { day: '2030-03-01', network: 'base', model: 'm-image', count: 2, amount: '1123456789012345678901234567889' },
+        { day: '2030-03-01', network: 'polygon', model: 'm-chat', count: 1, amount: '5000' },
+        { day: '2030-03-02', network: 'base', model: '', count: 1, amount: '3' },
+        { day: '2030-03-02', network: 'base', model: 'm-chat', count: 1, amount: '70000' },
+      ]);
+      assert.equal(BigInt(big) * 2n + 1n, 18014398509481987n);
+      assert.deepEqual(
+        (await ledger.revenue({ from: new Date('2030-03-02T00:00:00Z') })).map((r) => r.amount),
+        ['3', '70000'],
+      );
+      assert.deepEqual(
+        (await ledger.revenue({ before: new Date('2030-03-01T23:59:59.999Z') })).map((r) => [r.model, r.count]),
+        [['m-chat', 2], ['m-image', 2], ['m-chat', 1]],
+        '`before` is exclusive',
+      );
+      assert.deepEqual(await ledger.revenue({ from: new Date('2031-01-01T00:00:00Z') }), []);
+    });
+
+    test('pruneFinal: only final rows last updated before the cutoff; in-flight and recent rows stay', async () => {
+      const old = new Date(Date.now() - 100 * DAY);
+      const cutoff = new Date(Date.now() - 90 * DAY);
+      const gone: string[] = [];
+      const kept: string[] = [];
+      for (const state of ['settled', 'failed', 'released'] as const) {
+        const oldRow = payment();
+        await ledger.reserve(oldRow);
+        await ledger.transition(oldRow.key, ['reserved'], { state });
+        await backdate(oldRow.key, old);
+        gone.push(oldRow.key);
+        const recent = payment();
+        await ledger.reserve(recent);
+        await ledger.transition(recent.key, ['reserved'], { state });
+        kept.push(recent.key);
+      }
+      for (const state of ['reserved', 'verified', 'pending'] as const) {
+        const inFlight = payment();
+        await ledger.reserve(inFlight);
+        if (state !== 'reserved') await ledger.transition(inFlight.key, ['reserved'], { state });
+        await backdate(inFlight.key, old);
+        kept.push(inFlight.key);
+      }
+      assert.equal(await ledger.pruneFinal(cutoff, 2), 2, 'the limit is honoured');
+      assert.equal(await ledger.pruneFinal(cutoff, 100), 1);
+      assert.equal(await ledger.pruneFinal(cutoff, 100), 0, 'nothing left to prune');
+      for (const key of gone) assert.equal(await ledger.get(key), undefined);
+      for (const key of kept) assert.ok(await ledger.get(key), `${key} survives`);
+      // a pruned key is a new key again (its proof is spent on-chain, so verification refuses it anyway)
+      assert.equal((await ledger.reserve({ ...payment(), key: gone[0]! })).reserved, true);
+    });
+
     test('50 concurrent reservations of one key: exactly one wins', async () => {
       const p = payment();
       const outcomes = await Promise.all(Array.from({ length: 50 }, () => ledger.reserve(p)));
@@ -207,7 +394,18 @@ function ledgerSuite(name: string, open: () => Promise<Ledger>): void {
 const sqliteDir = mkdtempSync(join(tmpdir(), 'x402-ledger-test-'));
 let sqliteFiles = 0;
 after(() => rmSync(sqliteDir, { recursive: true, force: true }));
-ledgerSuite('SqliteLedger', async () => new SqliteLedger(join(sqliteDir, `ledger-${++sqliteFiles}.db`)));
+ledgerSuite('SqliteLedger', async () => {
+  const path = join(sqliteDir, `ledger-${++sqliteFiles}.db`);
+  return {
+    ledger: new SqliteLedger(path),
+    async backdate(key, at) {
+      const { DatabaseSync } = await import('node:sqlite');
+      const db = new DatabaseSync(path);
+      db.prepare('UPDATE payments SET created_at = ?, updated_at = ? WHERE key = ?').run(at.toISOString(), at.toISOString(), key);
+      db.close();
+    },
+  };
+});
 
 // ---- PostgreSQL: one throwaway server, a fresh database per test ----
 let postgres: PostgresServer | undefined;
@@ -217,22 +415,37 @@ before(async () => {
 after(() => postgres?.stop());
 ledgerSuite('PostgresLedger', async () => {
   if (!postgres) throw new Error('the PostgreSQL test server did not start');
-  return PostgresLedger.open({ connectionString: await postgres.createDatabase() });
+  const url = await postgres.createDatabase();
+  return {
+    ledger: await PostgresLedger.open({ connectionString: url }),
+    async backdate(key, at) {
+      const { default: pg } = await import('pg');
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      await client.query('UPDATE payments SET created_at = $1, updated_at = $1 WHERE key = $2', [at, key]);
+      await client.end();
+    },
+  };
 });
 
 describe('SQLite migrations', () => {
-  test('a database made by the first migration is upgraded in place (lease column added)', async () => {
+  test('a database made by the first migration is upgraded in place (lease and model columns added)', async () => {
     const { DatabaseSync } = await import('node:sqlite');
     const path = join(sqliteDir, 'old.db');
     const old = new SqliteLedger(path);
+    const before = payment();
+    await old.reserve(before);
     await old.close();
     // roll the file back to migration 1, as an older release left it
     const db = new DatabaseSync(path);
-    db.exec("ALTER TABLE payments DROP COLUMN lease_until; DELETE FROM schema_migrations WHERE version = 2;");
+    db.exec(`DROP INDEX payments_created; ALTER TABLE payments DROP COLUMN model; ALTER TABLE payments DROP COLUMN lease_until;
+             DELETE FROM schema_migrations WHERE version > 1;`);
     db.close();
     const upgraded = new SqliteLedger(path);
+    assert.equal((await upgraded.get(before.key))?.model, '', 'rows from before the model column get an empty model');
     const p = await pendingPayment(upgraded);
     assert.equal((await upgraded.claimPending(1, 1_000))[0]?.key, p.key);
+    assert.equal((await upgraded.get(p.key))?.model, 'local/demo-bigram');
     await upgraded.close();
   });
 });
@@ -246,8 +459,25 @@ describe('PostgreSQL migrations', () => {
     await client.connect();
     const { rows } = await client.query<{ version: number }>('SELECT version FROM schema_migrations ORDER BY version');
     await client.end();
-    assert.deepEqual(rows.map((r) => r.version), [1, 2]);
+    assert.deepEqual(rows.map((r) => r.version), [1, 2, 3]);
     await Promise.all(ledgers.map((l) => l.close()));
+  });
+
+  test('a database at migration 2 gets the model column; its rows an empty model', async () => {
+    const url = await postgres!.createDatabase();
+    const old = await PostgresLedger.open({ connectionString: url });
+    const before = payment();
+    await old.reserve(before);
+    await old.close();
+    const { default: pg } = await import('pg');
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    await client.query('DROP INDEX payments_created; ALTER TABLE payments DROP COLUMN model; DELETE FROM schema_migrations WHERE version = 3');
+    await client.end();
+    const upgraded = await PostgresLedger.open({ connectionString: url });
+    assert.equal((await upgraded.get(before.key))?.model, '');
+    assert.deepEqual((await upgraded.listPayments({ model: '' }, 10)).payments.map((p) => p.key), [before.key]);
+    await upgraded.close();
   });
 });
 

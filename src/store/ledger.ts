@@ -27,6 +27,8 @@ export interface NewPayment {
   asset: string;
   payTo: string;
   resource: string;
+  /** id of the model the request ran ('' on rows written before the column existed) */
+  model: string;
   requestHash: string;
   /** the decoded X-PAYMENT and the requirement it paid, kept for reconciliation */
   payload: unknown;
@@ -52,6 +54,50 @@ export interface PaymentUpdate {
   result?: StoredResult | null;
 }
 
+/** A payment as operators list it: every fact but the stored result body and the raw X-PAYMENT payload. */
+export interface PaymentSummary extends Omit<PaymentRecord, 'result' | 'payload'> {
+  /** a result is stored (a replay of the same proof and body gets it) */
+  resultAvailable: boolean;
+}
+
+export interface PaymentFilter {
+  state?: PaymentState;
+  network?: string;
+  model?: string;
+  /** EVM addresses (0x…) match whatever their letter case; other addresses exactly */
+  payer?: string;
+  /** created at or after */
+  from?: Date;
+  /** created strictly before */
+  before?: Date;
+}
+
+/** Where a page of listPayments ended: the (createdAt, key) of its last row. */
+export interface PaymentCursor {
+  createdAt: string;
+  key: string;
+}
+
+export interface PaymentPage {
+  payments: PaymentSummary[];
+  /** pass it back to get the next page; null on the last page */
+  next: PaymentCursor | null;
+}
+
+/** Settled revenue of one (UTC day, network, model). */
+export interface RevenueRow {
+  /** YYYY-MM-DD, the UTC day the payment was made (createdAt) */
+  day: string;
+  network: string;
+  model: string;
+  count: number;
+  /** exact sum of the amounts, a decimal integer string in atomic units */
+  amount: string;
+}
+
+/** Rows in a final state: they are never written again, so retention may delete them. */
+export const FINAL_STATES: readonly PaymentState[] = ['settled', 'failed', 'released'];
+
 export type ReserveOutcome = { reserved: true } | { reserved: false; existing: PaymentRecord };
 
 export interface Ledger {
@@ -71,5 +117,14 @@ export interface Ledger {
   claimPending(limit: number, leaseMs: number, idleMs?: number): Promise<PaymentRecord[]>;
   /** reservations older than the cutoff that never reached settlement (e.g. the process died mid-request) */
   listStale(olderThan: Date, limit: number): Promise<PaymentRecord[]>;
+  /** newest first (createdAt, then key, descending); `after` continues from an earlier page's `next` */
+  listPayments(filter: PaymentFilter, limit: number, after?: PaymentCursor): Promise<PaymentPage>;
+  /** settled payments summed exactly per (UTC day, network, model), ordered by day, network, model */
+  revenue(filter: Pick<PaymentFilter, 'from' | 'before'>): Promise<RevenueRow[]>;
+  /**
+   * Deletes up to `limit` rows in a final state (settled, failed, released) last updated before `olderThan`;
+   * returns how many went. Rows still in flight (reserved, verified, pending) are never touched.
+   */
+  pruneFinal(olderThan: Date, limit: number): Promise<number>;
   close(): Promise<void>;
 }

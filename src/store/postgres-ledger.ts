@@ -3,7 +3,21 @@
 // Every state change is one statement; the database's row locks and unique key do the arbitration.
 // Timestamps come from the database clock (now()), so instances with skewed clocks still agree on leases.
 import pg from 'pg';
-import type { Ledger, NewPayment, PaymentRecord, PaymentState, PaymentUpdate, ReserveOutcome } from './ledger.ts';
+import {
+  FINAL_STATES,
+  type Ledger,
+  type NewPayment,
+  type PaymentCursor,
+  type PaymentFilter,
+  type PaymentPage,
+  type PaymentRecord,
+  type PaymentState,
+  type PaymentSummary,
+  type PaymentUpdate,
+  type ReserveOutcome,
+  type RevenueRow,
+} from './ledger.ts';
+import { POSTGRES_DIALECT, paymentConditions } from './payment-query.ts';
 
 /** Applied in order, each once, in one transaction under an advisory lock (see migrate()). Never edit a shipped one. */
 export const POSTGRES_MIGRATIONS: readonly string[] = [
@@ -29,7 +43,17 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
    CREATE INDEX payments_state ON payments (state, updated_at);`,
   // 2: reconciliation leases, so several instances never check the same pending payment at once
   `ALTER TABLE payments ADD COLUMN lease_until timestamptz;`,
+  // 3: the model of each payment (revenue by model; older rows get ''), and the operator listing's order
+  `ALTER TABLE payments ADD COLUMN model text NOT NULL DEFAULT '';
+   CREATE INDEX payments_created ON payments (created_at, key);`,
 ];
+
+/** created_at to the microsecond, as ISO text: a page cursor must not lose the precision the column has. */
+const CREATED_EXACT = `to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS created_exact`;
+
+/** Columns of a listing: everything but the result body and the payload, plus whether a result is stored. */
+const SUMMARY_COLUMNS = `key, network, payer, amount, asset, pay_to, resource, model, request_hash, state, tx_hash, error,
+  requirements, created_at, updated_at, lease_until, result IS NOT NULL AS result_available, ${CREATED_EXACT}`;
 
 /** Key of the advisory lock held while migrating; any constant works as long as every instance uses the same. */
 const MIGRATION_LOCK = 4021_0402;
@@ -42,6 +66,7 @@ interface Row {
   asset: string;
   pay_to: string;
   resource: string;
+  model: string;
   request_hash: string;
   state: PaymentState;
   tx_hash: string | null;
@@ -55,7 +80,9 @@ interface Row {
   lease_until: Date | null;
 }
 
-function toRecord(row: Row): PaymentRecord {
+type SummaryRow = Omit<Row, 'result' | 'payload'> & { result_available: boolean; created_exact: string };
+
+function commonFields(row: Omit<Row, 'result' | 'payload'>): Omit<PaymentRecord, 'result' | 'payload'> {
   return {
     key: row.key,
     network: row.network,
@@ -64,17 +91,24 @@ function toRecord(row: Row): PaymentRecord {
     asset: row.asset,
     payTo: row.pay_to,
     resource: row.resource,
+    model: row.model,
     requestHash: row.request_hash,
     state: row.state,
     txHash: row.tx_hash,
     error: row.error,
-    result: row.result,
-    payload: row.payload,
     requirements: row.requirements,
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
     leaseUntil: row.lease_until && row.lease_until.toISOString(),
   };
+}
+
+function toRecord(row: Row): PaymentRecord {
+  return { ...commonFields(row), result: row.result, payload: row.payload };
+}
+
+function toSummary(row: SummaryRow): PaymentSummary {
+  return { ...commonFields(row), resultAvailable: row.result_available };
 }
 
 export interface PostgresLedgerOptions {
@@ -143,11 +177,11 @@ export class PostgresLedger implements Ledger {
     // One statement: a new key is inserted; an existing one is taken over only if its earlier use moved no
     // funds. Concurrent callers with one key serialise on the key's index entry; exactly one gets a row back.
     const claimed = await this.pool.query(
-      `INSERT INTO payments (key, network, payer, amount, asset, pay_to, resource, request_hash, state,
+      `INSERT INTO payments (key, network, payer, amount, asset, pay_to, resource, model, request_hash, state,
                              payload, requirements, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'reserved', $9, $10, now(), now())
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'reserved', $10, $11, now(), now())
        ON CONFLICT (key) DO UPDATE SET
-         resource = EXCLUDED.resource, request_hash = EXCLUDED.request_hash, state = 'reserved',
+         resource = EXCLUDED.resource, model = EXCLUDED.model, request_hash = EXCLUDED.request_hash, state = 'reserved',
          tx_hash = NULL, error = NULL, result = NULL, payload = EXCLUDED.payload,
          requirements = EXCLUDED.requirements, updated_at = EXCLUDED.updated_at, lease_until = NULL
        WHERE payments.state IN ('released', 'failed')
@@ -160,6 +194,7 @@ export class PostgresLedger implements Ledger {
         payment.asset,
         payment.payTo,
         payment.resource,
+        payment.model,
         payment.requestHash,
         JSON.stringify(payment.payload),
         JSON.stringify(payment.requirements),
@@ -236,6 +271,46 @@ export class PostgresLedger implements Ledger {
       [olderThan, limit],
     );
     return rows.map(toRecord);
+  }
+
+  async listPayments(filter: PaymentFilter, limit: number, after?: PaymentCursor): Promise<PaymentPage> {
+    const { where, params } = paymentConditions(POSTGRES_DIALECT, filter, after);
+    const { rows } = await this.pool.query<SummaryRow>(
+      `SELECT ${SUMMARY_COLUMNS} FROM payments ${where} ORDER BY created_at DESC, key DESC LIMIT $${params.length + 1}`,
+      [...params, limit + 1],
+    );
+    const page = rows.slice(0, limit);
+    const last = page.at(-1);
+    return {
+      payments: page.map(toSummary),
+      next: rows.length > limit && last ? { createdAt: last.created_exact, key: last.key } : null,
+    };
+  }
+
+  async revenue(filter: Pick<PaymentFilter, 'from' | 'before'>): Promise<RevenueRow[]> {
+    // amount is numeric(78, 0): SUM is exact, and travels as text
+    const { where, params } = paymentConditions(POSTGRES_DIALECT, { from: filter.from, before: filter.before }, undefined, [
+      `state = 'settled'`,
+    ]);
+    const { rows } = await this.pool.query<{ day: string; network: string; model: string; count: string; amount: string }>(
+      `SELECT to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, network, model,
+              COUNT(*)::text AS count, SUM(amount)::text AS amount
+       FROM payments ${where}
+       GROUP BY 1, 2, 3
+       ORDER BY day, network COLLATE "C", model COLLATE "C"`,
+      params,
+    );
+    return rows.map((row) => ({ day: row.day, network: row.network, model: row.model, count: Number(row.count), amount: row.amount }));
+  }
+
+  async pruneFinal(olderThan: Date, limit: number): Promise<number> {
+    // SKIP LOCKED: instances pruning at the same moment take different rows instead of queueing on each other
+    const outcome = await this.pool.query(
+      `DELETE FROM payments WHERE key IN (
+         SELECT key FROM payments WHERE state = ANY($1::text[]) AND updated_at < $2 LIMIT $3 FOR UPDATE SKIP LOCKED)`,
+      [FINAL_STATES, olderThan, limit],
+    );
+    return outcome.rowCount ?? 0;
   }
 
   async close(): Promise<void> {

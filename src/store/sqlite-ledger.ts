@@ -1,7 +1,21 @@
 // The embedded ledger on SQLite built into Node (node:sqlite): no server, one file under the data dir.
 // Statements are synchronous and SQLite serialises writers, so every statement here is atomic.
 import { DatabaseSync } from 'node:sqlite';
-import type { Ledger, NewPayment, PaymentRecord, PaymentState, PaymentUpdate, ReserveOutcome } from './ledger.ts';
+import {
+  FINAL_STATES,
+  type Ledger,
+  type NewPayment,
+  type PaymentCursor,
+  type PaymentFilter,
+  type PaymentPage,
+  type PaymentRecord,
+  type PaymentState,
+  type PaymentSummary,
+  type PaymentUpdate,
+  type ReserveOutcome,
+  type RevenueRow,
+} from './ledger.ts';
+import { SQLITE_DIALECT, paymentConditions } from './payment-query.ts';
 
 const MIGRATIONS: string[] = [
   `CREATE TABLE payments (
@@ -26,7 +40,19 @@ const MIGRATIONS: string[] = [
    CREATE INDEX payments_state ON payments (state, updated_at);`,
   // 2: reconciliation leases, so several reconcilers never check the same pending payment at once
   `ALTER TABLE payments ADD COLUMN lease_until TEXT;`,
+  // 3: the model of each payment (revenue by model; older rows get ''), and the operator listing's order
+  `ALTER TABLE payments ADD COLUMN model TEXT NOT NULL DEFAULT '';
+   CREATE INDEX payments_created ON payments (created_at, key);`,
 ];
+
+/** Columns of a listing: everything but the result body and the payload, plus whether a result is stored. */
+const SUMMARY_COLUMNS = `key, network, payer, amount, asset, pay_to, resource, model, request_hash, state, tx_hash, error,
+  requirements, created_at, updated_at, lease_until, result IS NOT NULL AS result_available`;
+
+/** Revenue sums are exact without big integers in SQL: amounts are zero-padded to 36 digits and summed as four
+ *  9-digit chunks (each sum stays far below 2^63), then put back together as a bigint. */
+const CHUNK_DIGITS = 9;
+const PADDED_DIGITS = 4 * CHUNK_DIGITS;
 
 interface Row {
   key: string;
@@ -36,6 +62,7 @@ interface Row {
   asset: string;
   pay_to: string;
   resource: string;
+  model: string;
   request_hash: string;
   state: PaymentState;
   tx_hash: string | null;
@@ -48,7 +75,9 @@ interface Row {
   lease_until: string | null;
 }
 
-function toRecord(row: Row): PaymentRecord {
+type SummaryRow = Omit<Row, 'result' | 'payload'> & { result_available: number };
+
+function commonFields(row: Omit<Row, 'result' | 'payload'>): Omit<PaymentRecord, 'result' | 'payload'> {
   return {
     key: row.key,
     network: row.network,
@@ -57,17 +86,28 @@ function toRecord(row: Row): PaymentRecord {
     asset: row.asset,
     payTo: row.pay_to,
     resource: row.resource,
+    model: row.model,
     requestHash: row.request_hash,
     state: row.state,
     txHash: row.tx_hash,
     error: row.error,
-    result: row.result === null ? null : JSON.parse(row.result),
-    payload: JSON.parse(row.payload),
     requirements: JSON.parse(row.requirements),
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     leaseUntil: row.lease_until,
   };
+}
+
+function toRecord(row: Row): PaymentRecord {
+  return {
+    ...commonFields(row),
+    result: row.result === null ? null : JSON.parse(row.result),
+    payload: JSON.parse(row.payload),
+  };
+}
+
+function toSummary(row: SummaryRow): PaymentSummary {
+  return { ...commonFields(row), resultAvailable: row.result_available === 1 };
 }
 
 export class SqliteLedger implements Ledger {
@@ -101,11 +141,11 @@ export class SqliteLedger implements Ledger {
     const now = new Date().toISOString();
     const claimed = this.db
       .prepare(
-        `INSERT INTO payments (key, network, payer, amount, asset, pay_to, resource, request_hash, state,
+        `INSERT INTO payments (key, network, payer, amount, asset, pay_to, resource, model, request_hash, state,
                                payload, requirements, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'reserved', ?, ?, ?, ?)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'reserved', ?, ?, ?, ?)
          ON CONFLICT (key) DO UPDATE SET
-           resource = excluded.resource, request_hash = excluded.request_hash, state = 'reserved',
+           resource = excluded.resource, model = excluded.model, request_hash = excluded.request_hash, state = 'reserved',
            tx_hash = NULL, error = NULL, result = NULL, payload = excluded.payload,
            requirements = excluded.requirements, updated_at = excluded.updated_at, lease_until = NULL
          WHERE payments.state IN ('released', 'failed')
@@ -119,6 +159,7 @@ export class SqliteLedger implements Ledger {
         payment.asset,
         payment.payTo,
         payment.resource,
+        payment.model,
         payment.requestHash,
         JSON.stringify(payment.payload),
         JSON.stringify(payment.requirements),
@@ -188,6 +229,60 @@ export class SqliteLedger implements Ledger {
       .prepare(`SELECT * FROM payments WHERE state IN ('reserved', 'verified') AND updated_at < ? ORDER BY updated_at LIMIT ?`)
       .all(olderThan.toISOString(), limit) as unknown as Row[];
     return rows.map(toRecord);
+  }
+
+  async listPayments(filter: PaymentFilter, limit: number, after?: PaymentCursor): Promise<PaymentPage> {
+    const { where, params } = paymentConditions(SQLITE_DIALECT, filter, after);
+    const rows = this.db
+      .prepare(`SELECT ${SUMMARY_COLUMNS} FROM payments ${where} ORDER BY created_at DESC, key DESC LIMIT ?`)
+      .all(...(params as string[]), limit + 1) as unknown as SummaryRow[];
+    const payments = rows.slice(0, limit).map(toSummary);
+    const last = payments.at(-1);
+    return { payments, next: rows.length > limit && last ? { createdAt: last.createdAt, key: last.key } : null };
+  }
+
+  async revenue(filter: Pick<PaymentFilter, 'from' | 'before'>): Promise<RevenueRow[]> {
+    const { where, params } = paymentConditions(SQLITE_DIALECT, { from: filter.from, before: filter.before }, undefined, [
+      `state = 'settled'`,
+    ]);
+    const chunk = (index: number) => `SUM(CAST(substr(padded, ${index * CHUNK_DIGITS + 1}, ${CHUNK_DIGITS}) AS INTEGER)) AS c${index}`;
+    const statement = this.db.prepare(
+      `SELECT day, network, model, COUNT(*) AS count, MAX(length(amount)) AS digits, ${[0, 1, 2, 3].map(chunk).join(', ')}
+       FROM (SELECT substr(created_at, 1, 10) AS day, network, model, amount,
+                    substr('${'0'.repeat(PADDED_DIGITS)}' || amount, -${PADDED_DIGITS}) AS padded
+             FROM payments ${where})
+       GROUP BY day, network, model
+       ORDER BY day, network, model`,
+    );
+    statement.setReadBigInts(true);
+    const rows = statement.all(...(params as string[])) as unknown as {
+      day: string;
+      network: string;
+      model: string;
+      count: bigint;
+      digits: bigint;
+      c0: bigint;
+      c1: bigint;
+      c2: bigint;
+      c3: bigint;
+    }[];
+    const base = 10n ** BigInt(CHUNK_DIGITS);
+    return rows.map((row) => {
+      if (row.digits > BigInt(PADDED_DIGITS)) throw new Error(`an amount of ${row.digits} digits is beyond the revenue sum's ${PADDED_DIGITS}`);
+      const amount = ((row.c0 * base + row.c1) * base + row.c2) * base + row.c3;
+      return { day: row.day, network: row.network, model: row.model, count: Number(row.count), amount: amount.toString() };
+    });
+  }
+
+  async pruneFinal(olderThan: Date, limit: number): Promise<number> {
+    const states = FINAL_STATES.map(() => '?').join(', ');
+    const outcome = this.db
+      .prepare(
+        `DELETE FROM payments WHERE key IN (
+           SELECT key FROM payments WHERE state IN (${states}) AND updated_at < ? LIMIT ?)`,
+      )
+      .run(...FINAL_STATES, olderThan.toISOString(), limit);
+    return Number(outcome.changes);
   }
 
   async close(): Promise<void> {

@@ -369,3 +369,18 @@ function highS(signature: Hex): Hex {
   const flippedV = (v === 27 ? 28 : 27).toString(16);
   return `0x${r}${flippedS}${flippedV}`;
 }
+
+test('readiness: the sandbox is ready; a settlement account without gas is reported', async () => {
+  assert.deepEqual(await facilitator.readinessProblems(), []);
+  const broke = new LocalEvmFacilitator({
+    network: NETWORKS.base as EvmNetwork,
+    rpcUrl: sandbox.rpcUrl,
+    settlementPrivateKey: generatePrivateKey(),
+    asset: sandbox.asset,
+    eip712: { name: 'USD Coin', version: '2' },
+    receiptTimeoutMs: 2_000,
+  });
+  const problems = await broke.readinessProblems();
+  assert.equal(problems.length, 1);
+  assert.match(problems[0]!, /^base: settlement account 0x[0-9a-fA-F]{40} has no native gas/);
+});

@@ -114,6 +114,16 @@ export class LocalEvmFacilitator implements Facilitator {
     return { name: this.#eip712.name, version: this.#eip712.version };
   }
 
+  async readinessProblems(): Promise<string[]> {
+    const network = this.#network.name;
+    const problems: string[] = [];
+    if (!(await this.#public.getCode({ address: this.#asset }))) problems.push(`${network}: no contract at asset ${this.#asset}`);
+    if ((await this.#public.getBalance({ address: this.#account.address })) === 0n) {
+      problems.push(`${network}: settlement account ${this.#account.address} has no native gas to send settlements`);
+    }
+    return problems;
+  }
+
   async verify(payload: PaymentPayload, requirements: PaymentRequirements): Promise<VerifyResult> {
     const checked = await this.#verify(payload, requirements);
     return checked.ok ? { isValid: true, payer: checked.auth.from } : checked.result;

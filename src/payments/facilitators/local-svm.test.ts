@@ -332,3 +332,11 @@ test('sent but not confirmed in time: unknown with the signature, then reconcile
     await sandbox.setAutomine(true);
   }
 });
+
+test('readiness: the sandbox payTo is ready; a payTo without a USDC token account is named with the fix', async () => {
+  assert.deepEqual(await facilitator.readinessProblems(sandbox.payTo), []);
+  const fresh = (await generateKeyPairSigner()).address;
+  const problems = await facilitator.readinessProblems(fresh);
+  assert.equal(problems.length, 1);
+  assert.match(problems[0]!, new RegExp(`^solana: payTo ${fresh} has no associated token account for mint ${sandbox.asset}.*spl-token create-account`));
+});

@@ -23,6 +23,7 @@ import {
   type SolanaRpcApi,
   type Transaction,
 } from '@solana/kit';
+import { findAssociatedTokenPda, TOKEN_PROGRAM_ADDRESS } from '@solana-program/token';
 import type { SvmNetwork } from '../../x402/networks.ts';
 import { svmExactPayloadSchema, X402_VERSION, type PaymentPayload, type PaymentRequirements } from '../../x402/types.ts';
 import type { Facilitator, SettleOutcome, VerifyResult } from '../facilitator.ts';
@@ -114,6 +115,23 @@ export class LocalSvmFacilitator implements Facilitator {
 
   async requirementExtra(): Promise<Record<string, unknown>> {
     return { feePayer: this.#feePayerAddress };
+  }
+
+  async readinessProblems(payTo: string): Promise<string[]> {
+    const problems: string[] = [];
+    const network = this.#network.name;
+    if (!isAddress(payTo)) return [`${network}: payTo ${payTo} is not a Solana address`];
+    const [account] = await findAssociatedTokenPda({ owner: payTo, mint: this.#asset as Address, tokenProgram: TOKEN_PROGRAM_ADDRESS });
+    const { value: info } = await this.#rpc.getAccountInfo(account, { encoding: 'base64' }).send();
+    if (!info) {
+      problems.push(
+        `${network}: payTo ${payTo} has no associated token account for mint ${this.#asset} (expected at ${account}); ` +
+          `every payment will be refused until it exists: create it, e.g. spl-token create-account ${this.#asset} --owner ${payTo}`,
+      );
+    }
+    const { value: lamports } = await this.#rpc.getBalance(this.#feePayerAddress).send();
+    if (lamports === 0n) problems.push(`${network}: fee payer ${this.#feePayerAddress} has no SOL to pay transaction fees`);
+    return problems;
   }
 
   async verify(payload: PaymentPayload, requirements: PaymentRequirements): Promise<VerifyResult> {

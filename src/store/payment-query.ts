@@ -1,0 +1,42 @@
+// The WHERE clause of the operator queries (listPayments, revenue), written once for both SQL engines: they
+// differ only in how a parameter is written ($1 or ?) and how a time is passed (Date or ISO text).
+import type { PaymentCursor, PaymentFilter } from './ledger.ts';
+
+export interface SqlDialect {
+  /** the placeholder of parameter number n (1-based) */
+  param(n: number): string;
+  /** how a Date filter is passed */
+  time(value: Date): unknown;
+}
+
+export const SQLITE_DIALECT: SqlDialect = { param: () => '?', time: (value) => value.toISOString() };
+export const POSTGRES_DIALECT: SqlDialect = { param: (n) => `$${n}`, time: (value) => value };
+
+/** Every condition ANDed; `extra` (a fixed SQL condition such as "state = 'settled'") comes first. */
+export function paymentConditions(
+  dialect: SqlDialect,
+  filter: PaymentFilter,
+  after?: PaymentCursor,
+  extra: string[] = [],
+): { where: string; params: unknown[] } {
+  const conditions = [...extra];
+  const params: unknown[] = [];
+  const add = (value: unknown) => {
+    params.push(value);
+    return dialect.param(params.length);
+  };
+  if (filter.state !== undefined) conditions.push(`state = ${add(filter.state)}`);
+  if (filter.network !== undefined) conditions.push(`network = ${add(filter.network)}`);
+  if (filter.model !== undefined) conditions.push(`model = ${add(filter.model)}`);
+  if (filter.payer !== undefined) {
+    // EVM addresses are stored checksummed (mixed case) but typed in any case; base58 (Solana) is case-sensitive
+    if (/^0x[0-9a-fA-F]*$/.test(filter.payer)) conditions.push(`lower(payer) = ${add(filter.payer.toLowerCase())}`);
+    else conditions.push(`payer = ${add(filter.payer)}`);
+  }
+  if (filter.from !== undefined) conditions.push(`created_at >= ${add(dialect.time(filter.from))}`);
+  if (filter.before !== undefined) conditions.push(`created_at < ${add(dialect.time(filter.before))}`);
+  if (after !== undefined) {
+    conditions.push(`(created_at < ${add(after.createdAt)} OR (created_at = ${add(after.createdAt)} AND key < ${add(after.key)}))`);
+  }
+  return { where: conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : '', params };
+}
