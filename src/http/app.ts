@@ -78,7 +78,6 @@ export function createApp(deps: AppDeps): Hono {
         networkHeader: c.req.header('X-Network'),
         resource: `${origin}${endpoint.path}`,
         model: prepared.model.id,
-        model: prepared.model.id,
         description: endpoint.description,
         amount: prepared.amount,
         maxTimeoutSeconds: config.maxTimeoutSeconds[endpoint.capability],
