@@ -1,9 +1,9 @@
 // Rails for real networks, from config: the operator's payTo, the network's USDC (or a configured asset),
 // and a local facilitator (our RPC + our key from the environment) or a remote one.
-import { readFileSync } from 'node:fs';
 import type { Config } from '../config/load.ts';
 import type { NetworkConfig } from '../config/schema.ts';
 import { ConfigError } from '../config/load.ts';
+import { readSecret } from '../config/secret.ts';
 import { NETWORKS, type Network, type NetworkName } from '../x402/networks.ts';
 import type { Facilitator } from './facilitator.ts';
 import type { PaymentRail } from './rails.ts';
@@ -12,15 +12,6 @@ import { RemoteFacilitator } from './facilitators/remote.ts';
 import { createLocalSvmFacilitator } from './facilitators/local-svm-factory.ts';
 
 type Env = Record<string, string | undefined>;
-
-/** A secret from VAR, or from the file named by VAR_FILE (so keys can live outside the environment too). */
-export function readSecret(env: Env, name: string): string {
-  const direct = env[name];
-  if (direct) return direct.trim();
-  const file = env[`${name}_FILE`];
-  if (file) return readFileSync(file, 'utf8').trim();
-  throw new ConfigError(`secret ${name} is not set (set ${name} or ${name}_FILE)`);
-}
 
 function facilitatorFor(network: Network, settings: NetworkConfig, asset: string, config: Config, env: Env): Facilitator {
   const f = settings.facilitator;

@@ -7,7 +7,6 @@
 // downloading the former (same-origin or public addresses only) so the bytes are stored and served by us,
 // never the upstream URL. Speech uses @ai-sdk/openai (the compatible package has no speech model), whose
 // options are read under the `openai` key only, so they are moved there.
-import { readFileSync } from 'node:fs';
 import { createOpenAI } from '@ai-sdk/openai';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import type { SpeechModelV4 } from '@ai-sdk/provider';
@@ -15,6 +14,7 @@ import type { ImageModel, LanguageModel, SpeechModel } from 'ai';
 import type { ChatModelConfig, ImageModelConfig, ModelConfig, SpeechModelConfig } from '../config/schema.ts';
 import type { Config } from '../config/load.ts';
 import { limitedFetch } from './openai-compatible/limited-fetch.ts';
+import { optionalSecret } from '../config/secret.ts';
 
 /** The embedded engines, keyed by the provider names the catalog uses. */
 export interface LocalEngines {
@@ -52,7 +52,7 @@ export class ProviderRegistry {
     if (!upstream) {
       const settings = this.config.providers[name];
       if (!settings) throw new Error(`provider ${name} is not configured`);
-      const apiKey = settings.apiKeyEnv ? secret(settings.apiKeyEnv) : undefined;
+      const apiKey = settings.apiKeyEnv ? optionalSecret(process.env, settings.apiKeyEnv) : undefined;
       const fetch = limitedFetch(settings.maxResponseBytes);
       upstream = {
         // no key: no Authorization header at all (local servers need none)
@@ -101,12 +101,4 @@ function optionsUnderOpenAIKey(inner: SpeechModelV4, key: string): SpeechModelV4
       return inner.doGenerate(passed ? { ...options, providerOptions: { ...options.providerOptions, openai: passed } } : options);
     },
   };
-}
-
-/** VAR, or the contents of the file named by VAR_FILE (as for every other secret the config names). */
-function secret(name: string): string | undefined {
-  const direct = process.env[name]?.trim();
-  if (direct) return direct;
-  const file = process.env[`${name}_FILE`];
-  return file ? readFileSync(file, 'utf8').trim() : undefined;
 }
