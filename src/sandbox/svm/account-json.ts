@@ -7,7 +7,7 @@ import { getMintDecoder, getMintSize, getTokenDecoder, getTokenSize, TOKEN_PROGR
 
 /** What rent-exempt accounts report; kit reads it as a u64. */
 const RENT_EPOCH_MAX = 18446744073709551615n;
-const TOKEN_2022_PROGRAM = 'TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb';
+export const TOKEN_2022_PROGRAM_ADDRESS = address('TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb');
 
 export type AccountEncoding = 'base64' | 'base58' | 'jsonParsed';
 
@@ -25,7 +25,7 @@ export function tokenAmountJson(amount: bigint, decimals: number) {
 }
 
 function isTokenProgram(owner: string): boolean {
-  return owner === TOKEN_PROGRAM_ADDRESS || owner === TOKEN_2022_PROGRAM;
+  return owner === TOKEN_PROGRAM_ADDRESS || owner === TOKEN_2022_PROGRAM_ADDRESS;
 }
 
 /** Reads a mint's decimals, or undefined when the address holds no (classic-sized) mint. */

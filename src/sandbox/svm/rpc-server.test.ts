@@ -167,3 +167,20 @@ test('JSON-RPC errors and batches', async () => {
   assert.equal(batch[0]?.result, 'ok');
   assert.equal(batch[1]?.error?.code, -32602);
 });
+
+test('getTokenAccountsByOwner finds a wallet USDC account by mint or by program, as wallets read balances', async () => {
+  const [ata] = await findAssociatedTokenPda({ mint: sandbox.asset, owner: payer.address, tokenProgram: TOKEN_PROGRAM_ADDRESS });
+  const byMint = await rpc.getTokenAccountsByOwner(payer.address, { mint: sandbox.asset }, { encoding: 'jsonParsed' }).send();
+  assert.equal(byMint.value.length, 1);
+  assert.equal(byMint.value[0]!.pubkey, ata);
+  const info = byMint.value[0]!.account.data.parsed.info;
+  assert.equal(info.mint, sandbox.asset);
+  assert.equal(info.owner, payer.address);
+  assert.equal(info.tokenAmount.amount, (await sandbox.balanceOf(payer.address)).toString());
+  assert.equal(info.tokenAmount.decimals, 6);
+
+  const byProgram = await rpc.getTokenAccountsByOwner(payer.address, { programId: TOKEN_PROGRAM_ADDRESS }, { encoding: 'base64' }).send();
+  assert.deepEqual(byProgram.value.map((a) => a.pubkey), [ata]);
+  const stranger = (await generateKeyPairSigner()).address;
+  assert.deepEqual((await rpc.getTokenAccountsByOwner(stranger, { mint: sandbox.asset }, { encoding: 'jsonParsed' }).send()).value, []);
+});

@@ -4,15 +4,26 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { address, getBase58Decoder, getBase58Encoder, getCompiledTransactionMessageDecoder, isAddress } from '@solana/kit';
+import { findAssociatedTokenPda, TOKEN_PROGRAM_ADDRESS } from '@solana-program/token';
 import type { SvmChain } from './svm-chain.ts';
 import { TransactionRejected } from './svm-chain.ts';
-import { accountJson, mintDecimals, readTokenAccount, tokenAmountJson, type AccountEncoding, type DataSlice } from './account-json.ts';
+import {
+  accountJson,
+  mintDecimals,
+  readTokenAccount,
+  tokenAmountJson,
+  TOKEN_2022_PROGRAM_ADDRESS,
+  type AccountEncoding,
+  type DataSlice,
+} from './account-json.ts';
 import { describeTransactionError } from './transaction-error.ts';
 
 export interface RpcServerOptions {
   chain: SvmChain;
   /** the network's real genesis hash, so clients that check it see the network they expect */
   genesisHash: string;
+  /** the token mints this sandbox created (its test USDC): what a programId-filtered token account query covers */
+  mints: string[];
 }
 
 export interface RpcServer {
@@ -100,7 +111,7 @@ function feeForMessage(messageBytes: Uint8Array): bigint {
 
 type Handler = (params: unknown[]) => unknown;
 
-function handlers(chain: SvmChain, genesisHash: string): Record<string, Handler> {
+function handlers({ chain, genesisHash, mints }: RpcServerOptions): Record<string, Handler> {
   const svm = chain.svm;
   const context = () => ({ slot: chain.slot(), apiVersion: '2.2.0' });
   const withContext = (value: unknown) => ({ context: context(), value });
@@ -136,6 +147,25 @@ function handlers(chain: SvmChain, genesisHash: string): Record<string, Handler>
       const token = readTokenAccount(svm, address(addressParam(params, 0)) as never);
       if (!token) throw invalidParams('Invalid param: not a Token account');
       return withContext(tokenAmountJson(token.amount, mintDecimals(svm, token.mint as never) ?? 0));
+    },
+    // litesvm cannot list accounts by owner; every token account the sandbox makes is an associated one,
+    // so the owner's associated accounts for the mint(s) asked about are all there is.
+    getTokenAccountsByOwner: async (params) => {
+      const owner = address(addressParam(params, 0));
+      const filter = config(params, 1);
+      const cfg = config(params, 2);
+      const wanted = typeof filter.mint === 'string' ? [filter.mint] : typeof filter.programId === 'string' ? mints : undefined;
+      if (!wanted) throw invalidParams('filter must be { mint } or { programId }');
+      const programs = typeof filter.programId === 'string' ? [filter.programId] : [TOKEN_PROGRAM_ADDRESS, TOKEN_2022_PROGRAM_ADDRESS];
+      const found = [];
+      for (const mint of wanted.filter((m) => isAddress(m))) {
+        for (const tokenProgram of programs.filter((p) => isAddress(p))) {
+          const [pubkey] = await findAssociatedTokenPda({ owner, mint: address(mint), tokenProgram: address(tokenProgram) });
+          if (readTokenAccount(svm, pubkey as never)?.owner !== owner) continue;
+          found.push({ pubkey, account: accountJson(svm, pubkey, accountEncoding(cfg), dataSlice(cfg)) });
+        }
+      }
+      return withContext(found);
     },
     getFeeForMessage: (params) => {
       if (typeof params[0] !== 'string') throw invalidParams('message must be a base64 string');
@@ -216,14 +246,14 @@ interface JsonRpcRequest {
   params?: unknown;
 }
 
-function answer(table: Record<string, Handler>, request: JsonRpcRequest): unknown {
+async function answer(table: Record<string, Handler>, request: JsonRpcRequest): Promise<unknown> {
   const id = request.id ?? null;
   if (typeof request.method !== 'string') return { jsonrpc: '2.0', id, error: { code: -32600, message: 'Invalid request' } };
   const handler = Object.hasOwn(table, request.method) ? table[request.method] : undefined;
   if (!handler) return { jsonrpc: '2.0', id, error: { code: -32601, message: 'Method not found' } };
   try {
     const params = Array.isArray(request.params) ? request.params : [];
-    return { jsonrpc: '2.0', id, result: handler(params) };
+    return { jsonrpc: '2.0', id, result: await handler(params) };
   } catch (error) {
     if (error instanceof RpcError) {
       const body = error.data === undefined ? { code: error.code, message: error.message } : { code: error.code, message: error.message, data: error.data };
@@ -234,7 +264,7 @@ function answer(table: Record<string, Handler>, request: JsonRpcRequest): unknow
 }
 
 export async function startRpcServer(options: RpcServerOptions): Promise<RpcServer> {
-  const table = handlers(options.chain, options.genesisHash);
+  const table = handlers(options);
   const server: Server = createServer((req, res) => {
     if (req.method !== 'POST') {
       res.writeHead(405, { allow: 'POST' }).end();
@@ -242,7 +272,7 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
     }
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
+    req.on('end', async () => {
       let body: unknown;
       try {
         body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
@@ -253,8 +283,8 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
         body === undefined
           ? { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error' } }
           : Array.isArray(body)
-            ? body.map((r) => answer(table, r as JsonRpcRequest))
-            : answer(table, body as JsonRpcRequest);
+            ? await Promise.all(body.map((r) => answer(table, r as JsonRpcRequest)))
+            : await answer(table, body as JsonRpcRequest);
       res.writeHead(200, { 'content-type': 'application/json' }).end(stringify(reply));
     });
   });

@@ -178,7 +178,7 @@ export async function startSvmSandbox(network: SvmNetwork, options: SvmSandboxOp
     return result;
   };
 
-  const server = await startRpcServer({ chain, genesisHash });
+  const server = await startRpcServer({ chain, genesisHash, mints: [asset] });
   return {
     network: network.name,
     rpcUrl: server.url,
