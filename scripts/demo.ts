@@ -1,16 +1,26 @@
-// npm run demo: the product tour. Starts the gateway in sandbox mode, funds a fresh buyer from the
-// sandbox faucet, and pays for one chat, one image and one speech on each demo network, printing each
-// result, its price and its transaction.
+// npm run demo: the product tour. Starts the gateway in sandbox mode (no config read), and on each demo
+// network (an EVM chain and Solana) funds a fresh buyer from the sandbox faucet and pays for one chat, one
+// image and one speech, printing each result, its price and its transaction.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { loadConfig } from '../src/config/load.ts';
 import { startService } from '../src/service.ts';
-import { createClient, formatUsdc, parseUsdc, type GatewayClient, type Receipt } from '../src/client/index.ts';
+import {
+  createClient,
+  formatUsdc,
+  generateSolanaSecretKey,
+  isSolanaNetwork,
+  parseUsdc,
+  solanaSigner,
+  type ClientOptions,
+  type GatewayClient,
+  type Receipt,
+} from '../src/client/index.ts';
 import type { NetworkName } from '../src/x402/networks.ts';
 
-const DEMO_NETWORKS: NetworkName[] = ['base'];
+const DEMO_NETWORKS: NetworkName[] = ['base', 'solana'];
 
 const dataDir = mkdtempSync(join(tmpdir(), 'x402-demo-'));
 const service = await startService(
@@ -18,12 +28,23 @@ const service = await startService(
 );
 const line = (receipt: Receipt) => `   paid ${formatUsdc(receipt.amount)} USDC on ${receipt.network} · tx ${receipt.transaction}`;
 
+/** A fresh buyer for the network: its address (to fund) and its key, as createClient takes it. */
+async function freshBuyer(network: NetworkName): Promise<{ address: string; key: Pick<ClientOptions, 'evmPrivateKey' | 'solanaSecretKey'> }> {
+  if (isSolanaNetwork(network)) {
+    const solanaSecretKey = generateSolanaSecretKey();
+    return { address: (await solanaSigner(solanaSecretKey)).address, key: { solanaSecretKey } };
+  }
+  const evmPrivateKey = generatePrivateKey();
+  return { address: privateKeyToAccount(evmPrivateKey).address, key: { evmPrivateKey } };
+}
+
 async function fund(network: NetworkName, address: string): Promise<void> {
   const response = await fetch(`${service.url}/sandbox/faucet`, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json' },
     body: JSON.stringify({ network, address, amount: '5000000' }),
   });
+  if (!response.ok) throw new Error(`the faucet answered ${response.status}: ${await response.text()}`);
   const funded = (await response.json()) as { balance: string };
   console.log(`funded ${address} with test USDC on ${network}: balance ${formatUsdc(BigInt(funded.balance))} USDC`);
 }
@@ -40,9 +61,10 @@ async function tour(network: NetworkName, client: GatewayClient): Promise<void> 
 try {
   console.log(`gateway in sandbox mode at ${service.url}`);
   for (const network of DEMO_NETWORKS) {
-    const key = generatePrivateKey();
-    await fund(network, privateKeyToAccount(key).address);
-    await tour(network, createClient({ baseUrl: service.url, network, evmPrivateKey: key, maxPrice: parseUsdc('0.10') }));
+    const buyer = await freshBuyer(network);
+    await fund(network, buyer.address);
+    // on Solana the client finds the sandbox chain's RPC through the gateway's /healthz
+    await tour(network, createClient({ baseUrl: service.url, network, ...buyer.key, maxPrice: parseUsdc('0.10') }));
   }
   console.log('\ndemo complete');
 } finally {

@@ -1,13 +1,16 @@
-// The x402-ai CLI as a buyer would run it: a subprocess against a sandbox server, keys from the environment.
+// The x402-ai CLI as a buyer would run it: a subprocess against a sandbox server (base and solana), keys from
+// the environment or a key file.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { startTestService } from './support/service.ts';
-import { balanceOf, fundedEvmBuyerKey } from './support/sandbox-wallet.ts';
+import { getBase58Decoder } from '@solana/kit';
+import { balanceOf, fundedEvmBuyerKey, fundedSolanaBuyerKey } from './support/sandbox-wallet.ts';
+import { formatUsdc } from '../src/client/usdc.ts';
 import type { RunningService } from '../src/service.ts';
 
 const run = promisify(execFile);
@@ -16,7 +19,7 @@ const CLI = new URL('../src/client/cli.ts', import.meta.url).pathname;
 let service: RunningService;
 let workDir: string;
 before(async () => {
-  service = await startTestService({ networks: ['base'] });
+  service = await startTestService({ networks: ['base', 'solana'] });
   workDir = mkdtempSync(join(tmpdir(), 'x402-cli-'));
 });
 after(async () => {
@@ -24,17 +27,18 @@ after(async () => {
   rmSync(workDir, { recursive: true, force: true });
 });
 
-async function cli(args: string[], key: string): Promise<{ code: number; stdout: string; stderr: string }> {
+async function runCli(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await run(process.execPath, [CLI, ...args, '--url', service.url, '--network', 'base'], {
-      env: { ...process.env, X402_EVM_PRIVATE_KEY: key },
-    });
+    const { stdout, stderr } = await run(process.execPath, [CLI, ...args, '--url', service.url], { env: { ...process.env, ...env } });
     return { code: 0, stdout, stderr };
   } catch (error) {
     const failed = error as { code: number; stdout: string; stderr: string };
     return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
   }
 }
+
+const cli = (args: string[], key: string) => runCli([...args, '--network', 'base'], { X402_EVM_PRIVATE_KEY: key });
+const solanaCli = (args: string[], env: Record<string, string> = {}) => runCli([...args, '--network', 'solana'], env);
 
 test('chat --json pays once and prints the result with its receipt', async () => {
   const buyer = await fundedEvmBuyerKey(service, ['base']);
@@ -77,4 +81,51 @@ test('models lists the catalog; receipt shows a payment; a missing key is a usag
   assert.match(receipt.stdout, /^settled: /);
   const noKey = await cli(['chat', 'Hi'], '');
   assert.equal(noKey.code, 2);
+});
+
+test('Solana: chat --json pays with X402_SOLANA_SECRET_KEY (base58); exactly the price moves, once', async () => {
+  const buyer = await fundedSolanaBuyerKey(service, ['solana']);
+  const key = getBase58Decoder().decode(buyer.secretKey);
+  const payTo = service.rails.get('solana')!.payTo;
+  const [buyerBefore, payToBefore] = await Promise.all([balanceOf(service, 'solana', buyer.address), balanceOf(service, 'solana', payTo)]);
+  const { code, stdout, stderr } = await solanaCli(['chat', 'Hello there', '--max-tokens', '8', '--json'], { X402_SOLANA_SECRET_KEY: key });
+  assert.equal(code, 0, stderr);
+  const { result, receipt } = JSON.parse(stdout);
+  assert.equal(typeof result.response, 'string');
+  assert.equal(receipt.network, 'solana');
+  assert.equal(receipt.payer, buyer.address);
+  assert.match(receipt.transaction, /^[1-9A-HJ-NP-Za-km-z]{64,88}$/);
+  const price = BigInt(receipt.amount);
+  assert.ok(price > 0n);
+  assert.equal(await balanceOf(service, 'solana', buyer.address), buyerBefore - price);
+  assert.equal(await balanceOf(service, 'solana', payTo), payToBefore + price);
+  assert.ok(!stdout.includes(key) && !stderr.includes(key));
+});
+
+test('Solana: tts with --key-file (solana-keygen JSON) prints the price, the tx and an explorer link', async () => {
+  const buyer = await fundedSolanaBuyerKey(service, ['solana']);
+  const keyFile = join(workDir, 'id.json');
+  writeFileSync(keyFile, JSON.stringify([...buyer.secretKey]), { mode: 0o600 });
+  const before = await balanceOf(service, 'solana', buyer.address);
+  const rpcUrl = service.sandbox!.chains.get('solana')!.rpcUrl;
+  const speech = await solanaCli(['tts', 'Hello from Solana', '--out', join(workDir, 'sol.wav'), '--key-file', keyFile, '--rpc-url', rpcUrl]);
+  assert.equal(speech.code, 0, speech.stderr);
+  assert.equal(readFileSync(join(workDir, 'sol.wav')).subarray(0, 4).toString(), 'RIFF');
+  const paid = /paid (\d+(?:\.\d+)?) USDC on solana, tx ([1-9A-HJ-NP-Za-km-z]{64,88})\nhttps:\/\/explorer\.solana\.com\/tx\/([1-9A-HJ-NP-Za-km-z]+)/.exec(speech.stdout);
+  assert.ok(paid, speech.stdout);
+  assert.equal(paid[3], paid[2]);
+  assert.equal(formatUsdc(before - (await balanceOf(service, 'solana', buyer.address))), paid[1]);
+});
+
+test('Solana: a missing or malformed key and --rpc-url on EVM are usage errors; the key is never echoed', async () => {
+  const noKey = await solanaCli(['chat', 'Hi'], { X402_SOLANA_SECRET_KEY: '' });
+  assert.equal(noKey.code, 2);
+  assert.match(noKey.stderr, /X402_SOLANA_SECRET_KEY/);
+  const badKey = 'not-a-solana-key-0OIl';
+  const malformed = await solanaCli(['chat', 'Hi'], { X402_SOLANA_SECRET_KEY: badKey });
+  assert.equal(malformed.code, 2);
+  assert.ok(!malformed.stderr.includes(badKey));
+  const evm = await fundedEvmBuyerKey(service, ['base']);
+  const rpcOnEvm = await cli(['chat', 'Hi', '--rpc-url', 'http://127.0.0.1:1'], evm.key);
+  assert.equal(rpcOnEvm.code, 2);
 });

@@ -1,14 +1,17 @@
 #!/usr/bin/env node
 // x402-ai: pay for chat, images and speech from the command line.
-// Keys come from the environment (X402_EVM_PRIVATE_KEY) or a key file (--key-file), never from arguments.
+// Keys come from the environment (X402_EVM_PRIVATE_KEY, X402_SOLANA_SECRET_KEY) or a key file (--key-file),
+// never from arguments.
 import { readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { createClient, type Receipt } from './create-client.ts';
+import { createClient, type ClientOptions, type Receipt } from './create-client.ts';
 import { GatewayError, MaxPriceExceededError } from './errors.ts';
 import { formatUsdc, parseUsdc } from './usdc.ts';
 import { transactionLink } from './explorer.ts';
+import { solanaSecretKeyBytes } from './solana-key.ts';
+import { isSolanaNetwork } from './solana-rpc.ts';
 
 const USAGE = `usage: x402-ai <command> [options]
   chat "prompt"     [--model id] [--max-tokens n] [--temperature t]
@@ -16,9 +19,12 @@ const USAGE = `usage: x402-ai <command> [options]
   tts "text"        [--model id] [--voice v] [--out file.wav]
   models            list models, limits and prices
   receipt <tx>      show a payment by transaction hash
-options: --url (X402_AI_URL, default http://127.0.0.1:4021)  --network (X402_AI_NETWORK, default base)
-         --max-price USDC (default 0.10)  --key-file path  --json
-keys:    X402_EVM_PRIVATE_KEY=0x… in the environment, or --key-file with the key inside`;
+options: --url (X402_AI_URL, default http://127.0.0.1:4021)  --max-price USDC (default 0.10)  --key-file path  --json
+         --network (X402_AI_NETWORK, default base): base, polygon, base-sepolia, polygon-amoy, solana, solana-devnet
+         --rpc-url (X402_SOLANA_RPC_URL) Solana only; default: the sandbox RPC a sandbox gateway reports, else public
+keys:    EVM: X402_EVM_PRIVATE_KEY=0x… in the environment, or --key-file holding the 0x hex key
+         Solana: X402_SOLANA_SECRET_KEY (base58 or solana-keygen JSON array), or --key-file holding either
+         (e.g. --key-file ~/.config/solana/id.json); keys are never taken from arguments`;
 
 class UsageError extends Error {}
 
@@ -31,6 +37,7 @@ const { values, positionals } = (() => {
         network: { type: 'string' },
         'max-price': { type: 'string' },
         'key-file': { type: 'string' },
+        'rpc-url': { type: 'string' },
         json: { type: 'boolean', default: false },
         model: { type: 'string' },
         'max-tokens': { type: 'string' },
@@ -51,11 +58,28 @@ const { values, positionals } = (() => {
 const baseUrl = (values.url ?? process.env.X402_AI_URL ?? 'http://127.0.0.1:4021').replace(/\/+$/, '');
 const network = values.network ?? process.env.X402_AI_NETWORK ?? 'base';
 
-function buyerKey(): `0x${string}` {
-  const key = values['key-file'] ? readFileSync(values['key-file'], 'utf8').trim() : process.env.X402_EVM_PRIVATE_KEY;
-  if (!key) throw new UsageError('no key: set X402_EVM_PRIVATE_KEY or pass --key-file');
+const solana = isSolanaNetwork(network);
+const rpcUrl = values['rpc-url'] ?? process.env.X402_SOLANA_RPC_URL;
+
+function keyText(envName: string): string {
+  const key = values['key-file'] ? readFileSync(values['key-file'], 'utf8').trim() : process.env[envName];
+  if (!key) throw new UsageError(`no key: set ${envName} or pass --key-file`);
+  return key;
+}
+
+/** The buyer's key for the network paid on, as createClient takes it. */
+function buyerKey(): Pick<ClientOptions, 'evmPrivateKey' | 'solanaSecretKey' | 'solanaRpcUrl'> {
+  if (solana) {
+    try {
+      return { solanaSecretKey: solanaSecretKeyBytes(keyText('X402_SOLANA_SECRET_KEY')), solanaRpcUrl: rpcUrl };
+    } catch (error) {
+      throw error instanceof UsageError ? error : new UsageError((error as Error).message); // never quotes the key
+    }
+  }
+  if (values['rpc-url']) throw new UsageError('--rpc-url applies to Solana networks only');
+  const key = keyText('X402_EVM_PRIVATE_KEY');
   if (!/^0x[0-9a-fA-F]{64}$/.test(key)) throw new UsageError('the key must be a 0x-prefixed 32-byte hex private key');
-  return key as `0x${string}`;
+  return { evmPrivateKey: key as `0x${string}` };
 }
 
 function integer(name: string, text: string | undefined): number | undefined {
@@ -65,7 +89,7 @@ function integer(name: string, text: string | undefined): number | undefined {
 }
 
 function payingClient() {
-  return createClient({ baseUrl, network, evmPrivateKey: buyerKey(), maxPrice: parseUsdc(values['max-price'] ?? '0.10') });
+  return createClient({ baseUrl, network, ...buyerKey(), maxPrice: parseUsdc(values['max-price'] ?? '0.10') });
 }
 
 function paidLine(receipt: Receipt): string {

@@ -1,17 +1,20 @@
-// The paying client against a real sandbox server: it pays once, returns the typed result with its
-// receipt, and refuses to sign a quote above maxPrice.
+// The paying client against a real sandbox server (EVM and Solana): it pays once, returns the typed result
+// with its receipt, and refuses to sign a quote above maxPrice.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createClient } from './create-client.ts';
 import { MaxPriceExceededError } from './errors.ts';
 import { formatUsdc, parseUsdc } from './usdc.ts';
+import { getBase58Decoder } from '@solana/kit';
+import { generateSolanaSecretKey, solanaSecretKeyBytes, solanaSigner } from './solana-key.ts';
 import { startTestService } from '../../test/support/service.ts';
-import { balanceOf, fundedEvmBuyerKey } from '../../test/support/sandbox-wallet.ts';
+import { balanceOf, fundedEvmBuyerKey, fundedSolanaBuyerKey } from '../../test/support/sandbox-wallet.ts';
 import type { RunningService } from '../service.ts';
 
 let service: RunningService;
 before(async () => {
-  service = await startTestService({ networks: ['base'] });
+  // a short settlement timeout, so that a held-back Solana settlement turns pending quickly
+  service = await startTestService({ networks: ['base', 'solana'], config: { settlementTimeoutMs: 4000 } });
 });
 after(() => service.stop());
 
@@ -34,6 +37,89 @@ test('a quote above maxPrice is refused before anything is signed or paid', asyn
   const before = await balanceOf(service, 'base', address);
   await assert.rejects(client.chat({ model: 'local/demo-bigram', prompt: 'Hello' }), MaxPriceExceededError);
   assert.equal(await balanceOf(service, 'base', address), before);
+});
+
+test('Solana: an image is paid once; exactly the price moves from the buyer to the gateway', async () => {
+  const buyer = await fundedSolanaBuyerKey(service, ['solana']);
+  const payTo = service.rails.get('solana')!.payTo;
+  // no solanaRpcUrl: the client finds the sandbox chain's RPC through /healthz
+  const client = createClient({ baseUrl: service.url, network: 'solana', solanaSecretKey: buyer.secretKey, maxPrice: parseUsdc('0.05') });
+  const request = { prompt: 'a lighthouse', n: 1, size: '256x256' };
+  const price = await client.quote('/api/v1/ai/images', request);
+  const [buyerBefore, payToBefore] = await Promise.all([balanceOf(service, 'solana', buyer.address), balanceOf(service, 'solana', payTo)]);
+  const { result, receipt } = await client.images(request);
+  assert.equal(result.images.length, 1);
+  assert.deepEqual(
+    { success: receipt.success, network: receipt.network, payer: receipt.payer, amount: receipt.amount },
+    { success: true, network: 'solana', payer: buyer.address, amount: price },
+  );
+  assert.match(receipt.transaction, /^[1-9A-HJ-NP-Za-km-z]{64,88}$/);
+  assert.equal(await balanceOf(service, 'solana', buyer.address), buyerBefore - price);
+  assert.equal(await balanceOf(service, 'solana', payTo), payToBefore + price);
+});
+
+test('Solana: solanaRpcUrl is the RPC used; a quote above maxPrice signs nothing', async () => {
+  const buyer = await fundedSolanaBuyerKey(service, ['solana']);
+  const rpcUrl = service.sandbox!.chains.get('solana')!.rpcUrl;
+  const options = { baseUrl: service.url, network: 'solana', solanaSecretKey: getBase58Decoder().decode(buyer.secretKey), maxPrice: parseUsdc('0.05') };
+  const before = await balanceOf(service, 'solana', buyer.address);
+  const wrongRpc = createClient({ ...options, solanaRpcUrl: `${service.url}/not-an-rpc` });
+  await assert.rejects(wrongRpc.chat({ model: 'local/demo-bigram', prompt: 'Hi', max_tokens: 4 }), /HTTP error \(404\)/);
+  const capped = createClient({ ...options, solanaRpcUrl: rpcUrl, maxPrice: 1n });
+  await assert.rejects(capped.chat({ model: 'local/demo-bigram', prompt: 'Hi', max_tokens: 4 }), MaxPriceExceededError);
+  assert.equal(await balanceOf(service, 'solana', buyer.address), before);
+  const { receipt } = await createClient({ ...options, solanaRpcUrl: rpcUrl }).chat({ model: 'local/demo-bigram', prompt: 'Hi', max_tokens: 4 });
+  assert.equal(await balanceOf(service, 'solana', buyer.address), before - receipt.amount);
+});
+
+test('Solana: a pending settlement is retried with the same proof and X-Network, and paid once', async () => {
+  const buyer = await fundedSolanaBuyerKey(service, ['solana']);
+  const mining = service.sandbox!.chains.get('solana')!.mining!;
+  const sent: { proof: string; network: string | null; status: number; code?: string }[] = [];
+  const observing: typeof fetch = async (input, init) => {
+    const response = await fetch(input, init);
+    const headers = new Headers(init?.headers);
+    const proof = headers.get('X-PAYMENT');
+    if (proof) {
+      const code = response.status === 409 ? ((await response.clone().json()) as { code: string }).code : undefined;
+      sent.push({ proof, network: headers.get('X-Network'), status: response.status, code });
+      if (code === 'settlement_pending') {
+        // the settlement was broadcast but held back: let it land, and let the gateway find out
+        await mining.mine();
+        await mining.setAutomine(true);
+        await service.reconciler.runOnce();
+      }
+    }
+    return response;
+  };
+  const client = createClient({ baseUrl: service.url, network: 'solana', solanaSecretKey: buyer.secretKey, maxPrice: parseUsdc('0.05'), fetch: observing });
+  const before = await balanceOf(service, 'solana', buyer.address);
+  await mining.setAutomine(false);
+  let paid;
+  try {
+    paid = await client.chat({ model: 'local/demo-bigram', prompt: 'Hello', max_tokens: 4 });
+  } finally {
+    await mining.setAutomine(true);
+  }
+  assert.deepEqual(sent.map((s) => [s.status, s.code]), [[409, 'settlement_pending'], [200, undefined]]);
+  assert.equal(new Set(sent.map((s) => s.proof)).size, 1, 'the retry carries the same proof');
+  assert.deepEqual(sent.map((s) => s.network), ['solana', 'solana']);
+  assert.equal(paid.receipt.network, 'solana');
+  assert.equal(await balanceOf(service, 'solana', buyer.address), before - paid.receipt.amount);
+});
+
+test('Solana keys are read as bytes, a solana-keygen JSON array or base58; bad keys are refused without being quoted', async () => {
+  const secretKey = generateSolanaSecretKey();
+  const address = (await solanaSigner(secretKey)).address;
+  assert.equal((await solanaSigner(JSON.stringify([...secretKey]))).address, address);
+  assert.equal((await solanaSigner(getBase58Decoder().decode(secretKey))).address, address);
+  const base58 = getBase58Decoder().decode(secretKey);
+  for (const bad of [secretKey.subarray(0, 32), `${base58}0`, `[${[...secretKey].join(',')}`, JSON.stringify([...secretKey, 1]), 'not a key']) {
+    assert.throws(() => solanaSecretKeyBytes(bad), (error: Error) => !error.message.includes(base58.slice(0, 12)) && !error.message.includes(`${secretKey[0]},${secretKey[1]},`));
+  }
+  const mismatched = Uint8Array.from([...secretKey.subarray(0, 32), ...generateSolanaSecretKey().subarray(32)]);
+  await assert.rejects(solanaSigner(mismatched), /public half/);
+  assert.throws(() => createClient({ baseUrl: service.url, network: 'solana', solanaSecretKey: 'not a key', maxPrice: 1n }));
 });
 
 test('USDC amounts convert exactly between decimal text and atomic units', () => {

@@ -2,9 +2,12 @@
 // pay -> result + receipt. A pending settlement is retried with the SAME proof, never paid twice.
 import { x402Client, x402HTTPClient } from '@x402/fetch';
 import { registerExactEvmScheme } from '@x402/evm/exact/client';
+import { ExactSvmSchemeV1 } from '@x402/svm/exact/v1/client';
 import { privateKeyToAccount } from 'viem/accounts';
 import type { ChatRequest, ChatResponse, ImageRequest, ImageResponse, TtsRequest, TtsResponse } from '../api/schemas.ts';
 import { GatewayError, MaxPriceExceededError } from './errors.ts';
+import { solanaSecretKeyBytes, solanaSigner, type SolanaSecretKey } from './solana-key.ts';
+import { solanaRpcUrls } from './solana-rpc.ts';
 
 export interface ClientOptions {
   baseUrl: string;
@@ -12,12 +15,19 @@ export interface ClientOptions {
   network: string;
   /** EVM buyer key (0x-prefixed hex) */
   evmPrivateKey?: `0x${string}`;
+  /** Solana buyer key: the 64-byte secret key as bytes, a solana-keygen JSON array, or base58 */
+  solanaSecretKey?: SolanaSecretKey;
+  /**
+   * Solana JSON-RPC the payment transaction is built against. Default: the sandbox chain's RPC when the
+   * gateway's /healthz says mode "sandbox", else the network's public endpoint.
+   */
+  solanaRpcUrl?: string;
   /** hard cap per request in USDC atomic units; a higher quote is refused before signing */
   maxPrice: bigint;
   /** how many times a pending settlement is asked about again (with the same proof); default 20 */
   pendingRetries?: number;
   fetch?: typeof fetch;
-  /** registers further official client schemes (e.g. Solana) on the x402 client */
+  /** registers further official client schemes on the x402 client (solanaSecretKey, when given, takes the Solana networks) */
   configure?: (client: x402Client) => void;
 }
 
@@ -54,6 +64,24 @@ export function createClient(options: ClientOptions): GatewayClient {
   options.configure?.(x402);
   const http = new x402HTTPClient(x402);
 
+  // Solana needs async work (key import, the RPC URL from /healthz), done once, before the first signature.
+  const solanaKey = options.solanaSecretKey === undefined ? undefined : solanaSecretKeyBytes(options.solanaSecretKey);
+  let solanaReady: Promise<void> | undefined;
+  const readyToSign = (): Promise<void> => {
+    if (!solanaKey) return Promise.resolve();
+    solanaReady ??= (async () => {
+      const [signer, rpcUrls] = await Promise.all([
+        solanaSigner(solanaKey),
+        solanaRpcUrls({ baseUrl: base, rpcUrl: options.solanaRpcUrl, fetch: doFetch }),
+      ]);
+      for (const [network, rpcUrl] of Object.entries(rpcUrls)) x402.registerV1(network, new ExactSvmSchemeV1(signer, { rpcUrl }));
+    })().catch((error: unknown) => {
+      solanaReady = undefined;
+      throw error;
+    });
+    return solanaReady;
+  };
+
   const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
     doFetch(`${base}${path}`, {
       method: 'POST',
@@ -84,6 +112,7 @@ export function createClient(options: ClientOptions): GatewayClient {
     const price = amountOf(required.accepts[0]!);
     if (price > options.maxPrice) throw new MaxPriceExceededError(price, options.maxPrice);
 
+    await readyToSign();
     const proof = http.encodePaymentSignatureHeader(await http.createPaymentPayload(required));
     for (let attempt = 0; ; attempt++) {
       const response = await post(path, body, proof);

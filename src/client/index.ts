@@ -2,3 +2,5 @@
 export { createClient, type ClientOptions, type GatewayClient, type Paid, type Receipt } from './create-client.ts';
 export { GatewayError, MaxPriceExceededError } from './errors.ts';
 export { formatUsdc, parseUsdc } from './usdc.ts';
+export { generateSolanaSecretKey, solanaSecretKeyBytes, solanaSigner, type SolanaSecretKey } from './solana-key.ts';
+export { SOLANA_NETWORKS, isSolanaNetwork } from './solana-rpc.ts';

@@ -1,6 +1,7 @@
 // A buyer in the sandbox: a fresh key funded through the service's own faucet, and on-chain balance reads.
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { postJson } from './service.ts';
+import { generateSolanaSecretKey, solanaSigner } from '../../src/client/solana-key.ts';
 import type { RunningService } from '../../src/service.ts';
 import type { NetworkName } from '../../src/x402/networks.ts';
 
@@ -20,6 +21,21 @@ export async function fundedEvmBuyerKey(
     if (response.status !== 200) throw new Error(`faucet answered ${response.status}: ${await response.text()}`);
   }
   return { key, address: account.address, account };
+}
+
+/** A fresh Solana buyer (64-byte secret key and its address) funded with test USDC on each network. */
+export async function fundedSolanaBuyerKey(
+  service: RunningService,
+  networks: NetworkName[],
+  amount = 10_000_000n,
+): Promise<{ secretKey: Uint8Array; address: string }> {
+  const secretKey = generateSolanaSecretKey();
+  const { address } = await solanaSigner(secretKey);
+  for (const network of networks) {
+    const response = await postJson(`${service.url}/sandbox/faucet`, { network, address, amount: amount.toString() });
+    if (response.status !== 200) throw new Error(`faucet answered ${response.status}: ${await response.text()}`);
+  }
+  return { secretKey, address };
 }
 
 export function balanceOf(service: RunningService, network: NetworkName, address: string): Promise<bigint> {
