@@ -18,6 +18,7 @@ export type ErrorCode =
   | 'upstream_timeout'
   | 'storage_error'
   | 'unauthorized'
+  | 'admin_disabled'
   | 'internal_error';
 
 export interface ErrorBody {

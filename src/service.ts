@@ -9,6 +9,7 @@ import type { Config } from './config/load.ts';
 import { openLedger } from './store/open-ledger.ts';
 import { mediaStoreFromConfig } from './media/media-store-from-config.ts';
 import { startMediaRetention } from './media/media-retention.ts';
+import { startLedgerRetention } from './store/ledger-retention.ts';
 import { PaymentGate } from './payments/gate.ts';
 import { Reconciler } from './payments/reconciler.ts';
 import { reportReadiness } from './payments/readiness.ts';
@@ -97,6 +98,7 @@ export async function startService(config: Config, options: { log?: Logger } = {
   const url = `http://${host}:${address.port}`;
   reconciler.start(config.reconcileIntervalMs);
   const retention = startMediaRetention(media, config.mediaRetentionDays, log);
+  const ledgerRetention = startLedgerRetention(ledger, config.ledgerRetentionDays, log);
   log.info({ url, mode: sandbox ? 'sandbox' : 'live', networks: [...rails.keys()] }, 'service listening');
 
   let stopping: Promise<void> | undefined;
@@ -110,6 +112,7 @@ export async function startService(config: Config, options: { log?: Logger } = {
       await readiness;
       await reconciler.stop();
       await retention.stop();
+      await ledgerRetention.stop();
       await sandbox?.stop();
       await ledger.close();
       closeMedia();

@@ -208,6 +208,19 @@ export const configSchema = z
     media: mediaConfig.default({ store: 'file' }),
     /** generated media is deleted this many days after it was made (checked hourly and at startup); 0 keeps it forever */
     mediaRetentionDays: z.number().nonnegative().default(30),
+    /**
+     * ledger rows in a final state (settled, failed, released) are deleted this many days after their last change
+     * (checked hourly and at startup, in every instance); rows still in flight never are. 0 keeps them forever.
+     */
+    ledgerRetentionDays: z.number().int().nonnegative().default(90),
+    /**
+     * name of the environment variable (or NAME_FILE) holding the bearer token of the operator API
+     * (/api/v1/admin/*). Unset or empty: that API answers 403 admin_disabled.
+     */
+    adminTokenEnv: z
+      .string()
+      .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name')
+      .default('ADMIN_TOKEN'),
     providers: z.record(z.string(), upstreamProvider).default({}),
     models: z.array(modelConfig).optional(),
     defaults: z

@@ -11,6 +11,7 @@ import type { ProviderRegistry } from '../providers/registry.ts';
 import type { MediaStore } from '../media/media-store.ts';
 import { mediaRoutes } from '../media/media-route.ts';
 import { paymentRoutes } from './payments-route.ts';
+import { adminRoutes } from './admin-routes.ts';
 import type { Ledger } from '../store/ledger.ts';
 import { ApiError } from '../errors.ts';
 import { readJsonBody } from './read-json.ts';
@@ -117,6 +118,7 @@ export function createApp(deps: AppDeps): Hono {
   );
   app.route('/', mediaRoutes(deps.media));
   app.route('/', paymentRoutes(deps.ledger));
+  app.route('/', adminRoutes(deps.ledger, config, log));
   if (deps.extraRoutes) app.route('/', deps.extraRoutes);
 
   app.notFound(() => {

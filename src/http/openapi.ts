@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import type { Endpoint } from '../api/endpoint.ts';
 import { NETWORK_NAMES } from '../x402/networks.ts';
+import { adminOpenApi } from './admin-openapi.ts';
 
 const errorSchema = z.object({
   error: z.string().describe('Human-readable reason'),
@@ -111,6 +112,9 @@ export function openApiDocument(endpoints: readonly Endpoint[]): Record<string, 
       responses: { '200': { description: 'The file' }, '206': { description: 'A byte range' }, '404': errorResponse('Unknown id') },
     },
   };
+  const admin = adminOpenApi();
+  Object.assign(paths, admin.paths);
+  Object.assign(schemas, admin.schemas);
   return {
     openapi: '3.1.0',
     info: {
@@ -121,6 +125,6 @@ export function openApiDocument(endpoints: readonly Endpoint[]): Record<string, 
     servers: [{ url: '/' }],
     security: [],
     paths,
-    components: { schemas },
+    components: { schemas, securitySchemes: admin.securitySchemes },
   };
 }

@@ -9,7 +9,8 @@
 // several instances). Both make reserve() one atomic statement and hand each pending row to one reconciler at
 // a time through a lease (claimPending).
 
-export type PaymentState = 'reserved' | 'verified' | 'pending' | 'settled' | 'failed' | 'released';
+export const PAYMENT_STATES = ['reserved', 'verified', 'pending', 'settled', 'failed', 'released'] as const;
+export type PaymentState = (typeof PAYMENT_STATES)[number];
 
 /** What the client gets back for a paid request, kept so a retry of the same proof gets it again. */
 export interface StoredResult {
