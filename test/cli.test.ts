@@ -70,7 +70,7 @@ test('--max-price below the quote refuses to sign: exit 3, nothing moves', async
   assert.equal(await balanceOf(service, 'base', buyer.address), before);
 });
 
-test('models lists the catalog; receipt shows a payment; a missing key is a usage error', async () => {
+test('models lists the catalog; receipt shows a payment, and its result to the payer; a missing key is a usage error', async () => {
   const buyer = await fundedEvmBuyerKey(service, ['base']);
   const models = await cli(['models'], buyer.key);
   assert.equal(models.code, 0);
@@ -79,6 +79,11 @@ test('models lists the catalog; receipt shows a payment; a missing key is a usag
   const receipt = await cli(['receipt', paid.receipt.transaction], buyer.key);
   assert.equal(receipt.code, 0);
   assert.match(receipt.stdout, /^settled: /);
+  assert.deepEqual(JSON.parse((await cli(['receipt', paid.receipt.transaction, '--json'], buyer.key)).stdout).result, paid.result);
+  const stranger = await cli(['receipt', paid.receipt.transaction, '--json'], '');
+  assert.equal(stranger.code, 0);
+  assert.equal(JSON.parse(stranger.stdout).state, 'settled');
+  assert.equal(JSON.parse(stranger.stdout).result, undefined, 'no key: the public facts only');
   const noKey = await cli(['chat', 'Hi'], '');
   assert.equal(noKey.code, 2);
 });

@@ -18,7 +18,7 @@ const USAGE = `usage: x402-ai <command> [options]
   image "prompt"    [--model id] [--n 2] [--size 512x512] [--out dir/]
   tts "text"        [--model id] [--voice v] [--out file.wav]
   models            list models, limits and prices
-  receipt <tx>      show a payment by transaction hash
+  receipt <tx>      show a payment by transaction hash; with the payer's key at hand, its result too
 options: --url (X402_AI_URL, default http://127.0.0.1:4021)  --max-price USDC (default 0.10)  --key-file path  --json
          --network (X402_AI_NETWORK, default base): base, polygon, base-sepolia, polygon-amoy, solana, solana-devnet
          --rpc-url (X402_SOLANA_RPC_URL) Solana only; default: the sandbox RPC a sandbox gateway reports, else public
@@ -80,6 +80,14 @@ function buyerKey(): Pick<ClientOptions, 'evmPrivateKey' | 'solanaSecretKey' | '
   const key = keyText('X402_EVM_PRIVATE_KEY');
   if (!/^0x[0-9a-fA-F]{64}$/.test(key)) throw new UsageError('the key must be a 0x-prefixed 32-byte hex private key');
   return { evmPrivateKey: key as `0x${string}` };
+}
+
+/** Every buyer key on hand, none required: a receipt's public facts need no key, its result needs the payer's. */
+function ownedKeys(): Pick<ClientOptions, 'evmPrivateKey' | 'solanaSecretKey'> {
+  const evm = process.env.X402_EVM_PRIVATE_KEY;
+  const sol = process.env.X402_SOLANA_SECRET_KEY;
+  const fromEnv = { ...(evm ? { evmPrivateKey: evm as `0x${string}` } : {}), ...(sol ? { solanaSecretKey: sol } : {}) };
+  return values['key-file'] ? { ...fromEnv, ...buyerKey() } : fromEnv;
 }
 
 function integer(name: string, text: string | undefined): number | undefined {
@@ -157,11 +165,9 @@ async function run(): Promise<void> {
       return;
     }
     case 'receipt': {
-      const response = await fetch(`${baseUrl}/api/v1/payments/${encodeURIComponent(needText('transaction hash'))}`);
-      const body = await response.json();
-      if (!response.ok) throw new GatewayError(response.status, body);
-      const payment = body as Record<string, string>;
-      output(body, `${payment.state}: ${formatUsdc(BigInt(payment.amount ?? '0'))} USDC on ${payment.network} from ${payment.payer}, tx ${payment.transaction}`);
+      const payment = await createClient({ baseUrl, network, ...ownedKeys(), maxPrice: 0n }).payment(needText('transaction hash'));
+      const facts = `${payment.state}: ${formatUsdc(BigInt(payment.amount ?? '0'))} USDC on ${payment.network} from ${payment.payer}, tx ${payment.transaction}`;
+      output(payment, payment.result === undefined ? facts : `${facts}\n${JSON.stringify(payment.result, null, 2)}`);
       return;
     }
     default:

@@ -108,6 +108,30 @@ test('Solana: a pending settlement is retried with the same proof and X-Network,
   assert.equal(await balanceOf(service, 'solana', buyer.address), before - paid.receipt.amount);
 });
 
+test('payment() gives the payer its result back on EVM and Solana; a stranger gets the public facts only', async () => {
+  const evm = await fundedEvmBuyerKey(service, ['base']);
+  const sol = await fundedSolanaBuyerKey(service, ['solana']);
+  const maxPrice = parseUsdc('0.05');
+  const evmClient = createClient({ baseUrl: service.url, network: 'base', evmPrivateKey: evm.key, maxPrice });
+  const solClient = createClient({ baseUrl: service.url, network: 'solana', solanaSecretKey: sol.secretKey, maxPrice });
+  const chat = await evmClient.chat({ model: 'local/demo-bigram', prompt: 'Hello', max_tokens: 8 });
+  const tts = await solClient.tts({ text: 'Receipts for payers' });
+
+  for (const [client, paid] of [[evmClient, chat], [solClient, tts]] as const) {
+    const lookup = await client.payment(paid.receipt.transaction);
+    assert.equal(lookup.state, 'settled');
+    assert.equal(BigInt(lookup.amount), paid.receipt.amount);
+    assert.deepEqual(lookup.result, paid.result);
+  }
+  const stranger = createClient({ baseUrl: service.url, network: 'base', evmPrivateKey: (await fundedEvmBuyerKey(service, [])).key, maxPrice });
+  for (const paid of [chat, tts]) {
+    const lookup = await stranger.payment(paid.receipt.transaction);
+    assert.equal(lookup.state, 'settled');
+    assert.equal(lookup.resultAvailable, true);
+    assert.equal(lookup.result, undefined);
+  }
+});
+
 test('Solana keys are read as bytes, a solana-keygen JSON array or base58; bad keys are refused without being quoted', async () => {
   const secretKey = generateSolanaSecretKey();
   const address = (await solanaSigner(secretKey)).address;

@@ -4,10 +4,12 @@ import { x402Client, x402HTTPClient } from '@x402/fetch';
 import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import { ExactSvmSchemeV1 } from '@x402/svm/exact/v1/client';
 import { privateKeyToAccount } from 'viem/accounts';
+import { getBase58Decoder, signBytes } from '@solana/kit';
 import type { ChatRequest, ChatResponse, ImageRequest, ImageResponse, TtsRequest, TtsResponse } from '../api/schemas.ts';
 import { GatewayError, MaxPriceExceededError } from './errors.ts';
 import { solanaSecretKeyBytes, solanaSigner, type SolanaSecretKey } from './solana-key.ts';
-import { solanaRpcUrls } from './solana-rpc.ts';
+import { isSolanaNetwork, solanaRpcUrls } from './solana-rpc.ts';
+import { receiptChallenge } from '../x402/receipt-challenge.ts';
 
 export interface ClientOptions {
   baseUrl: string;
@@ -45,12 +47,30 @@ export interface Paid<T> {
   receipt: Receipt;
 }
 
+/** GET /api/v1/payments/:id: the public facts, and `result` (the paid call's 200 body) for its payer */
+export interface PaymentLookup {
+  key: string;
+  state: string;
+  network: string;
+  amount: string;
+  payer: string;
+  transaction: string | null;
+  resultAvailable: boolean;
+  result?: unknown;
+  [fact: string]: unknown;
+}
+
 export interface GatewayClient {
   chat(request: ChatRequest): Promise<Paid<ChatResponse>>;
   images(request: ImageRequest): Promise<Paid<ImageResponse>>;
   tts(request: TtsRequest): Promise<Paid<TtsResponse>>;
   /** the price the gateway quotes for a request, without paying */
   quote(path: string, body: unknown): Promise<bigint>;
+  /**
+   * A payment by transaction hash or payment key. When it is settled with a stored result and this client
+   * holds a key of its chain, the payer's signature of the receipt challenge gets that result back.
+   */
+  payment(id: string): Promise<PaymentLookup>;
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -131,10 +151,43 @@ export function createClient(options: ClientOptions): GatewayClient {
     }
   }
 
+  /**
+   * X-Payer-* headers proving this client paid (EIP-191 on EVM, base58 ed25519 on Solana); none when this
+   * client holds no key of that chain or the payer is someone else.
+   */
+  async function payerProof(id: string, { network, payer }: PaymentLookup): Promise<Record<string, string> | undefined> {
+    const timestamp = Math.floor(Date.now() / 1000);
+    const message = receiptChallenge(id, timestamp);
+    let signature: string;
+    if (isSolanaNetwork(network)) {
+      const signer = solanaKey && (await solanaSigner(solanaKey));
+      if (!signer || signer.address !== payer) return undefined;
+      signature = getBase58Decoder().decode(await signBytes(signer.keyPair.privateKey, new TextEncoder().encode(message)));
+    } else {
+      const account = options.evmPrivateKey && privateKeyToAccount(options.evmPrivateKey);
+      if (!account || account.address.toLowerCase() !== payer.toLowerCase()) return undefined;
+      signature = await account.signMessage({ message });
+    }
+    return { 'X-Payer-Timestamp': String(timestamp), 'X-Payer-Signature': signature };
+  }
+
+  async function payment(id: string): Promise<PaymentLookup> {
+    const lookup = async (headers?: Record<string, string>) => {
+      const response = await doFetch(`${base}/api/v1/payments/${encodeURIComponent(id)}`, { headers });
+      const body = await response.json().catch(() => undefined);
+      if (!response.ok) throw new GatewayError(response.status, body);
+      return body as PaymentLookup;
+    };
+    const facts = await lookup();
+    const proof = facts.state === 'settled' && facts.resultAvailable ? await payerProof(id, facts) : undefined;
+    return proof ? lookup(proof) : facts;
+  }
+
   return {
     chat: (request) => pay('/api/v1/ai/chat', request),
     images: (request) => pay('/api/v1/ai/images', request),
     tts: (request) => pay('/api/v1/ai/tts', request),
     quote,
+    payment,
   };
 }

@@ -1,5 +1,5 @@
 // The package's client face: pay the gateway from code.
-export { createClient, type ClientOptions, type GatewayClient, type Paid, type Receipt } from './create-client.ts';
+export { createClient, type ClientOptions, type GatewayClient, type Paid, type PaymentLookup, type Receipt } from './create-client.ts';
 export { GatewayError, MaxPriceExceededError } from './errors.ts';
 export { formatUsdc, parseUsdc } from './usdc.ts';
 export { generateSolanaSecretKey, solanaSecretKeyBytes, solanaSigner, type SolanaSecretKey } from './solana-key.ts';
