@@ -6,6 +6,8 @@ export type ErrorCode =
   | 'invalid_request'
   | 'unsupported_media_type'
   | 'payload_too_large'
+  | 'headers_too_large'
+  | 'request_timeout'
   | 'unknown_model'
   | 'unsupported_network'
   | 'network_mismatch'

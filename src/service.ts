@@ -3,6 +3,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
 import { serve, type ServerType } from '@hono/node-server';
 import { pino, type Logger } from 'pino';
 import type { Config } from './config/load.ts';
@@ -22,6 +23,7 @@ import { chatEndpoint } from './api/chat.ts';
 import { imagesEndpoint } from './api/images.ts';
 import { ttsEndpoint } from './api/tts.ts';
 import { createApp } from './http/app.ts';
+import { answerParserErrors } from './http/parser-errors.ts';
 import { HttpMetrics } from './http/metrics.ts';
 import { startSandbox, type Sandbox } from './sandbox/sandbox.ts';
 import type { NetworkName } from './x402/networks.ts';
@@ -93,6 +95,7 @@ export async function startService(config: Config, options: { log?: Logger } = {
   const server: ServerType = await new Promise((resolve) => {
     const started = serve({ fetch: app.fetch, hostname: config.host, port: config.port }, () => resolve(started));
   });
+  answerParserErrors(server as Server);
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const url = `http://${host}:${address.port}`;

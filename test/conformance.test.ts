@@ -121,6 +121,8 @@ describe('other errors: one JSON shape, the right status, never a 500', () => {
     { name: 'tts without text', path: '/api/v1/ai/tts', body: { voice: 'en' }, status: 400, field: 'text' },
     { name: 'an unknown voice', path: '/api/v1/ai/tts', body: { text: 'hi', voice: 'klingon' }, status: 400, field: 'voice' },
     { name: 'text over the model limit', path: '/api/v1/ai/tts', body: { text: 'a'.repeat(5000) }, status: 400, field: 'text' },
+    // refused by Node's HTTP parser before any route runs, still in the one JSON shape
+    { name: 'headers over 16 KiB', path: '/api/v1/ai/tts', body: { text: 'hi' }, headers: { 'X-PAYMENT': 'A'.repeat(20_000) }, status: 431 },
   ];
   for (const c of cases) {
     test(`${c.name} -> ${c.status}`, async () => {
