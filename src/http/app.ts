@@ -1,7 +1,5 @@
 // Composes the HTTP application: middleware, the three paid endpoints, and the free routes around them.
 import { Hono } from 'hono';
-import { cors } from 'hono/cors';
-import { requestId } from 'hono/request-id';
 import type { Logger } from 'pino';
 import type { Config } from '../config/load.ts';
 import type { Endpoint, EndpointContext } from '../api/endpoint.ts';
@@ -15,6 +13,8 @@ import { adminRoutes } from './admin-routes.ts';
 import type { Ledger } from '../store/ledger.ts';
 import { ApiError } from '../errors.ts';
 import { readJsonBody } from './read-json.ts';
+import { openCors } from './cors.ts';
+import { requestId } from './request-id.ts';
 import { withFallback } from '../api/fallback.ts';
 import { renderError } from './render-error.ts';
 import { requestOrigin } from './origin.ts';
@@ -45,10 +45,9 @@ export function createApp(deps: AppDeps): Hono {
   const app = new Hono();
 
   app.use(metrics.middleware());
-  app.use(requestId({ headerName: 'X-Request-Id' }));
+  app.use(requestId());
   app.use(
-    cors({
-      origin: '*',
+    openCors({
       allowHeaders: ['Content-Type', 'X-PAYMENT', 'X-Network', 'X-Payer-Timestamp', 'X-Payer-Signature'],
       exposeHeaders: ['X-PAYMENT-RESPONSE', 'X-Request-Id', 'Retry-After'],
     }),
@@ -56,6 +55,7 @@ export function createApp(deps: AppDeps): Hono {
   app.use(async (c, next) => {
     const started = performance.now();
     await next();
+    if (!log.isLevelEnabled('info')) return;
     log.info(
       { reqId: c.get('requestId'), method: c.req.method, path: c.req.path, status: c.res.status, ms: +(performance.now() - started).toFixed(2) },
       'request',
@@ -74,8 +74,9 @@ export function createApp(deps: AppDeps): Hono {
         mediaUrl: (id) => `${origin}/media/${id}`,
       };
       const prepared = withFallback(endpoint, body, context, endpoint.prepare(body, context));
+      const paymentHeader = c.req.header('X-PAYMENT');
       const response = await gate.handle({
-        paymentHeader: c.req.header('X-PAYMENT'),
+        paymentHeader,
         networkHeader: c.req.header('X-Network'),
         resource: `${origin}${endpoint.path}`,
         model: prepared.model.id,
@@ -84,7 +85,7 @@ export function createApp(deps: AppDeps): Hono {
         maxTimeoutSeconds: config.maxTimeoutSeconds[endpoint.capability],
         bodyFields,
         // only a paid call needs to identify its body
-        requestHash: c.req.header('X-PAYMENT') === undefined ? '' : requestHash(endpoint.path, body),
+        requestHash: paymentHeader === undefined ? '' : requestHash(endpoint.path, body),
         settleFirst: config.settleFirst.includes(endpoint.capability),
         work: async () => {
           try {

@@ -1,7 +1,7 @@
 // Reads a request body as JSON: 415 unless it is declared application/json, 413 past the size limit,
 // 400 when it does not parse. The size is enforced while reading, whatever Content-Length claims.
-// Under Node the bytes come straight from the IncomingMessage: going through the web Request's
-// ReadableStream costs more than everything else a 402 answer does.
+// Under Node the bytes come straight from the IncomingMessage's events: going through the web Request's
+// ReadableStream (or even the stream's async iterator) costs more than everything else a 402 answer does.
 import type { IncomingMessage } from 'node:http';
 import type { Context } from 'hono';
 import { ApiError } from '../errors.ts';
@@ -16,7 +16,63 @@ export async function readJsonBody(c: Context, limitBytes: number): Promise<unkn
   if (Number(c.req.header('Content-Length')) > limitBytes) throw tooLarge();
 
   const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
-  const source: AsyncIterable<Uint8Array> | null = incoming ?? (c.req.raw.body as unknown as AsyncIterable<Uint8Array> | null);
+  // With a Content-Length (at most the limit, checked above) Node's parser delivers exactly that many bytes,
+  // so the limit cannot be crossed while reading; chunked bodies keep the iterator and its early stop.
+  const bytes =
+    incoming && incoming.headers['content-length'] !== undefined && !incoming.readableEnded && !incoming.destroyed
+      ? await readIncoming(incoming, limitBytes, tooLarge)
+      : await readIterable(incoming ?? (c.req.raw.body as unknown as AsyncIterable<Uint8Array> | null), limitBytes, tooLarge);
+  const text = bytes.toString('utf8');
+  if (text.trim() === '') throw new ApiError(400, 'invalid_json', 'request body is empty; a JSON object is required');
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new ApiError(400, 'invalid_json', `request body is not valid JSON: ${(error as Error).message}`);
+  }
+}
+
+/** The common case: a Node request with a Content-Length, not read yet. */
+function readIncoming(incoming: IncomingMessage, limitBytes: number, tooLarge: () => ApiError): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const done = () => {
+      incoming.off('data', onData);
+      incoming.off('end', onEnd);
+      incoming.off('error', onError);
+      incoming.off('close', onClose);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.byteLength;
+      if (size > limitBytes) {
+        // not reached (see readJsonBody); the rest is left to @hono/node-server, which drains unread bodies
+        done();
+        reject(tooLarge());
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = () => {
+      done();
+      resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+    };
+    const onError = (error: Error) => {
+      done();
+      reject(error);
+    };
+    const onClose = () => {
+      done();
+      reject(Object.assign(new Error('Premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }));
+    };
+    incoming.on('data', onData);
+    incoming.on('end', onEnd);
+    incoming.on('error', onError);
+    incoming.on('close', onClose);
+  });
+}
+
+/** Any other source (a web stream under app.request(), a Node request already read): its async iterator. */
+async function readIterable(source: AsyncIterable<Uint8Array> | null, limitBytes: number, tooLarge: () => ApiError): Promise<Buffer> {
   const chunks: Uint8Array[] = [];
   let size = 0;
   if (source) {
@@ -26,11 +82,5 @@ export async function readJsonBody(c: Context, limitBytes: number): Promise<unkn
       chunks.push(chunk);
     }
   }
-  const text = chunks.length === 1 ? Buffer.from(chunks[0]!).toString('utf8') : Buffer.concat(chunks).toString('utf8');
-  if (text.trim() === '') throw new ApiError(400, 'invalid_json', 'request body is empty; a JSON object is required');
-  try {
-    return JSON.parse(text);
-  } catch (error) {
-    throw new ApiError(400, 'invalid_json', `request body is not valid JSON: ${(error as Error).message}`);
-  }
+  return Buffer.concat(chunks, size);
 }
