@@ -4,10 +4,10 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestService, postJson } from './support/service.ts';
-import { decodeReceipt, fundedEvmBuyer } from './support/sandbox-wallet.ts';
+import { fundedEvmBuyer } from './support/sandbox-wallet.ts';
 import { signEvmProof } from './support/evm-proof.ts';
+import { payEvm, quoteFor, type PaidCallResult } from './support/paid-call.ts';
 import { NETWORKS, type EvmNetwork } from '../src/x402/networks.ts';
-import type { PaymentRequirements } from '../src/x402/types.ts';
 import type { RunningService } from '../src/service.ts';
 import type { PrivateKeyAccount } from 'viem/accounts';
 
@@ -19,17 +19,10 @@ const chainId = (NETWORKS.base as EvmNetwork).chainId;
 
 let service: RunningService;
 let buyer: PrivateKeyAccount;
-const paid: { transaction: string; amount: string; model: string }[] = [];
+const paid: PaidCallResult[] = [];
 
 async function pay(call: { path: string; body: unknown }, account: PrivateKeyAccount): Promise<void> {
-  const quote = await postJson(`${service.url}${call.path}`, call.body, { 'X-Network': 'base' });
-  assert.equal(quote.status, 402);
-  const requirement = ((await quote.json()) as { accepts: PaymentRequirements[] }).accepts[0]!;
-  const proof = await signEvmProof(account, requirement, chainId);
-  const response = await postJson(`${service.url}${call.path}`, call.body, { 'X-Network': 'base', 'X-PAYMENT': proof });
-  assert.equal(response.status, 200, await response.clone().text());
-  const body = (await response.json()) as { model: string };
-  paid.push({ transaction: decodeReceipt(response.headers.get('x-payment-response')).transaction, amount: requirement.maxAmountRequired, model: body.model });
+  paid.push(await payEvm(`${service.url}${call.path}`, call.body, account));
 }
 
 /** `token` null: no Authorization header (unless `headers` brings one) */
@@ -61,8 +54,7 @@ before(async () => {
   await pay(SPEECH, buyer);
   await pay(IMAGE, other);
   // an unpaid call and a proof for the wrong amount leave no row
-  const quote = await postJson(`${service.url}${IMAGE.path}`, IMAGE.body, { 'X-Network': 'base' });
-  const requirement = ((await quote.json()) as { accepts: PaymentRequirements[] }).accepts[0]!;
+  const requirement = await quoteFor(`${service.url}${IMAGE.path}`, IMAGE.body);
   const underpaid = await signEvmProof(buyer, requirement, chainId, { value: BigInt(requirement.maxAmountRequired) - 1n });
   assert.equal((await postJson(`${service.url}${IMAGE.path}`, IMAGE.body, { 'X-Network': 'base', 'X-PAYMENT': underpaid })).status, 402);
 });
