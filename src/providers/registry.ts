@@ -15,6 +15,7 @@ import type { ChatModelConfig, ImageModelConfig, ModelConfig, SpeechModelConfig 
 import type { Config } from '../config/load.ts';
 import { limitedFetch } from './openai-compatible/limited-fetch.ts';
 import { optionalSecret } from '../config/secret.ts';
+import { perModel } from './per-model.ts';
 
 /** The embedded engines, keyed by the provider names the catalog uses. */
 export interface LocalEngines {
@@ -74,20 +75,31 @@ export class ProviderRegistry {
 
   language(model: ChatModelConfig): LanguageModel {
     if (model.provider === LOCAL_PROVIDERS.chat) return this.local.chat(model);
-    // The chat-completions API, not the newer responses API: it is what compatible servers speak.
-    return this.upstream(model.provider).compatible.chatModel(model.upstreamModel ?? model.id);
+    return this.upstreamChat(model);
   }
 
   image(model: ImageModelConfig): ImageModel {
     if (model.provider === LOCAL_PROVIDERS.image) return this.local.image(model);
-    return this.upstream(model.provider).compatible.imageModel(model.upstreamModel ?? model.id);
+    return this.upstreamImage(model);
   }
 
   speech(model: SpeechModelConfig): SpeechModel {
     if (model.provider === LOCAL_PROVIDERS.speech) return this.local.speech(model);
-    const inner = this.upstream(model.provider).openai.speech(model.upstreamModel ?? model.id);
-    return optionsUnderOpenAIKey(inner, model.provider);
+    return this.upstreamSpeech(model);
   }
+
+  // The chat-completions API, not the newer responses API: it is what compatible servers speak.
+  private readonly upstreamChat = perModel((model: ChatModelConfig) =>
+    this.upstream(model.provider).compatible.chatModel(model.upstreamModel ?? model.id),
+  );
+
+  private readonly upstreamImage = perModel((model: ImageModelConfig) =>
+    this.upstream(model.provider).compatible.imageModel(model.upstreamModel ?? model.id),
+  );
+
+  private readonly upstreamSpeech = perModel((model: SpeechModelConfig) =>
+    optionsUnderOpenAIKey(this.upstream(model.provider).openai.speech(model.upstreamModel ?? model.id), model.provider),
+  );
 }
 
 /** @ai-sdk/openai's speech model reads providerOptions.openai only; hand it the options given under `key`. */

@@ -1,21 +1,12 @@
 // The embedded engines behind the local provider names: llama.cpp for chat, eSpeak NG for speech,
 // and the preview renderer for images. One model object per catalog entry, created on first use.
 import type { Config } from '../../config/load.ts';
-import type { ModelConfig } from '../../config/schema.ts';
 import type { LocalEngines } from '../registry.ts';
 import { LlamaChatModel } from './llama-chat-model.ts';
 import { createDemoChatModel } from './local-chat-catalog.ts';
 import { EspeakSpeechModel } from './espeak-speech-model.ts';
 import { PreviewImageModel } from './preview-image-model.ts';
-
-function perModel<M extends ModelConfig, T>(create: (model: M) => T): (model: M) => T {
-  const instances = new Map<string, T>();
-  return (model) => {
-    let instance = instances.get(model.id);
-    if (!instance) instances.set(model.id, (instance = create(model)));
-    return instance;
-  };
-}
+import { perModel } from '../per-model.ts';
 
 export function createLocalEngines(config: Config): LocalEngines {
   return {

@@ -2,6 +2,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { gzipSync } from 'node:zlib';
 import { limitedFetch, UpstreamResponseTooLargeError, UpstreamUrlRejectedError } from './limited-fetch.ts';
 
 let server: Server;
@@ -9,6 +10,12 @@ let url: string;
 before(async () => {
   server = createServer((req, res) => {
     const size = Number(new URL(req.url!, 'http://x').searchParams.get('size'));
+    if (req.url!.startsWith('/gzip')) {
+      const packed = gzipSync(Buffer.alloc(size)); // a few dozen bytes declared, `size` bytes once fetch inflates them
+      res.writeHead(200, { 'Content-Type': 'application/octet-stream', 'Content-Encoding': 'gzip', 'Content-Length': String(packed.length) });
+      res.end(packed);
+      return;
+    }
     if (req.url!.startsWith('/chunked')) {
       res.writeHead(200, { 'Content-Type': 'application/octet-stream' }); // no Content-Length
       for (let sent = 0; sent < size; sent += 1000) res.write(Buffer.alloc(Math.min(1000, size - sent)));
@@ -37,6 +44,13 @@ test('a declared length over the cap is refused before the body is read', async 
 
 test('an undeclared body fails once it passes the cap', async () => {
   const response = await limitedFetch(4500)(`${url}/chunked?size=20000`);
+  await assert.rejects(response.arrayBuffer(), (error: Error) => error instanceof UpstreamResponseTooLargeError || /limit/.test(String(error.cause ?? error)));
+});
+
+test('a compressed body is counted as inflated, whatever its declared length', async () => {
+  const within = await limitedFetch(10_000)(`${url}/gzip?size=10000`);
+  assert.equal((await within.arrayBuffer()).byteLength, 10_000);
+  const response = await limitedFetch(4500)(`${url}/gzip?size=20000`);
   await assert.rejects(response.arrayBuffer(), (error: Error) => error instanceof UpstreamResponseTooLargeError || /limit/.test(String(error.cause ?? error)));
 });
 

@@ -33,6 +33,10 @@ export function limitedFetch(maxBytes: number, base: typeof fetch = globalThis.f
       await response.body.cancel().catch(() => undefined);
       throw new UpstreamResponseTooLargeError(`upstream response of ${declared} bytes exceeds the ${maxBytes}-byte limit`);
     }
+    // A declared length within the cap bounds the body already (HTTP/1.1 framing: no byte past it is body),
+    // unless fetch decompresses it; only then is counting needed (a web stream per response is not free).
+    const encoding = response.headers.get('content-encoding');
+    if (declared <= maxBytes && (encoding === null || encoding.trim().toLowerCase() === 'identity')) return response;
     let seen = 0;
     const capped = response.body.pipeThrough(
       new TransformStream<Uint8Array, Uint8Array>({
