@@ -1,4 +1,6 @@
-// Child process of the bench: the real service (sandbox chain for base, temp data dir, port 0, silent logs).
+// Child process of the bench: the real service (sandbox chains for base, or for the comma-separated networks in
+// BENCH_NETWORKS; temp data dir, port 0, silent logs).
+// The ledger is SQLite in the temp data dir, or the PostgreSQL database named by BENCH_DATABASE_URL.
 // Prints one JSON line {"url", "pid"} on stdout once listening; stops when stdin closes or on SIGTERM/SIGINT.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,7 +14,8 @@ const config = loadConfig({}, {
   port: 0,
   dataDir,
   logLevel: 'silent',
-  sandbox: { enabled: true, networks: ['base'] },
+  sandbox: { enabled: true, networks: (process.env.BENCH_NETWORKS ?? 'base').split(',') },
+  ...(process.env.BENCH_DATABASE_URL ? { databaseUrl: process.env.BENCH_DATABASE_URL } : {}),
 });
 const service = await startService(config);
 

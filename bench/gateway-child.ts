@@ -1,0 +1,43 @@
+// Starts bench/serve.ts (the real gateway on a sandbox chain) as a child process and waits for the
+// {"url","pid"} line it prints once listening. stop() closes its stdin (a graceful stop), SIGKILL after 15 s.
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+const SERVE = fileURLToPath(new URL('./serve.ts', import.meta.url));
+
+export interface GatewayChild {
+  url: URL;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+export async function startGatewayChild(env: Record<string, string> = {}): Promise<GatewayChild> {
+  const child = spawn(process.execPath, [SERVE], { stdio: ['pipe', 'pipe', 'inherit'], env: { ...process.env, ...env } });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.stdin!.end();
+    const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+    await exited;
+    clearTimeout(timer);
+  };
+  try {
+    const line = await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('bench/serve.ts did not report its URL within 120 s')), 120_000);
+      createInterface({ input: child.stdout! }).once('line', (text) => {
+        clearTimeout(timer);
+        resolve(text);
+      });
+      void exited.then(() => {
+        clearTimeout(timer);
+        reject(new Error(`bench/serve.ts exited with ${child.exitCode ?? child.signalCode} before reporting its URL`));
+      });
+    });
+    const { url, pid } = JSON.parse(line) as { url: string; pid: number };
+    return { url: new URL(url), pid, stop };
+  } catch (error) {
+    child.kill('SIGKILL');
+    throw error;
+  }
+}
