@@ -97,7 +97,7 @@ try {
     return {
       paymentHeader,
       networkHeader: NETWORK,
-      settleFirst: false,
+      settleFirst: () => false,
       resource: `${origin}${imagesEndpoint.path}`,
       model: prepared.model.id,
       description: imagesEndpoint.description,

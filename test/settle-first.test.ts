@@ -1,5 +1,6 @@
 // Settle-first (config.settleFirst): the payment settles before the work runs. If the work then fails,
-// the buyer is told so, and the same proof runs the work again at no further charge.
+// the buyer is told so, and the same proof runs the work again at no further charge. A rule may name a
+// network: here speech settles first on base only, and polygon keeps settling after the result exists.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
@@ -26,9 +27,9 @@ before(async () => {
   await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
   const port = (upstream.address() as AddressInfo).port;
   service = await startTestService({
-    networks: ['base'],
+    networks: ['base', 'polygon'],
     config: {
-      settleFirst: ['speech'],
+      settleFirst: ['base:speech'],
       providers: { flaky: { type: 'openai-compatible', baseURL: `http://127.0.0.1:${port}/v1`, maxRetries: 0, timeoutMs: 5000 } },
       models: [
         ...embeddedModels(),
@@ -40,6 +41,18 @@ before(async () => {
 after(async () => {
   await service.stop();
   await new Promise((resolve) => upstream.close(resolve));
+});
+
+test('on a network the rule does not name, failing work is not charged (settled only after the result)', async () => {
+  const buyer = await fundedEvmBuyer(service, ['polygon']);
+  const quote = await postJson(`${service.url}/api/v1/ai/tts`, BODY, { 'X-Network': 'polygon' });
+  const requirement = ((await quote.json()) as { accepts: PaymentRequirements[] }).accepts[0]!;
+  const proof = await signEvmProof(buyer, requirement, 137);
+  const before = await balanceOf(service, 'polygon', buyer.address);
+  const failed = await postJson(`${service.url}/api/v1/ai/tts`, BODY, { 'X-Network': 'polygon', 'X-PAYMENT': proof });
+  assert.equal(failed.status, 502);
+  assert.doesNotMatch(((await failed.json()) as { error: string }).error, /payment is settled/);
+  assert.equal(await balanceOf(service, 'polygon', buyer.address), before);
 });
 
 test('work failing after a settle-first payment is rerun by the same proof, charged once', async () => {

@@ -13,6 +13,14 @@ export const atomicAmount = z
 
 const networkName = z.enum(NETWORK_NAMES);
 
+const CAPABILITIES = ['chat', 'image', 'speech'] as const;
+/** a capability, a network, or network:capability (payments/settle-first.ts) */
+const settleFirstRule = z.enum([
+  ...CAPABILITIES,
+  ...NETWORK_NAMES,
+  ...NETWORK_NAMES.flatMap((network) => CAPABILITIES.map((capability) => `${network}:${capability}`)),
+]);
+
 const localFacilitator = z.object({
   type: z.literal('local'),
   rpcUrl: z.url(),
@@ -179,11 +187,12 @@ export const configSchema = z
       })
       .default({ chat: 60, image: 120, speech: 60 }),
     /**
-     * capabilities whose payment is settled BEFORE the work runs (long work vs. a short-lived proof, e.g. a
-     * Solana blockhash). If such work then fails, the payment stays settled and a retry of the same proof
-     * runs the work again at no charge; the default settles only after the result is stored.
+     * paid calls settled BEFORE the work runs (long work vs. a short-lived proof, e.g. a Solana blockhash):
+     * rules naming a capability ("image"), a network ("solana") or both ("solana:image"); see
+     * payments/settle-first.ts. If such work then fails, the payment stays settled and a retry of the same
+     * proof runs the work again at no charge; the default settles only after the result is stored.
      */
-    settleFirst: z.array(z.enum(['chat', 'image', 'speech'])).default([]),
+    settleFirst: z.array(settleFirstRule).default([]),
     /** how long a settlement may wait for confirmation before it is treated as 'unknown' */
     settlementTimeoutMs: z.number().int().positive().default(30_000),
     /** how often pending settlements are reconciled */

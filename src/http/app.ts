@@ -16,6 +16,7 @@ import { readJsonBody } from './read-json.ts';
 import { openCors } from './cors.ts';
 import { requestId } from './request-id.ts';
 import { withFallback } from '../api/fallback.ts';
+import { settlesFirst } from '../payments/settle-first.ts';
 import { renderError } from './render-error.ts';
 import { requestOrigin } from './origin.ts';
 import { requestHash } from './canonical-json.ts';
@@ -86,7 +87,7 @@ export function createApp(deps: AppDeps): Hono {
         bodyFields,
         // only a paid call needs to identify its body
         requestHash: paymentHeader === undefined ? '' : requestHash(endpoint.path, body),
-        settleFirst: config.settleFirst.includes(endpoint.capability),
+        settleFirst: (network) => settlesFirst(config.settleFirst, network, endpoint.capability),
         work: async () => {
           try {
             const result = await prepared.run();

@@ -39,8 +39,8 @@ export interface PaidCall {
   bodyFields: Record<string, unknown>;
   /** identifies the request body, so a proof is honoured only for the request it paid for */
   requestHash: string;
-  /** settle before running the work (see config.settleFirst) */
-  settleFirst: boolean;
+  /** whether to settle before running the work on this network (see payments/settle-first.ts) */
+  settleFirst: (network: NetworkName) => boolean;
   work: () => Promise<WorkResult>;
 }
 
@@ -233,7 +233,7 @@ export class PaymentGate {
     }
     const payer = verification.payer;
     await ledger.transition(key, ['reserved'], { state: 'verified', payer });
-    if (call.settleFirst) return this.settleThenWork(call, rail, requirements, payment, key, payer);
+    if (call.settleFirst(rail.network.name)) return this.settleThenWork(call, rail, requirements, payment, key, payer);
 
     let result: WorkResult;
     try {
