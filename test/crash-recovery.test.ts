@@ -3,7 +3,6 @@
 // gets the result it paid for. The chain runs in the test process so it outlives the gateway.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,10 +10,10 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { startEvmSandbox, type EvmSandbox } from '../src/sandbox/evm/evm-sandbox.ts';
 import { NETWORKS, type EvmNetwork } from '../src/x402/networks.ts';
 import { postJson } from './support/service.ts';
+import { startChildService, type ChildService } from './support/child-service.ts';
 import { signEvmProof } from './support/evm-proof.ts';
 import type { PaymentRequirements } from '../src/x402/types.ts';
 
-const SERVE = new URL('./support/serve-child.ts', import.meta.url).pathname;
 const BODY = { prompt: 'a ship in a storm', n: 1, size: '256x256' };
 
 let chain: EvmSandbox;
@@ -28,11 +27,8 @@ after(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-async function startGateway(): Promise<{ url: string; child: ChildProcess }> {
+function startGateway(): Promise<ChildService> {
   const config = {
-    host: '127.0.0.1',
-    port: 0,
-    dataDir,
     logLevel: 'silent',
     settlementTimeoutMs: 60_000,
     reconcileIntervalMs: 200,
@@ -44,18 +40,7 @@ async function startGateway(): Promise<{ url: string; child: ChildProcess }> {
       },
     },
   };
-  const child = spawn(process.execPath, [SERVE], {
-    env: { ...process.env, GATEWAY_CONFIG: JSON.stringify(config), BASE_SETTLEMENT_KEY: chain.settlementPrivateKey },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stdout!.on('data', (chunk: Buffer) => {
-      const match = /listening (\S+)/.exec(chunk.toString());
-      if (match) resolve(match[1]!);
-    });
-    child.once('exit', (code) => reject(new Error(`gateway exited early (${code})`)));
-  });
-  return { url, child };
+  return startChildService(config, { BASE_SETTLEMENT_KEY: chain.settlementPrivateKey }, { dataDir });
 }
 
 async function pendingTransactions(): Promise<number> {
@@ -76,7 +61,7 @@ test('SIGKILL between broadcast and receipt: the next start settles the payment 
   const inFlight = postJson(`${first.url}/api/v1/ai/images`, BODY, { 'X-Network': 'base', 'X-PAYMENT': proof }).catch(() => undefined);
   for (let i = 0; i < 200 && (await pendingTransactions()) === 0; i++) await new Promise((r) => setTimeout(r, 25));
   assert.equal(await pendingTransactions(), 1, 'the settlement was broadcast');
-  first.child.kill('SIGKILL');
+  await first.kill();
   await inFlight;
   await chain.mine();
   await chain.setAutomine(true);
@@ -96,6 +81,6 @@ test('SIGKILL between broadcast and receipt: the next start settles the payment 
     assert.match(receipt.transaction, /^0x[0-9a-f]{64}$/, 'the settling transaction was found on-chain');
     assert.equal(await chain.balanceOf(buyer.address), 5_000_000n - BigInt(requirement.maxAmountRequired), 'charged once');
   } finally {
-    second.child.kill('SIGTERM');
+    await second.stop();
   }
 });

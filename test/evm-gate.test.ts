@@ -10,7 +10,6 @@
 //   proof so a retry pays once and gets the result.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,6 +17,7 @@ import { createWalletClient, http, parseGwei, parseSignature, serializeSignature
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { startTestService, postJson } from './support/service.ts';
 import { unusedPort } from './support/ports.ts';
+import { startChildService, type ChildService } from './support/child-service.ts';
 import { balanceOf, decodeReceipt, fundedEvmBuyer } from './support/sandbox-wallet.ts';
 import { signEvmProof, type ProofOverrides } from './support/evm-proof.ts';
 import { CHAT_PATH, startOpenAIUpstream, type OpenAIUpstream } from './support/openai-upstream.ts';
@@ -366,7 +366,6 @@ describe('a settlement that does not land is never charged, and its result is wi
 });
 
 describe('a gateway killed mid-generation', () => {
-  const SERVE = new URL('./support/serve-child.ts', import.meta.url).pathname;
   const BODY = { model: 'up/chat', prompt: 'Tell me about the sea', max_tokens: 32 };
   // The chain and the upstream live in the test process, so they outlive the gateway.
   let chain: EvmSandbox;
@@ -381,11 +380,8 @@ describe('a gateway killed mid-generation', () => {
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  async function startChild(): Promise<{ url: string; child: ChildProcess }> {
+  function startChild(): Promise<ChildService> {
     const config = {
-      host: '127.0.0.1',
-      port: 0,
-      dataDir,
       logLevel: 'silent',
       // a reservation older than this that never reached settlement belongs to a request that died
       abandonedAfterMs: 500,
@@ -399,18 +395,7 @@ describe('a gateway killed mid-generation', () => {
         { id: 'up/chat', provider: 'mock', upstreamModel: 'mock-chat-1', capability: 'chat', maxTokens: 256, defaultMaxTokens: 64, price: { perRequest: '1000', perThousandOutputTokens: '2000', perThousandInputChars: '100' } },
       ],
     };
-    const child = spawn(process.execPath, [SERVE], {
-      env: { ...process.env, GATEWAY_CONFIG: JSON.stringify(config), BASE_SETTLEMENT_KEY: chain.settlementPrivateKey },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    const url = await new Promise<string>((resolve, reject) => {
-      child.stdout!.on('data', (chunk: Buffer) => {
-        const match = /listening (\S+)/.exec(chunk.toString());
-        if (match) resolve(match[1]!);
-      });
-      child.once('exit', (code) => reject(new Error(`gateway exited early (${code})`)));
-    });
-    return { url, child };
+    return startChildService(config, { BASE_SETTLEMENT_KEY: chain.settlementPrivateKey }, { dataDir });
   }
 
   test('SIGKILL while the generation runs: nothing charged; after restart the same proof pays once and delivers', async () => {
@@ -418,7 +403,7 @@ describe('a gateway killed mid-generation', () => {
     await chain.faucet(buyer.address, 5_000_000n);
     const payToBefore = await chain.balanceOf(chain.payTo);
     const first = await startChild();
-    let second: { url: string; child: ChildProcess } | undefined;
+    let second: ChildService | undefined;
     try {
       const quote = await postJson(`${first.url}${CHAT}`, BODY, { 'X-Network': 'base' });
       const requirement = ((await quote.json()) as { accepts: PaymentRequirements[] }).accepts[0]!;
@@ -430,7 +415,7 @@ describe('a gateway killed mid-generation', () => {
       const inFlight = postJson(`${first.url}${CHAT}`, BODY, { 'X-Network': 'base', 'X-PAYMENT': proof }).catch(() => undefined);
       for (let i = 0; i < 200 && upstream.received(CHAT_PATH).length === 0; i++) await new Promise((r) => setTimeout(r, 10));
       assert.equal(upstream.received(CHAT_PATH).length, 1, 'the generation started');
-      first.child.kill('SIGKILL');
+      await first.kill();
       await inFlight;
       assert.equal(await chain.balanceOf(buyer.address), 5_000_000n, 'nothing charged');
 
@@ -449,8 +434,8 @@ describe('a gateway killed mid-generation', () => {
       assert.equal(await chain.balanceOf(buyer.address), 5_000_000n - price, 'charged once');
       assert.equal(await chain.balanceOf(chain.payTo), payToBefore + price);
     } finally {
-      first.child.kill('SIGKILL');
-      second?.child.kill('SIGTERM');
+      await first.kill();
+      await second?.stop();
     }
   });
 });

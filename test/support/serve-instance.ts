@@ -1,8 +1,7 @@
-// The service as a child process, for tests that run several instances: the config (JSON) comes from
+// The service as a child process, for tests that run several instances or kill one: the config (JSON) comes from
 // X402_CHILD_CONFIG, secrets from this process's environment. Prints {"listening":"http://127.0.0.1:<port>"}
 // on stdout once it accepts connections; its logs (pino JSON) follow on stdout. SIGTERM stops it gracefully;
-// it also exits when its stdin closes, so it never outlives the test process. (serve-child.ts is the simpler
-// runner of crash-recovery.test.ts.)
+// it also exits when its stdin closes, so it never outlives the test process. Started by child-service.ts.
 import { loadConfig } from '../../src/config/load.ts';
 import { startService } from '../../src/service.ts';
 
