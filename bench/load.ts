@@ -110,61 +110,100 @@ export interface TimedLoadOptions {
   serverPid?: number;
 }
 
+/** One closed-loop window: what was answered, and the CPU both sides used meanwhile. */
+interface Window {
+  latencies: number[];
+  statuses: Record<string, number>;
+  unexpected: number;
+  elapsed: number;
+  clientCpuSeconds: number;
+  serverCpuSeconds: number | null;
+}
+
+async function closedLoop(agent: Agent, options: TimedLoadOptions, seconds: number): Promise<Window> {
+  const { origin, spec, connections, expectStatus } = options;
+  const latencies: number[] = [];
+  const statuses: Record<string, number> = {};
+  let unexpected = 0;
+  const deadline = performance.now() + seconds * 1000;
+  const worker = async () => {
+    while (performance.now() < deadline) {
+      try {
+        const reply = await send(agent, origin, spec, false);
+        latencies.push(reply.ms);
+        statuses[reply.status] = (statuses[reply.status] ?? 0) + 1;
+        if (reply.status !== expectStatus) unexpected++;
+      } catch {
+        statuses.error = (statuses.error ?? 0) + 1;
+        unexpected++;
+      }
+    }
+  };
+  const cpuBefore = process.cpuUsage();
+  const serverBefore = options.serverPid ? processCpuSeconds(options.serverPid) : null;
+  const started = performance.now();
+  await Promise.all(Array.from({ length: connections }, worker));
+  const elapsed = (performance.now() - started) / 1000;
+  const cpu = process.cpuUsage(cpuBefore);
+  const serverAfter = options.serverPid ? processCpuSeconds(options.serverPid) : null;
+  return {
+    latencies,
+    statuses,
+    unexpected,
+    elapsed,
+    clientCpuSeconds: (cpu.user + cpu.system) / 1e6,
+    serverCpuSeconds: serverBefore !== null && serverAfter !== null ? serverAfter - serverBefore : null,
+  };
+}
+
+function summarise(windows: Window[], connections: number): LoadResult {
+  const latencies = windows.flatMap((w) => w.latencies);
+  const statuses: Record<string, number> = {};
+  for (const w of windows) for (const [status, n] of Object.entries(w.statuses)) statuses[status] = (statuses[status] ?? 0) + n;
+  const seconds = windows.reduce((sum, w) => sum + w.elapsed, 0);
+  const serverCpu = windows.every((w) => w.serverCpuSeconds !== null) ? windows.reduce((sum, w) => sum + w.serverCpuSeconds!, 0) : null;
+  return {
+    ...stats(latencies),
+    connections,
+    seconds,
+    rps: latencies.length / seconds,
+    unexpected: windows.reduce((sum, w) => sum + w.unexpected, 0),
+    statuses,
+    clientCpuPct: (windows.reduce((sum, w) => sum + w.clientCpuSeconds, 0) / seconds) * 100,
+    serverCpuPct: serverCpu === null ? null : (serverCpu / seconds) * 100,
+  };
+}
+
 /** Closed loop for a fixed time: warm-up (not recorded), then the measured window. */
 export async function timedLoad(options: TimedLoadOptions): Promise<LoadResult> {
-  const { origin, spec, connections, expectStatus } = options;
-  const agent = newAgent(connections);
+  const agent = newAgent(options.connections);
   try {
-    const phase = async (seconds: number, record: boolean) => {
-      const latencies: number[] = [];
-      const statuses: Record<string, number> = {};
-      let unexpected = 0;
-      const deadline = performance.now() + seconds * 1000;
-      const worker = async () => {
-        while (performance.now() < deadline) {
-          try {
-            const reply = await send(agent, origin, spec, false);
-            if (!record) continue;
-            latencies.push(reply.ms);
-            statuses[reply.status] = (statuses[reply.status] ?? 0) + 1;
-            if (reply.status !== expectStatus) unexpected++;
-          } catch {
-            if (!record) continue;
-            statuses.error = (statuses.error ?? 0) + 1;
-            unexpected++;
-          }
-        }
-      };
-      const cpuBefore = process.cpuUsage();
-      const serverBefore = options.serverPid ? processCpuSeconds(options.serverPid) : null;
-      const started = performance.now();
-      await Promise.all(Array.from({ length: connections }, worker));
-      const elapsed = (performance.now() - started) / 1000;
-      const cpu = process.cpuUsage(cpuBefore);
-      const serverAfter = options.serverPid ? processCpuSeconds(options.serverPid) : null;
-      return {
-        latencies,
-        statuses,
-        unexpected,
-        elapsed,
-        clientCpuPct: ((cpu.user + cpu.system) / 1e6 / elapsed) * 100,
-        serverCpuPct: serverBefore !== null && serverAfter !== null ? ((serverAfter - serverBefore) / elapsed) * 100 : null,
-      };
-    };
-    if (options.warmupSeconds > 0) await phase(options.warmupSeconds, false);
-    const measured = await phase(options.seconds, true);
-    return {
-      ...stats(measured.latencies),
-      connections,
-      seconds: measured.elapsed,
-      rps: measured.latencies.length / measured.elapsed,
-      unexpected: measured.unexpected,
-      statuses: measured.statuses,
-      clientCpuPct: measured.clientCpuPct,
-      serverCpuPct: measured.serverCpuPct,
-    };
+    if (options.warmupSeconds > 0) await closedLoop(agent, options, options.warmupSeconds);
+    return summarise([await closedLoop(agent, options, options.seconds)], options.connections);
   } finally {
     agent.destroy();
+  }
+}
+
+/**
+ * Several targets measured in turns: after each one's warm-up, `rounds` rounds in which every target gets
+ * seconds / rounds of closed loop (in reversed order every other round), each on its own kept-alive
+ * connections. Load from other jobs on the machine that comes and goes then weighs on all targets alike,
+ * which one window each, back to back, does not ensure.
+ */
+export async function alternatingLoad(targets: TimedLoadOptions[], rounds: number): Promise<LoadResult[]> {
+  const agents = targets.map((t) => newAgent(t.connections));
+  try {
+    for (const [i, t] of targets.entries()) if (t.warmupSeconds > 0) await closedLoop(agents[i]!, t, t.warmupSeconds);
+    const windows: Window[][] = targets.map(() => []);
+    for (let round = 0; round < rounds; round++) {
+      const order = targets.map((_, i) => i);
+      if (round % 2 === 1) order.reverse();
+      for (const i of order) windows[i]!.push(await closedLoop(agents[i]!, targets[i]!, targets[i]!.seconds / rounds));
+    }
+    return windows.map((w, i) => summarise(w, targets[i]!.connections));
+  } finally {
+    for (const agent of agents) agent.destroy();
   }
 }
 

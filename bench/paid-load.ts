@@ -1,12 +1,13 @@
 // Paid requests end to end against a running gateway on its sandbox chain, as bench/run.ts measures its
-// paid row: buyers funded by the faucet, one EIP-3009 proof per request pre-signed (not timed) the way
-// x402-fetch signs (bench/sign.ts), then the fixed list sent `concurrency` at a time (bench/load.ts).
-import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
-import { fixedLoad, jsonRequest, newAgent, send, stats, type LatencyStats, type RequestSpec } from './load.ts';
-import { paidHeaders, signProof, type PaymentRequired } from './sign.ts';
+// paid rows: buyers funded by the faucet, one proof per request pre-signed (not timed) the way the official
+// clients sign (bench/payers.ts: EIP-3009 on base by default, or a Solana transfer), then the fixed list sent
+// `concurrency` at a time (bench/load.ts). Proofs that expire soon (Solana's blockhash) are signed in batches,
+// each sent before the next is signed; only the sending is timed.
+import { fixedLoad, jsonRequest, newAgent, send, stats, type LatencyStats, type Reply, type RequestSpec } from './load.ts';
+import { paidHeaders, type PaymentRequired } from './sign.ts';
+import { evmPayer, type Payer } from './payers.ts';
 
 export const PAID_IMAGE = { path: '/api/v1/ai/images', body: { prompt: 'a lighthouse at dusk', n: 1, size: '256x256' } };
-const NETWORK = { 'X-Network': 'base' };
 
 export interface PaidRun {
   requests: number;
@@ -19,6 +20,11 @@ export interface PaidRun {
   latency: LatencyStats;
   statuses: Record<string, number>;
   serverCpuPct: number | null;
+  network: string;
+  /** this load generator's CPU over the sending, in % of one core */
+  clientCpuPct: number;
+  /** signing time per proof (not in `seconds`) */
+  signMsPerProof: number;
 }
 
 async function post(origin: URL, path: string, body: unknown, headers: Record<string, string> = {}) {
@@ -28,13 +34,6 @@ async function post(origin: URL, path: string, body: unknown, headers: Record<st
   } finally {
     agent.destroy();
   }
-}
-
-async function fundedBuyer(origin: URL): Promise<PrivateKeyAccount> {
-  const account = privateKeyToAccount(generatePrivateKey());
-  const reply = await post(origin, '/sandbox/faucet', { network: 'base', address: account.address });
-  if (reply.status !== 200) throw new Error(`faucet answered ${reply.status}: ${reply.body.toString()}`);
-  return account;
 }
 
 function settledReceipt(headers: Record<string, string | string[] | undefined>): boolean {
@@ -49,29 +48,47 @@ function settledReceipt(headers: Record<string, string | string[] | undefined>):
 
 export async function paidThroughput(
   origin: URL,
-  options: { requests: number; concurrency: number; serverPid?: number; call?: { path: string; body: unknown } },
+  options: { requests: number; concurrency: number; serverPid?: number; call?: { path: string; body: unknown }; payer?: Payer },
 ): Promise<PaidRun> {
   const { path, body } = options.call ?? PAID_IMAGE;
+  const payer = options.payer ?? evmPayer();
+  const network = { 'X-Network': payer.network };
   // a buyer per connection, so no two requests in flight share a payer
-  const buyers = await Promise.all(Array.from({ length: options.concurrency }, () => fundedBuyer(origin)));
-  const quote = JSON.parse((await post(origin, path, body, NETWORK)).body.toString()) as PaymentRequired;
-  const specs: RequestSpec[] = [];
-  for (let i = 0; i < options.requests; i++) {
-    const proof = await signProof(buyers[i % buyers.length]!, quote);
-    specs.push(jsonRequest(path, body, { ...NETWORK, ...paidHeaders(proof) }));
+  const buyers = await Promise.all(Array.from({ length: options.concurrency }, () => payer.buyer(origin)));
+  const quote = JSON.parse((await post(origin, path, body, network)).body.toString()) as PaymentRequired;
+  const replies: Reply[] = [];
+  let seconds = 0;
+  let signMs = 0;
+  let clientCpuSeconds = 0;
+  let serverCpuSeconds: number | null = 0;
+  for (let start = 0; start < options.requests; start += payer.signAhead) {
+    const signStarted = performance.now();
+    const specs: RequestSpec[] = [];
+    for (let i = start; i < Math.min(options.requests, start + payer.signAhead); i++) {
+      const proof = await buyers[i % buyers.length]!(quote);
+      specs.push(jsonRequest(path, body, { ...network, ...paidHeaders(proof) }));
+    }
+    signMs += performance.now() - signStarted;
+    const run = await fixedLoad(origin, specs, options.concurrency, options.serverPid);
+    replies.push(...run.replies);
+    seconds += run.seconds;
+    clientCpuSeconds += (run.clientCpuPct / 100) * run.seconds;
+    serverCpuSeconds = run.serverCpuPct === null || serverCpuSeconds === null ? null : serverCpuSeconds + (run.serverCpuPct / 100) * run.seconds;
   }
-  const run = await fixedLoad(origin, specs, options.concurrency, options.serverPid);
   const statuses: Record<string, number> = {};
-  for (const reply of run.replies) statuses[reply.status] = (statuses[reply.status] ?? 0) + 1;
-  const settled = run.replies.filter((reply) => reply.status === 200 && settledReceipt(reply.headers));
+  for (const reply of replies) statuses[reply.status] = (statuses[reply.status] ?? 0) + 1;
+  const settled = replies.filter((reply) => reply.status === 200 && settledReceipt(reply.headers));
   return {
     requests: options.requests,
     concurrency: options.concurrency,
     settled: settled.length,
-    seconds: run.seconds,
-    rps: settled.length / run.seconds,
+    seconds,
+    rps: settled.length / seconds,
     latency: stats(settled.map((reply) => reply.ms)),
     statuses,
-    serverCpuPct: run.serverCpuPct,
+    serverCpuPct: serverCpuSeconds === null ? null : (serverCpuSeconds / seconds) * 100,
+    network: payer.network,
+    clientCpuPct: (clientCpuSeconds / seconds) * 100,
+    signMsPerProof: signMs / options.requests,
   };
 }
