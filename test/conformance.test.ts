@@ -175,6 +175,9 @@ describe('around the endpoints', () => {
     for (const endpoint of ENDPOINTS) assert.ok(doc.paths[endpoint.path].post.responses['402']);
     assert.ok(doc.components.schemas.Error);
     assert.deepEqual(doc.components.schemas.ChatRequest.required, ['model']);
+    const receipt = doc.paths['/api/v1/payments/{id}'].get;
+    assert.deepEqual(receipt.parameters.map((p: { name: string }) => p.name), ['id', 'X-Payer-Timestamp', 'X-Payer-Signature']);
+    assert.ok(doc.components.schemas.PaymentReceipt.properties.result);
   });
 
   test('GET /docs is a human page', async () => {

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { Endpoint } from '../api/endpoint.ts';
 import { NETWORK_NAMES } from '../x402/networks.ts';
 import { adminOpenApi } from './admin-openapi.ts';
+import { PAYMENT_STATES } from '../store/ledger.ts';
 
 const errorSchema = z.object({
   error: z.string().describe('Human-readable reason'),
@@ -38,6 +39,23 @@ const paymentRequiredSchema = z.object({
   accepts: z.array(paymentRequirementSchema),
 });
 
+const paymentReceiptSchema = z.object({
+  key: z.string().describe('Payment key (EVM: chain, asset, payer, nonce; Solana: hash of the signed message)'),
+  state: z.enum(PAYMENT_STATES),
+  network: z.enum(NETWORK_NAMES),
+  amount: z.string().describe('Integer amount in the asset atomic units'),
+  asset: z.string(),
+  payTo: z.string(),
+  payer: z.string(),
+  transaction: z.string().nullable(),
+  resource: z.string(),
+  error: z.string().nullable(),
+  resultAvailable: z.boolean(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  result: z.unknown().optional().describe('The 200 body of the paid call; only for a settled payment, only to its payer'),
+});
+
 function jsonSchema(schema: z.ZodType): Record<string, unknown> {
   const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
   return rest;
@@ -55,6 +73,7 @@ export function openApiDocument(endpoints: readonly Endpoint[]): Record<string, 
   const schemas: Record<string, unknown> = {
     Error: jsonSchema(errorSchema),
     PaymentRequired: jsonSchema(paymentRequiredSchema),
+    PaymentReceipt: jsonSchema(paymentReceiptSchema),
   };
   const paths: Record<string, unknown> = {};
   for (const endpoint of endpoints) {
@@ -103,6 +122,26 @@ export function openApiDocument(endpoints: readonly Endpoint[]): Record<string, 
   }
   paths['/api/v1/ai/models'] = {
     get: { operationId: 'models', summary: 'List models with capabilities, limits and prices (free)', responses: { '200': { description: 'The catalog' } } },
+  };
+  paths['/api/v1/payments/{id}'] = {
+    get: {
+      operationId: 'payment',
+      summary: 'A payment by transaction hash or payment key: public facts, and its result to the payer (free)',
+      description:
+        'Anyone gets the public facts. The payer gets `result` by signing the text ' +
+        '"x402-ai-gateway: show the result of payment <id> to its payer (timestamp <unix seconds>)" with its own key ' +
+        '(EVM: EIP-191 personal_sign, 0x-hex; Solana: ed25519, base58) and sending X-Payer-Signature and X-Payer-Timestamp.',
+      parameters: [
+        { name: 'id', in: 'path', required: true, schema: { type: 'string' } },
+        { name: 'X-Payer-Timestamp', in: 'header', required: false, description: 'Unix seconds, within 5 minutes of the server clock', schema: { type: 'string' } },
+        { name: 'X-Payer-Signature', in: 'header', required: false, description: "The payer's signature of the receipt challenge", schema: { type: 'string' } },
+      ],
+      responses: {
+        '200': { description: 'The payment', content: json('PaymentReceipt') },
+        '401': errorResponse('A payer signature was sent and does not verify'),
+        '404': errorResponse('No such payment'),
+      },
+    },
   };
   paths['/media/{id}'] = {
     get: {
