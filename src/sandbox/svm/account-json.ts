@@ -35,11 +35,30 @@ export function mintDecimals(svm: LiteSVM, mint: Address): number | undefined {
   return getMintDecoder().decode(account.data).decimals;
 }
 
-/** A token account's (mint, owner, amount), or undefined when the address holds none. */
-export function readTokenAccount(svm: LiteSVM, at: Address) {
+/** A token account with the token program that owns it, or undefined when the address holds none. */
+function tokenAccount(svm: LiteSVM, at: Address) {
   const account = svm.getAccount(at);
   if (!account.exists || !isTokenProgram(account.programAddress) || account.data.length < getTokenSize()) return undefined;
-  return getTokenDecoder().decode(account.data);
+  return { programId: account.programAddress, token: getTokenDecoder().decode(account.data) };
+}
+
+/** A token account's (mint, owner, amount), or undefined when the address holds none. */
+export function readTokenAccount(svm: LiteSVM, at: Address) {
+  return tokenAccount(svm, at)?.token;
+}
+
+export type TokenBalanceJson = NonNullable<ReturnType<typeof tokenBalanceJson>>;
+
+/**
+ * An entry of a transaction's pre/postTokenBalances, or undefined when the address holds no token
+ * account (or its mint is gone: a validator then leaves the entry out too).
+ */
+export function tokenBalanceJson(svm: LiteSVM, at: Address, accountIndex: number) {
+  const found = tokenAccount(svm, at);
+  const decimals = found && mintDecimals(svm, found.token.mint);
+  if (!found || decimals === undefined) return undefined;
+  const { programId, token } = found;
+  return { accountIndex, mint: token.mint, owner: token.owner, programId, uiTokenAmount: tokenAmountJson(token.amount, decimals) };
 }
 
 function parsed(svm: LiteSVM, owner: string, data: Uint8Array): unknown {

@@ -8,17 +8,21 @@ import {
   createSolanaRpc,
   createTransactionMessage,
   generateKeyPairSigner,
+  getBase58Decoder,
   getBase64EncodedWireTransaction,
   getBase64Decoder,
+  isSolanaError,
   partiallySignTransactionMessageWithSigners,
   pipe,
   setTransactionMessageFeePayer,
   setTransactionMessageFeePayerSigner,
   setTransactionMessageLifetimeUsingBlockhash,
   signTransactionMessageWithSigners,
+  SOLANA_ERROR__JSON_RPC__SERVER_ERROR_UNSUPPORTED_TRANSACTION_VERSION,
   type Base64EncodedWireTransaction,
   type KeyPairSigner,
   type Rpc,
+  type Signature,
   type SolanaRpcApi,
   type TransactionMessageBytesBase64,
 } from '@solana/kit';
@@ -183,4 +187,92 @@ test('getTokenAccountsByOwner finds a wallet USDC account by mint or by program,
   assert.deepEqual(byProgram.value.map((a) => a.pubkey), [ata]);
   const stranger = (await generateKeyPairSigner()).address;
   assert.deepEqual((await rpc.getTokenAccountsByOwner(stranger, { mint: sandbox.asset }, { encoding: 'jsonParsed' }).send()).value, []);
+});
+
+test('getTransaction: a landed USDC transfer by its signature, in json, jsonParsed and base64; null when unknown', async () => {
+  const [source] = await findAssociatedTokenPda({ mint: sandbox.asset, owner: payer.address, tokenProgram: TOKEN_PROGRAM_ADDRESS });
+  const [destination] = await findAssociatedTokenPda({ mint: sandbox.asset, owner: sandbox.payTo, tokenProgram: TOKEN_PROGRAM_ADDRESS });
+  const wire = getBase64EncodedWireTransaction(await signTransactionMessageWithSigners(await transfer(4_321n)));
+  const lamportsBefore = (await rpc.getBalance(payer.address).send()).value;
+  const signature = await rpc.sendTransaction(wire, { encoding: 'base64' }).send();
+  const lamportsAfter = (await rpc.getBalance(payer.address).send()).value;
+  const { value: statuses } = await rpc.getSignatureStatuses([signature]).send();
+
+  const tx = await rpc.getTransaction(signature, { encoding: 'json', maxSupportedTransactionVersion: 0, commitment: 'confirmed' }).send();
+  assert.ok(tx && tx.meta);
+  assert.equal(tx.slot, statuses[0]?.slot);
+  assert.ok(Math.abs(Number(tx.blockTime) - Date.now() / 1000) < 60);
+  assert.equal(String(tx.version), '0'); // kit reads every number it does not know as a bigint
+  assert.equal(tx.transaction.signatures[0], signature);
+  const keys = tx.transaction.message.accountKeys;
+  assert.equal(keys[0], payer.address);
+  assert.equal(tx.transaction.message.header.numRequiredSignatures, 1);
+  assert.equal(tx.transaction.message.recentBlockhash.length > 0, true);
+  assert.deepEqual((tx.transaction.message as { addressTableLookups?: unknown }).addressTableLookups, []);
+  const transferIx = tx.transaction.message.instructions[2]!;
+  assert.equal(keys[transferIx.programIdIndex], TOKEN_PROGRAM_ADDRESS);
+  assert.deepEqual(transferIx.accounts.map((i) => keys[i]), [source, sandbox.asset, destination, payer.address]);
+
+  const { meta } = tx;
+  assert.equal(meta.err, null);
+  assert.deepEqual(meta.status, { Ok: null });
+  assert.equal(meta.fee, 25_000n); // 1 signature + 20_000 CU at 1 lamport each, as getFeeForMessage says
+  assert.equal(meta.fee, lamportsBefore - lamportsAfter);
+  assert.equal(meta.preBalances[0]! - meta.postBalances[0]!, meta.fee);
+  assert.equal(meta.preBalances.length, keys.length);
+  assert.ok(meta.logMessages?.some((line) => line.includes(TOKEN_PROGRAM_ADDRESS)));
+  assert.ok(meta.computeUnitsConsumed! > 0n);
+  assert.deepEqual(meta.rewards, []);
+  assert.deepEqual(meta.loadedAddresses, { writable: [], readonly: [] });
+  // The token balances move exactly the transferred amount from the payer's account to the operator's.
+  const amount = (balances: typeof meta.preTokenBalances, account: string) => {
+    const entry = balances?.find((b) => keys[b.accountIndex] === account);
+    assert.ok(entry, `no token balance for ${account}`);
+    assert.equal(entry.mint, sandbox.asset);
+    assert.equal(entry.programId, TOKEN_PROGRAM_ADDRESS);
+    assert.equal(entry.uiTokenAmount.decimals, 6);
+    return { owner: entry.owner, amount: BigInt(entry.uiTokenAmount.amount) };
+  };
+  assert.equal(amount(meta.preTokenBalances, source).owner, payer.address);
+  assert.equal(amount(meta.postTokenBalances, destination).owner, sandbox.payTo);
+  assert.equal(amount(meta.preTokenBalances, source).amount - amount(meta.postTokenBalances, source).amount, 4_321n);
+  assert.equal(amount(meta.postTokenBalances, destination).amount - amount(meta.preTokenBalances, destination).amount, 4_321n);
+  assert.equal(meta.preTokenBalances?.length, 2);
+
+  // base64: the exact wire bytes that were sent
+  const raw = await rpc.getTransaction(signature, { encoding: 'base64', maxSupportedTransactionVersion: 0, commitment: 'confirmed' }).send();
+  assert.deepEqual(raw?.transaction, [wire, 'base64']);
+  assert.equal(raw?.meta?.fee, 25_000n);
+
+  // jsonParsed: account keys with their roles, instructions by program address
+  const parsed = await rpc.getTransaction(signature, { encoding: 'jsonParsed', maxSupportedTransactionVersion: 0, commitment: 'confirmed' }).send();
+  assert.deepEqual(parsed?.transaction.message.accountKeys[0], { pubkey: payer.address, signer: true, writable: true, source: 'transaction' });
+  const parsedIx = parsed?.transaction.message.instructions[2] as { programId: string; accounts: readonly string[] };
+  assert.equal(parsedIx.programId, TOKEN_PROGRAM_ADDRESS);
+  assert.deepEqual(parsedIx.accounts, [source, sandbox.asset, destination, payer.address]);
+
+  // A v0 transaction for a client that did not say it reads v0: the validator's -32015.
+  await assert.rejects(rpc.getTransaction(signature, { encoding: 'json', commitment: 'confirmed' }).send(), (error: unknown) => {
+    assert.ok(isSolanaError(error, SOLANA_ERROR__JSON_RPC__SERVER_ERROR_UNSUPPORTED_TRANSACTION_VERSION), String(error));
+    return true;
+  });
+  // Unknown signature: null, as a validator answers.
+  const unknown = getBase58Decoder().decode(new Uint8Array(64).fill(7)) as Signature;
+  assert.equal(await rpc.getTransaction(unknown, { encoding: 'json', maxSupportedTransactionVersion: 0, commitment: 'confirmed' }).send(), null);
+  // finalized sees it only once its slot is 32 behind, like a validator's rooted blocks.
+  const finalized = () => rpc.getTransaction(signature, { encoding: 'json', maxSupportedTransactionVersion: 0, commitment: 'finalized' }).send();
+  assert.equal(await finalized(), null);
+  sandbox.advanceBlocks(32);
+  assert.equal((await finalized())?.slot, tx.slot);
+});
+
+test('getTransaction: a transaction that failed in execution is recorded with its error, its fee paid, no tokens moved', async () => {
+  const signed = await signTransactionMessageWithSigners(await transfer(999_999_999_999n));
+  const signature = await rpc.sendTransaction(getBase64EncodedWireTransaction(signed), { encoding: 'base64', skipPreflight: true }).send();
+  const tx = await rpc.getTransaction(signature, { encoding: 'json', maxSupportedTransactionVersion: 0, commitment: 'confirmed' }).send();
+  assert.ok(tx && tx.meta);
+  assert.deepEqual(tx.meta.err as unknown, { InstructionError: [2n, { Custom: 1n }] }); // SPL Token: insufficient funds (kit's bigints)
+  assert.deepEqual(tx.meta.status, { Err: tx.meta.err });
+  assert.equal(tx.meta.preBalances[0]! - tx.meta.postBalances[0]!, tx.meta.fee);
+  assert.deepEqual(tx.meta.postTokenBalances, tx.meta.preTokenBalances);
 });

@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { address, getBase58Decoder, getBase58Encoder, getCompiledTransactionMessageDecoder, isAddress } from '@solana/kit';
 import { findAssociatedTokenPda, TOKEN_PROGRAM_ADDRESS } from '@solana-program/token';
 import type { SvmChain } from './svm-chain.ts';
-import { TransactionRejected } from './svm-chain.ts';
+import { feeForMessage, TransactionRejected } from './svm-chain.ts';
 import {
   accountJson,
   mintDecimals,
@@ -17,6 +17,7 @@ import {
   type DataSlice,
 } from './account-json.ts';
 import { describeTransactionError } from './transaction-error.ts';
+import { isTransactionEncoding, transactionResponse, transactionVersion } from './transaction-json.ts';
 
 export interface RpcServerOptions {
   chain: SvmChain;
@@ -42,10 +43,6 @@ class RpcError extends Error {
 }
 
 const invalidParams = (message: string) => new RpcError(-32602, `Invalid params: ${message}`);
-const LAMPORTS_PER_SIGNATURE = 5000n;
-const COMPUTE_BUDGET = 'ComputeBudget111111111111111111111111111111';
-/** Without a SetComputeUnitLimit the runtime allows 200k CU per non-budget instruction. */
-const DEFAULT_UNITS_PER_INSTRUCTION = 200_000n;
 
 /** JSON with u64 values written as plain numbers, as validators do (kit parses them as bigints). */
 function stringify(value: unknown): string {
@@ -85,28 +82,6 @@ function dataSlice(cfg: Record<string, unknown>): DataSlice | undefined {
   const slice = cfg.dataSlice as { offset?: unknown; length?: unknown } | undefined;
   if (!slice) return undefined;
   return { offset: Number(slice.offset ?? 0), length: Number(slice.length ?? 0) };
-}
-
-/** Base fee per signature plus the priority fee its compute-budget instructions ask for. */
-function feeForMessage(messageBytes: Uint8Array): bigint {
-  const message = getCompiledTransactionMessageDecoder().decode(messageBytes);
-  let units: bigint | undefined;
-  let microLamports = 0n;
-  let others = 0n;
-  for (const ix of message.instructions) {
-    const program = message.staticAccounts[ix.programAddressIndex];
-    const data = ix.data ?? new Uint8Array();
-    if (program !== COMPUTE_BUDGET) {
-      others++;
-      continue;
-    }
-    const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
-    if (data[0] === 2 && data.length >= 5) units = BigInt(view.getUint32(1, true));
-    if (data[0] === 3 && data.length >= 9) microLamports = view.getBigUint64(1, true);
-  }
-  const limit = units ?? others * DEFAULT_UNITS_PER_INSTRUCTION;
-  const priority = (limit * microLamports + 999_999n) / 1_000_000n;
-  return BigInt(message.header.numSignerAccounts) * LAMPORTS_PER_SIGNATURE + priority;
 }
 
 type Handler = (params: unknown[]) => unknown;
@@ -172,7 +147,7 @@ function handlers({ chain, genesisHash, mints }: RpcServerOptions): Record<strin
       const bytes = new Uint8Array(Buffer.from(params[0], 'base64'));
       const message = getCompiledTransactionMessageDecoder().decode(bytes);
       // A validator answers null for a message whose blockhash it no longer knows.
-      return withContext(chain.isBlockhashValid(message.lifetimeToken) ? feeForMessage(bytes) : null);
+      return withContext(chain.isBlockhashValid(message.lifetimeToken) ? feeForMessage(message) : null);
     },
     simulateTransaction: (params) => {
       const cfg = config(params, 1);
@@ -218,6 +193,29 @@ function handlers({ chain, genesisHash, mints }: RpcServerOptions): Record<strin
           return status && { ...status, status: status.err === null ? { Ok: null } : { Err: status.err } };
         }),
       );
+    },
+    getTransaction: (params) => {
+      const signature = params[0];
+      if (typeof signature !== 'string') throw invalidParams('signature must be a base58 string');
+      const cfg = config(params, 1);
+      const encoding = cfg.encoding ?? 'json';
+      if (!isTransactionEncoding(encoding)) throw invalidParams(`unsupported encoding ${String(encoding)}`);
+      // As on a validator: finalized is the default, and processed is refused.
+      const commitment = cfg.commitment ?? 'finalized';
+      if (commitment === 'processed') throw invalidParams('Method does not support commitment below `confirmed`');
+      const record = chain.transaction(signature);
+      // An unknown signature is null; so is one not yet finalized when finalized is asked for.
+      if (!record) return null;
+      if (commitment === 'finalized' && chain.signatureStatus(signature)?.confirmationStatus !== 'finalized') return null;
+      const max = cfg.maxSupportedTransactionVersion;
+      const version = transactionVersion(record);
+      if (version !== 'legacy' && (typeof max !== 'number' || max < version)) {
+        throw new RpcError(
+          -32015,
+          `Transaction version (${version}) is not supported by the requesting client. Please try the request again with the following configuration parameter: "maxSupportedTransactionVersion": ${version}`,
+        );
+      }
+      return transactionResponse(record, encoding, typeof max === 'number');
     },
     requestAirdrop: (params) => {
       const to = address(addressParam(params, 0));
