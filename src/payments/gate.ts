@@ -73,8 +73,16 @@ export class PaymentGate {
   /** settled payments whose work is running in this instance (settle-first) */
   private readonly working = new Set<string>();
 
+  /**
+   * Every rail, for a 402 that names no network: EVM networks first. x402-fetch 1.x with a viem account
+   * (no chain) pays the first USDC requirement offered whatever its network, while a Solana signer filters
+   * to its own networks anyway; so EVM-first lets both pay without X-Network.
+   */
+  private readonly anyNetworkRails: PaymentRail[];
+
   constructor(deps: GateDeps) {
     this.deps = deps;
+    this.anyNetworkRails = [...deps.rails.values()].sort((a, b) => Number(a.network.family === 'svm') - Number(b.network.family === 'svm'));
   }
 
   get enabledNetworks(): NetworkName[] {
@@ -104,13 +112,13 @@ export class PaymentGate {
       const why = headerNetwork ? `"${headerNetwork}" is not a supported X-Network` : 'X-Network header is required';
       return this.paymentRequired(
         call,
-        [...this.deps.rails.values()],
+        this.anyNetworkRails,
         `${PAYMENT_REQUIRED}; ${why} (supported: ${this.enabledNetworks.join(', ')})`,
       );
     }
 
     const payment = this.decodePayment(call.paymentHeader);
-    const fallbackRails = namedRail ? [namedRail] : [...this.deps.rails.values()];
+    const fallbackRails = namedRail ? [namedRail] : this.anyNetworkRails;
     if (typeof payment === 'string') return this.paymentRequired(call, fallbackRails, payment);
 
     // The network is the one the proof names; X-Network, when sent, must agree with it.
