@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { PAYMENT_STATES } from '../store/ledger.ts';
 import { NETWORK_NAMES } from '../x402/networks.ts';
 import { ADMIN_PREFIX } from './admin-routes.ts';
+import { jsonContent, jsonSchema } from './openapi-schema.ts';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './admin-query.ts';
 
 const atomic = z.string().describe('Decimal integer string in the asset atomic units (USDC: 6 decimals), exact');
@@ -42,11 +43,6 @@ const revenueSchema = z.object({
   totals: z.array(z.object({ network: z.string(), count: z.number().int(), amount: atomic })),
 });
 
-const schema = (value: z.ZodType) => {
-  const { $schema: _ignored, ...rest } = z.toJSONSchema(value) as Record<string, unknown>;
-  return rest;
-};
-const ref = (name: string) => ({ 'application/json': { schema: { $ref: `#/components/schemas/${name}` } } });
 const query = (name: string, description: string, extra: Record<string, unknown> = {}) => ({
   name,
   in: 'query',
@@ -59,16 +55,16 @@ const dateRange = [
   query('to', 'Created before: a date-time (exclusive), or a UTC date (that whole day included)'),
 ];
 const errors = {
-  '400': { description: 'An unknown, repeated or invalid query parameter', content: ref('Error') },
-  '401': { description: 'Missing or wrong bearer token (WWW-Authenticate: Bearer)', content: ref('Error') },
-  '403': { description: 'admin_disabled: no admin token is configured on this instance', content: ref('Error') },
+  '400': { description: 'An unknown, repeated or invalid query parameter', content: jsonContent('Error') },
+  '401': { description: 'Missing or wrong bearer token (WWW-Authenticate: Bearer)', content: jsonContent('Error') },
+  '403': { description: 'admin_disabled: no admin token is configured on this instance', content: jsonContent('Error') },
 };
 
 export function adminOpenApi(): { paths: Record<string, unknown>; schemas: Record<string, unknown>; securitySchemes: Record<string, unknown> } {
   const security = [{ adminToken: [] }];
   return {
     securitySchemes: { adminToken: { type: 'http', scheme: 'bearer', description: 'The admin token (env ADMIN_TOKEN or the variable adminTokenEnv names)' } },
-    schemas: { AdminPaymentsPage: schema(paymentsPageSchema), AdminRevenue: schema(revenueSchema) },
+    schemas: { AdminPaymentsPage: jsonSchema(paymentsPageSchema, 'output'), AdminRevenue: jsonSchema(revenueSchema, 'output') },
     paths: {
       [`${ADMIN_PREFIX}/payments`]: {
         get: {
@@ -85,7 +81,7 @@ export function adminOpenApi(): { paths: Record<string, unknown>; schemas: Recor
             query('limit', `Page size, default ${DEFAULT_PAGE_SIZE}, at most ${MAX_PAGE_SIZE} (larger values are capped)`),
             query('cursor', 'nextCursor of the previous page'),
           ],
-          responses: { '200': { description: 'One page', content: ref('AdminPaymentsPage') }, ...errors },
+          responses: { '200': { description: 'One page', content: jsonContent('AdminPaymentsPage') }, ...errors },
         },
       },
       [`${ADMIN_PREFIX}/revenue`]: {
@@ -95,7 +91,7 @@ export function adminOpenApi(): { paths: Record<string, unknown>; schemas: Recor
           description: 'Counts and exact sums (decimal strings, atomic units) of settled payments, with totals per network.',
           security,
           parameters: dateRange,
-          responses: { '200': { description: 'The summary', content: ref('AdminRevenue') }, ...errors },
+          responses: { '200': { description: 'The summary', content: jsonContent('AdminRevenue') }, ...errors },
         },
       },
     },

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { Endpoint } from '../api/endpoint.ts';
 import { NETWORK_NAMES } from '../x402/networks.ts';
 import { adminOpenApi } from './admin-openapi.ts';
+import { jsonContent, jsonSchema } from './openapi-schema.ts';
 import { PAYMENT_STATES } from '../store/ledger.ts';
 
 const errorSchema = z.object({
@@ -56,18 +57,13 @@ const paymentReceiptSchema = z.object({
   result: z.unknown().optional().describe('The 200 body of the paid call; only for a settled payment, only to its payer'),
 });
 
-function jsonSchema(schema: z.ZodType): Record<string, unknown> {
-  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
-  return rest;
-}
 
 /** Request-body JSON Schema, also advertised in each 402 requirement's outputSchema.input.bodyFields. */
 export function bodyFieldsOf(endpoint: Endpoint): Record<string, unknown> {
   return (jsonSchema(endpoint.requestSchema).properties as Record<string, unknown>) ?? {};
 }
 
-const json = (ref: string) => ({ 'application/json': { schema: { $ref: `#/components/schemas/${ref}` } } });
-const errorResponse = (description: string) => ({ description, content: json('Error') });
+const errorResponse = (description: string) => ({ description, content: jsonContent('Error') });
 
 export function openApiDocument(endpoints: readonly Endpoint[]): Record<string, unknown> {
   const schemas: Record<string, unknown> = {
@@ -101,15 +97,15 @@ export function openApiDocument(endpoints: readonly Endpoint[]): Record<string, 
             schema: { type: 'string' },
           },
         ],
-        requestBody: { required: true, content: json(`${name}Request`) },
+        requestBody: { required: true, content: jsonContent(`${name}Request`) },
         responses: {
           '200': {
             description: 'Paid and generated. X-PAYMENT-RESPONSE carries the base64 JSON settlement receipt.',
             headers: { 'X-PAYMENT-RESPONSE': { schema: { type: 'string' } } },
-            content: json(`${name}Response`),
+            content: jsonContent(`${name}Response`),
           },
           '400': errorResponse('Invalid body, unknown model, or unsupported/mismatched network; never charged'),
-          '402': { description: 'Payment required, or the proof was rejected (reason in error)', content: json('PaymentRequired') },
+          '402': { description: 'Payment required, or the proof was rejected (reason in error)', content: jsonContent('PaymentRequired') },
           '409': errorResponse('The proof is being processed, or its settlement is pending: retry with the same proof'),
           '413': errorResponse('Body too large'),
           '415': errorResponse('Content-Type is not application/json'),
@@ -137,7 +133,7 @@ export function openApiDocument(endpoints: readonly Endpoint[]): Record<string, 
         { name: 'X-Payer-Signature', in: 'header', required: false, description: "The payer's signature of the receipt challenge", schema: { type: 'string' } },
       ],
       responses: {
-        '200': { description: 'The payment', content: json('PaymentReceipt') },
+        '200': { description: 'The payment', content: jsonContent('PaymentReceipt') },
         '401': errorResponse('A payer signature was sent and does not verify'),
         '404': errorResponse('No such payment'),
       },
