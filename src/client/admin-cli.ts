@@ -3,8 +3,8 @@
 // The admin token comes from the environment (X402_ADMIN_TOKEN, or ADMIN_TOKEN) or a file (--token-file),
 // never from arguments, and is never printed.
 import { readFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
 import { GatewayError } from './errors.ts';
+import { gatewayUrl, parseCommandLine, runCommand, UsageError } from './command-line.ts';
 import { formatUsdc } from './usdc.ts';
 import { formatTable } from './text-table.ts';
 
@@ -16,34 +16,22 @@ dates:   YYYY-MM-DD (UTC; --to includes that day) or an ISO 8601 date-time
 options: --url (X402_AI_URL, default http://127.0.0.1:4021)  --json  --token-file path
 token:   X402_ADMIN_TOKEN (or ADMIN_TOKEN) in the environment, or --token-file with the token inside`;
 
-class UsageError extends Error {}
+const { values, positionals } = parseCommandLine({
+  url: { type: 'string' },
+  json: { type: 'boolean', default: false },
+  'token-file': { type: 'string' },
+  state: { type: 'string' },
+  network: { type: 'string' },
+  model: { type: 'string' },
+  payer: { type: 'string' },
+  from: { type: 'string' },
+  to: { type: 'string' },
+  limit: { type: 'string' },
+  cursor: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+}, USAGE);
 
-const { values, positionals } = (() => {
-  try {
-    return parseArgs({
-      allowPositionals: true,
-      options: {
-        url: { type: 'string' },
-        json: { type: 'boolean', default: false },
-        'token-file': { type: 'string' },
-        state: { type: 'string' },
-        network: { type: 'string' },
-        model: { type: 'string' },
-        payer: { type: 'string' },
-        from: { type: 'string' },
-        to: { type: 'string' },
-        limit: { type: 'string' },
-        cursor: { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    });
-  } catch (error) {
-    console.error(`${(error as Error).message}\n${USAGE}`);
-    process.exit(2);
-  }
-})();
-
-const baseUrl = (values.url ?? process.env.X402_AI_URL ?? 'http://127.0.0.1:4021').replace(/\/+$/, '');
+const baseUrl = gatewayUrl(values.url);
 
 function adminToken(): string {
   const token = values['token-file'] ? readFileSync(values['token-file'], 'utf8').trim() : process.env.X402_ADMIN_TOKEN || process.env.ADMIN_TOKEN;
@@ -128,8 +116,4 @@ async function run(): Promise<void> {
   throw new UsageError(`unknown command "${command}"`);
 }
 
-run().catch((error: unknown) => {
-  const usage = error instanceof UsageError;
-  console.error(usage ? `${error.message}\n${USAGE}` : `x402-ai-admin: ${(error as Error).message}`);
-  process.exit(usage ? 2 : 1);
-});
+runCommand('x402-ai-admin', USAGE, run);

@@ -5,9 +5,9 @@
 import { readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { createClient, type ClientOptions, type Receipt } from './create-client.ts';
-import { GatewayError, MaxPriceExceededError } from './errors.ts';
+import { gatewayUrl, parseCommandLine, runCommand, UsageError } from './command-line.ts';
+import { MaxPriceExceededError } from './errors.ts';
 import { formatUsdc, parseUsdc } from './usdc.ts';
 import { transactionLink } from './explorer.ts';
 import { solanaSecretKeyBytes } from './solana-key.ts';
@@ -26,36 +26,24 @@ keys:    EVM: X402_EVM_PRIVATE_KEY=0x… in the environment, or --key-file holdi
          Solana: X402_SOLANA_SECRET_KEY (base58 or solana-keygen JSON array), or --key-file holding either
          (e.g. --key-file ~/.config/solana/id.json); keys are never taken from arguments`;
 
-class UsageError extends Error {}
+const { values, positionals } = parseCommandLine({
+  url: { type: 'string' },
+  network: { type: 'string' },
+  'max-price': { type: 'string' },
+  'key-file': { type: 'string' },
+  'rpc-url': { type: 'string' },
+  json: { type: 'boolean', default: false },
+  model: { type: 'string' },
+  'max-tokens': { type: 'string' },
+  temperature: { type: 'string' },
+  n: { type: 'string' },
+  size: { type: 'string' },
+  voice: { type: 'string' },
+  out: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+}, USAGE);
 
-const { values, positionals } = (() => {
-  try {
-    return parseArgs({
-      allowPositionals: true,
-      options: {
-        url: { type: 'string' },
-        network: { type: 'string' },
-        'max-price': { type: 'string' },
-        'key-file': { type: 'string' },
-        'rpc-url': { type: 'string' },
-        json: { type: 'boolean', default: false },
-        model: { type: 'string' },
-        'max-tokens': { type: 'string' },
-        temperature: { type: 'string' },
-        n: { type: 'string' },
-        size: { type: 'string' },
-        voice: { type: 'string' },
-        out: { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    });
-  } catch (error) {
-    console.error(`${(error as Error).message}\n${USAGE}`);
-    process.exit(2);
-  }
-})();
-
-const baseUrl = (values.url ?? process.env.X402_AI_URL ?? 'http://127.0.0.1:4021').replace(/\/+$/, '');
+const baseUrl = gatewayUrl(values.url);
 const network = values.network ?? process.env.X402_AI_NETWORK ?? 'base';
 
 const solana = isSolanaNetwork(network);
@@ -175,13 +163,4 @@ async function run(): Promise<void> {
   }
 }
 
-run().catch((error: unknown) => {
-  const codes: [new (...args: never[]) => Error, number][] = [
-    [UsageError, 2],
-    [MaxPriceExceededError, 3],
-    [GatewayError, 1],
-  ];
-  const code = codes.find(([type]) => error instanceof type)?.[1] ?? 1;
-  console.error(error instanceof UsageError ? `${error.message}\n${USAGE}` : `x402-ai: ${(error as Error).message}`);
-  process.exit(code);
-});
+runCommand('x402-ai', USAGE, run, [[MaxPriceExceededError, 3]]);
