@@ -4,10 +4,9 @@
 // Solana signer (which the client filters to Solana networks). Charged exactly once, where it paid.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { generateKeyPairSigner } from '@solana/kit';
 import { wrapFetchWithPayment } from 'x402-fetch';
 import { startTestService, postJson } from './support/service.ts';
-import { balanceOf, decodeReceipt, fundedEvmBuyer } from './support/sandbox-wallet.ts';
+import { balanceOf, decodeReceipt, fundedEvmBuyer, fundedSolanaBuyer } from './support/sandbox-wallet.ts';
 import type { RunningService } from '../src/service.ts';
 
 const PATH = '/api/v1/ai/tts';
@@ -36,8 +35,7 @@ test('x402-fetch 1.x with a viem account and no X-Network pays on an EVM network
 });
 
 test('x402-fetch 1.x with a Solana signer and no X-Network pays on Solana', async () => {
-  const buyer = await generateKeyPairSigner();
-  assert.equal((await postJson(`${service.url}/sandbox/faucet`, { network: 'solana', address: buyer.address, amount: '5000000' })).status, 200);
+  const buyer = await fundedSolanaBuyer(service, ['solana'], 5_000_000n);
   const rpcUrl = service.sandbox!.chains.get('solana')!.rpcUrl;
   const response = await wrapFetchWithPayment(fetch, buyer as never, undefined, undefined, { svmConfig: { rpcUrl } })(`${service.url}${PATH}`, request);
   assert.equal(response.status, 200, await response.clone().text());

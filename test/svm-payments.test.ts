@@ -8,7 +8,7 @@ import { wrapFetchWithPayment as wrapFetchV1 } from 'x402-fetch';
 import { wrapFetchWithPayment as wrapFetchV2, x402Client } from '@x402/fetch';
 import { ExactSvmSchemeV1 } from '@x402/svm/exact/v1/client';
 import { startTestService, postJson } from './support/service.ts';
-import { balanceOf, decodeReceipt } from './support/sandbox-wallet.ts';
+import { balanceOf, decodeReceipt, fundedSolanaBuyer } from './support/sandbox-wallet.ts';
 import type { RunningService } from '../src/service.ts';
 import type { NetworkName } from '../src/x402/networks.ts';
 import { receiptChallenge } from '../src/x402/receipt-challenge.ts';
@@ -23,12 +23,6 @@ before(async () => {
 });
 after(() => service.stop());
 
-async function fundedSolanaBuyer(network: NetworkName): Promise<KeyPairSigner> {
-  const buyer = await generateKeyPairSigner();
-  const response = await postJson(`${service.url}/sandbox/faucet`, { network, address: buyer.address, amount: '5000000' });
-  assert.equal(response.status, 200, await response.text());
-  return buyer;
-}
 
 async function price(network: string): Promise<bigint> {
   const response = await postJson(`${service.url}${PATH}`, BODY, { 'X-Network': network });
@@ -41,7 +35,7 @@ const rpcUrl = (network: NetworkName) => service.sandbox!.chains.get(network)!.r
 
 describe('official clients pay on Solana, charged exactly once', () => {
   test('x402-fetch 1.x with X-Network: solana-devnet', async () => {
-    const buyer = await fundedSolanaBuyer('solana-devnet');
+    const buyer = await fundedSolanaBuyer(service, ['solana-devnet'], 5_000_000n);
     const payTo = service.rails.get('solana-devnet')!.payTo;
     const cost = await price('solana-devnet');
     const payToBefore = await balanceOf(service, 'solana-devnet', payTo);
@@ -59,7 +53,7 @@ describe('official clients pay on Solana, charged exactly once', () => {
   });
 
   test('@x402/fetch 2.x with the @x402/svm v1 scheme, without X-Network', async () => {
-    const buyer = await fundedSolanaBuyer('solana');
+    const buyer = await fundedSolanaBuyer(service, ['solana'], 5_000_000n);
     const client = new x402Client().registerV1('solana', new ExactSvmSchemeV1(buyer, { rpcUrl: rpcUrl('solana') }));
     const response = await wrapFetchV2(fetch, client)(`${service.url}${PATH}`, { method: 'POST', headers: json, body: JSON.stringify(BODY) });
     assert.equal(response.status, 200, await response.clone().text());
@@ -70,7 +64,7 @@ describe('official clients pay on Solana, charged exactly once', () => {
 });
 
 test('50 simultaneous uses of one Solana transaction: one settlement, one result', async () => {
-  const buyer = await fundedSolanaBuyer('solana-devnet');
+  const buyer = await fundedSolanaBuyer(service, ['solana-devnet'], 5_000_000n);
   let proof = '';
   const capture: typeof fetch = async (input, init) => {
     const header = new Headers(init?.headers).get('X-PAYMENT');
@@ -104,7 +98,7 @@ test('a garbage Solana payload is a 402 with a reason, and nothing moves', async
 });
 
 test('the Solana payer reads its result back with an ed25519 signature of the receipt challenge', async () => {
-  const buyer = await fundedSolanaBuyer('solana-devnet');
+  const buyer = await fundedSolanaBuyer(service, ['solana-devnet'], 5_000_000n);
   const pay = wrapFetchV1(fetch, buyer as never, undefined, undefined, { svmConfig: { rpcUrl: rpcUrl('solana-devnet') } });
   const response = await pay(`${service.url}${PATH}`, { method: 'POST', headers: { ...json, 'X-Network': 'solana-devnet' }, body: JSON.stringify(BODY) });
   assert.equal(response.status, 200);

@@ -1,5 +1,6 @@
 // A buyer in the sandbox: a fresh key funded through the service's own faucet, and on-chain balance reads.
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
+import type { KeyPairSigner } from '@solana/kit';
 import { postJson } from './service.ts';
 import { generateSolanaSecretKey, solanaSigner } from '../../src/client/solana-key.ts';
 import type { RunningService } from '../../src/service.ts';
@@ -16,11 +17,16 @@ export async function fundedEvmBuyerKey(
 ): Promise<{ key: `0x${string}`; address: `0x${string}`; account: PrivateKeyAccount }> {
   const key = generatePrivateKey();
   const account = privateKeyToAccount(key);
+  await fund(service, networks, account.address, amount);
+  return { key, address: account.address, account };
+}
+
+/** Test USDC (and gas) from the sandbox faucet to `address` on each network. */
+async function fund(service: RunningService, networks: NetworkName[], address: string, amount: bigint): Promise<void> {
   for (const network of networks) {
-    const response = await postJson(`${service.url}/sandbox/faucet`, { network, address: account.address, amount: amount.toString() });
+    const response = await postJson(`${service.url}/sandbox/faucet`, { network, address, amount: amount.toString() });
     if (response.status !== 200) throw new Error(`faucet answered ${response.status}: ${await response.text()}`);
   }
-  return { key, address: account.address, account };
 }
 
 /** A fresh Solana buyer (64-byte secret key and its address) funded with test USDC on each network. */
@@ -31,11 +37,13 @@ export async function fundedSolanaBuyerKey(
 ): Promise<{ secretKey: Uint8Array; address: string }> {
   const secretKey = generateSolanaSecretKey();
   const { address } = await solanaSigner(secretKey);
-  for (const network of networks) {
-    const response = await postJson(`${service.url}/sandbox/faucet`, { network, address, amount: amount.toString() });
-    if (response.status !== 200) throw new Error(`faucet answered ${response.status}: ${await response.text()}`);
-  }
+  await fund(service, networks, address, amount);
   return { secretKey, address };
+}
+
+/** A fresh funded Solana buyer as the official x402 clients take it: a kit key-pair signer. */
+export async function fundedSolanaBuyer(service: RunningService, networks: NetworkName[], amount = 10_000_000n): Promise<KeyPairSigner> {
+  return solanaSigner((await fundedSolanaBuyerKey(service, networks, amount)).secretKey);
 }
 
 export function balanceOf(service: RunningService, network: NetworkName, address: string): Promise<bigint> {
