@@ -4,7 +4,7 @@ import { x402Client, x402HTTPClient } from '@x402/fetch';
 import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import { ExactSvmSchemeV1 } from '@x402/svm/exact/v1/client';
 import { privateKeyToAccount } from 'viem/accounts';
-import { getBase58Decoder, signBytes } from '@solana/kit';
+import { getBase58Decoder, signBytes, type KeyPairSigner } from '@solana/kit';
 import type { ChatRequest, ChatResponse, ImageRequest, ImageResponse, TtsRequest, TtsResponse } from '../api/schemas.ts';
 import { GatewayError, MaxPriceExceededError } from './errors.ts';
 import { solanaSecretKeyBytes, solanaSigner, type SolanaSecretKey } from './solana-key.ts';
@@ -80,18 +80,22 @@ export function createClient(options: ClientOptions): GatewayClient {
   const base = options.baseUrl.replace(/\/+$/, '');
   // Spend limits are ours (maxPrice, checked before signing), so the library's own defaults are off.
   const x402 = x402Client.fromConfig({ schemes: [], spendControls: false });
-  if (options.evmPrivateKey) registerExactEvmScheme(x402, { signer: privateKeyToAccount(options.evmPrivateKey) });
+  const evmAccount = options.evmPrivateKey ? privateKeyToAccount(options.evmPrivateKey) : undefined;
+  if (evmAccount) registerExactEvmScheme(x402, { signer: evmAccount });
   options.configure?.(x402);
   const http = new x402HTTPClient(x402);
 
   // Solana needs async work (key import, the RPC URL from /healthz), done once, before the first signature.
   const solanaKey = options.solanaSecretKey === undefined ? undefined : solanaSecretKeyBytes(options.solanaSecretKey);
+  let solanaKeySigner: Promise<KeyPairSigner> | undefined;
+  /** the key's signer, imported once (a key pair that does not match fails the same way every time) */
+  const solanaBuyer = (key: Uint8Array) => (solanaKeySigner ??= solanaSigner(key));
   let solanaReady: Promise<void> | undefined;
   const readyToSign = (): Promise<void> => {
     if (!solanaKey) return Promise.resolve();
     solanaReady ??= (async () => {
       const [signer, rpcUrls] = await Promise.all([
-        solanaSigner(solanaKey),
+        solanaBuyer(solanaKey),
         solanaRpcUrls({ baseUrl: base, rpcUrl: options.solanaRpcUrl, fetch: doFetch }),
       ]);
       for (const [network, rpcUrl] of Object.entries(rpcUrls)) x402.registerV1(network, new ExactSvmSchemeV1(signer, { rpcUrl }));
@@ -160,13 +164,12 @@ export function createClient(options: ClientOptions): GatewayClient {
     const message = receiptChallenge(id, timestamp);
     let signature: string;
     if (isSolanaNetwork(network)) {
-      const signer = solanaKey && (await solanaSigner(solanaKey));
+      const signer = solanaKey && (await solanaBuyer(solanaKey));
       if (!signer || signer.address !== payer) return undefined;
       signature = getBase58Decoder().decode(await signBytes(signer.keyPair.privateKey, new TextEncoder().encode(message)));
     } else {
-      const account = options.evmPrivateKey && privateKeyToAccount(options.evmPrivateKey);
-      if (!account || account.address.toLowerCase() !== payer.toLowerCase()) return undefined;
-      signature = await account.signMessage({ message });
+      if (!evmAccount || evmAccount.address.toLowerCase() !== payer.toLowerCase()) return undefined;
+      signature = await evmAccount.signMessage({ message });
     }
     return { 'X-Payer-Timestamp': String(timestamp), 'X-Payer-Signature': signature };
   }
