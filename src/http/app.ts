@@ -8,7 +8,7 @@ import type { ModelCatalog } from '../providers/catalog.ts';
 import type { ProviderRegistry } from '../providers/registry.ts';
 import type { MediaStore } from '../media/media-store.ts';
 import { mediaRoutes } from '../media/media-route.ts';
-import { paymentRoutes } from './payments-route.ts';
+import { PAYER_SIGNATURE_HEADER, PAYER_TIMESTAMP_HEADER, paymentRoutes } from './payments-route.ts';
 import { adminRoutes } from './admin-routes.ts';
 import type { Ledger } from '../store/ledger.ts';
 import { ApiError } from '../errors.ts';
@@ -49,7 +49,7 @@ export function createApp(deps: AppDeps): Hono {
   app.use(requestId());
   app.use(
     openCors({
-      allowHeaders: ['Content-Type', 'X-PAYMENT', 'X-Network', 'X-Payer-Timestamp', 'X-Payer-Signature'],
+      allowHeaders: ['Content-Type', 'X-PAYMENT', 'X-Network', PAYER_TIMESTAMP_HEADER, PAYER_SIGNATURE_HEADER],
       exposeHeaders: ['X-PAYMENT-RESPONSE', 'X-Request-Id', 'Retry-After'],
     }),
   );
