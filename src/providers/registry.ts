@@ -14,6 +14,7 @@ import type { ImageModel, LanguageModel, SpeechModel } from 'ai';
 import type { ChatModelConfig, ImageModelConfig, ModelConfig, SpeechModelConfig } from '../config/schema.ts';
 import type { Config } from '../config/load.ts';
 import { limitedFetch } from './openai-compatible/limited-fetch.ts';
+import { createNodeHttpFetch } from './openai-compatible/node-http-fetch.ts';
 import { optionalSecret } from '../config/secret.ts';
 import { perModel } from './per-model.ts';
 
@@ -42,6 +43,8 @@ export class ProviderRegistry {
   private readonly config: Config;
   private readonly local: LocalEngines;
   private readonly upstreams = new Map<string, Upstream>();
+  /** one connection pool for every upstream */
+  private readonly fetch = createNodeHttpFetch();
 
   constructor(config: Config, local: LocalEngines) {
     this.config = config;
@@ -54,7 +57,7 @@ export class ProviderRegistry {
       const settings = this.config.providers[name];
       if (!settings) throw new Error(`provider ${name} is not configured`);
       const apiKey = settings.apiKeyEnv ? optionalSecret(process.env, settings.apiKeyEnv) : undefined;
-      const fetch = limitedFetch(settings.maxResponseBytes);
+      const fetch = limitedFetch(settings.maxResponseBytes, this.fetch);
       upstream = {
         // no key: no Authorization header at all (local servers need none)
         compatible: createOpenAICompatible({ baseURL: settings.baseURL, name, fetch, ...(apiKey ? { apiKey } : {}) }),

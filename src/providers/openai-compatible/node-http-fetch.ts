@@ -1,0 +1,141 @@
+// The fetch upstream API calls go through: node:http(s) over keep-alive agents. The global fetch (undici)
+// spends about 0.15 ms of spec machinery on each call (Request objects, header guards, body mixins), a
+// third of what the whole gateway may add to a chat completion (bench/upstream-overhead.ts); node:http does
+// the same round trip for a fraction of that.
+//
+// It covers what provider calls send: a string or byte body, or none, with any headers and an abort signal.
+// It behaves as fetch does where callers can tell: gzip/deflate/br bodies are decoded (and asked for), a
+// network failure rejects with TypeError('fetch failed', { cause }) and a body cut mid-way errors the
+// stream with its ECONNRESET cause (the AI SDK retries both), an aborted call rejects with the signal's
+// reason, redirect 'manual' hands back the 3xx and 'error' refuses it. The rest goes to `fallback` (the
+// global fetch) untouched: a Request object, a streamed, Blob or FormData body, and a redirect to follow
+// (the request is sent again through it, which follows it).
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type RequestOptions } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { Readable, pipeline } from 'node:stream';
+import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
+
+/** Statuses whose response has no body, whatever the connection carries. */
+const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+
+type Body = string | Uint8Array | undefined;
+
+function plainBody(body: RequestInit['body']): Body | false {
+  if (body === undefined || body === null) return undefined;
+  if (typeof body === 'string' || body instanceof Uint8Array) return body;
+  if (body instanceof ArrayBuffer) return new Uint8Array(body);
+  return false;
+}
+
+function requestHeaders(init: RequestInit | undefined): Record<string, string> {
+  const headers: Record<string, string> = {};
+  new Headers(init?.headers).forEach((value, name) => {
+    headers[name] = value;
+  });
+  // as fetch does: ask for the encodings it decodes
+  headers['accept-encoding'] ??= 'gzip, deflate, br';
+  return headers;
+}
+
+function responseHeaders(message: IncomingMessage): Headers {
+  const headers = new Headers();
+  const raw = message.rawHeaders;
+  for (let i = 0; i < raw.length; i += 2) headers.append(raw[i]!, raw[i + 1]!);
+  return headers;
+}
+
+/** The body as fetch would hand it out: decoded, and a stream that ends or errors with the connection. */
+function responseBody(message: IncomingMessage): ReadableStream<Uint8Array> {
+  const encoding = message.headers['content-encoding']?.trim().toLowerCase();
+  const decoder =
+    encoding === 'gzip' || encoding === 'x-gzip'
+      ? createGunzip()
+      : encoding === 'deflate'
+        ? createInflate()
+        : encoding === 'br'
+          ? createBrotliDecompress()
+          : undefined;
+  const source: Readable = decoder ? pipeline(message, decoder, () => undefined) : message;
+  let open = true; // a web stream throws on enqueue or close once it is closed, errored or cancelled
+  return new ReadableStream<Uint8Array>({
+    start(controller) {
+      source.on('data', (chunk: Buffer) => {
+        if (!open) return;
+        controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+        if ((controller.desiredSize ?? 0) <= 0) source.pause();
+      });
+      source.once('end', () => {
+        if (open) controller.close();
+        open = false;
+      });
+      source.on('error', (error) => {
+        if (open) controller.error(error);
+        open = false;
+      });
+    },
+    pull() {
+      source.resume();
+    },
+    cancel() {
+      open = false;
+      source.destroy();
+    },
+  });
+}
+
+export function createNodeHttpFetch(fallback: typeof fetch = globalThis.fetch): typeof fetch {
+  const agents = {
+    'http:': new HttpAgent({ keepAlive: true, scheduling: 'lifo' }),
+    'https:': new HttpsAgent({ keepAlive: true, scheduling: 'lifo' }),
+  };
+
+  return (input, init) => {
+    const body = plainBody(init?.body);
+    if (input instanceof Request || body === false) return fallback(input, init);
+    const url = input instanceof URL ? input : new URL(input);
+    const agent = url.protocol === 'http:' || url.protocol === 'https:' ? agents[url.protocol] : undefined;
+    if (!agent) return fallback(input, init);
+    const signal = init?.signal ?? undefined;
+    if (signal?.aborted) return Promise.reject(signal.reason);
+
+    return new Promise<Response>((resolve, reject) => {
+      const method = init?.method?.toUpperCase() ?? 'GET';
+      const options: RequestOptions = { method, headers: requestHeaders(init), agent };
+      const request = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, options);
+      let answered: IncomingMessage | undefined;
+      const onAbort = () => {
+        // before the answer the call rejects with the reason; after it, the body stream errors with it
+        if (answered) answered.destroy(signal?.reason);
+        else reject(signal?.reason);
+        request.destroy();
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      const done = () => signal?.removeEventListener('abort', onAbort);
+
+      request.on('error', (error) => {
+        done();
+        reject(new TypeError('fetch failed', { cause: error })); // no-op once answered or aborted
+      });
+      request.once('response', (message) => {
+        answered = message;
+        const status = message.statusCode ?? 0;
+        const headers = responseHeaders(message);
+        if (REDIRECT_STATUSES.has(status) && headers.has('location') && init?.redirect !== 'manual') {
+          message.resume();
+          done();
+          if (init?.redirect === 'error') reject(new TypeError('fetch failed', { cause: new Error(`unexpected redirect to ${headers.get('location')}`) }));
+          else fallback(input, init).then(resolve, reject);
+          return;
+        }
+        message.once('close', done);
+        const empty = method === 'HEAD' || NULL_BODY_STATUSES.has(status);
+        if (empty) message.resume();
+        const response = new Response(empty ? null : responseBody(message), { status, statusText: message.statusMessage ?? '', headers });
+        Object.defineProperty(response, 'url', { value: url.href });
+        resolve(response);
+      });
+      request.end(body);
+    });
+  };
+}
