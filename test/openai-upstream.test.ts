@@ -181,6 +181,21 @@ describe('successful upstream calls are paid once and their media is ours', () =
     assertKeyOnlyUpstream(CHAT_PATH);
   });
 
+  test('chat: a conversation with system and assistant turns reaches the upstream whole and in order', async () => {
+    const messages = [
+      { role: 'system', content: 'Answer in one sentence.' },
+      { role: 'user', content: 'Hi' },
+      { role: 'assistant', content: 'Hello!' },
+    ];
+    const body = { model: 'up/chat', messages, prompt: 'Tell me about the sea', max_tokens: 32 };
+    const { response, text, spent } = await pay('/api/v1/ai/chat', body);
+    assert.equal(response.status, 200, text);
+    assert.equal((JSON.parse(text) as { response: string }).response, CHAT_TEXT);
+    assert.ok(spent > 0n);
+    const [sent] = upstream.received(CHAT_PATH);
+    assert.deepEqual(sent!.body!.messages, [...messages, { role: 'user', content: 'Tell me about the sea' }]);
+  });
+
   test('options that would redirect or re-authenticate the call are refused before payment or upstream', async () => {
     for (const options of [{ base_url: 'http://evil.example' }, { api_key: 'x' }, { headers: 'x' }, { temperature: 1 }]) {
       const response = await postJson(`${service.url}/api/v1/ai/chat`, { model: 'up/chat', prompt: 'hi', options }, { 'X-Network': 'base' });

@@ -1,9 +1,10 @@
 // POST /api/v1/ai/chat
 import { randomBytes } from 'node:crypto';
-import { generateText, type ModelMessage } from 'ai';
+import type { ModelMessage } from 'ai';
 import { ApiError } from '../errors.ts';
 import { quoteChat } from '../pricing/quote.ts';
 import { toUpstreamError } from '../providers/upstream-errors.ts';
+import { completeChat } from '../providers/chat-completion.ts';
 import { chatRequestSchema, chatResponseSchema, type ChatRequest, type ChatResponse } from './schemas.ts';
 import { allowedOptions, type Endpoint } from './endpoint.ts';
 import { parseOrThrow } from './validate.ts';
@@ -40,8 +41,7 @@ export const chatEndpoint: Endpoint = {
       async run() {
         const settings = providers.settings(model);
         try {
-          const result = await generateText({
-            model: providers.language(model),
+          const result = await completeChat(providers.language(model), {
             messages,
             maxOutputTokens: maxTokens,
             temperature: request.temperature,
