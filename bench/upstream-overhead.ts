@@ -1,94 +1,127 @@
-// Child process of the bench: what the gateway adds to a chat completion over calling the same
-// OpenAI-compatible upstream directly, payment excluded. Prints one JSON line on stdout.
+// Child process of the bench: what the gateway adds to a chat completion over calling the same OpenAI-compatible
+// upstream directly. Prints one JSON line on stdout.
 //
-// One process holds the client, the gateway and the upstream (test/support/openai-upstream.ts, a local
-// server speaking the OpenAI protocol), and calls run one at a time, so every millisecond of a call is
-// work of this process (plus the loopback hops), not scheduling between processes on a shared machine.
-// Each iteration makes, in random order:
-//   direct  = POST <upstream>/v1/chat/completions with the very method, headers and body the gateway's
-//             AI SDK provider sends (captured from its first call), response read and JSON-parsed;
-//   gateway = POST /api/v1/ai/chat { model: "up/chat", prompt, max_tokens } with its own pre-signed
-//             EIP-3009 proof, through the real service parts (src/http/app.ts: middleware, body reading,
-//             zod validation, pricing, the real PaymentGate over the sandbox chain and a SQLite ledger,
-//             the AI SDK provider, response shaping), response read and JSON-parsed.
-// Payment is the time of the gate's handle() minus the work it runs (decode, match, reserve, on-chain
-// verify, ledger transitions, on-chain settle, receipt), taken per call by a subclass of the gate that
-// only timestamps, and subtracted from that same call: added = (gateway - payment) - direct, per pair.
-// The added time splits, per call, into (they sum to it; their p50s need not):
+// One process holds the client, the gateway and the upstream (test/support/openai-upstream.ts, a local server
+// speaking the OpenAI protocol), and calls run one at a time, so every millisecond of a call is work of this
+// process (plus the loopback hops), not scheduling between processes. Each iteration makes, in random order:
+//   direct  = POST <upstream>/v1/chat/completions with the very method, headers and body the gateway's AI SDK
+//             provider sends (captured from its first call), response read and JSON-parsed;
+//   gateway = POST /api/v1/ai/chat { model: "up/chat", prompt, max_tokens } with an X-PAYMENT proof, through the
+//             real service parts (src/http/app.ts: middleware, body reading, zod validation, pricing, the request
+//             hash of a paid call, the provider registry and its AI SDK model, response shaping), response read
+//             and JSON-parsed.
+// Two runs, one per gate:
+//   excluded  payment left out: the gate runs the paid work at once and answers as a settled payment does
+//             (PaymentExcludedGate below); everything else is the real code. The first BENCH_OVERHEAD_WARMUP pairs
+//             are not counted, so this is the gateway warm, as a running service is.
+//   paid      the real PaymentGate over the sandbox base chain and a SQLite ledger, each call with its own proof
+//             signed as x402-fetch signs; the payment (the gate's handle() minus the work it runs: decode, reserve,
+//             on-chain verify, ledger, on-chain settle) is timestamped per call and subtracted from that call.
+//             On-chain steps leave this process idle while anvil works, and on a shared VM a CPU that idled runs
+//             the next milliseconds slower (see `idle`), so this counts that slowdown as gateway time.
+// Per pair: added = (gateway - payment) - direct. It splits, per call, into (they sum to it; their p50s need not):
 //   hop        = client time - the app's handling time (app.fetch timed): the extra HTTP round trip
 //                (node-server request/response objects, kernel, client);
-//   server     = app handling - payment - work: middleware, body reading, zod validation, pricing, the
-//                request hash of a paid call, the 200 body;
-//   AI SDK     = work - the provider's upstream fetch (timed to response headers): generateText, the
-//                openai-compatible provider, response body read and checks, result shaping;
-//   fetch diff = that upstream fetch (undici, as the AI SDK makes it) - the direct call (node:http).
-//   settings (env): BENCH_OVERHEAD_ITERATIONS (200), BENCH_OVERHEAD_WARMUP (20)
+//   server     = app handling - payment - work: middleware, body reading, zod validation, pricing, request hash,
+//                the 200 body;
+//   AI SDK     = work - the provider's upstream fetch (timed to response headers): prompt conversion, the
+//                openai-compatible model, response body read and checks, result shaping;
+//   fetch diff = that upstream fetch - the direct call.
+// idle: the direct call made right after this process slept IDLE_MS, and the same call again at once after it.
+//   settings (env): BENCH_OVERHEAD_ITERATIONS (2000), BENCH_OVERHEAD_WARMUP (1000), BENCH_OVERHEAD_PAID_ITERATIONS (300)
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
+import type { Hono } from 'hono';
 import { pino } from 'pino';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { loadConfig } from '../src/config/load.ts';
 import { ENDPOINTS } from '../src/service.ts';
 import { createApp } from '../src/http/app.ts';
 import { HttpMetrics } from '../src/http/metrics.ts';
-import { PaymentGate, type GateResponse, type PaidCall } from '../src/payments/gate.ts';
+import { PaymentGate, type GateDeps, type GateResponse, type PaidCall } from '../src/payments/gate.ts';
+import { encodeHeader } from '../src/x402/encoding.ts';
 import { SqliteLedger } from '../src/store/sqlite-ledger.ts';
 import { FileMediaStore } from '../src/media/file-media-store.ts';
 import { ModelCatalog } from '../src/providers/catalog.ts';
 import { ProviderRegistry } from '../src/providers/registry.ts';
+import { createNodeHttpFetch } from '../src/providers/openai-compatible/node-http-fetch.ts';
 import { createLocalEngines } from '../src/providers/local/index.ts';
 import { startSandbox } from '../src/sandbox/sandbox.ts';
 import { startOpenAIUpstream } from '../test/support/openai-upstream.ts';
-import { jsonRequest, newAgent, send, stats, type RequestSpec } from './load.ts';
+import { jsonRequest, newAgent, send, stats, type LatencyStats, type RequestSpec } from './load.ts';
 import { paidHeaders, signProof, type PaymentRequired } from './sign.ts';
 
-const iterations = Number(process.env.BENCH_OVERHEAD_ITERATIONS ?? 200);
-const warmup = Number(process.env.BENCH_OVERHEAD_WARMUP ?? 20);
+const iterations = Number(process.env.BENCH_OVERHEAD_ITERATIONS ?? 2000);
+const warmup = Number(process.env.BENCH_OVERHEAD_WARMUP ?? 1000);
+const paidIterations = Number(process.env.BENCH_OVERHEAD_PAID_ITERATIONS ?? 300);
+const PAID_WARMUP = 50;
+const IDLE_MS = 5;
 const BODY = { model: 'up/chat', prompt: 'Tell me about the sea', max_tokens: 32 };
 const PATH = '/api/v1/ai/chat';
 
-/** The real gate; only timestamps the part of handle() that is not the work. */
-class TimedGate extends PaymentGate {
-  last = { paymentMs: NaN, workMs: NaN };
-  override async handle(call: PaidCall): Promise<GateResponse> {
-    let workMs = 0;
-    const started = performance.now();
-    const work = async () => {
-      const workStarted = performance.now();
+/** Per call: the app's handling time, and what the gate and the provider's fetch took of it. */
+const last = { appMs: NaN, paymentMs: NaN, workMs: NaN, upstreamFetchMs: NaN };
+
+/** Runs the paid work and times it; what the gate does around it is its payment time. */
+function timedWork(call: PaidCall): PaidCall {
+  return {
+    ...call,
+    work: async () => {
+      const started = performance.now();
       try {
         return await call.work();
       } finally {
-        workMs = performance.now() - workStarted;
+        last.workMs = performance.now() - started;
       }
-    };
+    },
+  };
+}
+
+/** The real gate; only timestamps the part of handle() that is not the work. */
+class TimedGate extends PaymentGate {
+  override async handle(call: PaidCall): Promise<GateResponse> {
+    const started = performance.now();
     try {
-      return await super.handle({ ...call, work });
+      return await super.handle(timedWork(call));
     } finally {
-      this.last = { paymentMs: performance.now() - started - workMs, workMs };
+      last.paymentMs = performance.now() - started - last.workMs;
     }
+  }
+}
+
+/** Payment left out: a call with a proof runs its work at once and is answered as a settled payment is. */
+class PaymentExcludedGate extends PaymentGate {
+  readonly #receipt: string;
+  constructor(deps: GateDeps, payer: string) {
+    super(deps);
+    this.#receipt = encodeHeader({ success: true, transaction: `0x${'ab'.repeat(32)}`, network: 'base', payer });
+  }
+  override async handle(call: PaidCall): Promise<GateResponse> {
+    if (call.paymentHeader === undefined) return super.handle(call);
+    const result = await timedWork(call).work();
+    last.paymentMs = 0;
+    return { status: 200, body: result.body, headers: { 'X-PAYMENT-RESPONSE': this.#receipt } };
   }
 }
 
 const upstream = await startOpenAIUpstream();
 
-// The provider's fetch (limitedFetch over globalThis.fetch, taken when the registry is built): its calls to
-// the upstream are timed, and the first one captured so the direct call sends the same bytes. (viem's RPC
-// calls to the sandbox chain go through globalThis.fetch too, and pass untouched.)
-const realFetch = globalThis.fetch;
-let upstreamFetchMs = NaN;
+// The provider's transport, timed to response headers; its first request is captured so the direct call sends
+// the same bytes.
+const transport = createNodeHttpFetch();
 let captured: { url: string; method: string; headers: Record<string, string>; body: string } | undefined;
-globalThis.fetch = async (input, init) => {
+const timedTransport: typeof fetch = async (input, init) => {
   const url = input instanceof Request ? input.url : String(input);
-  if (!url.startsWith(upstream.baseURL)) return realFetch(input, init);
-  if (!captured) captured = { url, method: init?.method ?? 'GET', headers: Object.fromEntries(new Headers(init?.headers)), body: String(init?.body) };
+  captured ??= { url, method: init?.method ?? 'GET', headers: Object.fromEntries(new Headers(init?.headers)), body: String(init?.body) };
   const started = performance.now();
   try {
-    return await realFetch(input, init);
+    return await transport(input, init);
   } finally {
-    upstreamFetchMs = performance.now() - started;
+    last.upstreamFetchMs = performance.now() - started;
   }
 };
 
@@ -116,61 +149,64 @@ const log = pino({ level: 'silent' });
 const sandbox = await startSandbox(['base'], config.settlementTimeoutMs);
 const ledger = new SqliteLedger(join(dataDir, 'ledger.db'));
 const media = new FileMediaStore(join(dataDir, 'media'));
-let server: ServerType | undefined;
-let appMs = NaN;
+const catalog = new ModelCatalog(config.models, config.defaults);
+const providers = new ProviderRegistry(config, createLocalEngines(config), timedTransport);
+const servers: ServerType[] = [];
 const agent = newAgent(1);
+const upstreamAgent = newAgent(1);
 
-try {
-  const chain = sandbox.chains.get('base')!;
-  const gate = new TimedGate({ rails: new Map([['base', chain.rail]]), ledger, media, log });
-  const app = createApp({
-    config,
-    log,
-    endpoints: ENDPOINTS,
-    gate,
-    catalog: new ModelCatalog(config.models, config.defaults),
-    providers: new ProviderRegistry(config, createLocalEngines(config)),
-    media,
-    ledger,
-    metrics: new HttpMetrics(),
-    health: () => ({}),
-  });
-  const gateway = await new Promise<URL>((resolve) => {
+/** Serves an app on a loopback port, timing each app.fetch. */
+function listen(app: Hono): Promise<URL> {
+  return new Promise((resolve) => {
     const handle = async (request: Request, env: unknown) => {
       const started = performance.now();
       try {
         return await app.fetch(request, env as never);
       } finally {
-        appMs = performance.now() - started;
+        last.appMs = performance.now() - started;
       }
     };
-    server = serve({ fetch: handle, hostname: '127.0.0.1', port: 0 }, (info: AddressInfo) => resolve(new URL(`http://127.0.0.1:${info.port}`)));
+    servers.push(serve({ fetch: handle, hostname: '127.0.0.1', port: 0 }, (info: AddressInfo) => resolve(new URL(`http://127.0.0.1:${info.port}`))));
   });
+}
 
-  // One funded buyer and one pre-signed proof per paid call (signing is the client's cost, not the gateway's).
-  const quote = await send(agent, gateway, jsonRequest(PATH, BODY, { 'X-Network': 'base' }));
-  if (quote.status !== 402) throw new Error(`quote answered ${quote.status}: ${quote.body.toString()}`);
-  const required = JSON.parse(quote.body.toString()) as PaymentRequired;
+const gatewayWith = (gate: PaymentGate) =>
+  listen(createApp({ config, log, endpoints: ENDPOINTS, gate, catalog, providers, media, ledger, metrics: new HttpMetrics(), health: () => ({}) }));
+
+type Series = Record<'direct' | 'gateway' | 'payment' | 'gatewayNoPayment' | 'added' | 'hop' | 'server' | 'aiSdk' | 'fetchDiff' | 'upstreamFetch', number[]>;
+
+try {
+  const chain = sandbox.chains.get('base')!;
+  const rails = new Map([['base' as const, chain.rail]]);
   const buyer = privateKeyToAccount(generatePrivateKey());
   await chain.faucet(buyer.address);
-  const total = 1 + warmup + iterations; // the first call also captures the provider's request
-  const paid: RequestSpec[] = [];
-  for (let i = 0; i < total; i++) paid.push(jsonRequest(PATH, BODY, { 'X-Network': 'base', ...paidHeaders(await signProof(buyer, required)) }));
+  const paidGateway = await gatewayWith(new TimedGate({ rails, ledger, media, log }));
+  const excludedGateway = await gatewayWith(new PaymentExcludedGate({ rails, ledger, media, log }, buyer.address));
 
-  const callGateway = async (spec: RequestSpec) => {
+  const quote = await send(agent, paidGateway, jsonRequest(PATH, BODY, { 'X-Network': 'base' }));
+  if (quote.status !== 402) throw new Error(`quote answered ${quote.status}: ${quote.body.toString()}`);
+  const required = JSON.parse(quote.body.toString()) as PaymentRequired;
+  // A proof is valid for maxTimeoutSeconds after signing: paid calls get theirs in batches signed shortly before.
+  const signed: RequestSpec[] = [];
+  const paidCall = async (): Promise<RequestSpec> => {
+    while (signed.length < 100) signed.push(jsonRequest(PATH, BODY, { 'X-Network': 'base', ...paidHeaders(await signProof(buyer, required)) }));
+    return signed.pop()!;
+  };
+  const excludedCall = await paidCall(); // one real proof, sent again and again: this gate never reads it
+
+  const callGateway = async (origin: URL, spec: RequestSpec) => {
     const started = performance.now();
-    const reply = await send(agent, gateway, spec);
+    const reply = await send(agent, origin, spec);
     const body = JSON.parse(reply.body.toString()) as { response?: string };
     const ms = performance.now() - started;
     if (reply.status !== 200 || !body.response) throw new Error(`paid chat answered ${reply.status}: ${reply.body.toString().slice(0, 300)}`);
-    return { ms, appMs, ...gate.last, upstreamFetchMs };
+    return { ms, ...last };
   };
-  await callGateway(paid[0]!); // captures the provider's request
+  await callGateway(excludedGateway, excludedCall); // captures the provider's request
   if (!captured) throw new Error('the provider made no upstream call');
   const upstreamUrl = new URL(captured.url);
   const { 'content-length': _length, ...headers } = captured.headers;
   const direct: RequestSpec = { ...jsonRequest(upstreamUrl.pathname, JSON.parse(captured.body), headers), method: captured.method };
-  const upstreamAgent = newAgent(1);
   const callDirect = async () => {
     const started = performance.now();
     const reply = await send(upstreamAgent, upstreamUrl, direct);
@@ -180,44 +216,58 @@ try {
     return ms;
   };
 
-  const series: Record<string, number[]> = {
-    direct: [], gateway: [], payment: [], gatewayNoPayment: [], added: [], hop: [], server: [], aiSdk: [], fetchDiff: [], upstreamFetch: [],
-  };
-  try {
-    for (let i = 1; i < total; i++) {
+  /** `count` measured pairs after `skip` uncounted ones, direct and gateway in random order. */
+  const measure = async (origin: URL, nextCall: () => RequestSpec | Promise<RequestSpec>, skip: number, count: number) => {
+    const series: Series = {
+      direct: [], gateway: [], payment: [], gatewayNoPayment: [], added: [], hop: [], server: [], aiSdk: [], fetchDiff: [], upstreamFetch: [],
+    };
+    for (let i = 0; i < skip + count; i++) {
+      const spec = await nextCall();
       const directFirst = Math.random() < 0.5;
       const d1 = directFirst ? await callDirect() : undefined;
-      const g = await callGateway(paid[i]!);
+      const g = await callGateway(origin, spec);
       const d = d1 ?? (await callDirect());
-      if (i <= warmup) continue;
+      if (i < skip) continue;
       const withoutPayment = g.ms - g.paymentMs;
-      series.direct!.push(d);
-      series.gateway!.push(g.ms);
-      series.payment!.push(g.paymentMs);
-      series.gatewayNoPayment!.push(withoutPayment);
-      series.added!.push(withoutPayment - d);
-      series.hop!.push(g.ms - g.appMs);
-      series.server!.push(g.appMs - g.paymentMs - g.workMs);
-      series.aiSdk!.push(g.workMs - g.upstreamFetchMs);
-      series.fetchDiff!.push(g.upstreamFetchMs - d);
-      series.upstreamFetch!.push(g.upstreamFetchMs);
+      series.direct.push(d);
+      series.gateway.push(g.ms);
+      series.payment.push(g.paymentMs);
+      series.gatewayNoPayment.push(withoutPayment);
+      series.added.push(withoutPayment - d);
+      series.hop.push(g.ms - g.appMs);
+      series.server.push(g.appMs - g.paymentMs - g.workMs);
+      series.aiSdk.push(g.workMs - g.upstreamFetchMs);
+      series.fetchDiff.push(g.upstreamFetchMs - d);
+      series.upstreamFetch.push(g.upstreamFetchMs);
     }
-  } finally {
-    upstreamAgent.destroy();
+    return Object.fromEntries(Object.entries(series).map(([name, samples]) => [name, stats(samples)])) as Record<keyof Series, LatencyStats>;
+  };
+
+  const excluded = await measure(excludedGateway, () => excludedCall, warmup, iterations);
+  const paid = await measure(paidGateway, paidCall, PAID_WARMUP, paidIterations);
+  const backToBack: number[] = [];
+  const afterIdle: number[] = [];
+  for (let i = 0; i < paidIterations; i++) {
+    await sleep(IDLE_MS);
+    afterIdle.push(await callDirect());
+    backToBack.push(await callDirect());
   }
+
   const result = {
-    iterations: series.added!.length,
     body: BODY,
     upstreamRequest: { method: captured.method, path: upstreamUrl.pathname, bytes: captured.body.length },
-    pieces: Object.fromEntries(Object.entries(series).map(([name, samples]) => [name, stats(samples)])),
+    warmup,
+    excluded,
+    paid,
+    idle: { ms: IDLE_MS, backToBack: stats(backToBack), afterIdle: stats(afterIdle) },
   };
   process.stdout.write(`${JSON.stringify(result)}\n`);
 } finally {
   agent.destroy();
-  await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+  upstreamAgent.destroy();
+  await Promise.all(servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve()))));
   await sandbox.stop();
   await ledger.close();
   await upstream.close();
-  globalThis.fetch = realFetch;
   rmSync(dataDir, { recursive: true, force: true });
 }

@@ -43,12 +43,13 @@ export class ProviderRegistry {
   private readonly config: Config;
   private readonly local: LocalEngines;
   private readonly upstreams = new Map<string, Upstream>();
-  /** one connection pool for every upstream */
-  private readonly fetch = createNodeHttpFetch();
+  /** what every upstream call goes through, under each provider's response cap: one connection pool */
+  private readonly fetch: typeof fetch;
 
-  constructor(config: Config, local: LocalEngines) {
+  constructor(config: Config, local: LocalEngines, transport: typeof fetch = createNodeHttpFetch()) {
     this.config = config;
     this.local = local;
+    this.fetch = transport;
   }
 
   private upstream(name: string): Upstream {
