@@ -219,7 +219,7 @@ describe('successful upstream calls are paid once and their media is ours', () =
       const { response: image, bytes } = await fetchMedia(url);
       assert.equal(image.status, 200);
       assert.equal(image.headers.get('content-type'), 'image/png');
-      assert.deepEqual(bytes, upstream.png);
+      assert.deepEqual(bytes, upstream.png('512x512'));
     }
     const [sent] = upstream.received(IMAGES_PATH);
     assert.equal(sent!.body!.model, 'mock-image-b64');
@@ -241,7 +241,7 @@ describe('successful upstream calls are paid once and their media is ours', () =
       assert.ok(url.startsWith(`${service.url}/media/`), url);
       const { response: image, bytes } = await fetchMedia(url);
       assert.equal(image.headers.get('content-type'), 'image/png');
-      assert.deepEqual(bytes, upstream.png);
+      assert.deepEqual(bytes, upstream.png('256x256'));
     }
     assert.equal(upstream.received(IMAGES_PATH).length, 1);
     assert.equal(upstream.requests.filter((r) => r.method === 'GET' && r.path.startsWith('/files/')).length, 2, 'each image fetched once');
@@ -254,6 +254,24 @@ describe('successful upstream calls are paid once and their media is ours', () =
     assert.equal(spent, 0n);
     assert.equal(upstream.requests.filter((r) => r.method === 'GET').length, 0);
     assert.ok(!text.includes('localhost'));
+  });
+
+  test('images that are not what was paid for fail the call: 502, nothing charged', async () => {
+    const answers: [string, string][] = [
+      ['an HTML error page', Buffer.from('<html>error page</html>').toString('base64')],
+      ['an empty string', ''],
+      ['a PNG cut short', upstream.png('256x256').subarray(0, 60).toString('base64')],
+      ['a PNG of another size', upstream.png('4x4').toString('base64')],
+    ];
+    for (const [what, b64] of answers) {
+      upstream.fail(IMAGES_PATH, { kind: 'status', status: 200, body: { created: 1, data: [{ b64_json: b64 }] } });
+      const { response, text, spent } = await pay('/api/v1/ai/images', { model: 'up/image', prompt: 'x', size: '256x256' });
+      assert.equal(response.status, 502, `${what}: ${text}`);
+      assert.equal((JSON.parse(text) as { code: string }).code, 'upstream_error', what);
+      assert.equal(spent, 0n, `${what}: nothing charged`);
+    }
+    const again = await pay('/api/v1/ai/images', { model: 'up/image', prompt: 'y' });
+    assert.equal(again.response.status, 200, `a well-formed answer is paid for as before: ${again.text}`);
   });
 
   test('speech: the audio bytes at our own /media URL, with the right Content-Type', async () => {

@@ -7,6 +7,7 @@ import { imageRequestSchema, imageResponseSchema, type ImageResponse } from './s
 import { allowedOptions, type Endpoint } from './endpoint.ts';
 import { parseOrThrow } from './validate.ts';
 import { storeAll } from './store-media.ts';
+import { inspectImage } from '../media/inspect-image.ts';
 
 export const imagesEndpoint: Endpoint = {
   path: '/api/v1/ai/images',
@@ -49,11 +50,24 @@ export const imagesEndpoint: Endpoint = {
         } catch (error) {
           throw toUpstreamError(error, model.id);
         }
-        if (files.length !== n) throw new ApiError(502, 'upstream_error', `model ${model.id} returned ${files.length} of ${n} images`);
-        const ids = await storeAll(media, files);
+        if (files.length !== n) throw new ApiError(502, 'upstream_error', `model ${model.id} returned ${files.length} of ${n} images; nothing was charged`);
+        const ids = await storeAll(media, await checkedImages(files, model.id, size));
         const response: ImageResponse = { model: model.id, images: ids.map(mediaUrl) };
         return { body: response, media: ids };
       },
     };
   },
 };
+
+/** Each file decoded and of the size paid for, typed by what its bytes are; else the model failed (502). */
+async function checkedImages(files: { uint8Array: Uint8Array }[], modelId: string, size: string) {
+  return Promise.all(
+    files.map(async ({ uint8Array }) => {
+      const facts = await inspectImage(uint8Array);
+      if (!facts) throw new ApiError(502, 'upstream_error', `model ${modelId} returned something that is not an image; nothing was charged`);
+      const got = `${facts.width}x${facts.height}`;
+      if (got !== size) throw new ApiError(502, 'upstream_error', `model ${modelId} returned a ${got} image, not the ${size} paid for; nothing was charged`);
+      return { uint8Array, mediaType: facts.mediaType };
+    }),
+  );
+}

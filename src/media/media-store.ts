@@ -26,6 +26,7 @@ const EXTENSIONS: Record<string, string> = {
   'image/png': 'png',
   'image/jpeg': 'jpg',
   'image/webp': 'webp',
+  'image/gif': 'gif',
   'audio/wav': 'wav',
   'audio/mpeg': 'mp3',
   'audio/ogg': 'ogg',

@@ -44,8 +44,8 @@ export class OpenAIUpstream {
   defaultImageFormat: ImageFormat = 'b64_json';
   /** origin of the image URLs handed out; this server by default */
   imageUrlBase: string | undefined;
-  /** the PNG every image request returns (its bytes, whichever format carries them) */
-  readonly png: Buffer = solidPng(4, 4, [200, 80, 40]);
+  /** PNGs by size, one colour: what image requests return (their bytes, whichever format carries them) */
+  private readonly pngs = new Map<string, Buffer>();
   /** the MP3 (or WAV when asked) speech returns */
   readonly mp3: Buffer = silentMp3(3);
   readonly wav: Buffer = silentWav(800);
@@ -75,6 +75,16 @@ export class OpenAIUpstream {
   /** what a provider config's baseURL points at */
   get baseURL(): string {
     return `${this.url_}/v1`;
+  }
+
+  /** the PNG an image request for `size` (WxH) returns */
+  png(size: string): Buffer {
+    let png = this.pngs.get(size);
+    if (!png) {
+      const [width, height] = size.split('x').map(Number);
+      this.pngs.set(size, (png = solidPng(width!, height!, [200, 80, 40])));
+    }
+    return png;
   }
 
   /** the next `times` requests to `path` get `fault` (queued after faults already scripted) */
@@ -127,9 +137,11 @@ export class OpenAIUpstream {
     const method = req.method ?? 'GET';
     this.requests.push({ method, path, headers: req.headers, raw, body });
 
-    if (method === 'GET' && path.startsWith('/files/') && path.endsWith('.png')) {
-      res.writeHead(200, { 'Content-Type': 'image/png', 'Content-Length': String(this.png.length) });
-      res.end(this.png);
+    const file = method === 'GET' ? /^\/files\/image-\d+-\d+-(\d+x\d+)\.png$/.exec(path) : null;
+    if (file) {
+      const png = this.png(file[1]!);
+      res.writeHead(200, { 'Content-Type': 'image/png', 'Content-Length': String(png.length) });
+      res.end(png);
       return;
     }
 
@@ -168,11 +180,12 @@ export class OpenAIUpstream {
     } else if (method === 'POST' && path === IMAGES_PATH) {
       const model = String(body?.model ?? '');
       const n = Number(body?.n ?? 1);
+      const size = /^\d+x\d+$/.test(String(body?.size)) ? String(body?.size) : '1024x1024';
       const format = this.imageFormats.get(model) ?? this.defaultImageFormat;
       const data = Array.from({ length: n }, (_, i) =>
         format === 'url'
-          ? { url: `${this.imageUrlBase ?? this.url_}/files/image-${Date.now()}-${i}.png`, revised_prompt: body?.prompt }
-          : { b64_json: this.png.toString('base64'), revised_prompt: body?.prompt },
+          ? { url: `${this.imageUrlBase ?? this.url_}/files/image-${Date.now()}-${i}-${size}.png`, revised_prompt: body?.prompt }
+          : { b64_json: this.png(size).toString('base64'), revised_prompt: body?.prompt },
       );
       payload = Buffer.from(JSON.stringify({ created: Math.floor(Date.now() / 1000), data }));
     } else if (method === 'POST' && path === SPEECH_PATH) {
