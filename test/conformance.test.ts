@@ -113,6 +113,10 @@ describe('other errors: one JSON shape, the right status, never a 500', () => {
     { name: 'unknown model', path: '/api/v1/ai/chat', body: { model: 'gpt-17', prompt: 'hi' }, status: 400, field: 'model' },
     { name: 'an option the model does not allow', path: '/api/v1/ai/chat', body: { model: 'local/demo-bigram', prompt: 'hi', options: { baseURL: 'http://evil' } }, status: 400, field: 'options.baseURL' },
     { name: 'an unknown field', path: '/api/v1/ai/chat', body: { model: 'local/demo-bigram', prompt: 'hi', maxTokens: 3 }, status: 400, field: 'maxTokens' },
+    { name: 'an unknown field in a message', path: '/api/v1/ai/chat', body: { model: 'local/demo-bigram', messages: [{ role: 'user', content: 'x', name: 'bob' }] }, status: 400, field: 'messages.0.name' },
+    { name: 'a __proto__ key', path: '/api/v1/ai/chat', body: '{"model":"local/demo-bigram","prompt":"hi","options":{"__proto__":{"seed":1}}}', status: 400, field: '__proto__' },
+    { name: 'a seed that is not an integer', path: '/api/v1/ai/chat', body: { model: 'local/demo-bigram', prompt: 'hi', options: { seed: 'abc' } }, status: 400, field: 'options.seed' },
+    { name: 'a negative image seed', path: '/api/v1/ai/images', body: { prompt: 'x', options: { seed: -1 } }, status: 400, field: 'options.seed' },
     { name: 'images without prompt', path: '/api/v1/ai/images', body: { n: 1 }, status: 400, field: 'prompt' },
     { name: 'n over the model maximum', path: '/api/v1/ai/images', body: { prompt: 'x', n: 99 }, status: 400, field: 'n' },
     { name: 'n zero', path: '/api/v1/ai/images', body: { prompt: 'x', n: 0 }, status: 400, field: 'n' },
@@ -121,6 +125,7 @@ describe('other errors: one JSON shape, the right status, never a 500', () => {
     { name: 'tts without text', path: '/api/v1/ai/tts', body: { voice: 'en' }, status: 400, field: 'text' },
     { name: 'an unknown voice', path: '/api/v1/ai/tts', body: { text: 'hi', voice: 'klingon' }, status: 400, field: 'voice' },
     { name: 'text over the model limit', path: '/api/v1/ai/tts', body: { text: 'a'.repeat(5000) }, status: 400, field: 'text' },
+    { name: 'text of whitespace only', path: '/api/v1/ai/tts', body: { text: ' \n\t ' }, status: 400, field: 'text' },
     // refused by Node's HTTP parser before any route runs, still in the one JSON shape
     { name: 'headers over 16 KiB', path: '/api/v1/ai/tts', body: { text: 'hi' }, headers: { 'X-PAYMENT': 'A'.repeat(20_000) }, status: 431 },
   ];

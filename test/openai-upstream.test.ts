@@ -377,6 +377,21 @@ describe('upstream faults: a clear status, and nothing is charged', () => {
       attempts: 1 + MAX_RETRIES,
     },
     {
+      name: 'an empty answer (chat) -> 502 upstream_error',
+      path: CHAT_PATH,
+      endpoint: '/api/v1/ai/chat',
+      body: chat,
+      fault: {
+        kind: 'status',
+        status: 200,
+        body: { id: 'chatcmpl-empty', object: 'chat.completion', created: 1, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: '  ' }, finish_reason: 'stop' }], usage: { prompt_tokens: 5, completion_tokens: 1, total_tokens: 6 } },
+      },
+      times: 1,
+      status: 502,
+      code: 'upstream_error',
+      attempts: 1,
+    },
+    {
       name: 'malformed JSON (images) -> 502 upstream_error',
       path: IMAGES_PATH,
       endpoint: '/api/v1/ai/images',

@@ -32,7 +32,7 @@ export const chatEndpoint: Endpoint = {
         field: 'max_tokens',
       });
     }
-    const options = allowedOptions(model, request.options);
+    const options = allowedOptions(model, request.options, providers.optionsSchema(model));
     const messages = toMessages(request);
     const inputChars = messages.reduce((sum, message) => sum + String(message.content).length, 0);
     return {
@@ -49,6 +49,8 @@ export const chatEndpoint: Endpoint = {
             maxRetries: settings.maxRetries,
             abortSignal: AbortSignal.timeout(settings.timeoutMs),
           });
+          // an answer with nothing in it is not the work that was paid for
+          if (result.text.trim() === '') throw new ApiError(502, 'upstream_error', `model ${model.id} returned an empty answer; nothing was charged`);
           const tokens = result.usage.totalTokens ?? (result.usage.inputTokens ?? 0) + (result.usage.outputTokens ?? 0);
           const response: ChatResponse = {
             id: `chat_${randomBytes(12).toString('base64url')}`,

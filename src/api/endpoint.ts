@@ -2,6 +2,7 @@
 // priced call whose work can run once payment is verified.
 import type { z } from 'zod';
 import { ApiError } from '../errors.ts';
+import { parseOrThrow } from './validate.ts';
 import type { Capability, ModelConfig } from '../config/schema.ts';
 import type { ModelCatalog } from '../providers/catalog.ts';
 import type { ProviderRegistry } from '../providers/registry.ts';
@@ -36,10 +37,14 @@ export interface Endpoint {
 /** Keys that would redirect or re-authenticate an upstream call are never passed through. */
 const FORBIDDEN_OPTIONS = /^(base_?url|api_?key|headers?|url|endpoint|organization|project|authorization|fetch)$/i;
 
-/** Keeps only the options the model allows; anything else is a 400 naming the key. */
+/**
+ * Keeps only the options the model allows, of the types its engine reads (when it declares them); anything
+ * else is a 400 naming the key.
+ */
 export function allowedOptions(
   model: ModelConfig,
   options: Record<string, string | number | boolean> | undefined,
+  schema: z.ZodType | undefined,
 ): Record<string, string | number | boolean> {
   if (!options) return {};
   for (const key of Object.keys(options)) {
@@ -50,5 +55,6 @@ export function allowedOptions(
       });
     }
   }
+  if (schema) parseOrThrow(schema, options, 'options');
   return options;
 }

@@ -29,7 +29,7 @@ export const imagesEndpoint: Endpoint = {
         field: 'size',
       });
     }
-    const options = allowedOptions(model, request.options);
+    const options = allowedOptions(model, request.options, providers.optionsSchema(model));
     return {
       model,
       amount: quoteImages(model, size, n),

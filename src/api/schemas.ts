@@ -9,10 +9,12 @@ const options = z
   .record(z.string(), z.union([z.string(), z.number(), z.boolean()]))
   .describe('Provider-specific extra fields; only the keys the model lists in allowedOptions are accepted');
 
-const chatMessage = z.object({
-  role: z.enum(['system', 'user', 'assistant']),
-  content: z.string().max(100_000),
-});
+const chatMessage = z
+  .object({
+    role: z.enum(['system', 'user', 'assistant']),
+    content: z.string().max(100_000),
+  })
+  .strict();
 
 export const chatRequestSchema = z
   .object({
@@ -63,7 +65,11 @@ export type ImageResponse = z.infer<typeof imageResponseSchema>;
 export const ttsRequestSchema = z
   .object({
     model: modelId.optional().describe('Defaults to the configured speech model'),
-    text: z.string().min(1).describe('Text to speak, up to the model maximum length'),
+    text: z
+      .string()
+      .min(1)
+      .refine((text) => text.trim() !== '', 'text must hold something to speak, not only whitespace')
+      .describe('Text to speak, up to the model maximum length'),
     voice: z.string().min(1).max(100).optional().describe('One of the model voices; default the model default voice'),
     options: options.optional(),
   })

@@ -33,7 +33,7 @@ export const ttsEndpoint: Endpoint = {
         field: 'voice',
       });
     }
-    const options = allowedOptions(model, request.options);
+    const options = allowedOptions(model, request.options, providers.optionsSchema(model));
     return {
       model,
       amount: quoteSpeech(model, request.text.length),

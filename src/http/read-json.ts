@@ -24,11 +24,29 @@ export async function readJsonBody(c: Context, limitBytes: number): Promise<unkn
       : await readIterable(incoming ?? (c.req.raw.body as unknown as AsyncIterable<Uint8Array> | null), limitBytes, tooLarge);
   const text = bytes.toString('utf8');
   if (text.trim() === '') throw new ApiError(400, 'invalid_json', 'request body is empty; a JSON object is required');
+  let body: unknown;
   try {
-    return JSON.parse(text);
+    body = JSON.parse(text);
   } catch (error) {
     throw new ApiError(400, 'invalid_json', `request body is not valid JSON: ${(error as Error).message}`);
   }
+  // JSON.parse makes "__proto__" an ordinary key, but validation drops it unseen; refuse it by name
+  if (text.includes('"__proto__"') && hasProtoKey(body)) {
+    throw new ApiError(400, 'invalid_request', 'a key named __proto__ is not accepted anywhere in the body', { field: '__proto__' });
+  }
+  return body;
+}
+
+/** Walks with a stack of its own: a body may nest deeper than the call stack goes. */
+function hasProtoKey(root: unknown): boolean {
+  const pending = [root];
+  while (pending.length > 0) {
+    const value = pending.pop();
+    if (typeof value !== 'object' || value === null) continue;
+    if (Object.hasOwn(value, '__proto__')) return true;
+    for (const child of Object.values(value)) pending.push(child);
+  }
+  return false;
 }
 
 /** The common case: a Node request with a Content-Length, not read yet. */

@@ -17,6 +17,10 @@ import { limitedFetch } from './openai-compatible/limited-fetch.ts';
 import { createNodeHttpFetch } from './openai-compatible/node-http-fetch.ts';
 import { optionalSecret } from '../config/secret.ts';
 import { perModel } from './per-model.ts';
+import type { EngineOptionsSchema } from './local/engine-options.ts';
+import { LLAMA_CHAT_ENGINE } from './local/llama-chat-model.ts';
+import { PREVIEW_IMAGE_ENGINE } from './local/preview-image-model.ts';
+import { ESPEAK_SPEECH_ENGINE } from './local/espeak-speech-model.ts';
 
 /** The embedded engines, keyed by the provider names the catalog uses. */
 export interface LocalEngines {
@@ -25,7 +29,17 @@ export interface LocalEngines {
   speech(model: SpeechModelConfig): SpeechModel;
 }
 
-export const LOCAL_PROVIDERS = { chat: 'local-llama', image: 'local-preview', speech: 'local-espeak' } as const;
+export const LOCAL_PROVIDERS = {
+  chat: LLAMA_CHAT_ENGINE.provider,
+  image: PREVIEW_IMAGE_ENGINE.provider,
+  speech: ESPEAK_SPEECH_ENGINE.provider,
+} as const;
+
+/** The typed options of each embedded engine; upstream options are the upstream's to check. */
+const LOCAL_OPTIONS: Record<string, EngineOptionsSchema> = {
+  [LLAMA_CHAT_ENGINE.provider]: LLAMA_CHAT_ENGINE.options,
+  [PREVIEW_IMAGE_ENGINE.provider]: PREVIEW_IMAGE_ENGINE.options,
+};
 
 export interface CallSettings {
   timeoutMs: number;
@@ -75,6 +89,11 @@ export class ProviderRegistry {
     return upstream
       ? { timeoutMs: upstream.timeoutMs, maxRetries: upstream.maxRetries, providerOptionsKey: model.provider }
       : { timeoutMs: 120_000, maxRetries: 0, providerOptionsKey: model.provider };
+  }
+
+  /** the schema `options` must fit for this model, when its engine declares one */
+  optionsSchema(model: ModelConfig): EngineOptionsSchema | undefined {
+    return LOCAL_OPTIONS[model.provider];
   }
 
   language(model: ChatModelConfig): LanguageModel {

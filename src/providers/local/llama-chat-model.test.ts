@@ -4,7 +4,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateText, streamText } from 'ai';
-import { LlamaChatModel, LocalModelLoadError, toChatHistory } from './llama-chat-model.ts';
+import { LLAMA_CHAT_ENGINE, LlamaChatModel, LocalModelLoadError, toChatHistory } from './llama-chat-model.ts';
 import { createDemoChatModel, demoChatModelPath, DEMO_CHAT_MODEL } from './local-chat-catalog.ts';
 import { corpusAnswers, ensureDemoChatModel } from './bigram-chat-gguf.ts';
 
@@ -57,6 +57,15 @@ test('the same seed gives the same answer, and the prompt goes through the chat 
     .generateContextState({ chatHistory: toChatHistory([{ role: 'user', content: [{ type: 'text', text: 'Hello' }] }]) })
     .contextText.toString();
   assert.match(text, /<\|user\|>Hello.*<\|assistant\|>$/);
+});
+
+test('a seed given in the request options (providerOptions) acts as the call seed', async () => {
+  const ask = (seed: number) =>
+    generateText({ model, prompt: 'Hello', maxOutputTokens: 30, temperature: 1.5, providerOptions: { [LLAMA_CHAT_ENGINE.provider]: { seed } } });
+  const answers = [await ask(1), await ask(1), await ask(2), await ask(3)].map((result) => result.text);
+  assert.equal(answers[0], answers[1]);
+  assert.equal((await generateText({ model, prompt: 'Hello', maxOutputTokens: 30, temperature: 1.5, seed: 1 })).text, answers[0]);
+  assert.ok(new Set(answers).size > 1, 'other seeds, other answers');
 });
 
 test('maxOutputTokens is honoured', async () => {

@@ -14,6 +14,8 @@
 import { access, constants } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { randomInt } from 'node:crypto';
+import { z } from 'zod';
+import { engineOptions, seedOption } from './engine-options.ts';
 import {
   UnsupportedFunctionalityError,
   type LanguageModelV4,
@@ -57,6 +59,12 @@ export interface LlamaChatModelConfig {
   /** called once before loading, e.g. to generate the built-in demo model file */
   prepare?: (modelPath: string) => Promise<unknown>;
 }
+
+/** The engine's provider name in the catalog, the key of its providerOptions, and what `options` may set. */
+export const LLAMA_CHAT_ENGINE = {
+  provider: 'local-llama',
+  options: z.object({ seed: seedOption }).partial().strict(),
+} as const;
 
 export class LocalModelLoadError extends Error {
   override name = 'LocalModelLoadError';
@@ -171,7 +179,7 @@ interface RunResult {
 
 export class LlamaChatModel implements LanguageModelV4 {
   readonly specificationVersion = 'v4' as const;
-  readonly provider = 'local.llama-cpp';
+  readonly provider = LLAMA_CHAT_ENGINE.provider;
   readonly modelId: string;
   readonly supportedUrls: Record<string, RegExp[]> = {};
 
@@ -334,7 +342,7 @@ export class LlamaChatModel implements LanguageModelV4 {
           ...(options.topP !== undefined ? { topP: options.topP } : {}),
           ...(options.topK !== undefined ? { topK: options.topK } : {}),
           // without a seed llama.cpp's sampler would repeat the same choices call after call
-          seed: options.seed ?? randomInt(0, 2 ** 31),
+          seed: options.seed ?? engineOptions(LLAMA_CHAT_ENGINE.options, options.providerOptions, this.provider).seed ?? randomInt(0, 2 ** 31),
           ...(options.abortSignal ? { signal: options.abortSignal } : {}),
           ...(options.stopSequences?.length ? { customStopTriggers: options.stopSequences } : {}),
           ...(options.presencePenalty || options.frequencyPenalty

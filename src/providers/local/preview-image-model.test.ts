@@ -41,6 +41,16 @@ test('the same request gives identical bytes; another prompt, size or seed gives
   assert.notDeepEqual(await draw('a red fox in the snow', '256x256', 7), first);
 });
 
+test('a seed given in the request options (providerOptions) acts as the call seed', async () => {
+  const draw = async (providerOptions?: Record<string, Record<string, number>>) =>
+    (await generateImage({ model, prompt: 'a red fox', size: '256x256', providerOptions })).image.uint8Array;
+  const seeded = await draw({ [PREVIEW_IMAGE_ENGINE.provider]: { seed: 7 } });
+  assert.deepEqual(seeded, (await generateImage({ model, prompt: 'a red fox', size: '256x256', seed: 7 })).image.uint8Array);
+  assert.deepEqual(await draw({ [PREVIEW_IMAGE_ENGINE.provider]: { seed: 7 } }), seeded);
+  assert.notDeepEqual(await draw({ [PREVIEW_IMAGE_ENGINE.provider]: { seed: 8 } }), seeded);
+  assert.notDeepEqual(await draw(), seeded);
+});
+
 test('image i of a request does not depend on how many were asked for', async () => {
   const one = await generateImage({ model, prompt: 'waves', n: 1, size: '256x256' });
   const three = await generateImage({ model, prompt: 'waves', n: 3, size: '256x256' });

@@ -12,7 +12,9 @@ import {
   type ImageModelV4Result,
   type SharedV4Warning,
 } from '@ai-sdk/provider';
+import { z } from 'zod';
 import { previewSvg } from './preview-art.ts';
+import { engineOptions, seedOption } from './engine-options.ts';
 
 /** What a model catalog needs to know about this engine. */
 export const PREVIEW_IMAGE_ENGINE = {
@@ -24,6 +26,8 @@ export const PREVIEW_IMAGE_ENGINE = {
   defaultSize: '512x512',
   maxN: 4,
   mediaType: 'image/png',
+  /** what `options` may set */
+  options: z.object({ seed: seedOption }).partial().strict(),
 } as const;
 
 /** Bounds of any size the model draws (the catalog offers a few of them). */
@@ -75,7 +79,8 @@ export class PreviewImageModel implements ImageModelV4 {
     options.abortSignal?.throwIfAborted();
 
     const timestamp = new Date();
-    const seeds = Array.from({ length: options.n }, (_, index) => pictureSeed(prompt, size, index, options.seed));
+    const seed = options.seed ?? engineOptions(PREVIEW_IMAGE_ENGINE.options, options.providerOptions, this.provider).seed;
+    const seeds = Array.from({ length: options.n }, (_, index) => pictureSeed(prompt, size, index, seed));
     const images = await Promise.all(
       seeds.map(async (seed) => {
         const svg = previewSvg(seed, size.width, size.height);
