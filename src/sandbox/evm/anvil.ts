@@ -60,6 +60,9 @@ export async function startAnvil(options: AnvilOptions): Promise<AnvilNode> {
     '--chain-id', String(options.chainId),
     // No pre-funded well-known dev accounts: the sandbox funds its own generated keys.
     '--accounts', '0',
+    // Past 500 blocks anvil writes old states to ~/.foundry/anvil/tmp (~130 MB per 1,000 settlements, never
+    // removed since anvil is killed) and mines later each block; nothing here reads state at an old block.
+    '--prune-history',
     ...(options.extraArgs ?? []),
   ];
   const posix = process.platform !== 'win32';
