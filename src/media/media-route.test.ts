@@ -41,13 +41,51 @@ function routeSuite(name: string, open: () => Promise<OpenedStore>): void {
       assert.deepEqual(Buffer.from(await response.arrayBuffer()), bytes);
     });
 
-    test('If-None-Match with the ETag: 304 and no body', async () => {
-      const response = await app.request(`/media/${media.id}`, { headers: { 'If-None-Match': `"${media.sha256}"` } });
+    test('If-None-Match matching (weak comparison, lists, *): 304 with ETag and Cache-Control, no body', async () => {
+      const etag = `"${media.sha256}"`;
+      for (const method of ['GET', 'HEAD']) {
+        for (const header of [etag, `W/${etag}`, `"abc", ${etag}`, '*']) {
+          const response = await app.request(`/media/${media.id}`, { method, headers: { 'If-None-Match': header } });
+          const what = `${method} If-None-Match: ${header}`;
+          assert.equal(response.status, 304, what);
+          assert.equal(response.headers.get('etag'), etag, what);
+          assert.equal(response.headers.get('cache-control'), 'public, max-age=31536000, immutable', what);
+          assert.equal(response.headers.get('content-type'), null, what);
+          assert.equal((await response.arrayBuffer()).byteLength, 0, what);
+        }
+      }
+      for (const header of ['"something-else"', `W/"something-else", "${media.sha256.slice(1)}"`]) {
+        const other = await app.request(`/media/${media.id}`, { headers: { 'If-None-Match': header } });
+        assert.equal(other.status, 200, header);
+        assert.deepEqual(Buffer.from(await other.arrayBuffer()), bytes, header);
+      }
+    });
+
+    test('If-None-Match is evaluated before Range: a match is a 304 even with a Range', async () => {
+      const response = await app.request(`/media/${media.id}`, { headers: { 'If-None-Match': `W/"${media.sha256}"`, Range: 'bytes=0-9' } });
       assert.equal(response.status, 304);
+      assert.equal(response.headers.get('content-range'), null);
       assert.equal((await response.arrayBuffer()).byteLength, 0);
-      const other = await app.request(`/media/${media.id}`, { headers: { 'If-None-Match': '"something-else"' } });
-      assert.equal(other.status, 200);
-      await other.arrayBuffer();
+      const miss = await app.request(`/media/${media.id}`, { headers: { 'If-None-Match': '"old"', Range: 'bytes=0-9' } });
+      assert.equal(miss.status, 206);
+      assert.deepEqual(Buffer.from(await miss.arrayBuffer()), bytes.subarray(0, 10));
+    });
+
+    test('If-Range: the Range is honoured for the strong ETag only, else the whole file is a 200', async () => {
+      const etag = `"${media.sha256}"`;
+      const partial = await app.request(`/media/${media.id}`, { headers: { 'If-Range': etag, Range: 'bytes=10-19' } });
+      assert.equal(partial.status, 206);
+      assert.deepEqual(Buffer.from(await partial.arrayBuffer()), bytes.subarray(10, 20));
+      for (const ifRange of [`W/${etag}`, '"abc"', 'Wed, 21 Oct 2015 07:28:00 GMT']) {
+        const whole = await app.request(`/media/${media.id}`, { headers: { 'If-Range': ifRange, Range: 'bytes=10-19' } });
+        assert.equal(whole.status, 200, ifRange);
+        assert.equal(whole.headers.get('content-range'), null, ifRange);
+        assert.equal(whole.headers.get('content-length'), '5000', ifRange);
+        assert.deepEqual(Buffer.from(await whole.arrayBuffer()), bytes, ifRange);
+      }
+      const unsatisfiable = await app.request(`/media/${media.id}`, { headers: { 'If-Range': '"abc"', Range: 'bytes=9000-' } });
+      assert.equal(unsatisfiable.status, 200, 'an ignored Range cannot be unsatisfiable');
+      await unsatisfiable.arrayBuffer();
     });
 
     test('Range: 206 with Content-Range and exactly those bytes', async () => {
