@@ -149,6 +149,7 @@ export function openApiDocument(endpoints: readonly Endpoint[]): Record<string, 
         '206': { description: 'A byte range' },
         '304': { description: 'If-None-Match matched (weak comparison, a list, or *): the cached copy is current' },
         '404': errorResponse('Unknown id'),
+        '416': errorResponse('No byte of the Range is in the file; Content-Range: bytes */<size>'),
       },
     },
   };

@@ -104,11 +104,18 @@ function routeSuite(name: string, open: () => Promise<OpenedStore>): void {
       }
     });
 
-    test('an unsatisfiable range: 416 with the size', async () => {
+    test('an unsatisfiable range: 416 with the size, as a JSON error', async () => {
       for (const header of ['bytes=5000-', 'bytes=6000-7000', 'bytes=10-5']) {
         const response = await app.request(`/media/${media.id}`, { headers: { Range: header } });
         assert.equal(response.status, 416, header);
         assert.equal(response.headers.get('content-range'), 'bytes */5000', header);
+        assert.match(response.headers.get('content-type') ?? '', /^application\/json/, header);
+        assert.equal(response.headers.get('cache-control'), null, 'an error is not cached as immutable');
+        assert.deepEqual(await response.json(), {
+          error: 'the Range selects no byte of this media (5000 bytes)',
+          code: 'range_not_satisfiable',
+          field: 'Range',
+        });
       }
     });
 

@@ -45,7 +45,11 @@ export function mediaRoutes(store: MediaStore): Hono {
 
     const range = ifRangeHolds(c.req.header('If-Range'), etag) ? parseRange(c.req.header('Range'), info.size) : undefined;
     if (range === null) {
-      return c.body(null, 416, { ...headers, 'Content-Range': `bytes */${info.size}` });
+      // an error like any other (render-error.ts), with the size the client needs to ask again (RFC 9110 §15.5.17)
+      throw new ApiError(416, 'range_not_satisfiable', `the Range selects no byte of this media (${info.size} bytes)`, {
+        field: 'Range',
+        headers: { 'Content-Range': `bytes */${info.size}` },
+      });
     }
     if (range) {
       const stream = await store.read(info.id, range);
