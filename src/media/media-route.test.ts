@@ -41,6 +41,25 @@ function routeSuite(name: string, open: () => Promise<OpenedStore>): void {
       assert.deepEqual(Buffer.from(await response.arrayBuffer()), bytes);
     });
 
+    test('HEAD: the headers of the GET, and the bytes are never opened (Hono would drop them unread)', async () => {
+      let reads = 0;
+      const counting: MediaStore = Object.assign(Object.create(store) as MediaStore, {
+        read: (...args: Parameters<MediaStore['read']>) => (reads++, store.read(...args)),
+      });
+      const headApp = new Hono().route('/', mediaRoutes(counting));
+      for (const [headers, status, length] of [[{}, 200, '5000'], [{ Range: 'bytes=10-19' }, 206, '10']] as const) {
+        const response = await headApp.request(`/media/${media.id}`, { method: 'HEAD', headers });
+        assert.equal(response.status, status);
+        assert.equal(response.headers.get('content-length'), length);
+        assert.equal(response.headers.get('content-type'), 'audio/wav');
+        assert.equal(response.headers.get('etag'), `"${media.sha256}"`);
+        assert.equal((await response.arrayBuffer()).byteLength, 0);
+      }
+      assert.equal(reads, 0);
+      assert.equal((await (await headApp.request(`/media/${media.id}`)).arrayBuffer()).byteLength, 5000);
+      assert.equal(reads, 1, 'GET still reads');
+    });
+
     test('If-None-Match matching (weak comparison, lists, *): 304 with ETag and Cache-Control, no body', async () => {
       const etag = `"${media.sha256}"`;
       for (const method of ['GET', 'HEAD']) {

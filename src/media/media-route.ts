@@ -51,15 +51,18 @@ export function mediaRoutes(store: MediaStore): Hono {
         headers: { 'Content-Range': `bytes */${info.size}` },
       });
     }
+    // Hono answers HEAD through this route and drops the body unread: opened, it would hold a file or an S3 socket
+    const send = async (status: 200 | 206, sent: Record<string, string>, part?: { start: number; end: number }) =>
+      c.req.method === 'HEAD' ? c.body(null, status, sent) : c.body(await store.read(info.id, part), status, sent);
     if (range) {
-      const stream = await store.read(info.id, range);
-      return c.body(stream, 206, {
+      const partial = {
         ...headers,
         'Content-Range': `bytes ${range.start}-${range.end}/${info.size}`,
         'Content-Length': String(range.end - range.start + 1),
-      });
+      };
+      return send(206, partial, range);
     }
-    return c.body(await store.read(info.id), 200, { ...headers, 'Content-Length': String(info.size) });
+    return send(200, { ...headers, 'Content-Length': String(info.size) });
   });
   return app;
 }
