@@ -13,6 +13,7 @@ export type ErrorCode =
   | 'network_mismatch'
   | 'not_found'
   | 'method_not_allowed'
+  | 'range_not_satisfiable'
   | 'payment_in_progress'
   | 'settlement_pending'
   | 'upstream_error'

@@ -187,6 +187,17 @@ describe('authentication', () => {
     assert.equal((await admin('payments', null, { Authorization: `bearer   ${TOKEN}` })).status, 200, 'the scheme is case-insensitive');
   });
 
+  test('a wrong method: 401 before the token is checked (the guard covers the whole prefix), then 405 with Allow', async () => {
+    for (const path of ['payments', 'revenue']) {
+      const url = `${service.url}/api/v1/admin/${path}`;
+      assert.equal((await fetch(url, { method: 'POST' })).status, 401, path);
+      const response = await fetch(url, { method: 'POST', headers: { Authorization: `Bearer ${TOKEN}` } });
+      const body = await json(response, 405);
+      assert.equal(response.headers.get('allow'), 'GET, HEAD', path);
+      assert.deepEqual(body, { error: 'POST is not allowed here; use GET or HEAD', code: 'method_not_allowed' });
+    }
+  });
+
   test('admin answers are not cached; the routes are in the OpenAPI document', async () => {
     assert.equal((await admin('revenue')).headers.get('cache-control'), 'no-store');
     const doc = (await (await fetch(`${service.url}/openapi.json`)).json()) as Record<string, any>;

@@ -161,13 +161,34 @@ describe('other errors: one JSON shape, the right status, never a 500', () => {
     assert.match(body.error, /base-sepolia/);
   });
 
-  test('unknown paths are a JSON 404, wrong methods a JSON 405', async () => {
-    const missing = await fetch(`${service.url}/api/v1/ai/video`, { method: 'POST' });
-    assert.equal(missing.status, 404);
-    assert.equal(((await missing.json()) as { code: string }).code, 'not_found');
-    const wrongMethod = await fetch(`${service.url}/api/v1/ai/chat`);
-    assert.equal(wrongMethod.status, 405);
-    assert.equal(wrongMethod.headers.get('allow'), 'POST');
+  test('unknown paths are a JSON 404, wrong methods a JSON 405 with Allow, on every route', async () => {
+    for (const [method, path] of [['POST', '/api/v1/ai/video'], ['GET', '/api/v1/ai/video'], ['PUT', '/nowhere']]) {
+      const missing = await fetch(`${service.url}${path}`, { method });
+      assert.equal(missing.status, 404, `${method} ${path}`);
+      assert.equal(((await missing.json()) as { code: string }).code, 'not_found');
+    }
+    const wrongMethods: [string, string, string][] = [
+      ...ENDPOINTS.flatMap(({ path }): [string, string, string][] => [['GET', path, 'POST'], ['PUT', path, 'POST']]),
+      ['GET', '/sandbox/faucet', 'POST'],
+      ...['/', '/openapi.json', '/docs', '/healthz', '/metrics', '/api/v1/ai/models', '/api/v1/payments/0xabc', '/media/AAAAAAAAAAAAAAAAAAAAAA.png']
+        .flatMap((path): [string, string, string][] => [['POST', path, 'GET, HEAD'], ['DELETE', path, 'GET, HEAD']]),
+    ];
+    for (const [method, path, allow] of wrongMethods) {
+      const response = await fetch(`${service.url}${path}`, { method, redirect: 'manual' });
+      assert.equal(response.status, 405, `${method} ${path}`);
+      assert.equal(response.headers.get('allow'), allow, `${method} ${path}`);
+      assert.match(response.headers.get('content-type') ?? '', /^application\/json/, `${method} ${path}`);
+      assert.deepEqual(await response.json(), { error: `${method} is not allowed here; use ${allow.replaceAll(', ', ' or ')}`, code: 'method_not_allowed' });
+    }
+    const head = await fetch(`${service.url}/api/v1/ai/chat`, { method: 'HEAD' });
+    assert.equal(head.status, 405);
+    assert.equal(head.headers.get('allow'), 'POST');
+    const preflight = await fetch(`${service.url}/media/AAAAAAAAAAAAAAAAAAAAAA.png`, {
+      method: 'OPTIONS',
+      headers: { Origin: 'https://buyer.example', 'Access-Control-Request-Method': 'GET' },
+    });
+    assert.equal(preflight.status, 204, 'CORS preflights are still answered');
+    assert.equal(preflight.headers.get('access-control-allow-origin'), '*');
   });
 });
 

@@ -11,13 +11,13 @@ import { mediaRoutes } from '../media/media-route.ts';
 import { PAYER_SIGNATURE_HEADER, PAYER_TIMESTAMP_HEADER, paymentRoutes } from './payments-route.ts';
 import { adminRoutes } from './admin-routes.ts';
 import type { Ledger } from '../store/ledger.ts';
-import { ApiError } from '../errors.ts';
 import { readJsonBody } from './read-json.ts';
 import { openCors } from './cors.ts';
 import { requestId } from './request-id.ts';
 import { withFallback } from '../api/fallback.ts';
 import { settlesFirst } from '../payments/settle-first.ts';
 import { renderError } from './render-error.ts';
+import { unrouted } from './unrouted.ts';
 import { requestOrigin } from './origin.ts';
 import { requestHash } from './canonical-json.ts';
 import { bodyFieldsOf, openApiDocument } from './openapi.ts';
@@ -104,9 +104,6 @@ export function createApp(deps: AppDeps): Hono {
       }
       return c.json(response.body, response.status as 200, response.headers);
     });
-    app.all(endpoint.path, (c) => {
-      throw new ApiError(405, 'method_not_allowed', `${c.req.method} is not allowed here; use POST`, { headers: { Allow: 'POST' } });
-    });
   }
 
   const openapi = openApiDocument(deps.endpoints);
@@ -123,9 +120,7 @@ export function createApp(deps: AppDeps): Hono {
   app.route('/', adminRoutes(deps.ledger, config, log));
   if (deps.extraRoutes) app.route('/', deps.extraRoutes);
 
-  app.notFound(() => {
-    throw new ApiError(404, 'not_found', 'no such route; see /openapi.json');
-  });
+  app.notFound(unrouted(app));
   app.onError((error, c) => renderError(error, c, log));
   return app;
 }

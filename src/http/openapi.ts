@@ -144,7 +144,13 @@ export function openApiDocument(endpoints: readonly Endpoint[]): Record<string, 
       operationId: 'media',
       summary: 'Fetch generated media (supports Range)',
       parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
-      responses: { '200': { description: 'The file' }, '206': { description: 'A byte range' }, '404': errorResponse('Unknown id') },
+      responses: {
+        '200': { description: 'The file' },
+        '206': { description: 'A byte range' },
+        '304': { description: 'If-None-Match matched (weak comparison, a list, or *): the cached copy is current' },
+        '404': errorResponse('Unknown id'),
+        '416': errorResponse('No byte of the Range is in the file; Content-Range: bytes */<size>'),
+      },
     },
   };
   const admin = adminOpenApi();

@@ -41,13 +41,70 @@ function routeSuite(name: string, open: () => Promise<OpenedStore>): void {
       assert.deepEqual(Buffer.from(await response.arrayBuffer()), bytes);
     });
 
-    test('If-None-Match with the ETag: 304 and no body', async () => {
-      const response = await app.request(`/media/${media.id}`, { headers: { 'If-None-Match': `"${media.sha256}"` } });
+    test('HEAD: the headers of the GET, and the bytes are never opened (Hono would drop them unread)', async () => {
+      let reads = 0;
+      const counting: MediaStore = Object.assign(Object.create(store) as MediaStore, {
+        read: (...args: Parameters<MediaStore['read']>) => (reads++, store.read(...args)),
+      });
+      const headApp = new Hono().route('/', mediaRoutes(counting));
+      for (const [headers, status, length] of [[{}, 200, '5000'], [{ Range: 'bytes=10-19' }, 206, '10']] as const) {
+        const response = await headApp.request(`/media/${media.id}`, { method: 'HEAD', headers });
+        assert.equal(response.status, status);
+        assert.equal(response.headers.get('content-length'), length);
+        assert.equal(response.headers.get('content-type'), 'audio/wav');
+        assert.equal(response.headers.get('etag'), `"${media.sha256}"`);
+        assert.equal((await response.arrayBuffer()).byteLength, 0);
+      }
+      assert.equal(reads, 0);
+      assert.equal((await (await headApp.request(`/media/${media.id}`)).arrayBuffer()).byteLength, 5000);
+      assert.equal(reads, 1, 'GET still reads');
+    });
+
+    test('If-None-Match matching (weak comparison, lists, *): 304 with ETag and Cache-Control, no body', async () => {
+      const etag = `"${media.sha256}"`;
+      for (const method of ['GET', 'HEAD']) {
+        for (const header of [etag, `W/${etag}`, `"abc", ${etag}`, '*']) {
+          const response = await app.request(`/media/${media.id}`, { method, headers: { 'If-None-Match': header } });
+          const what = `${method} If-None-Match: ${header}`;
+          assert.equal(response.status, 304, what);
+          assert.equal(response.headers.get('etag'), etag, what);
+          assert.equal(response.headers.get('cache-control'), 'public, max-age=31536000, immutable', what);
+          assert.equal(response.headers.get('content-type'), null, what);
+          assert.equal((await response.arrayBuffer()).byteLength, 0, what);
+        }
+      }
+      for (const header of ['"something-else"', `W/"something-else", "${media.sha256.slice(1)}"`]) {
+        const other = await app.request(`/media/${media.id}`, { headers: { 'If-None-Match': header } });
+        assert.equal(other.status, 200, header);
+        assert.deepEqual(Buffer.from(await other.arrayBuffer()), bytes, header);
+      }
+    });
+
+    test('If-None-Match is evaluated before Range: a match is a 304 even with a Range', async () => {
+      const response = await app.request(`/media/${media.id}`, { headers: { 'If-None-Match': `W/"${media.sha256}"`, Range: 'bytes=0-9' } });
       assert.equal(response.status, 304);
+      assert.equal(response.headers.get('content-range'), null);
       assert.equal((await response.arrayBuffer()).byteLength, 0);
-      const other = await app.request(`/media/${media.id}`, { headers: { 'If-None-Match': '"something-else"' } });
-      assert.equal(other.status, 200);
-      await other.arrayBuffer();
+      const miss = await app.request(`/media/${media.id}`, { headers: { 'If-None-Match': '"old"', Range: 'bytes=0-9' } });
+      assert.equal(miss.status, 206);
+      assert.deepEqual(Buffer.from(await miss.arrayBuffer()), bytes.subarray(0, 10));
+    });
+
+    test('If-Range: the Range is honoured for the strong ETag only, else the whole file is a 200', async () => {
+      const etag = `"${media.sha256}"`;
+      const partial = await app.request(`/media/${media.id}`, { headers: { 'If-Range': etag, Range: 'bytes=10-19' } });
+      assert.equal(partial.status, 206);
+      assert.deepEqual(Buffer.from(await partial.arrayBuffer()), bytes.subarray(10, 20));
+      for (const ifRange of [`W/${etag}`, '"abc"', 'Wed, 21 Oct 2015 07:28:00 GMT']) {
+        const whole = await app.request(`/media/${media.id}`, { headers: { 'If-Range': ifRange, Range: 'bytes=10-19' } });
+        assert.equal(whole.status, 200, ifRange);
+        assert.equal(whole.headers.get('content-range'), null, ifRange);
+        assert.equal(whole.headers.get('content-length'), '5000', ifRange);
+        assert.deepEqual(Buffer.from(await whole.arrayBuffer()), bytes, ifRange);
+      }
+      const unsatisfiable = await app.request(`/media/${media.id}`, { headers: { 'If-Range': '"abc"', Range: 'bytes=9000-' } });
+      assert.equal(unsatisfiable.status, 200, 'an ignored Range cannot be unsatisfiable');
+      await unsatisfiable.arrayBuffer();
     });
 
     test('Range: 206 with Content-Range and exactly those bytes', async () => {
@@ -66,11 +123,18 @@ function routeSuite(name: string, open: () => Promise<OpenedStore>): void {
       }
     });
 
-    test('an unsatisfiable range: 416 with the size', async () => {
+    test('an unsatisfiable range: 416 with the size, as a JSON error', async () => {
       for (const header of ['bytes=5000-', 'bytes=6000-7000', 'bytes=10-5']) {
         const response = await app.request(`/media/${media.id}`, { headers: { Range: header } });
         assert.equal(response.status, 416, header);
         assert.equal(response.headers.get('content-range'), 'bytes */5000', header);
+        assert.match(response.headers.get('content-type') ?? '', /^application\/json/, header);
+        assert.equal(response.headers.get('cache-control'), null, 'an error is not cached as immutable');
+        assert.deepEqual(await response.json(), {
+          error: 'the Range selects no byte of this media (5000 bytes)',
+          code: 'range_not_satisfiable',
+          field: 'Range',
+        });
       }
     });
 
