@@ -65,6 +65,12 @@ export const ttsRequestSchema = z
     model: modelId.optional().describe('Defaults to the configured speech model'),
     text: z.string().min(1).describe('Text to speak, up to the model maximum length'),
     voice: z.string().min(1).max(100).optional().describe('One of the model voices; default the model default voice'),
+    format: z
+      .string()
+      .min(1)
+      .max(20)
+      .optional()
+      .describe('Audio file format (e.g. wav, mp3, ogg), one of the model formats; default the model default format'),
     options: options.optional(),
   })
   .strict();
