@@ -50,7 +50,7 @@ test('chat --json pays once and prints the result with its receipt', async () =>
   assert.equal(await balanceOf(service, 'base', buyer.address), before - BigInt(receipt.amount));
 });
 
-test('image --out writes the paid images; tts --out writes the audio; human output names the price', async () => {
+test('image --out writes the paid images; tts --out writes the audio in the --format asked for; human output names the price', async () => {
   const buyer = await fundedEvmBuyerKey(service, ['base']);
   const images = await cli(['image', 'a harbour', '--n', '2', '--size', '256x256', '--out', join(workDir, 'pics')], buyer.key);
   assert.equal(images.code, 0, images.stderr);
@@ -59,6 +59,9 @@ test('image --out writes the paid images; tts --out writes the audio; human outp
   const speech = await cli(['tts', 'Hello from the command line', '--voice', 'en-us', '--out', join(workDir, 'hello.wav')], buyer.key);
   assert.equal(speech.code, 0, speech.stderr);
   assert.equal(readFileSync(join(workDir, 'hello.wav')).subarray(0, 4).toString(), 'RIFF');
+  const ogg = await cli(['tts', 'Hello in Ogg Vorbis', '--format', 'ogg', '--out', join(workDir, 'hello.ogg')], buyer.key);
+  assert.equal(ogg.code, 0, ogg.stderr);
+  assert.equal(readFileSync(join(workDir, 'hello.ogg')).subarray(0, 4).toString(), 'OggS');
 });
 
 test('--max-price below the quote refuses to sign: exit 3, nothing moves', async () => {

@@ -126,6 +126,10 @@ describe('other errors: one JSON shape, the right status, never a 500', () => {
     { name: 'an unknown voice', path: '/api/v1/ai/tts', body: { text: 'hi', voice: 'klingon' }, status: 400, field: 'voice' },
     { name: 'text over the model limit', path: '/api/v1/ai/tts', body: { text: 'a'.repeat(5000) }, status: 400, field: 'text' },
     { name: 'text of whitespace only', path: '/api/v1/ai/tts', body: { text: ' \n\t ' }, status: 400, field: 'text' },
+    { name: 'a format the model does not offer', path: '/api/v1/ai/tts', body: { text: 'hi', format: 'opus' }, status: 400, field: 'format' },
+    { name: 'an unknown format', path: '/api/v1/ai/tts', body: { text: 'hi', format: 'MP3' }, status: 400, field: 'format' },
+    { name: 'a format that is not a string', path: '/api/v1/ai/tts', body: { text: 'hi', format: 3 }, status: 400, field: 'format' },
+    { name: 'a format in options', path: '/api/v1/ai/tts', body: { text: 'hi', options: { format: 'mp3' } }, status: 400, field: 'options.format' },
     // refused by Node's HTTP parser before any route runs, still in the one JSON shape
     { name: 'headers over 16 KiB', path: '/api/v1/ai/tts', body: { text: 'hi' }, headers: { 'X-PAYMENT': 'A'.repeat(20_000) }, status: 431 },
   ];
@@ -143,6 +147,23 @@ describe('other errors: one JSON shape, the right status, never a 500', () => {
   test('a paid request whose body is invalid gets 400, whatever the proof', async () => {
     const response = await postJson(`${service.url}/api/v1/ai/chat`, { model: 'local/demo-bigram' }, { 'X-Network': 'base', 'X-PAYMENT': 'e30=' });
     assert.equal(response.status, 400);
+    const format = await postJson(`${service.url}/api/v1/ai/tts`, { text: 'hi', format: 'flac' }, { 'X-Network': 'base', 'X-PAYMENT': 'e30=' });
+    assert.equal(format.status, 400);
+    assert.deepEqual(await format.json(), {
+      error: 'format: flac is not offered by model espeak-ng (formats: wav, mp3, ogg)',
+      code: 'invalid_request',
+      field: 'format',
+    });
+  });
+
+  test('tts: every format the model offers is quoted at the same price', async () => {
+    const prices = new Set<string>();
+    for (const format of [undefined, 'wav', 'mp3', 'ogg']) {
+      const { response, body } = await unpaid('/api/v1/ai/tts', { text: 'Hello world', format }, 'base');
+      assert.equal(response.status, 402);
+      prices.add(body.accepts[0].maxAmountRequired);
+    }
+    assert.equal(prices.size, 1);
   });
 
   test('a proof naming another network than X-Network is a 400 naming the supported values', async () => {
@@ -201,6 +222,7 @@ describe('around the endpoints', () => {
     for (const endpoint of ENDPOINTS) assert.ok(doc.paths[endpoint.path].post.responses['402']);
     assert.ok(doc.components.schemas.Error);
     assert.deepEqual(doc.components.schemas.ChatRequest.required, ['model']);
+    assert.equal(doc.components.schemas.SpeechRequest.properties.format.type, 'string');
     const receipt = doc.paths['/api/v1/payments/{id}'].get;
     assert.deepEqual(receipt.parameters.map((p: { name: string }) => p.name), ['id', 'X-Payer-Timestamp', 'X-Payer-Signature']);
     assert.ok(doc.components.schemas.PaymentReceipt.properties.result);
@@ -218,6 +240,8 @@ describe('around the endpoints', () => {
     assert.deepEqual([...capabilities].sort(), ['chat', 'image', 'speech']);
     const speech = body.models.find((m) => m.capability === 'speech')!;
     assert.ok(speech.voices.length > 1);
+    assert.deepEqual([speech.formats, speech.defaultFormat], [['wav', 'mp3', 'ogg'], 'wav']);
+    assert.match(speech.label, /WAV.*MP3.*Ogg Vorbis/);
   });
 
   test('GET /healthz says sandbox mode and names each sandbox RPC URL', async () => {

@@ -9,6 +9,7 @@ import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 
 import { startTestService, postJson } from './support/service.ts';
 import { balanceOf, decodeReceipt, fundedEvmBuyer } from './support/sandbox-wallet.ts';
 import { receiptChallenge } from '../src/x402/receipt-challenge.ts';
+import { parseMpegFrames, parseOggVorbis } from './support/audio-streams.ts';
 import type { RunningService } from '../src/service.ts';
 
 const CHAT = { model: 'local/demo-bigram', prompt: 'Tell me about the sea', max_tokens: 16 };
@@ -106,6 +107,40 @@ describe('paid media is stored and served by this service', () => {
     const tail = await fetch(body.audioUrl, { headers: { Range: 'bytes=100-' } });
     assert.equal(tail.status, 206);
     assert.equal(tail.headers.get('content-range'), `bytes 100-${size - 1}/${size}`);
+  });
+
+  test('tts format mp3: paid at the WAV price, an MPEG audio file at our own /media URL', async () => {
+    const request = { text: 'Paid speech, encoded as MP3.', voice: 'en-us', format: 'mp3' };
+    const price = await quote('/api/v1/ai/tts', request, 'base');
+    assert.equal(price, await quote('/api/v1/ai/tts', { ...request, format: 'wav' }, 'base'), 'the format does not change the price');
+    const buyer = await fundedEvmBuyer(service, ['base']);
+    const before = await balanceOf(service, 'base', buyer.address);
+    const response = await wrapFetchV1(fetch, buyer)(`${service.url}/api/v1/ai/tts`, {
+      method: 'POST',
+      headers: { ...json, 'X-Network': 'base' },
+      body: JSON.stringify(request),
+    });
+    assert.equal(response.status, 200, await response.clone().text());
+    assert.equal(await balanceOf(service, 'base', buyer.address), before - price);
+    const body = (await response.json()) as { model: string; audioUrl: string };
+    assert.equal(body.model, 'espeak-ng');
+    assert.match(body.audioUrl, new RegExp(`^${service.url}/media/[A-Za-z0-9_-]{22}\\.mp3$`));
+    const audio = await fetch(body.audioUrl);
+    assert.equal(audio.headers.get('content-type'), 'audio/mpeg');
+    const bytes = new Uint8Array(await audio.arrayBuffer());
+    assert.equal(audio.headers.get('content-length'), String(bytes.length));
+    const stream = parseMpegFrames(bytes);
+    assert.deepEqual([stream.sampleRate, stream.channels], [22050, 1]);
+    assert.ok(stream.durationSeconds > 1, `${stream.durationSeconds} s`);
+  });
+
+  test('tts format ogg: an Ogg Vorbis file at our own /media URL', async () => {
+    const body = await payFor('/api/v1/ai/tts', { text: 'Paid speech, encoded as Ogg Vorbis.', format: 'ogg' });
+    assert.match(body.audioUrl, /\.ogg$/);
+    const audio = await fetch(body.audioUrl);
+    assert.equal(audio.headers.get('content-type'), 'audio/ogg');
+    const stream = parseOggVorbis(new Uint8Array(await audio.arrayBuffer()));
+    assert.ok(stream.durationSeconds > 1, `${stream.durationSeconds} s`);
   });
 });
 

@@ -85,6 +85,8 @@ function models() {
       capability: 'speech',
       voices: ['alloy', 'echo'],
       defaultVoice: 'alloy',
+      // the mock answers wav when asked, and mp3 for anything else
+      formats: ['mp3', 'wav', 'flac'],
       maxTextLength: 500,
       allowedOptions: ['speed'],
       price: { perRequest: '1000', perThousandChars: '1000' },
@@ -291,7 +293,21 @@ describe('successful upstream calls are paid once and their media is ours', () =
     assert.equal(sent!.body!.input, body.text);
     assert.equal(sent!.body!.voice, 'echo');
     assert.equal(sent!.body!.speed, 1.25);
+    assert.equal(sent!.body!.response_format, 'mp3', 'the model default format');
     assertKeyOnlyUpstream(SPEECH_PATH);
+  });
+
+  test('speech: the format asked for reaches the upstream as response_format, and is what is served', async () => {
+    const body = { model: 'up/tts', text: 'Paid speech as WAV.', format: 'wav' };
+    const price = await quote('/api/v1/ai/tts', body);
+    assert.equal(price, await quote('/api/v1/ai/tts', { ...body, format: 'mp3' }), 'the format does not change the price');
+    const { response, text, spent } = await pay('/api/v1/ai/tts', body);
+    assert.equal(response.status, 200, text);
+    assert.equal(spent, price);
+    const { response: audio, bytes } = await fetchMedia((JSON.parse(text) as { audioUrl: string }).audioUrl);
+    assert.equal(audio.headers.get('content-type'), 'audio/wav');
+    assert.deepEqual(bytes, upstream.wav);
+    assert.equal(upstream.received(SPEECH_PATH)[0]!.body!.response_format, 'wav');
   });
 });
 
@@ -419,6 +435,16 @@ describe('upstream faults: a clear status, and nothing is charged', () => {
       assert.ok(!text.includes(upstream.url) && !text.includes('scripted'), 'no upstream internals in the error');
     });
   }
+
+  test('audio in another format than asked for -> 502 upstream_error, nothing charged', async () => {
+    const { response, text, spent } = await pay('/api/v1/ai/tts', { model: 'up/tts', text: 'Say it in FLAC.', format: 'flac' });
+    assert.equal(response.status, 502, text);
+    assert.equal((JSON.parse(text) as { code: string }).code, 'upstream_error');
+    assert.match(text, /returned audio\/mpeg, not flac/);
+    assert.equal(spent, 0n);
+    assert.equal(response.headers.get('x-payment-response'), null);
+    assert.equal(upstream.received(SPEECH_PATH)[0]!.body!.response_format, 'flac');
+  });
 
   test('a connection cut once is retried and then succeeds, charged once', async () => {
     upstream.fail(CHAT_PATH, { kind: 'cut', headers: { 'retry-after-ms': '20' } }, 1);

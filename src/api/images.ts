@@ -5,7 +5,7 @@ import { quoteImages } from '../pricing/quote.ts';
 import { toUpstreamError } from '../providers/upstream-errors.ts';
 import { imageRequestSchema, imageResponseSchema, type ImageResponse } from './schemas.ts';
 import { allowedOptions, type Endpoint } from './endpoint.ts';
-import { parseOrThrow } from './validate.ts';
+import { offeredOrThrow, parseOrThrow } from './validate.ts';
 import { storeAll } from './store-media.ts';
 import { inspectImage } from '../media/inspect-image.ts';
 
@@ -23,12 +23,7 @@ export const imagesEndpoint: Endpoint = {
     if (n > model.maxN) {
       throw new ApiError(400, 'invalid_request', `n: at most ${model.maxN} images for model ${model.id}`, { field: 'n' });
     }
-    const size = request.size ?? model.defaultSize;
-    if (!model.sizes.includes(size)) {
-      throw new ApiError(400, 'invalid_request', `size: ${size} is not offered by model ${model.id} (sizes: ${model.sizes.join(', ')})`, {
-        field: 'size',
-      });
-    }
+    const size = offeredOrThrow('size', request.size ?? model.defaultSize, model.sizes, model.id);
     const options = allowedOptions(model, request.options, providers.optionsSchema(model));
     return {
       model,

@@ -71,6 +71,12 @@ export const ttsRequestSchema = z
       .refine((text) => text.trim() !== '', 'text must hold something to speak, not only whitespace')
       .describe('Text to speak, up to the model maximum length'),
     voice: z.string().min(1).max(100).optional().describe('One of the model voices; default the model default voice'),
+    format: z
+      .string()
+      .min(1)
+      .max(20)
+      .optional()
+      .describe('Audio file format (e.g. wav, mp3, ogg), one of the model formats; default the model default format'),
     options: options.optional(),
   })
   .strict();

@@ -3,9 +3,10 @@ import * as ai from 'ai';
 import { ApiError } from '../errors.ts';
 import { quoteSpeech } from '../pricing/quote.ts';
 import { toUpstreamError } from '../providers/upstream-errors.ts';
+import { AUDIO_MEDIA_TYPES } from '../providers/audio-formats.ts';
 import { ttsRequestSchema, ttsResponseSchema, type TtsResponse } from './schemas.ts';
 import { allowedOptions, type Endpoint } from './endpoint.ts';
-import { parseOrThrow } from './validate.ts';
+import { offeredOrThrow, parseOrThrow } from './validate.ts';
 import { storeAll } from './store-media.ts';
 
 // ai@7 ships generateSpeech (stable) but its type declarations only name the deprecated experimental alias,
@@ -27,12 +28,8 @@ export const ttsEndpoint: Endpoint = {
         field: 'text',
       });
     }
-    const voice = request.voice ?? model.defaultVoice;
-    if (!model.voices.includes(voice)) {
-      throw new ApiError(400, 'invalid_request', `voice: ${voice} is not offered by model ${model.id} (voices: ${model.voices.join(', ')})`, {
-        field: 'voice',
-      });
-    }
+    const voice = offeredOrThrow('voice', request.voice ?? model.defaultVoice, model.voices, model.id);
+    const format = offeredOrThrow('format', request.format ?? model.defaultFormat, model.formats, model.id);
     const options = allowedOptions(model, request.options, providers.optionsSchema(model));
     return {
       model,
@@ -45,6 +42,7 @@ export const ttsEndpoint: Endpoint = {
             model: providers.speech(model),
             text: request.text,
             voice,
+            outputFormat: format,
             providerOptions: { [settings.providerOptionsKey]: options },
             maxRetries: settings.maxRetries,
             abortSignal: AbortSignal.timeout(settings.timeoutMs),
@@ -52,6 +50,10 @@ export const ttsEndpoint: Endpoint = {
           audio = result.audio;
         } catch (error) {
           throw toUpstreamError(error, model.id);
+        }
+        // A server may ignore the format asked for (@ai-sdk/openai itself falls back to mp3): never charge for that.
+        if (audio.mediaType !== AUDIO_MEDIA_TYPES[format]) {
+          throw new ApiError(502, 'upstream_error', `model ${model.id} returned ${audio.mediaType}, not ${format}; nothing was charged`);
         }
         const ids = await storeAll(media, [audio]);
         const response: TtsResponse = { model: model.id, audioUrl: mediaUrl(ids[0]!) };

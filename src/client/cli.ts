@@ -16,7 +16,7 @@ import { isSolanaNetwork } from './solana-rpc.ts';
 const USAGE = `usage: x402-ai <command> [options]
   chat "prompt"     [--model id] [--max-tokens n] [--temperature t]
   image "prompt"    [--model id] [--n 2] [--size 512x512] [--out dir/]
-  tts "text"        [--model id] [--voice v] [--out file.wav]
+  tts "text"        [--model id] [--voice v] [--format wav|mp3|ogg] [--out file.wav]
   models            list models, limits and prices
   receipt <tx>      show a payment by transaction hash; with the payer's key at hand, its result too
 options: --url (X402_AI_URL, default http://127.0.0.1:4021)  --max-price USDC (default 0.10)  --key-file path  --json
@@ -39,6 +39,7 @@ const { values, positionals } = parseCommandLine({
   n: { type: 'string' },
   size: { type: 'string' },
   voice: { type: 'string' },
+  format: { type: 'string' },
   out: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 }, USAGE);
@@ -141,7 +142,12 @@ async function run(): Promise<void> {
       return;
     }
     case 'tts': {
-      const { result, receipt } = await payingClient().tts({ text: needText('text'), model: values.model, voice: values.voice });
+      const { result, receipt } = await payingClient().tts({
+        text: needText('text'),
+        model: values.model,
+        voice: values.voice,
+        format: values.format,
+      });
       const file = values.out ?? basename(new URL(result.audioUrl).pathname);
       await download(result.audioUrl, file);
       output({ result, receipt, file }, `${file}\n${paidLine(receipt)}`);

@@ -45,6 +45,8 @@ export function embeddedModels(): ModelConfig[] {
       allowedOptions: ['speed', 'pitch'],
       voices: [...ESPEAK_SPEECH_ENGINE.voices],
       defaultVoice: ESPEAK_SPEECH_ENGINE.defaultVoice,
+      formats: [...ESPEAK_SPEECH_ENGINE.outputFormats],
+      defaultFormat: ESPEAK_SPEECH_ENGINE.outputFormats[0]!,
       maxTextLength: ESPEAK_SPEECH_ENGINE.maxTextLength,
       price: { perRequest: '1000', perThousandChars: '2000' },
     },

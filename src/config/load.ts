@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { SANDBOX_NETWORK_NAMES, configSchema, type ModelConfig, type ParsedConfig } from './schema.ts';
 import { embeddedModels } from './embedded-models.ts';
+import { speechProviderFormats } from '../providers/audio-formats.ts';
 import type { NetworkName } from '../x402/networks.ts';
 
 export interface Config extends Omit<ParsedConfig, 'sandbox' | 'models'> {
@@ -92,8 +93,14 @@ function checkModels(config: Config): void {
         if (!model.price.perImageBySize[size]) problems.push(`model ${model.id}: no price for size ${size}`);
       }
     }
-    if (model.capability === 'speech' && !model.voices.includes(model.defaultVoice)) {
-      problems.push(`model ${model.id}: defaultVoice is not in voices`);
+    if (model.capability === 'speech') {
+      if (!model.voices.includes(model.defaultVoice)) problems.push(`model ${model.id}: defaultVoice is not in voices`);
+      if (!model.formats.includes(model.defaultFormat)) problems.push(`model ${model.id}: defaultFormat is not in formats`);
+      const { supported } = speechProviderFormats(model.provider);
+      const unsupported = model.formats.filter((format) => !supported.includes(format));
+      if (unsupported.length > 0) {
+        problems.push(`model ${model.id}: provider ${model.provider} cannot produce ${unsupported.join(', ')} (it can: ${supported.join(', ')})`);
+      }
     }
   }
   for (const model of config.models) {

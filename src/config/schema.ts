@@ -1,6 +1,7 @@
 // The one validated configuration object. Every field has a default that runs offline (sandbox mode).
 import { z } from 'zod';
 import { NETWORK_NAMES } from '../x402/networks.ts';
+import { AUDIO_FORMATS, speechProviderFormats } from '../providers/audio-formats.ts';
 
 /** Every network runs in the sandbox: anvil for EVM networks, litesvm for Solana. */
 export const SANDBOX_NETWORK_NAMES = NETWORK_NAMES;
@@ -93,14 +94,24 @@ export const imageModel = z.object({
   maxN: z.number().int().positive(),
   price: price.image,
 });
-export const speechModel = z.object({
-  ...modelBase,
-  capability: z.literal('speech'),
-  voices: z.array(z.string()).min(1),
-  defaultVoice: z.string(),
-  maxTextLength: z.number().int().positive(),
-  price: price.speech,
-});
+const audioFormat = z.enum(AUDIO_FORMATS);
+export const speechModel = z
+  .object({
+    ...modelBase,
+    capability: z.literal('speech'),
+    voices: z.array(z.string()).min(1),
+    defaultVoice: z.string(),
+    /** audio file formats a client may ask for; default: what the provider gives (see speechProviderFormats) */
+    formats: z.array(audioFormat).min(1).optional(),
+    /** default: the first of formats */
+    defaultFormat: audioFormat.optional(),
+    maxTextLength: z.number().int().positive(),
+    price: price.speech,
+  })
+  .transform((model) => {
+    const formats = model.formats ?? [...speechProviderFormats(model.provider).unlisted];
+    return { ...model, formats, defaultFormat: model.defaultFormat ?? formats[0]! };
+  });
 export const modelConfig = z.discriminatedUnion('capability', [chatModel, imageModel, speechModel]);
 export type ChatModelConfig = z.infer<typeof chatModel>;
 export type ImageModelConfig = z.infer<typeof imageModel>;

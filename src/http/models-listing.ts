@@ -9,7 +9,13 @@ function limits(model: ModelConfig): Record<string, unknown> {
     case 'image':
       return { sizes: model.sizes, defaultSize: model.defaultSize, maxN: model.maxN };
     case 'speech':
-      return { voices: model.voices, defaultVoice: model.defaultVoice, maxTextLength: model.maxTextLength };
+      return {
+        voices: model.voices,
+        defaultVoice: model.defaultVoice,
+        formats: model.formats,
+        defaultFormat: model.defaultFormat,
+        maxTextLength: model.maxTextLength,
+      };
   }
 }
 

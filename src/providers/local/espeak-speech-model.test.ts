@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { experimental_generateSpeech as generateSpeech } from 'ai';
 import { ESPEAK_SPEECH_ENGINE, EspeakSpeechModel } from './espeak-speech-model.ts';
 import { parseWav } from './wav.ts';
+import { parseMpegFrames, parseOggVorbis } from '../../../test/support/audio-streams.ts';
 
 const model = new EspeakSpeechModel();
 
@@ -63,10 +64,35 @@ test('an unknown voice is refused with the list of voices', async () => {
   await assert.rejects(generateSpeech({ model, text: SENTENCE, voice: 'en+nosuchvariant' }), /unknown eSpeak NG voice/);
 });
 
-test('empty text, too long text and non-WAV formats are refused', async () => {
+test('outputFormat mp3 and ogg give an MP3 and an Ogg Vorbis file, whose streams last as long as the speech', async () => {
+  const wav = parseWav((await generateSpeech({ model, text: SENTENCE, outputFormat: 'wav' })).audio.uint8Array);
+  const mp3 = await generateSpeech({ model, text: SENTENCE, outputFormat: 'mp3' });
+  const ogg = await generateSpeech({ model, text: SENTENCE, outputFormat: 'ogg' });
+  // the AI SDK names the media type from the bytes
+  assert.deepEqual([mp3.audio.mediaType, ogg.audio.mediaType], ['audio/mpeg', 'audio/ogg']);
+  const mp3Seconds = parseMpegFrames(mp3.audio.uint8Array).durationSeconds;
+  assert.ok(mp3Seconds >= wav.durationSeconds && mp3Seconds < wav.durationSeconds + 0.15, `${mp3Seconds} s vs ${wav.durationSeconds} s`);
+  assert.equal(parseOggVorbis(ogg.audio.uint8Array).durationSeconds, wav.durationSeconds);
+  const metadata = mp3.providerMetadata[ESPEAK_SPEECH_ENGINE.provider];
+  assert.deepEqual([metadata?.['format'], metadata?.['durationSeconds']], ['mp3', Math.round(wav.durationSeconds * 1000) / 1000]);
+});
+
+test('MP3 and Ogg durations grow with the text', async () => {
+  const seconds = async (text: string) => {
+    const mp3 = (await generateSpeech({ model, text, outputFormat: 'mp3' })).audio.uint8Array;
+    const ogg = (await generateSpeech({ model, text, outputFormat: 'ogg' })).audio.uint8Array;
+    return { mp3: parseMpegFrames(mp3).durationSeconds, ogg: parseOggVorbis(ogg).durationSeconds };
+  };
+  const short = await seconds(SENTENCE);
+  const long = await seconds(PARAGRAPH);
+  assert.ok(long.mp3 > 4 * short.mp3, `mp3: ${long.mp3} s vs ${short.mp3} s`);
+  assert.ok(long.ogg > 4 * short.ogg, `ogg: ${long.ogg} s vs ${short.ogg} s`);
+});
+
+test('empty text, too long text and other formats are refused', async () => {
   await assert.rejects(generateSpeech({ model, text: '   ' }), /text is empty/);
   await assert.rejects(generateSpeech({ model, text: 'a'.repeat(ESPEAK_SPEECH_ENGINE.maxTextLength + 1) }), /at most 4000/);
-  await assert.rejects(generateSpeech({ model, text: SENTENCE, outputFormat: 'mp3' }), /"mp3" is not available.*formats: wav/);
+  await assert.rejects(generateSpeech({ model, text: SENTENCE, outputFormat: 'opus' }), /"opus" is not available.*formats: wav, mp3, ogg/);
 });
 
 test('text that looks like a command-line option is spoken, not obeyed', async () => {
@@ -75,16 +101,22 @@ test('text that looks like a command-line option is spoken, not obeyed', async (
 });
 
 test('concurrent calls give the same audio as one at a time, print nothing, leave the exit code alone', async () => {
-  const texts = [SENTENCE, PARAGRAPH, 'Hello.', 'Bonjour tout le monde.'];
+  // formats mixed, two MP3s among them: the worker's encoders are shared between calls
+  const calls = [
+    { text: SENTENCE, outputFormat: 'mp3' },
+    { text: PARAGRAPH, outputFormat: 'ogg' },
+    { text: 'Hello.', outputFormat: 'wav' },
+    { text: 'Bonjour tout le monde.', outputFormat: 'mp3' },
+  ];
   const alone = [];
-  for (const text of texts) alone.push((await generateSpeech({ model, text })).audio.uint8Array);
+  for (const call of calls) alone.push((await generateSpeech({ model, ...call })).audio.uint8Array);
 
   const written: string[] = [];
   const write = process.stdout.write;
   process.stdout.write = ((chunk: string | Uint8Array) => (written.push(String(chunk)), true)) as typeof write;
   let together;
   try {
-    together = await Promise.all(texts.map((text) => generateSpeech({ model, text })));
+    together = await Promise.all(calls.map((call) => generateSpeech({ model, ...call })));
   } finally {
     process.stdout.write = write;
   }

@@ -1,6 +1,6 @@
 // An AI SDK speech model (SpeechModelV4, what `generateSpeech` of ai@7 calls natively) over the
-// eSpeak NG formant synthesizer compiled to WebAssembly: offline, no model weights, WAV output.
-// Synthesis runs on a worker thread (espeak-thread.ts), so calls never block the event loop.
+// eSpeak NG formant synthesizer compiled to WebAssembly: offline, no model weights; WAV, MP3 or Ogg Vorbis
+// output. Synthesis and encoding run on a worker thread (espeak-thread.ts), so calls never block the event loop.
 
 import {
   InvalidArgumentError,
@@ -9,22 +9,26 @@ import {
   type SpeechModelV4CallOptions,
   type SpeechModelV4Result,
 } from '@ai-sdk/provider';
-import { synthesizeWavInWorker } from './espeak-thread.ts';
+import { speakInWorker } from './espeak-thread.ts';
 import { ESPEAK_DEFAULT_VOICE, ESPEAK_VOICES, isEspeakVoice } from './espeak-voices.ts';
-import { fixWavSizes, parseWav } from './wav.ts';
+import type { EspeakFileFormat } from './espeak-worker.ts';
+import { ENCODED_FORMATS } from './audio-encoder.ts';
+
+const OUTPUT_FORMATS: readonly EspeakFileFormat[] = ['wav', ...ENCODED_FORMATS];
 
 /** What a model catalog needs to know about this engine. */
 export const ESPEAK_SPEECH_ENGINE = {
   id: 'espeak-ng',
   /** provider name: the key of this engine's `providerOptions` */
   provider: 'local-espeak',
-  label: 'eSpeak NG formant synthesizer, offline; robotic but intelligible. WAV output (16-bit mono, 22.05 kHz).',
+  label:
+    'eSpeak NG formant synthesizer, offline; robotic but intelligible. 22.05 kHz mono: WAV (16-bit PCM), MP3 (48 kbit/s) or Ogg Vorbis.',
   voices: ESPEAK_VOICES,
   defaultVoice: ESPEAK_DEFAULT_VOICE,
   /** longest text one call takes (~4 minutes of speech at the default rate) */
   maxTextLength: 4000,
-  outputFormats: ['wav'],
-  mediaType: 'audio/wav',
+  /** `outputFormat` values; the first is the default */
+  outputFormats: OUTPUT_FORMATS,
 } as const;
 
 /** eSpeak's rate for speed 1, and the range its synthesizer accepts (words per minute). */
@@ -73,10 +77,11 @@ export class EspeakSpeechModel implements SpeechModelV4 {
       });
     }
     const voice = this.pickVoice(options);
-    if (options.outputFormat !== undefined && options.outputFormat !== 'wav') {
+    const format = options.outputFormat ?? OUTPUT_FORMATS[0]!;
+    if (!isOutputFormat(format)) {
       throw new InvalidArgumentError({
         argument: 'outputFormat',
-        message: `output format "${options.outputFormat}" is not available from ${this.modelId}; formats: wav`,
+        message: `output format "${format}" is not available from ${this.modelId}; formats: ${OUTPUT_FORMATS.join(', ')}`,
       });
     }
     if (options.instructions !== undefined) {
@@ -96,15 +101,14 @@ export class EspeakSpeechModel implements SpeechModelV4 {
     const pitch = own.pitch === undefined ? undefined : Math.min(99, Math.max(0, own.pitch));
 
     const timestamp = new Date();
-    const audio = fixWavSizes(await synthesizeWavInWorker({ text, voice, wordsPerMinute, pitch }, options.abortSignal));
-    const wav = parseWav(audio);
+    const spoken = await speakInWorker({ text, voice, wordsPerMinute, pitch }, format, options.abortSignal);
     return {
-      audio,
+      audio: spoken.bytes,
       warnings,
       usage: { characters: text.length },
       response: { timestamp, modelId: this.modelId },
       providerMetadata: {
-        [this.provider]: { voice, sampleRate: wav.sampleRate, durationSeconds: Math.round(wav.durationSeconds * 1000) / 1000 },
+        [this.provider]: { voice, format, sampleRate: spoken.sampleRate, durationSeconds: Math.round(spoken.durationSeconds * 1000) / 1000 },
       },
     };
   }
@@ -122,6 +126,10 @@ export class EspeakSpeechModel implements SpeechModelV4 {
     }
     return this.defaultVoice;
   }
+}
+
+function isOutputFormat(format: string): format is EspeakFileFormat {
+  return (OUTPUT_FORMATS as readonly string[]).includes(format);
 }
 
 function unknownVoice(voice: string, argument: string): InvalidArgumentError {

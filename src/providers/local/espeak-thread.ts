@@ -1,12 +1,12 @@
-// Hands synthesis to one worker thread running eSpeak NG (espeak-worker.ts), started on first use.
+// Hands synthesis and encoding to one worker thread running eSpeak NG (espeak-worker.ts), started on first use.
 // The worker takes jobs one at a time, in order; it holds the process open only while jobs are
 // pending, and is started again if it dies.
 import { Worker } from 'node:worker_threads';
 import { EspeakError, type EspeakSynthesisOptions } from './espeak-wasm.ts';
-import type { EspeakJob, EspeakReply } from './espeak-worker.ts';
+import type { EspeakFileFormat, EspeakJob, EspeakReply, SpokenAudio } from './espeak-worker.ts';
 
 interface Pending {
-  resolve: (wav: Uint8Array) => void;
+  resolve: (audio: SpokenAudio) => void;
   reject: (error: Error) => void;
 }
 
@@ -20,7 +20,7 @@ function startWorker(): Worker {
     const job = pending.get(reply.id);
     if (!job) return; // its caller gave up (aborted)
     settle(reply.id);
-    if ('wav' in reply) job.resolve(reply.wav);
+    if ('audio' in reply) job.resolve(reply.audio);
     else job.reject(reply.espeak ? new EspeakError(reply.error) : new Error(reply.error));
   });
   const fail = (error: Error) => {
@@ -41,9 +41,9 @@ function settle(id: number): void {
   if (pending.size === 0) worker?.unref();
 }
 
-/** WAV bytes for the text, synthesized off the main thread. */
-export function synthesizeWavInWorker(options: EspeakSynthesisOptions, signal?: AbortSignal): Promise<Uint8Array> {
-  return new Promise<Uint8Array>((resolve, reject) => {
+/** The text spoken as an audio file in the format asked for, synthesized and encoded off the main thread. */
+export function speakInWorker(options: EspeakSynthesisOptions, format: EspeakFileFormat, signal?: AbortSignal): Promise<SpokenAudio> {
+  return new Promise<SpokenAudio>((resolve, reject) => {
     signal?.throwIfAborted();
     worker ??= startWorker();
     const id = nextId++;
@@ -52,11 +52,11 @@ export function synthesizeWavInWorker(options: EspeakSynthesisOptions, signal?: 
       reject(signal?.reason);
     };
     pending.set(id, {
-      resolve: (wav) => (signal?.removeEventListener('abort', onAbort), resolve(wav)),
+      resolve: (audio) => (signal?.removeEventListener('abort', onAbort), resolve(audio)),
       reject: (error) => (signal?.removeEventListener('abort', onAbort), reject(error)),
     });
     signal?.addEventListener('abort', onAbort, { once: true });
     worker.ref(); // keep the process alive until the answer comes
-    worker.postMessage({ id, options } satisfies EspeakJob);
+    worker.postMessage({ id, options, format } satisfies EspeakJob);
   });
 }

@@ -1,9 +1,11 @@
-// Times the embedded speech and image engines and checks that memory settles over repeated calls.
+// Times the embedded speech and image engines (speech in each output format, and the MP3/Ogg encoders
+// alone) and checks that memory settles over repeated calls.
 // Run: npx node --expose-gc src/providers/local/measure-local-engines.ts [calls=50]
 import { experimental_generateSpeech as generateSpeech, generateImage } from 'ai';
-import { EspeakSpeechModel } from './espeak-speech-model.ts';
+import { ESPEAK_SPEECH_ENGINE, EspeakSpeechModel } from './espeak-speech-model.ts';
 import { PreviewImageModel } from './preview-image-model.ts';
 import { parseWav } from './wav.ts';
+import { ENCODED_FORMATS, encodeWav } from './audio-encoder.ts';
 
 const calls = Number(process.argv[2] ?? 50);
 const speech = new EspeakSpeechModel();
@@ -29,6 +31,7 @@ async function time(label: string, runs: number, job: () => Promise<unknown>): P
     const start = performance.now();
     await job();
     times.push(performance.now() - start);
+    await new Promise((resolve) => setTimeout(resolve, 2)); // lets the ticker see a job that never yields
   }
   clearInterval(ticker);
   times.sort((a, b) => a - b);
@@ -57,11 +60,20 @@ console.log(`sentence: ${sentence.length} chars -> ${parseWav(first.audio.uint8A
 const long = await generateSpeech({ model: speech, text: paragraph });
 console.log(`paragraph: ${paragraph.length} chars -> ${parseWav(long.audio.uint8Array).durationSeconds.toFixed(2)} s of audio`);
 
-await time('TTS sentence', 10, () => generateSpeech({ model: speech, text: sentence }));
-await time('TTS 1000-char paragraph', 10, () => generateSpeech({ model: speech, text: paragraph }));
+for (const outputFormat of ESPEAK_SPEECH_ENGINE.outputFormats) {
+  await time(`TTS sentence, ${outputFormat}`, 10, () => generateSpeech({ model: speech, text: sentence, outputFormat }));
+  await time(`TTS 1000-char paragraph, ${outputFormat}`, 10, () => generateSpeech({ model: speech, text: paragraph, outputFormat }));
+}
+// The encoders alone, here on the main thread (so the stall figure is the encoding time itself; the gateway
+// encodes on the speech worker).
+for (const format of ENCODED_FORMATS) {
+  await time(`encode only, sentence -> ${format}`, 10, () => encodeWav(first.audio.uint8Array, format));
+  await time(`encode only, 1000-char paragraph -> ${format}`, 10, () => encodeWav(long.audio.uint8Array, format));
+}
 await time('image 512x512', 10, () => generateImage({ model: image, prompt: 'a red fox in the snow', size: '512x512' }));
 await time('image 1024x1024', 5, () => generateImage({ model: image, prompt: 'a red fox in the snow', size: '1024x1024' }));
 
 let i = 0;
 await memory('TTS sentence', () => generateSpeech({ model: speech, text: `${sentence} ${i++}` }));
+await memory('TTS sentence, mp3', () => generateSpeech({ model: speech, text: `${sentence} ${i++}`, outputFormat: 'mp3' }));
 await memory('image 512x512', () => generateImage({ model: image, prompt: `a red fox ${i++}`, size: '512x512' }));

@@ -1,0 +1,40 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ConfigError, loadConfig } from './load.ts';
+import type { SpeechModelConfig } from './schema.ts';
+
+const UPSTREAM = { up: { type: 'openai-compatible', baseURL: 'http://127.0.0.1:9/v1' } };
+const price = { perRequest: '1000', perThousandChars: '1000' };
+
+function speechModels(...entries: Record<string, unknown>[]): SpeechModelConfig[] {
+  const models = entries.map((entry, i) => ({ id: `tts-${i}`, capability: 'speech', voices: ['a'], defaultVoice: 'a', maxTextLength: 100, price, ...entry }));
+  return loadConfig({}, { providers: UPSTREAM, models }).models as SpeechModelConfig[];
+}
+
+test('the embedded speech model offers wav, mp3 and ogg, wav by default', () => {
+  const speech = loadConfig({}).models.find((m) => m.capability === 'speech') as SpeechModelConfig;
+  assert.deepEqual([speech.formats, speech.defaultFormat], [['wav', 'mp3', 'ogg'], 'wav']);
+});
+
+test('formats left out: what the provider gives; default format left out: the first listed', () => {
+  const [espeak, upstream, listed] = speechModels(
+    { provider: 'local-espeak' },
+    { provider: 'up' },
+    { provider: 'local-espeak', formats: ['ogg', 'wav'] },
+  );
+  assert.deepEqual([espeak!.formats, espeak!.defaultFormat], [['wav', 'mp3', 'ogg'], 'wav']);
+  // an OpenAI-compatible server answers mp3 when no format is named, as before formats existed
+  assert.deepEqual([upstream!.formats, upstream!.defaultFormat], [['mp3'], 'mp3']);
+  assert.deepEqual([listed!.formats, listed!.defaultFormat], [['ogg', 'wav'], 'ogg']);
+});
+
+test('formats a provider cannot produce, a default outside the list and unknown names stop startup', () => {
+  assert.throws(() => speechModels({ provider: 'up', formats: ['mp3', 'ogg'] }), (error: Error) => {
+    assert.ok(error instanceof ConfigError);
+    assert.match(error.message, /model tts-0: provider up cannot produce ogg \(it can: mp3, opus, aac, flac, wav\)/);
+    return true;
+  });
+  assert.throws(() => speechModels({ provider: 'local-espeak', formats: ['flac'] }), /local-espeak cannot produce flac/);
+  assert.throws(() => speechModels({ provider: 'local-espeak', formats: ['mp3'], defaultFormat: 'wav' }), /defaultFormat is not in formats/);
+  assert.throws(() => speechModels({ provider: 'local-espeak', formats: ['aiff'] }), /formats/);
+});
