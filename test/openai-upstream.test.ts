@@ -309,6 +309,20 @@ describe('successful upstream calls are paid once and their media is ours', () =
     assert.deepEqual(bytes, upstream.wav);
     assert.equal(upstream.received(SPEECH_PATH)[0]!.body!.response_format, 'wav');
   });
+
+  test('speech that is not audio fails the call: 502, nothing charged', async () => {
+    const answers: [string, Fault][] = [
+      ['a JSON error with status 200', { kind: 'status', status: 200, body: { error: { message: 'quota exceeded' } } }],
+      ['an empty body', { kind: 'status', status: 200, body: '' }],
+      ['a body cut short as JSON', { kind: 'malformed' }],
+    ];
+    for (const [what, fault] of answers) {
+      upstream.fail(SPEECH_PATH, fault);
+      const { response, text, spent } = await pay('/api/v1/ai/tts', { model: 'up/tts', text: 'Say something.' });
+      assert.equal(response.status, 502, `${what}: ${text}`);
+      assert.equal(spent, 0n, `${what}: nothing charged`);
+    }
+  });
 });
 
 describe('upstream faults: a clear status, and nothing is charged', () => {
@@ -440,7 +454,7 @@ describe('upstream faults: a clear status, and nothing is charged', () => {
     const { response, text, spent } = await pay('/api/v1/ai/tts', { model: 'up/tts', text: 'Say it in FLAC.', format: 'flac' });
     assert.equal(response.status, 502, text);
     assert.equal((JSON.parse(text) as { code: string }).code, 'upstream_error');
-    assert.match(text, /returned audio\/mpeg, not flac/);
+    assert.match(text, /returned mp3 audio, not flac/);
     assert.equal(spent, 0n);
     assert.equal(response.headers.get('x-payment-response'), null);
     assert.equal(upstream.received(SPEECH_PATH)[0]!.body!.response_format, 'flac');

@@ -3,7 +3,8 @@ import * as ai from 'ai';
 import { ApiError } from '../errors.ts';
 import { quoteSpeech } from '../pricing/quote.ts';
 import { toUpstreamError } from '../providers/upstream-errors.ts';
-import { AUDIO_MEDIA_TYPES } from '../providers/audio-formats.ts';
+import { AUDIO_CONTAINERS, AUDIO_MEDIA_TYPES } from '../providers/audio-formats.ts';
+import { inspectAudio } from '../media/inspect-audio.ts';
 import { ttsRequestSchema, ttsResponseSchema, type TtsResponse } from './schemas.ts';
 import { allowedOptions, type Endpoint } from './endpoint.ts';
 import { offeredOrThrow, parseOrThrow } from './validate.ts';
@@ -51,11 +52,14 @@ export const ttsEndpoint: Endpoint = {
         } catch (error) {
           throw toUpstreamError(error, model.id);
         }
-        // A server may ignore the format asked for (@ai-sdk/openai itself falls back to mp3): never charge for that.
-        if (audio.mediaType !== AUDIO_MEDIA_TYPES[format]) {
-          throw new ApiError(502, 'upstream_error', `model ${model.id} returned ${audio.mediaType}, not ${format}; nothing was charged`);
+        // What the bytes are, not what the provider says: an error page, nothing, or another format than the one
+        // asked for (@ai-sdk/openai itself falls back to mp3) is never charged.
+        const got = inspectAudio(audio.uint8Array);
+        if (got !== AUDIO_CONTAINERS[format]) {
+          const what = got ? `${got} audio` : 'something that is not audio';
+          throw new ApiError(502, 'upstream_error', `model ${model.id} returned ${what}, not ${format}; nothing was charged`);
         }
-        const ids = await storeAll(media, [audio]);
+        const ids = await storeAll(media, [{ uint8Array: audio.uint8Array, mediaType: AUDIO_MEDIA_TYPES[format] }]);
         const response: TtsResponse = { model: model.id, audioUrl: mediaUrl(ids[0]!) };
         return { body: response, media: ids };
       },

@@ -2,6 +2,7 @@
 // each with the media type of the file it gives: what the AI SDK detects from the bytes, and so what the
 // media store keeps and GET /media serves.
 import { ESPEAK_SPEECH_ENGINE } from './local/espeak-speech-model.ts';
+import type { AudioContainer } from '../media/inspect-audio.ts';
 
 export const AUDIO_MEDIA_TYPES = {
   wav: 'audio/wav',
@@ -16,6 +17,16 @@ export const AUDIO_MEDIA_TYPES = {
 } as const;
 
 export type AudioFormat = keyof typeof AUDIO_MEDIA_TYPES;
+
+/** What the bytes of each format are, as media/inspect-audio.ts recognises them. */
+export const AUDIO_CONTAINERS: Record<AudioFormat, AudioContainer> = {
+  wav: 'wav',
+  mp3: 'mp3',
+  ogg: 'ogg-vorbis',
+  opus: 'ogg-opus',
+  aac: 'aac',
+  flac: 'flac',
+};
 export const AUDIO_FORMATS = Object.keys(AUDIO_MEDIA_TYPES) as [AudioFormat, ...AudioFormat[]];
 
 /**

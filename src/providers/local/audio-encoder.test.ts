@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { encodeWav } from './audio-encoder.ts';
 import { synthesizeWav } from './espeak-wasm.ts';
-import { fixWavSizes, parseWav, WavFormatError } from './wav.ts';
+import { fixWavSizes, parseWav, WavFormatError } from '../../media/wav.ts';
 import {
   AudioStreamError,
   bestCorrelation,

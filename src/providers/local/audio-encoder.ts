@@ -2,7 +2,7 @@
 // wasm-media-encoders package: both encoders are WebAssembly, so nothing native is downloaded.
 // Encoding is blocking work; the speech engine calls this on its worker thread (espeak-worker.ts).
 import type { WasmMediaEncoder } from 'wasm-media-encoders';
-import { parseWav, WavFormatError } from './wav.ts';
+import { parseWav, WavFormatError } from '../../media/wav.ts';
 
 export const ENCODED_FORMATS = ['mp3', 'ogg'] as const;
 export type EncodedFormat = (typeof ENCODED_FORMATS)[number];

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 // ai@7 runs `generateSpeech` under this name too; its type declarations only export this one.
 import { experimental_generateSpeech as generateSpeech } from 'ai';
 import { ESPEAK_SPEECH_ENGINE, EspeakSpeechModel } from './espeak-speech-model.ts';
-import { parseWav } from './wav.ts';
+import { parseWav } from '../../media/wav.ts';
 import { parseMpegFrames, parseOggVorbis } from '../../../test/support/audio-streams.ts';
 
 const model = new EspeakSpeechModel();

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { speakInWorker } from './espeak-thread.ts';
 import { EspeakError } from './espeak-wasm.ts';
-import { parseWav } from './wav.ts';
+import { parseWav } from '../../media/wav.ts';
 import { parseMpegFrames, parseOggVorbis } from '../../../test/support/audio-streams.ts';
 
 const PARAGRAPH = 'Timers keep firing while the worker speaks. '.repeat(22);

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { EspeakError, synthesizeWav } from './espeak-wasm.ts';
-import { parseWav } from './wav.ts';
+import { parseWav } from '../../media/wav.ts';
 
 test('writes a WAV file for the text', async () => {
   const wav = parseWav(await synthesizeWav({ text: 'Testing, one, two.', voice: 'en' }));

@@ -4,7 +4,7 @@
 import { parentPort } from 'node:worker_threads';
 import { EspeakError, synthesizeWav, type EspeakSynthesisOptions } from './espeak-wasm.ts';
 import { encodeWav, type EncodedFormat } from './audio-encoder.ts';
-import { fixWavSizes, parseWav } from './wav.ts';
+import { fixWavSizes, parseWav } from '../../media/wav.ts';
 
 export type EspeakFileFormat = 'wav' | EncodedFormat;
 

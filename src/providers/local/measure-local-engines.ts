@@ -4,7 +4,7 @@
 import { experimental_generateSpeech as generateSpeech, generateImage } from 'ai';
 import { ESPEAK_SPEECH_ENGINE, EspeakSpeechModel } from './espeak-speech-model.ts';
 import { PreviewImageModel } from './preview-image-model.ts';
-import { parseWav } from './wav.ts';
+import { parseWav } from '../../media/wav.ts';
 import { ENCODED_FORMATS, encodeWav } from './audio-encoder.ts';
 
 const calls = Number(process.argv[2] ?? 50);

@@ -1,0 +1,57 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { synthesizeWav } from '../providers/local/espeak-wasm.ts';
+import { encodeWav } from '../providers/local/audio-encoder.ts';
+import { silentMp3, silentWav } from '../../test/support/openai-upstream.ts';
+import { inspectAudio } from './inspect-audio.ts';
+import { fixWavSizes } from './wav.ts';
+
+const wav = fixWavSizes(await synthesizeWav({ text: 'The sea is large and mostly blue.', voice: 'en-us' }));
+
+test('audio files are recognised by their bytes', async () => {
+  assert.equal(inspectAudio(wav), 'wav');
+  assert.equal(inspectAudio(silentWav(800)), 'wav');
+  assert.equal(inspectAudio(await encodeWav(wav, 'mp3')), 'mp3');
+  assert.equal(inspectAudio(silentMp3(3)), 'mp3');
+  assert.equal(inspectAudio(await encodeWav(wav, 'ogg')), 'ogg-vorbis');
+});
+
+test('an MP3 may open with an ID3 tag', () => {
+  const tag = Buffer.concat([Buffer.from('ID3\x04\x00\x00\x00\x00\x00\x14', 'latin1'), Buffer.alloc(20)]);
+  assert.equal(inspectAudio(Buffer.concat([tag, silentMp3(2)])), 'mp3');
+});
+
+test('other containers by their headers: Ogg Opus, FLAC, ADTS AAC', () => {
+  const oggPage = (packet: Buffer) => {
+    const page = Buffer.concat([Buffer.from('OggS\x00\x02', 'latin1'), Buffer.alloc(20), Buffer.from([1, packet.length]), packet]);
+    let crc = 0;
+    for (const byte of page) {
+      crc ^= byte << 24;
+      for (let bit = 0; bit < 8; bit++) crc = crc & 0x80000000 ? (crc << 1) ^ 0x04c11db7 : crc << 1;
+      crc >>>= 0;
+    }
+    page.writeUInt32LE(crc, 22);
+    return page;
+  };
+  const opus = oggPage(Buffer.concat([Buffer.from('OpusHead', 'latin1'), Buffer.alloc(11)]));
+  assert.equal(inspectAudio(opus), 'ogg-opus');
+  const corrupted = Buffer.from(opus);
+  corrupted[30]! ^= 1;
+  assert.equal(inspectAudio(corrupted), undefined, 'a page whose checksum fails');
+  assert.equal(inspectAudio(Buffer.concat([Buffer.from('fLaC\x00\x00\x00\x22', 'latin1'), Buffer.alloc(34)])), 'flac');
+  const adts = Buffer.from([0xff, 0xf1, 0x50, 0x80, 0x01, 0x7f, 0xfc, 0, 0, 0, 0]); // 11-byte frame
+  assert.equal(inspectAudio(Buffer.concat([adts, adts])), 'aac');
+});
+
+test('anything else is not audio: an error body, nothing, a frame sync in random bytes, a WAV without samples', () => {
+  const notAudio: [string, Uint8Array][] = [
+    ['JSON error', Buffer.from('{"error":{"message":"quota exceeded"}}')],
+    ['empty', Buffer.alloc(0)],
+    ['cut JSON', Buffer.from('{"id": "x", "choices": [ {"message": ')],
+    ['a lone frame sync', Buffer.concat([Buffer.from([0xff, 0xfb, 0x90, 0x64]), Buffer.from('then anything at all, not a frame')])],
+    ['an ID3 tag and nothing after', Buffer.from('ID3\x04\x00\x00\x00\x00\x00\x00and then text', 'latin1')],
+    ['a WAV header with no samples', silentWav(0)],
+    ['an MP3 frame cut short', silentMp3(1).subarray(0, 200)],
+  ];
+  for (const [what, bytes] of notAudio) assert.equal(inspectAudio(bytes), undefined, what);
+});

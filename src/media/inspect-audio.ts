@@ -1,0 +1,102 @@
+// What a model hands back as speech is recognised from its bytes before it is stored or paid for: an
+// upstream can answer 200 with a JSON error, an empty body or a file of another format than was asked for.
+// The check reads the container and the first frames, as a player would before it starts: a WAV with
+// samples, two MPEG audio or ADTS frames in a row, an Ogg page with a valid checksum whose stream is Vorbis
+// or Opus, a FLAC stream header. It does not decode the audio.
+import { parseWav } from './wav.ts';
+
+export type AudioContainer = 'wav' | 'mp3' | 'ogg-vorbis' | 'ogg-opus' | 'flac' | 'aac';
+
+const ascii = (bytes: Uint8Array, from: number, length: number) => String.fromCharCode(...bytes.subarray(from, from + length));
+
+/** What the bytes are, or undefined when they are no audio file of a kind we serve. */
+export function inspectAudio(bytes: Uint8Array): AudioContainer | undefined {
+  if (bytes.length < 12) return undefined;
+  if (ascii(bytes, 0, 4) === 'RIFF') return wavWithSamples(bytes) ? 'wav' : undefined;
+  if (ascii(bytes, 0, 4) === 'OggS') return oggStream(bytes);
+  if (ascii(bytes, 0, 4) === 'fLaC') return bytes[4]! & 0x7f ? undefined : 'flac'; // STREAMINFO comes first
+  const start = afterId3(bytes);
+  if (framesInARow(bytes, start, mpegFrameLength)) return 'mp3';
+  if (framesInARow(bytes, start, adtsFrameLength)) return 'aac';
+  return undefined;
+}
+
+function wavWithSamples(bytes: Uint8Array): boolean {
+  try {
+    return parseWav(bytes).dataLength > 0;
+  } catch {
+    return false;
+  }
+}
+
+/** Skips an ID3v2 tag (its size is four 7-bit bytes), as MP3 files often begin with one. */
+function afterId3(bytes: Uint8Array): number {
+  if (ascii(bytes, 0, 3) !== 'ID3') return 0;
+  return 10 + (((bytes[6]! & 0x7f) << 21) | ((bytes[7]! & 0x7f) << 14) | ((bytes[8]! & 0x7f) << 7) | (bytes[9]! & 0x7f));
+}
+
+/** Two frames back to back (or one that ends the file): a frame sync alone occurs in any random data. */
+function framesInARow(bytes: Uint8Array, start: number, frameLength: (bytes: Uint8Array, at: number) => number): boolean {
+  const first = frameLength(bytes, start);
+  if (first === 0) return false;
+  return start + first === bytes.length || frameLength(bytes, start + first) > 0;
+}
+
+// MPEG audio (ISO 11172-3, 13818-3), layers I-III: bitrate (kbit/s) by [MPEG-1?][layer][index]
+const KBPS: Record<string, number[]> = {
+  '1-3': [0, 32, 64, 96, 128, 160, 192, 224, 256, 288, 320, 352, 384, 416, 448],
+  '1-2': [0, 32, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320, 384],
+  '1-1': [0, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320],
+  '2-3': [0, 32, 48, 56, 64, 80, 96, 112, 128, 144, 160, 176, 192, 224, 256],
+  '2-2': [0, 8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128, 144, 160],
+  '2-1': [0, 8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128, 144, 160],
+};
+const RATES: Record<number, number[]> = { 3: [44100, 48000, 32000], 2: [22050, 24000, 16000], 0: [11025, 12000, 8000] };
+
+/** Length of the MPEG audio frame at `at`, 0 when there is none (or it runs past the end). */
+function mpegFrameLength(bytes: Uint8Array, at: number): number {
+  if (at + 4 > bytes.length || bytes[at] !== 0xff || (bytes[at + 1]! & 0xe0) !== 0xe0) return 0;
+  const version = (bytes[at + 1]! >> 3) & 3; // 3 MPEG-1, 2 MPEG-2, 0 MPEG-2.5
+  const layer = (bytes[at + 1]! >> 1) & 3; // 3 = layer I, 2 = II, 1 = III
+  const bitrateIndex = bytes[at + 2]! >> 4;
+  const rateIndex = (bytes[at + 2]! >> 2) & 3;
+  if (version === 1 || layer === 0 || bitrateIndex === 0 || bitrateIndex === 15 || rateIndex === 3) return 0;
+  const kbps = KBPS[`${version === 3 ? 1 : 2}-${layer}`]![bitrateIndex]!;
+  const rate = RATES[version]![rateIndex]!;
+  const padding = (bytes[at + 2]! >> 1) & 1;
+  const length =
+    layer === 3
+      ? (Math.floor((12 * kbps * 1000) / rate) + padding) * 4
+      : Math.floor(((layer === 1 && version !== 3 ? 72 : 144) * kbps * 1000) / rate) + padding;
+  return at + length <= bytes.length ? length : 0;
+}
+
+/** Length of the ADTS (AAC) frame at `at`, 0 when there is none. */
+function adtsFrameLength(bytes: Uint8Array, at: number): number {
+  if (at + 7 > bytes.length || bytes[at] !== 0xff || (bytes[at + 1]! & 0xf6) !== 0xf0) return 0;
+  const length = ((bytes[at + 3]! & 0x03) << 11) | (bytes[at + 4]! << 3) | (bytes[at + 5]! >> 5);
+  return length >= 7 && at + length <= bytes.length ? length : 0;
+}
+
+// Ogg page checksum (RFC 3533): CRC-32, polynomial 0x04c11db7, not reflected, initial 0, no final XOR
+const CRC_TABLE = Array.from({ length: 256 }, (_, n) => {
+  let crc = n << 24;
+  for (let bit = 0; bit < 8; bit++) crc = crc & 0x80000000 ? (crc << 1) ^ 0x04c11db7 : crc << 1;
+  return crc >>> 0;
+});
+
+/** The codec of an Ogg file's first page, once its checksum holds; a stream starts with its codec's header. */
+function oggStream(bytes: Uint8Array): AudioContainer | undefined {
+  if (bytes.length < 28 || bytes[4] !== 0 || (bytes[5]! & 2) === 0) return undefined; // version 0, beginning of stream
+  const segments = bytes[26]!;
+  let end = 27 + segments;
+  for (let i = 0; i < segments; i++) end += bytes[27 + i]!;
+  if (end > bytes.length) return undefined;
+  let crc = 0;
+  for (let i = 0; i < end; i++) crc = ((crc << 8) ^ CRC_TABLE[((crc >>> 24) ^ (i >= 22 && i < 26 ? 0 : bytes[i]!)) & 0xff]!) >>> 0;
+  if (crc !== new DataView(bytes.buffer, bytes.byteOffset).getUint32(22, true)) return undefined;
+  const packet = 27 + segments;
+  if (bytes[packet] === 1 && ascii(bytes, packet + 1, 6) === 'vorbis') return 'ogg-vorbis';
+  if (ascii(bytes, packet, 8) === 'OpusHead') return 'ogg-opus';
+  return undefined;
+}
