@@ -126,6 +126,9 @@ describe('other errors: one JSON shape, the right status, never a 500', () => {
     { name: 'an unknown voice', path: '/api/v1/ai/tts', body: { text: 'hi', voice: 'klingon' }, status: 400, field: 'voice' },
     { name: 'text over the model limit', path: '/api/v1/ai/tts', body: { text: 'a'.repeat(5000) }, status: 400, field: 'text' },
     { name: 'text of whitespace only', path: '/api/v1/ai/tts', body: { text: ' \n\t ' }, status: 400, field: 'text' },
+    { name: 'a speed of 0', path: '/api/v1/ai/tts', body: { text: 'hi', options: { speed: 0 } }, status: 400, field: 'options.speed' },
+    { name: 'a speed that is not a number', path: '/api/v1/ai/tts', body: { text: 'hi', options: { speed: 'fast' } }, status: 400, field: 'options.speed' },
+    { name: 'a pitch that is not a number', path: '/api/v1/ai/tts', body: { text: 'hi', options: { pitch: true } }, status: 400, field: 'options.pitch' },
     { name: 'a format the model does not offer', path: '/api/v1/ai/tts', body: { text: 'hi', format: 'opus' }, status: 400, field: 'format' },
     { name: 'an unknown format', path: '/api/v1/ai/tts', body: { text: 'hi', format: 'MP3' }, status: 400, field: 'format' },
     { name: 'a format that is not a string', path: '/api/v1/ai/tts', body: { text: 'hi', format: 3 }, status: 400, field: 'format' },
@@ -242,6 +245,10 @@ describe('around the endpoints', () => {
     assert.ok(speech.voices.length > 1);
     assert.deepEqual([speech.formats, speech.defaultFormat], [['wav', 'mp3', 'ogg'], 'wav']);
     assert.match(speech.label, /WAV.*MP3.*Ogg Vorbis/);
+    // the embedded engines say what each option takes
+    assert.deepEqual(speech.optionTypes.speed, { type: 'number', minimum: 0.5, maximum: 2.5, description: '1 = normal; the range eSpeak NG speaks at' });
+    const chat = body.models.find((m) => m.capability === 'chat')!;
+    assert.equal(chat.optionTypes.seed.type, 'integer');
   });
 
   test('GET /healthz says sandbox mode and names each sandbox RPC URL', async () => {

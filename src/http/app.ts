@@ -110,7 +110,8 @@ export function createApp(deps: AppDeps): Hono {
   app.get('/openapi.json', (c) => c.json(openapi));
   app.get('/docs', (c) => c.html(docsPage(openapi)));
   app.get('/', (c) => c.redirect('/docs'));
-  app.get('/api/v1/ai/models', (c) => c.json(modelsListing(deps.catalog)));
+  const models = modelsListing(deps.catalog, deps.providers); // the catalog is fixed for the process's life
+  app.get('/api/v1/ai/models', (c) => c.json(models));
   app.get('/healthz', (c) => c.json({ status: 'ok', ...deps.health() }));
   app.get('/metrics', async (c) =>
     c.text(await metrics.registry.metrics(), 200, { 'Content-Type': metrics.registry.contentType }),

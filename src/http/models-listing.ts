@@ -1,6 +1,8 @@
 // GET /api/v1/ai/models: the catalog as clients need it, prices in atomic units and in USDC.
 import type { ModelConfig } from '../config/schema.ts';
 import type { ModelCatalog } from '../providers/catalog.ts';
+import type { ProviderRegistry } from '../providers/registry.ts';
+import { jsonSchema } from './openapi-schema.ts';
 
 function limits(model: ModelConfig): Record<string, unknown> {
   switch (model.capability) {
@@ -19,7 +21,15 @@ function limits(model: ModelConfig): Record<string, unknown> {
   }
 }
 
-export function modelsListing(catalog: ModelCatalog): Record<string, unknown> {
+/** Each allowed option with its JSON Schema where the model's engine declares one (types and ranges). */
+function options(model: ModelConfig, providers: ProviderRegistry): Record<string, unknown> {
+  const schema = providers.optionsSchema(model);
+  if (!schema) return {};
+  const properties = (jsonSchema(schema).properties ?? {}) as Record<string, unknown>;
+  return { optionTypes: Object.fromEntries(model.allowedOptions.flatMap((key) => (properties[key] ? [[key, properties[key]]] : []))) };
+}
+
+export function modelsListing(catalog: ModelCatalog, providers: ProviderRegistry): Record<string, unknown> {
   return {
     currency: { asset: 'USDC', decimals: 6, note: 'prices are integer strings in atomic units: "1000" = 0.001 USDC' },
     models: catalog.models.map((model) => ({
@@ -29,6 +39,7 @@ export function modelsListing(catalog: ModelCatalog): Record<string, unknown> {
       provider: model.provider,
       ...limits(model),
       allowedOptions: model.allowedOptions,
+      ...options(model, providers),
       price: model.price,
     })),
   };

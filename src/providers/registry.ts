@@ -39,6 +39,7 @@ export const LOCAL_PROVIDERS = {
 const LOCAL_OPTIONS: Record<string, EngineOptionsSchema> = {
   [LLAMA_CHAT_ENGINE.provider]: LLAMA_CHAT_ENGINE.options,
   [PREVIEW_IMAGE_ENGINE.provider]: PREVIEW_IMAGE_ENGINE.options,
+  [ESPEAK_SPEECH_ENGINE.provider]: ESPEAK_SPEECH_ENGINE.options,
 };
 
 export interface CallSettings {

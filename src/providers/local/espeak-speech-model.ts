@@ -13,6 +13,8 @@ import { speakInWorker } from './espeak-thread.ts';
 import { ESPEAK_DEFAULT_VOICE, ESPEAK_VOICES, isEspeakVoice } from './espeak-voices.ts';
 import type { EspeakFileFormat } from './espeak-worker.ts';
 import { ENCODED_FORMATS } from './audio-encoder.ts';
+import { z } from 'zod';
+import { engineOptions } from './engine-options.ts';
 
 const OUTPUT_FORMATS: readonly EspeakFileFormat[] = ['wav', ...ENCODED_FORMATS];
 
@@ -29,6 +31,14 @@ export const ESPEAK_SPEECH_ENGINE = {
   maxTextLength: 4000,
   /** `outputFormat` values; the first is the default */
   outputFormats: OUTPUT_FORMATS,
+  /** what `options` may set: speed 1 = normal (175 words a minute), pitch 0-99 (50 = normal) */
+  options: z
+    .object({
+      speed: z.number().min(0.5).max(2.5).describe('1 = normal; the range eSpeak NG speaks at'),
+      pitch: z.number().int().min(0).max(99).describe('50 = normal'),
+    })
+    .partial()
+    .strict(),
 } as const;
 
 /** eSpeak's rate for speed 1, and the range its synthesizer accepts (words per minute). */
@@ -42,14 +52,6 @@ export interface EspeakSpeechModelSettings {
   /** voice when the call names none; default ESPEAK_DEFAULT_VOICE */
   defaultVoice?: string;
   maxTextLength?: number;
-}
-
-/** Options read from `providerOptions['local-espeak']` (what the gateway passes through). */
-interface EspeakProviderOptions {
-  /** 1 = normal; same meaning as the call's `speed` */
-  speed?: number;
-  /** 0-99, default 50 */
-  pitch?: number;
 }
 
 export class EspeakSpeechModel implements SpeechModelV4 {
@@ -87,7 +89,7 @@ export class EspeakSpeechModel implements SpeechModelV4 {
     if (options.instructions !== undefined) {
       warnings.push({ type: 'unsupported', feature: 'instructions', details: 'eSpeak NG has no style instructions' });
     }
-    const own = readProviderOptions(options.providerOptions?.[this.provider]);
+    const own = engineOptions(ESPEAK_SPEECH_ENGINE.options, options.providerOptions, this.provider);
     const speed = options.speed ?? own.speed;
     let wordsPerMinute: number | undefined;
     if (speed !== undefined) {
@@ -139,11 +141,3 @@ function unknownVoice(voice: string, argument: string): InvalidArgumentError {
   });
 }
 
-function readProviderOptions(value: unknown): EspeakProviderOptions {
-  if (typeof value !== 'object' || value === null) return {};
-  const { speed, pitch } = value as Record<string, unknown>;
-  return {
-    speed: typeof speed === 'number' ? speed : undefined,
-    pitch: typeof pitch === 'number' ? pitch : undefined,
-  };
-}
