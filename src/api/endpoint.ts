@@ -3,7 +3,7 @@
 import type { z } from 'zod';
 import { ApiError } from '../errors.ts';
 import { parseOrThrow } from './validate.ts';
-import type { Capability, ModelConfig } from '../config/schema.ts';
+import { NEVER_PASSED_OPTIONS, type Capability, type ModelConfig } from '../config/schema.ts';
 import type { ModelCatalog } from '../providers/catalog.ts';
 import type { ProviderRegistry } from '../providers/registry.ts';
 import type { MediaStore } from '../media/media-store.ts';
@@ -34,8 +34,6 @@ export interface Endpoint {
   prepare: (body: unknown, context: EndpointContext) => PreparedCall;
 }
 
-/** Keys that would redirect or re-authenticate an upstream call are never passed through. */
-const FORBIDDEN_OPTIONS = /^(base_?url|api_?key|headers?|url|endpoint|organization|project|authorization|fetch)$/i;
 
 /**
  * Keeps only the options the model allows, of the types its engine reads (when it declares them); anything
@@ -48,7 +46,7 @@ export function allowedOptions(
 ): Record<string, string | number | boolean> {
   if (!options) return {};
   for (const key of Object.keys(options)) {
-    if (FORBIDDEN_OPTIONS.test(key) || !model.allowedOptions.includes(key)) {
+    if (NEVER_PASSED_OPTIONS.test(key) || !model.allowedOptions.includes(key)) {
       const allowed = model.allowedOptions.length > 0 ? model.allowedOptions.join(', ') : 'none';
       throw new ApiError(400, 'invalid_request', `options.${key} is not accepted by model ${model.id} (allowed: ${allowed})`, {
         field: `options.${key}`,

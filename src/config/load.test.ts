@@ -38,3 +38,15 @@ test('formats a provider cannot produce, a default outside the list and unknown 
   assert.throws(() => speechModels({ provider: 'local-espeak', formats: ['mp3'], defaultFormat: 'wav' }), /defaultFormat is not in formats/);
   assert.throws(() => speechModels({ provider: 'local-espeak', formats: ['aiff'] }), /formats/);
 });
+
+test('a catalog entry cannot allow an option that would change what was priced or where the call goes', () => {
+  const chat = { capability: 'chat', provider: 'up', maxTokens: 100, defaultMaxTokens: 10, price: { perRequest: '1', perThousandOutputTokens: '1', perThousandInputChars: '1' } };
+  for (const key of ['model', 'max_tokens', 'n', 'size', 'response_format', 'baseURL', 'api_key']) {
+    assert.throws(
+      () => loadConfig({}, { providers: UPSTREAM, models: [{ ...chat, id: 'c', allowedOptions: ['seed', key] }] }),
+      (error: Error) => error instanceof ConfigError && error.message.includes(`${key} can never be passed as an option`),
+      key,
+    );
+  }
+  assert.deepEqual(loadConfig({}, { providers: UPSTREAM, models: [{ ...chat, id: 'c', allowedOptions: ['seed', 'top_k'] }] }).models[0]!.allowedOptions, ['seed', 'top_k']);
+});

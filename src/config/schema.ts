@@ -64,6 +64,14 @@ const price = {
   }),
 };
 
+/**
+ * Option names no catalog entry may pass to a provider: they would redirect or re-authenticate the call, or
+ * change what the quote priced or checked (the model, the conversation or text, how many, how large, how
+ * long, which voice or format). The API refuses them in a request whatever the catalog says.
+ */
+export const NEVER_PASSED_OPTIONS =
+  /^(base_?url|api_?key|headers?|url|endpoint|organization|project|authorization|fetch|model|messages|prompt|input|text|n|size|voice|max_tokens|max_completion_tokens|max_output_tokens|response_format|output_format|stream)$/i;
+
 const modelBase = {
   id: z.string().regex(/^[A-Za-z0-9._:/-]{1,100}$/),
   /** provider name: a key of `providers`, or one of the embedded engines */
@@ -72,7 +80,9 @@ const modelBase = {
   upstreamModel: z.string().optional(),
   label: z.string().default(''),
   /** option keys a client may pass through in `options` */
-  allowedOptions: z.array(z.string()).default([]),
+  allowedOptions: z
+    .array(z.string().refine((key) => !NEVER_PASSED_OPTIONS.test(key), { error: (issue) => `${String(issue.input)} can never be passed as an option` }))
+    .default([]),
   /** another model of the same capability to try when this one fails (never a pricier one) */
   fallback: z.string().optional(),
 };
