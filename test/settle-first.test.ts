@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { startTestService, postJson } from './support/service.ts';
 import { balanceOf, fundedEvmBuyer } from './support/sandbox-wallet.ts';
 import { signEvmProof } from './support/evm-proof.ts';
+import { silentMp3 } from './support/openai-upstream.ts';
 import { embeddedModels } from '../src/config/embedded-models.ts';
 import type { RunningService } from '../src/service.ts';
 import type { PaymentRequirements } from '../src/x402/types.ts';
@@ -17,12 +18,13 @@ let upstreamWorks = false;
 let upstream: Server;
 let service: RunningService;
 const BODY = { model: 'flaky-tts', text: 'Settled first, spoken later.' };
+const MP3 = silentMp3(3);
 
 before(async () => {
   upstream = createServer((req, res) => {
     req.resume();
     if (!upstreamWorks) return void res.writeHead(500, { 'Content-Type': 'application/json' }).end('{"error":{"message":"down"}}');
-    res.writeHead(200, { 'Content-Type': 'audio/mpeg' }).end(Buffer.from('ID3fake-mp3-bytes'));
+    res.writeHead(200, { 'Content-Type': 'audio/mpeg' }).end(MP3);
   });
   await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
   const port = (upstream.address() as AddressInfo).port;
@@ -71,6 +73,6 @@ test('work failing after a settle-first payment is rerun by the same proof, char
   const rerun = await postJson(`${service.url}/api/v1/ai/tts`, BODY, { 'X-Network': 'base', 'X-PAYMENT': proof });
   assert.equal(rerun.status, 200);
   const { audioUrl } = (await rerun.json()) as { audioUrl: string };
-  assert.equal(await (await fetch(audioUrl)).text(), 'ID3fake-mp3-bytes');
+  assert.deepEqual(Buffer.from(await (await fetch(audioUrl)).arrayBuffer()), MP3);
   assert.equal(await balanceOf(service, 'base', buyer.address), before - 3000n, 'charged once');
 });
