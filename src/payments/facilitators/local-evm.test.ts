@@ -115,6 +115,22 @@ test('concurrent settlements from one settlement key all land', async () => {
   assert.deepEqual(outcomes.map((o) => o.status), ['settled', 'settled', 'settled', 'settled']);
 });
 
+test('verifications and settlements interleaved, 8 in flight, 48 in all: every one verifies and lands', async () => {
+  // each verification reads the chain while other settlements are being mined (a pruned anvil failed some)
+  const payers = await Promise.all(Array.from({ length: 8 }, () => fundedPayer()));
+  const outcomes: string[] = [];
+  await Promise.all(
+    payers.map(async (payer) => {
+      for (let i = 0; i < 6; i++) {
+        const payment = await pay(payer, requirements());
+        const verified = await facilitator.verify(payment, requirements());
+        outcomes.push(verified.isValid ? (await facilitator.settle(payment, requirements())).status : verified.invalidReason);
+      }
+    }),
+  );
+  assert.deepEqual(outcomes, Array(48).fill('settled'));
+});
+
 // ---- the tampering matrix: each is refused with its own reason, and no funds move ----
 
 interface Case {

@@ -61,8 +61,10 @@ export async function startAnvil(options: AnvilOptions): Promise<AnvilNode> {
     // No pre-funded well-known dev accounts: the sandbox funds its own generated keys.
     '--accounts', '0',
     // Past 500 blocks anvil writes old states to ~/.foundry/anvil/tmp (~130 MB per 1,000 settlements, never
-    // removed since anvil is killed) and mines later each block; nothing here reads state at an old block.
-    '--prune-history',
+    // removed since anvil is killed) and mines later each block. Pruned, it writes none and keeps the last 64
+    // in memory: nothing here reads an older block, and with none kept an eth_call at `latest` racing a new
+    // block fails (local-evm.test.ts, 8 verifications in flight).
+    '--prune-history', '64',
     ...(options.extraArgs ?? []),
   ];
   const posix = process.platform !== 'win32';
