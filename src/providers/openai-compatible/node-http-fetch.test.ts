@@ -1,7 +1,8 @@
 import { after, before, test } from 'node:test';
+import { getEventListeners } from 'node:events';
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { createNodeHttpFetch } from './node-http-fetch.ts';
 import { unusedPort } from '../../../test/support/ports.ts';
@@ -45,6 +46,9 @@ before(async () => {
         return;
       case '/slow':
         setTimeout(() => res.end('late'), 2_000);
+        return;
+      case '/late':
+        setTimeout(() => res.end('late'), 400);
         return;
       case '/slow-body':
         res.writeHead(200, { 'Content-Length': '10' });
@@ -113,14 +117,44 @@ test('a 204 has no body', async () => {
   assert.equal(response.body, null);
 });
 
-test('redirects: manual hands back the 3xx, follow arrives at the target, error refuses', async () => {
+test('redirects: manual hands back the 3xx, a GET follows to the target, error and a POST refuse', async () => {
   const manual = await nodeFetch(`${origin}/redirect`, { redirect: 'manual' });
   assert.equal(manual.status, 302);
   assert.equal(manual.headers.get('location'), '/echo');
   const followed = await nodeFetch(`${origin}/redirect`);
   assert.equal(followed.status, 201);
   await followed.arrayBuffer();
-  await assert.rejects(nodeFetch(`${origin}/redirect`, { redirect: 'error' }), (error: Error) => error instanceof TypeError && error.message === 'fetch failed');
+  const fetchFailed = (error: Error) => error instanceof TypeError && error.message === 'fetch failed';
+  await assert.rejects(nodeFetch(`${origin}/redirect`, { redirect: 'error' }), fetchFailed);
+  // followed, a POST would reach the first address twice
+  await assert.rejects(nodeFetch(`${origin}/redirect`, { method: 'POST', body: '{}' }), fetchFailed);
+});
+
+test('a status a Response cannot hold (1xx, over 599) fails the call as fetch failed, and the process lives', async () => {
+  const raw = createNetServer((socket) => {
+    socket.once('data', (request) => {
+      const status = /GET \/(\d+)/.exec(request.toString())![1];
+      socket.end(`HTTP/1.1 ${status} Odd\r\nContent-Length: 2\r\n\r\nhi`);
+    });
+  });
+  await new Promise<void>((resolve) => raw.listen(0, '127.0.0.1', resolve));
+  try {
+    const at = `http://127.0.0.1:${(raw.address() as AddressInfo).port}`;
+    for (const status of [101, 600, 999]) {
+      await assert.rejects(nodeFetch(`${at}/${status}`), (error: Error) => error instanceof TypeError && error.message === 'fetch failed', String(status));
+    }
+  } finally {
+    raw.close();
+  }
+});
+
+test('a call slower than the idle timeout is not cut; its connection, once unused that long, is closed', async () => {
+  const quick = createNodeHttpFetch({ idleTimeoutMs: 150 });
+  sockets.clear();
+  const late = await quick(`${origin}/late`);
+  assert.equal(await late.text(), 'late', 'answered 400 ms after it was asked');
+  const [socket] = [...sockets] as Socket[];
+  await new Promise<void>((resolve) => socket!.once('close', () => resolve()));
 });
 
 test('what it does not cover goes to the fallback fetch untouched', async () => {
@@ -129,7 +163,7 @@ test('what it does not cover goes to the fallback fetch untouched', async () => 
     seen.push(init?.body ?? input);
     return new Response('from fallback');
   };
-  const withFallback = createNodeHttpFetch(fallback);
+  const withFallback = createNodeHttpFetch({ fallback });
   const form = new FormData();
   form.set('a', 'b');
   assert.equal(await (await withFallback(`${origin}/echo`, { method: 'POST', body: form })).text(), 'from fallback');
@@ -168,4 +202,11 @@ test('an abort during the body errors the body with the signal reason', async ()
   const text = response.text();
   controller.abort();
   await assert.rejects(text, (error: Error) => error.name === 'AbortError');
+});
+
+test('the abort listener goes once the body is read: a long-lived signal does not gather one per call', async () => {
+  const signal = new AbortController().signal;
+  for (let i = 0; i < 3; i++) await (await nodeFetch(`${origin}/echo`, { signal })).arrayBuffer();
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(getEventListeners(signal, 'abort').length, 0);
 });

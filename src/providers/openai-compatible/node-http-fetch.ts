@@ -8,8 +8,10 @@
 // network failure rejects with TypeError('fetch failed', { cause }) and a body cut mid-way errors the
 // stream with its ECONNRESET cause (the AI SDK retries both), an aborted call rejects with the signal's
 // reason, redirect 'manual' hands back the 3xx and 'error' refuses it. The rest goes to `fallback` (the
-// global fetch) untouched: a Request object, a streamed, Blob or FormData body, and a redirect to follow
-// (the request is sent again through it, which follows it).
+// global fetch) untouched: a Request object, a streamed, Blob or FormData body, and a GET or HEAD redirect to
+// follow (asked again through it, which follows it). A redirect answering any other method fails rather than
+// send the request twice. Unlike the global fetch it ignores NODE_USE_ENV_PROXY: upstreams are reached
+// directly.
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type RequestOptions } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { Readable, pipeline } from 'node:stream';
@@ -84,11 +86,20 @@ function responseBody(message: IncomingMessage): ReadableStream<Uint8Array> {
   });
 }
 
-export function createNodeHttpFetch(fallback: typeof fetch = globalThis.fetch): typeof fetch {
-  const agents = {
-    'http:': new HttpAgent({ keepAlive: true, scheduling: 'lifo' }),
-    'https:': new HttpsAgent({ keepAlive: true, scheduling: 'lifo' }),
-  };
+export interface NodeHttpFetchOptions {
+  /** what takes the calls this fetch does not cover; default the global fetch */
+  fallback?: typeof fetch;
+  /**
+   * How long a pooled connection may sit unused before it is closed (undici's default too): a server that
+   * drops idle connections without saying when would otherwise get the next request on a dying socket.
+   * A call in progress is never cut by it.
+   */
+  idleTimeoutMs?: number;
+}
+
+export function createNodeHttpFetch({ fallback = globalThis.fetch, idleTimeoutMs = 4_000 }: NodeHttpFetchOptions = {}): typeof fetch {
+  const agentOptions = { keepAlive: true, scheduling: 'lifo', timeout: idleTimeoutMs } as const;
+  const agents = { 'http:': new HttpAgent(agentOptions), 'https:': new HttpsAgent(agentOptions) };
 
   return (input, init) => {
     const body = plainBody(init?.body);
@@ -121,11 +132,22 @@ export function createNodeHttpFetch(fallback: typeof fetch = globalThis.fetch): 
         answered = message;
         const status = message.statusCode ?? 0;
         const headers = responseHeaders(message);
+        const refuse = (why: string) => {
+          message.destroy();
+          done();
+          reject(new TypeError('fetch failed', { cause: new Error(why) }));
+        };
+        // a Response holds statuses 200-599 only (fetch refuses a 1xx as well): anything else is no answer
+        if (status < 200 || status > 599) return refuse(`upstream answered HTTP status ${status}`);
         if (REDIRECT_STATUSES.has(status) && headers.has('location') && init?.redirect !== 'manual') {
+          // 'follow': a GET or HEAD is asked again through the fallback, which follows it; any other method
+          // would reach the first address twice, so it fails as 'error' does
+          if (init?.redirect === 'error' || (method !== 'GET' && method !== 'HEAD')) {
+            return refuse(`upstream answered a redirect to ${headers.get('location')}; configure the address it points to`);
+          }
           message.resume();
           done();
-          if (init?.redirect === 'error') reject(new TypeError('fetch failed', { cause: new Error(`unexpected redirect to ${headers.get('location')}`) }));
-          else fallback(input, init).then(resolve, reject);
+          fallback(input, init).then(resolve, reject);
           return;
         }
         message.once('close', done);
