@@ -115,6 +115,7 @@ describe('other errors: one JSON shape, the right status, never a 500', () => {
     { name: 'an unknown field', path: '/api/v1/ai/chat', body: { model: 'local/demo-bigram', prompt: 'hi', maxTokens: 3 }, status: 400, field: 'maxTokens' },
     { name: 'an unknown field in a message', path: '/api/v1/ai/chat', body: { model: 'local/demo-bigram', messages: [{ role: 'user', content: 'x', name: 'bob' }] }, status: 400, field: 'messages.0.name' },
     { name: 'a __proto__ key', path: '/api/v1/ai/chat', body: '{"model":"local/demo-bigram","prompt":"hi","options":{"__proto__":{"seed":1}}}', status: 400, field: '__proto__' },
+    { name: 'a __proto__ key spelled with an escape', path: '/api/v1/ai/chat', body: '{"model":"local/demo-bigram","prompt":"hi","\\u005f_proto__":{}}', status: 400, field: '__proto__' },
     { name: 'a seed that is not an integer', path: '/api/v1/ai/chat', body: { model: 'local/demo-bigram', prompt: 'hi', options: { seed: 'abc' } }, status: 400, field: 'options.seed' },
     { name: 'a negative image seed', path: '/api/v1/ai/images', body: { prompt: 'x', options: { seed: -1 } }, status: 400, field: 'options.seed' },
     { name: 'images without prompt', path: '/api/v1/ai/images', body: { n: 1 }, status: 400, field: 'prompt' },

@@ -30,8 +30,9 @@ export async function readJsonBody(c: Context, limitBytes: number): Promise<unkn
   } catch (error) {
     throw new ApiError(400, 'invalid_json', `request body is not valid JSON: ${(error as Error).message}`);
   }
-  // JSON.parse makes "__proto__" an ordinary key, but validation drops it unseen; refuse it by name
-  if (text.includes('"__proto__"') && hasProtoKey(body)) {
+  // JSON.parse makes "__proto__" an ordinary key, but validation drops it unseen; refuse it by name. Any
+  // spelling of it holds either the plain name or a \u escape, so only such bodies are walked.
+  if ((text.includes('__proto__') || text.includes('\\u')) && hasProtoKey(body)) {
     throw new ApiError(400, 'invalid_request', 'a key named __proto__ is not accepted anywhere in the body', { field: '__proto__' });
   }
   return body;
