@@ -58,7 +58,7 @@ export const imagesEndpoint: Endpoint = {
 async function checkedImages(files: { uint8Array: Uint8Array }[], modelId: string, size: string) {
   return Promise.all(
     files.map(async ({ uint8Array }) => {
-      const facts = await inspectImage(uint8Array);
+      const facts = await inspectImage(uint8Array, size);
       if (!facts) throw new ApiError(502, 'upstream_error', `model ${modelId} returned something that is not an image; nothing was charged`);
       const got = `${facts.width}x${facts.height}`;
       if (got !== size) throw new ApiError(502, 'upstream_error', `model ${modelId} returned a ${got} image, not the ${size} paid for; nothing was charged`);
