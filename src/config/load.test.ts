@@ -50,3 +50,12 @@ test('a catalog entry cannot allow an option that would change what was priced o
   }
   assert.deepEqual(loadConfig({}, { providers: UPSTREAM, models: [{ ...chat, id: 'c', allowedOptions: ['seed', 'top_k'] }] }).models[0]!.allowedOptions, ['seed', 'top_k']);
 });
+
+test('an embedded engine\'s catalog entry may allow only options the engine reads', () => {
+  const speech = { id: 's', capability: 'speech', provider: 'local-espeak', voices: ['en-us'], defaultVoice: 'en-us', maxTextLength: 100, price };
+  assert.throws(
+    () => loadConfig({}, { models: [{ ...speech, allowedOptions: ['speed', 'volume'] }] }),
+    /model s: local-espeak reads no option volume \(it reads: speed, pitch\)/,
+  );
+  assert.deepEqual(loadConfig({}, { models: [{ ...speech, allowedOptions: ['pitch'] }] }).models[0]!.allowedOptions, ['pitch']);
+});

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { SANDBOX_NETWORK_NAMES, configSchema, type ModelConfig, type ParsedConfig } from './schema.ts';
 import { embeddedModels } from './embedded-models.ts';
 import { speechProviderFormats } from '../providers/audio-formats.ts';
+import { LOCAL_OPTION_SCHEMAS } from '../providers/local/option-schemas.ts';
 import type { NetworkName } from '../x402/networks.ts';
 
 export interface Config extends Omit<ParsedConfig, 'sandbox' | 'models'> {
@@ -80,6 +81,11 @@ function checkModels(config: Config): void {
   const builtIn = new Set(['local-llama', 'local-espeak', 'local-preview']);
   for (const model of config.models) {
     if (ids.has(model.id)) problems.push(`model ${model.id} is listed twice`);
+    const engineOptions = LOCAL_OPTION_SCHEMAS[model.provider];
+    const unread = engineOptions ? model.allowedOptions.filter((key) => !(key in engineOptions.shape)) : [];
+    if (engineOptions && unread.length > 0) {
+      problems.push(`model ${model.id}: ${model.provider} reads no option ${unread.join(', ')} (it reads: ${Object.keys(engineOptions.shape).join(', ')})`);
+    }
     ids.add(model.id);
     if (!builtIn.has(model.provider) && !config.providers[model.provider]) {
       problems.push(`model ${model.id} names provider "${model.provider}", which is not configured`);

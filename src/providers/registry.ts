@@ -18,6 +18,7 @@ import { createNodeHttpFetch } from './openai-compatible/node-http-fetch.ts';
 import { optionalSecret } from '../config/secret.ts';
 import { perModel } from './per-model.ts';
 import type { EngineOptionsSchema } from './local/engine-options.ts';
+import { LOCAL_OPTION_SCHEMAS } from './local/option-schemas.ts';
 import { LLAMA_CHAT_ENGINE } from './local/llama-chat-model.ts';
 import { PREVIEW_IMAGE_ENGINE } from './local/preview-image-model.ts';
 import { ESPEAK_SPEECH_ENGINE } from './local/espeak-speech-model.ts';
@@ -34,13 +35,6 @@ export const LOCAL_PROVIDERS = {
   image: PREVIEW_IMAGE_ENGINE.provider,
   speech: ESPEAK_SPEECH_ENGINE.provider,
 } as const;
-
-/** The typed options of each embedded engine; upstream options are the upstream's to check. */
-const LOCAL_OPTIONS: Record<string, EngineOptionsSchema> = {
-  [LLAMA_CHAT_ENGINE.provider]: LLAMA_CHAT_ENGINE.options,
-  [PREVIEW_IMAGE_ENGINE.provider]: PREVIEW_IMAGE_ENGINE.options,
-  [ESPEAK_SPEECH_ENGINE.provider]: ESPEAK_SPEECH_ENGINE.options,
-};
 
 export interface CallSettings {
   timeoutMs: number;
@@ -94,7 +88,7 @@ export class ProviderRegistry {
 
   /** the schema `options` must fit for this model, when its engine declares one */
   optionsSchema(model: ModelConfig): EngineOptionsSchema | undefined {
-    return LOCAL_OPTIONS[model.provider];
+    return LOCAL_OPTION_SCHEMAS[model.provider];
   }
 
   language(model: ChatModelConfig): LanguageModel {

@@ -13,6 +13,7 @@ export function engineOptions<S extends EngineOptionsSchema>(
   providerOptions: Record<string, unknown> | undefined,
   key: string,
 ): Partial<z.infer<S>> {
-  const parsed = schema.partial().safeParse(providerOptions?.[key] ?? {});
+  // engines declare their schemas with every key optional (.partial())
+  const parsed = schema.safeParse(providerOptions?.[key] ?? {});
   return parsed.success ? (parsed.data as Partial<z.infer<S>>) : {};
 }
