@@ -42,7 +42,9 @@ async function startEvmChain(name: NetworkName, settlementTimeoutMs: number): Pr
     asset: chain.asset,
     eip712: chain.eip712,
     receiptTimeoutMs: settlementTimeoutMs,
-    pollingIntervalMs: 50,
+    // anvil mines a few ms after eth_sendRawTransaction answers (later as its chain grows), and viem's receipt
+    // wait, its first look missed, waits a whole interval for the next: keep that short on a local node
+    pollingIntervalMs: 10,
   });
   return {
     network: name,
@@ -76,7 +78,7 @@ async function startSvmChain(name: NetworkName, settlementTimeoutMs: number): Pr
     feePayer: chain.feePayer.signer,
     asset: chain.asset,
     confirmTimeoutMs: settlementTimeoutMs,
-    pollingIntervalMs: 50,
+    pollingIntervalMs: 10,
   });
   return {
     network: name,

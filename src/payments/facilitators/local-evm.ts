@@ -19,7 +19,6 @@ import {
   type Hex,
   type PrivateKeyAccount,
   type PublicClient,
-  type TransactionReceipt,
   type WalletClient,
   type Chain,
   type Transport,
@@ -143,16 +142,12 @@ export class LocalEvmFacilitator implements Facilitator {
     const sent = await this.#send(auth);
     if (sent.status !== 'broadcast') return sent;
 
-    const deadline = performance.now() + this.#receiptTimeoutMs;
     try {
-      const receipt =
-        (await this.#earlyReceipt(sent.transaction, deadline)) ??
-        (await this.#public.waitForTransactionReceipt({
-          hash: sent.transaction,
-          // never 0, which viem reads as "no timeout"
-          timeout: Math.max(1, Math.ceil(deadline - performance.now())),
-          pollingInterval: this.#pollingIntervalMs,
-        }));
+      const receipt = await this.#public.waitForTransactionReceipt({
+        hash: sent.transaction,
+        timeout: this.#receiptTimeoutMs,
+        pollingInterval: this.#pollingIntervalMs,
+      });
       return receipt.status === 'success'
         ? { status: 'settled', transaction: sent.transaction, payer: auth.from }
         : { status: 'failed', reason: 'invalid_transaction_state', payer: auth.from, transaction: sent.transaction };
@@ -161,23 +156,6 @@ export class LocalEvmFacilitator implements Facilitator {
       const reason =
         error instanceof WaitForTransactionReceiptTimeoutError ? 'settlement_receipt_timeout' : 'settlement_receipt_unavailable';
       return { status: 'unknown', reason, payer: auth.from, transaction: sent.transaction };
-    }
-  }
-
-  /**
-   * Looks for the receipt of a just-broadcast transaction at once, then after pauses of 1/32, 1/16,
-   * 1/8, 1/4 and 1/2 of the polling interval (one interval in all, never past the deadline);
-   * undefined when it is not there yet or the RPC failed, and viem's wait takes over.
-   * A node may mine a moment after it accepted the transaction (anvil's automine mines after
-   * eth_sendRawTransaction has answered, later as its chain grows), and viem's wait, after its first
-   * look misses, waits a whole polling interval for the next one.
-   */
-  async #earlyReceipt(hash: Hex, deadline: number): Promise<TransactionReceipt | undefined> {
-    for (let delay = this.#pollingIntervalMs / 32; ; delay *= 2) {
-      const receipt = await this.#public.getTransactionReceipt({ hash }).catch(() => undefined);
-      if (receipt) return receipt;
-      if (delay >= this.#pollingIntervalMs || performance.now() + delay >= deadline) return undefined;
-      await new Promise((resolve) => setTimeout(resolve, delay));
     }
   }
 
