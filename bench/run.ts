@@ -490,9 +490,12 @@ async function main(): Promise<void> {
       {
         target: `gateway adds < ${TARGET_ADDED_P50_MS} ms p50 to a chat call over a direct upstream call, payment excluded`,
         met: ox.added.p50 < TARGET_ADDED_P50_MS,
-        detail:
-          `p50 ${f(ox.added.p50, 3)} ms, p99 ${f(ox.added.p99, 3)} ms; paid on base with payment subtracted ` +
-          `p50 ${f(op.added.p50, 3)} ms, p99 ${f(op.added.p99, 3)} ms`,
+        detail: `p50 ${f(ox.added.p50, 3)} ms, p99 ${f(ox.added.p99, 3)} ms`,
+      },
+      {
+        target: `the same, paid on base with the payment's time subtracted call by call (idle-CPU slowdown included)`,
+        met: op.added.p50 < TARGET_ADDED_P50_MS,
+        detail: `p50 ${f(op.added.p50, 3)} ms, p99 ${f(op.added.p99, 3)} ms`,
       },
     ];
     for (const t of targets) out.push(`TARGET ${t.target}: ${t.met ? 'MET' : 'NOT MET'} (${t.detail})`);

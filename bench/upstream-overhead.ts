@@ -186,10 +186,13 @@ try {
   const quote = await send(agent, paidGateway, jsonRequest(PATH, BODY, { 'X-Network': 'base' }));
   if (quote.status !== 402) throw new Error(`quote answered ${quote.status}: ${quote.body.toString()}`);
   const required = JSON.parse(quote.body.toString()) as PaymentRequired;
-  // A proof is valid for maxTimeoutSeconds after signing: paid calls get theirs in batches signed shortly before.
+  // A proof is valid for maxTimeoutSeconds after signing: paid calls take theirs from batches of 100, each
+  // batch signed when the last is used up (a few seconds before its proofs are sent).
   const signed: RequestSpec[] = [];
   const paidCall = async (): Promise<RequestSpec> => {
-    while (signed.length < 100) signed.push(jsonRequest(PATH, BODY, { 'X-Network': 'base', ...paidHeaders(await signProof(buyer, required)) }));
+    if (signed.length === 0) {
+      for (let i = 0; i < 100; i++) signed.push(jsonRequest(PATH, BODY, { 'X-Network': 'base', ...paidHeaders(await signProof(buyer, required)) }));
+    }
     return signed.pop()!;
   };
   const excludedCall = await paidCall(); // one real proof, sent again and again: this gate never reads it
