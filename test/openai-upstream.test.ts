@@ -315,6 +315,7 @@ describe('successful upstream calls are paid once and their media is ours', () =
       ['a JSON error with status 200', { kind: 'status', status: 200, body: { error: { message: 'quota exceeded' } } }],
       ['an empty body', { kind: 'status', status: 200, body: '' }],
       ['a body cut short as JSON', { kind: 'malformed' }],
+      ['an MP3 whose last frame is cut', { kind: 'status', status: 200, headers: { 'Content-Type': 'audio/mpeg' }, raw: upstream.mp3.subarray(0, upstream.mp3.length - 100) }],
     ];
     for (const [what, fault] of answers) {
       upstream.fail(SPEECH_PATH, fault);

@@ -21,19 +21,23 @@ test('an MP3 may open with an ID3 tag', () => {
   assert.equal(inspectAudio(Buffer.concat([tag, silentMp3(2)])), 'mp3');
 });
 
-test('other containers by their headers: Ogg Opus, FLAC, ADTS AAC', () => {
-  const oggPage = (packet: Buffer) => {
-    const page = Buffer.concat([Buffer.from('OggS\x00\x02', 'latin1'), Buffer.alloc(20), Buffer.from([1, packet.length]), packet]);
-    let crc = 0;
-    for (const byte of page) {
-      crc ^= byte << 24;
-      for (let bit = 0; bit < 8; bit++) crc = crc & 0x80000000 ? (crc << 1) ^ 0x04c11db7 : crc << 1;
-      crc >>>= 0;
-    }
-    page.writeUInt32LE(crc, 22);
-    return page;
-  };
-  const opus = oggPage(Buffer.concat([Buffer.from('OpusHead', 'latin1'), Buffer.alloc(11)]));
+/** One Ogg page (RFC 3533) holding one packet, with its checksum. */
+function oggPage(packet: Buffer, flags: number, sequence: number): Buffer {
+  const page = Buffer.concat([Buffer.from([0x4f, 0x67, 0x67, 0x53, 0, flags]), Buffer.alloc(20), Buffer.from([1, packet.length]), packet]);
+  page.writeUInt32LE(sequence, 18);
+  let crc = 0;
+  for (const byte of page) {
+    crc ^= byte << 24;
+    for (let bit = 0; bit < 8; bit++) crc = crc & 0x80000000 ? (crc << 1) ^ 0x04c11db7 : crc << 1;
+    crc >>>= 0;
+  }
+  page.writeUInt32LE(crc, 22);
+  return page;
+}
+
+test('other containers: Ogg Opus, FLAC, ADTS AAC', () => {
+  const opusHead = Buffer.concat([Buffer.from('OpusHead', 'latin1'), Buffer.alloc(11)]);
+  const opus = Buffer.concat([oggPage(opusHead, 2, 0), oggPage(Buffer.alloc(40, 1), 4, 1)]);
   assert.equal(inspectAudio(opus), 'ogg-opus');
   const corrupted = Buffer.from(opus);
   corrupted[30]! ^= 1;
@@ -41,6 +45,24 @@ test('other containers by their headers: Ogg Opus, FLAC, ADTS AAC', () => {
   assert.equal(inspectAudio(Buffer.concat([Buffer.from('fLaC\x00\x00\x00\x22', 'latin1'), Buffer.alloc(34)])), 'flac');
   const adts = Buffer.from([0xff, 0xf1, 0x50, 0x80, 0x01, 0x7f, 0xfc, 0, 0, 0, 0]); // 11-byte frame
   assert.equal(inspectAudio(Buffer.concat([adts, adts])), 'aac');
+});
+
+test('a file cut short is not whole audio, whatever its first bytes promise', async () => {
+  const mp3 = await encodeWav(wav, 'mp3');
+  const ogg = await encodeWav(wav, 'ogg');
+  const cut: [string, Uint8Array][] = [
+    ['a WAV with half its declared samples', wav.subarray(0, 44 + Math.floor((wav.length - 44) / 2))],
+    ['an MP3 whose last frame is cut', mp3.subarray(0, mp3.length - 100)],
+    ['an MP3 cut in a frame header', Buffer.concat([silentMp3(3), Buffer.from([0xff, 0xfb])])],
+    ['an Ogg file without its last pages', ogg.subarray(0, Math.floor(ogg.length / 2))],
+  ];
+  for (const [what, bytes] of cut) assert.equal(inspectAudio(bytes), undefined, what);
+  // what a file may end with, or a streaming writer may leave open
+  const tagged = Buffer.concat([silentMp3(3), Buffer.from('TAG'), Buffer.alloc(125)]);
+  assert.equal(inspectAudio(tagged), 'mp3', 'an ID3v1 tag after the frames');
+  const streamed = Buffer.from(silentWav(800));
+  streamed.writeUInt32LE(0xffffffff, 40);
+  assert.equal(inspectAudio(streamed), 'wav', 'a data length left open');
 });
 
 test('anything else is not audio: an error body, nothing, a frame sync in random bytes, a WAV without samples', () => {

@@ -18,7 +18,7 @@ export interface RecordedRequest {
 }
 
 export type Fault =
-  | { kind: 'status'; status: number; headers?: Record<string, string>; body?: unknown }
+  | { kind: 'status'; status: number; headers?: Record<string, string>; body?: unknown; raw?: Buffer }
   /** waits, then answers normally (or as `then` says) */
   | { kind: 'delay'; ms: number }
   /** 200 with a body that is not JSON */
@@ -153,6 +153,11 @@ export class OpenAIUpstream {
     }
     if (fault?.kind === 'status') {
       const payload = fault.body ?? { error: { message: `scripted ${fault.status}`, type: 'scripted_error', code: null } };
+      if (fault.raw) {
+        res.writeHead(fault.status, { 'Content-Length': String(fault.raw.length), ...fault.headers });
+        res.end(fault.raw);
+        return;
+      }
       res.writeHead(fault.status, { 'Content-Type': 'application/json', ...fault.headers });
       res.end(JSON.stringify(payload));
       return;
