@@ -127,6 +127,7 @@ describe('other errors: one JSON shape, the right status, never a 500', () => {
     { name: 'an unknown voice', path: '/api/v1/ai/tts', body: { text: 'hi', voice: 'klingon' }, status: 400, field: 'voice' },
     { name: 'text over the model limit', path: '/api/v1/ai/tts', body: { text: 'a'.repeat(5000) }, status: 400, field: 'text' },
     { name: 'text of whitespace only', path: '/api/v1/ai/tts', body: { text: ' \n\t ' }, status: 400, field: 'text' },
+    { name: 'text of zero-width spaces and punctuation only', path: '/api/v1/ai/tts', body: { text: '\u200b\u200b...!' }, status: 400, field: 'text' },
     { name: 'a speed of 0', path: '/api/v1/ai/tts', body: { text: 'hi', options: { speed: 0 } }, status: 400, field: 'options.speed' },
     { name: 'a speed that is not a number', path: '/api/v1/ai/tts', body: { text: 'hi', options: { speed: 'fast' } }, status: 400, field: 'options.speed' },
     { name: 'a pitch that is not a number', path: '/api/v1/ai/tts', body: { text: 'hi', options: { pitch: true } }, status: 400, field: 'options.pitch' },

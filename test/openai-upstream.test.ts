@@ -415,7 +415,7 @@ describe('upstream faults: a clear status, and nothing is charged', () => {
       fault: {
         kind: 'status',
         status: 200,
-        body: { id: 'chatcmpl-empty', object: 'chat.completion', created: 1, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: '  ' }, finish_reason: 'stop' }], usage: { prompt_tokens: 5, completion_tokens: 1, total_tokens: 6 } },
+        body: { id: 'chatcmpl-empty', object: 'chat.completion', created: 1, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: ' \u200b\n' }, finish_reason: 'stop' }], usage: { prompt_tokens: 5, completion_tokens: 1, total_tokens: 6 } },
       },
       times: 1,
       status: 502,

@@ -49,8 +49,8 @@ export const chatEndpoint: Endpoint = {
             maxRetries: settings.maxRetries,
             abortSignal: AbortSignal.timeout(settings.timeoutMs),
           });
-          // an answer with nothing in it is not the work that was paid for
-          if (result.text.trim() === '') throw new ApiError(502, 'upstream_error', `model ${model.id} returned an empty answer; nothing was charged`);
+          // an answer with nothing to read in it (whitespace, zero-width characters) is not the work paid for
+          if (!/[^\s\p{Cf}]/u.test(result.text)) throw new ApiError(502, 'upstream_error', `model ${model.id} returned an empty answer; nothing was charged`);
           const tokens = result.usage.totalTokens ?? (result.usage.inputTokens ?? 0) + (result.usage.outputTokens ?? 0);
           const response: ChatResponse = {
             id: `chat_${randomBytes(12).toString('base64url')}`,

@@ -68,7 +68,8 @@ export const ttsRequestSchema = z
     text: z
       .string()
       .min(1)
-      .refine((text) => text.trim() !== '', 'text must hold something to speak, not only whitespace')
+      // whitespace, zero-width characters or punctuation alone are spoken as silence
+      .refine((text) => /[\p{L}\p{N}]/u.test(text), 'text must hold something to speak: a letter or a digit')
       .describe('Text to speak, up to the model maximum length'),
     voice: z.string().min(1).max(100).optional().describe('One of the model voices; default the model default voice'),
     format: z
