@@ -3,7 +3,7 @@
 import type { z } from 'zod';
 import { ApiError } from '../errors.ts';
 import { parseOrThrow } from './validate.ts';
-import { NEVER_PASSED_OPTIONS, type Capability, type ModelConfig } from '../config/schema.ts';
+import { isNeverPassedOption, type Capability, type ModelConfig } from '../config/schema.ts';
 import type { ModelCatalog } from '../providers/catalog.ts';
 import type { ProviderRegistry } from '../providers/registry.ts';
 import type { MediaStore } from '../media/media-store.ts';
@@ -46,7 +46,7 @@ export function allowedOptions(
 ): Record<string, string | number | boolean> {
   if (!options) return {};
   for (const key of Object.keys(options)) {
-    if (NEVER_PASSED_OPTIONS.test(key) || !model.allowedOptions.includes(key)) {
+    if (isNeverPassedOption(key) || !model.allowedOptions.includes(key)) {
       const allowed = model.allowedOptions.length > 0 ? model.allowedOptions.join(', ') : 'none';
       throw new ApiError(400, 'invalid_request', `options.${key} is not accepted by model ${model.id} (allowed: ${allowed})`, {
         field: `options.${key}`,

@@ -41,7 +41,7 @@ test('formats a provider cannot produce, a default outside the list and unknown 
 
 test('a catalog entry cannot allow an option that would change what was priced or where the call goes', () => {
   const chat = { capability: 'chat', provider: 'up', maxTokens: 100, defaultMaxTokens: 10, price: { perRequest: '1', perThousandOutputTokens: '1', perThousandInputChars: '1' } };
-  for (const key of ['model', 'max_tokens', 'n', 'size', 'response_format', 'baseURL', 'api_key']) {
+  for (const key of ['model', 'max_tokens', 'maxTokens', 'n', 'size', 'response_format', 'responseFormat', 'stream_options', 'baseURL', 'api_key']) {
     assert.throws(
       () => loadConfig({}, { providers: UPSTREAM, models: [{ ...chat, id: 'c', allowedOptions: ['seed', key] }] }),
       (error: Error) => error instanceof ConfigError && error.message.includes(`${key} can never be passed as an option`),

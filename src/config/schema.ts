@@ -69,8 +69,14 @@ const price = {
  * change what the quote priced or checked (the model, the conversation or text, how many, how large, how
  * long, which voice or format). The API refuses them in a request whatever the catalog says.
  */
-export const NEVER_PASSED_OPTIONS =
-  /^(base_?url|api_?key|headers?|url|endpoint|organization|project|authorization|fetch|model|messages|prompt|input|text|n|size|voice|max_tokens|max_completion_tokens|max_output_tokens|response_format|output_format|stream)$/i;
+const NEVER_PASSED = new Set(
+  'baseurl apikey header headers url endpoint organization project authorization fetch model messages prompt input text n size voice maxtokens maxcompletiontokens maxoutputtokens responseformat outputformat stream streamoptions'.split(' '),
+);
+
+/** Whether an option name is one of those, in any spelling (case, `_` or `-`: max_tokens, maxTokens, Max-Tokens). */
+export function isNeverPassedOption(key: string): boolean {
+  return NEVER_PASSED.has(key.toLowerCase().replace(/[_-]/g, ''));
+}
 
 const modelBase = {
   id: z.string().regex(/^[A-Za-z0-9._:/-]{1,100}$/),
@@ -81,7 +87,7 @@ const modelBase = {
   label: z.string().default(''),
   /** option keys a client may pass through in `options` */
   allowedOptions: z
-    .array(z.string().refine((key) => !NEVER_PASSED_OPTIONS.test(key), { error: (issue) => `${String(issue.input)} can never be passed as an option` }))
+    .array(z.string().refine((key) => !isNeverPassedOption(key), { error: (issue) => `${String(issue.input)} can never be passed as an option` }))
     .default([]),
   /** another model of the same capability to try when this one fails (never a pricier one) */
   fallback: z.string().optional(),
