@@ -78,6 +78,8 @@ test('models lists the catalog; receipt shows a payment, and its result to the p
   const models = await cli(['models'], buyer.key);
   assert.equal(models.code, 0);
   assert.match(models.stdout, /espeak-ng/);
+  assert.match(models.stdout, /formats wav mp3 ogg; text <= 4000 chars; price 0\.001 \+ 0\.002\/1k chars USDC/);
+  assert.match(models.stdout, /price per image 256x256 0\.002, /);
   const paid = JSON.parse((await cli(['chat', 'Hi', '--json'], buyer.key)).stdout);
   const receipt = await cli(['receipt', paid.receipt.transaction], buyer.key);
   assert.equal(receipt.code, 0);

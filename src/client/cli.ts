@@ -4,7 +4,7 @@
 // never from arguments.
 import { readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
-import { basename, join } from 'node:path';
+import { basename, extname, join } from 'node:path';
 import { createClient, type ClientOptions, type Receipt } from './create-client.ts';
 import { gatewayUrl, parseCommandLine, runCommand, UsageError } from './command-line.ts';
 import { MaxPriceExceededError } from './errors.ts';
@@ -148,14 +148,16 @@ async function run(): Promise<void> {
         voice: values.voice,
         format: values.format,
       });
-      const file = values.out ?? basename(new URL(result.audioUrl).pathname);
+      const served = basename(new URL(result.audioUrl).pathname);
+      const file = values.out ?? served;
+      if (extname(file) !== extname(served)) process.stderr.write(`note: ${file} holds ${extname(served).slice(1)} audio\n`);
       await download(result.audioUrl, file);
       output({ result, receipt, file }, `${file}\n${paidLine(receipt)}`);
       return;
     }
     case 'models': {
-      const listing = (await (await fetch(`${baseUrl}/api/v1/ai/models`)).json()) as { models: { id: string; capability: string; label: string }[] };
-      output(listing, listing.models.map((m) => `${m.capability.padEnd(7)} ${m.id.padEnd(22)} ${m.label}`).join('\n'));
+      const listing = (await (await fetch(`${baseUrl}/api/v1/ai/models`)).json()) as { models: ListedModel[] };
+      output(listing, listing.models.map((m) => `${m.capability.padEnd(7)} ${m.id.padEnd(22)} ${m.label}\n${' '.repeat(8)}${terms(m)}`).join('\n'));
       return;
     }
     case 'receipt': {
@@ -167,6 +169,36 @@ async function run(): Promise<void> {
     default:
       throw new UsageError(`unknown command "${command}"`);
   }
+}
+
+/** A model as GET /api/v1/ai/models lists it (the fields `models` prints). */
+interface ListedModel {
+  id: string;
+  capability: string;
+  label: string;
+  price: Record<string, string | Record<string, string>>;
+  maxTokens?: number;
+  defaultMaxTokens?: number;
+  sizes?: string[];
+  maxN?: number;
+  voices?: string[];
+  formats?: string[];
+  maxTextLength?: number;
+  allowedOptions?: string[];
+}
+
+/** One line of a model's limits and prices, in USDC. */
+function terms(m: ListedModel): string {
+  const usdc = (atomic: unknown) => formatUsdc(BigInt(String(atomic ?? '0')));
+  const p = m.price;
+  const parts =
+    m.capability === 'chat'
+      ? [`max_tokens <= ${m.maxTokens} (default ${m.defaultMaxTokens})`, `price ${usdc(p.perRequest)} + ${usdc(p.perThousandOutputTokens)}/1k max_tokens + ${usdc(p.perThousandInputChars)}/1k input chars USDC`]
+      : m.capability === 'image'
+        ? [`n <= ${m.maxN}`, `price per image ${(m.sizes ?? []).map((size) => `${size} ${usdc((p.perImageBySize as Record<string, string>)[size])}`).join(', ')} USDC`]
+        : [`voices ${(m.voices ?? []).join(' ')}`, `formats ${(m.formats ?? []).join(' ')}`, `text <= ${m.maxTextLength} chars`, `price ${usdc(p.perRequest)} + ${usdc(p.perThousandChars)}/1k chars USDC`];
+  if (m.allowedOptions?.length) parts.push(`options ${m.allowedOptions.join(' ')}`);
+  return parts.join('; ');
 }
 
 runCommand('x402-ai', USAGE, run, [[MaxPriceExceededError, 3]]);
