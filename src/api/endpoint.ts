@@ -34,7 +34,6 @@ export interface Endpoint {
   prepare: (body: unknown, context: EndpointContext) => PreparedCall;
 }
 
-
 /**
  * Keeps only the options the model allows, of the types its engine reads (when it declares them); anything
  * else is a 400 naming the key.
