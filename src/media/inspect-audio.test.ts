@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { synthesizeWav } from '../providers/local/espeak-wasm.ts';
 import { encodeWav } from '../providers/local/audio-encoder.ts';
 import { silentMp3, silentWav } from '../../test/support/openai-upstream.ts';
-import { inspectAudio } from './inspect-audio.ts';
+import { inspectAudio, oggPageCrc } from './inspect-audio.ts';
 import { fixWavSizes } from './wav.ts';
 
 const wav = fixWavSizes(await synthesizeWav({ text: 'The sea is large and mostly blue.', voice: 'en-us' }));
@@ -25,13 +25,7 @@ test('an MP3 may open with an ID3 tag', () => {
 function oggPage(packet: Buffer, flags: number, sequence: number): Buffer {
   const page = Buffer.concat([Buffer.from([0x4f, 0x67, 0x67, 0x53, 0, flags]), Buffer.alloc(20), Buffer.from([1, packet.length]), packet]);
   page.writeUInt32LE(sequence, 18);
-  let crc = 0;
-  for (const byte of page) {
-    crc ^= byte << 24;
-    for (let bit = 0; bit < 8; bit++) crc = crc & 0x80000000 ? (crc << 1) ^ 0x04c11db7 : crc << 1;
-    crc >>>= 0;
-  }
-  page.writeUInt32LE(crc, 22);
+  page.writeUInt32LE(oggPageCrc(page), 22);
   return page;
 }
 

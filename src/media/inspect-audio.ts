@@ -100,6 +100,13 @@ const CRC_TABLE = Array.from({ length: 256 }, (_, n) => {
   return crc >>> 0;
 });
 
+/** The checksum of one whole Ogg page, its own checksum field (bytes 22-25) counted as zeros. */
+export function oggPageCrc(page: Uint8Array): number {
+  let crc = 0;
+  for (let i = 0; i < page.length; i++) crc = ((crc << 8) ^ CRC_TABLE[((crc >>> 24) ^ (i >= 22 && i < 26 ? 0 : page[i]!)) & 0xff]!) >>> 0;
+  return crc;
+}
+
 /**
  * The codec of an Ogg file: every page whole with a valid checksum, the first opening the stream with its
  * codec's header, the last closing it (a file cut short has no end-of-stream page).
@@ -115,9 +122,7 @@ function oggStream(bytes: Uint8Array): AudioContainer | undefined {
     if (end > bytes.length) return undefined;
     for (let i = 0; i < segments; i++) end += bytes[at + 27 + i]!;
     if (end > bytes.length) return undefined;
-    let crc = 0;
-    for (let i = at; i < end; i++) crc = ((crc << 8) ^ CRC_TABLE[((crc >>> 24) ^ (i >= at + 22 && i < at + 26 ? 0 : bytes[i]!)) & 0xff]!) >>> 0;
-    if (crc !== view.getUint32(at + 22, true)) return undefined;
+    if (oggPageCrc(bytes.subarray(at, end)) !== view.getUint32(at + 22, true)) return undefined;
     flags = bytes[at + 5]!;
     if (at === 0) {
       const packet = 27 + segments;

@@ -5,6 +5,7 @@
 // WebAssembly decoders (mpg123, libvorbis) to compare the sound with what was encoded.
 import { MPEGDecoder } from 'mpg123-decoder';
 import { OggVorbisDecoder } from '@wasm-audio-decoders/ogg-vorbis';
+import { oggPageCrc } from '../../src/media/inspect-audio.ts';
 
 export class AudioStreamError extends Error {
   override name = 'AudioStreamError';
@@ -77,21 +78,6 @@ export interface OggVorbisStream {
   durationSeconds: number;
 }
 
-// CRC-32 of Ogg pages: polynomial 0x04c11db7, not reflected, initial value 0, no final XOR
-const CRC_TABLE = Array.from({ length: 256 }, (_, n) => {
-  let crc = n << 24;
-  for (let bit = 0; bit < 8; bit++) crc = crc & 0x80000000 ? (crc << 1) ^ 0x04c11db7 : crc << 1;
-  return crc >>> 0;
-});
-
-function oggCrc(page: Uint8Array): number {
-  let crc = 0;
-  for (let i = 0; i < page.length; i++) {
-    const byte = i >= 22 && i < 26 ? 0 : page[i]!; // the checksum field counts as zeros
-    crc = ((crc << 8) ^ CRC_TABLE[((crc >>> 24) ^ byte) & 0xff]!) >>> 0;
-  }
-  return crc;
-}
 
 const BEGINNING = 2;
 const END = 4;
@@ -125,7 +111,7 @@ export function parseOggVorbis(bytes: Uint8Array): OggVorbisStream {
     const table = bytes.subarray(offset + 27, offset + 27 + segments);
     const end = offset + 27 + segments + table.reduce((sum, size) => sum + size, 0);
     if (table.length < segments || end > bytes.length) throw new AudioStreamError(`page ${pages} runs past the end`);
-    if (oggCrc(bytes.subarray(offset, end)) !== view.getUint32(offset + 22, true)) throw new AudioStreamError(`page ${pages}: bad checksum`);
+    if (oggPageCrc(bytes.subarray(offset, end)) !== view.getUint32(offset + 22, true)) throw new AudioStreamError(`page ${pages}: bad checksum`);
     const position = view.getBigInt64(offset + 6, true);
     if (position !== -1n) {
       if (position < granule) throw new AudioStreamError(`page ${pages}: granule position goes back`);
