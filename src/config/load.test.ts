@@ -59,3 +59,24 @@ test('an embedded engine\'s catalog entry may allow only options the engine read
   );
   assert.deepEqual(loadConfig({}, { models: [{ ...speech, allowedOptions: ['pitch'] }] }).models[0]!.allowedOptions, ['pitch']);
 });
+
+test('the service name and tags catalogues see meet the bazaar rules, checked by @x402/extensions', async () => {
+  const { isValidServiceName, sanitizeTags } = await import('@x402/extensions/bazaar');
+  const { service } = loadConfig({});
+  assert.ok(isValidServiceName(service.name));
+  assert.deepEqual(sanitizeTags(service.tags), service.tags, 'no default tag is dropped');
+  const custom = loadConfig({}, { service: { name: 'My AI', tags: ['llm'] } }).service;
+  assert.deepEqual([custom.name, custom.tags], ['My AI', ['llm']]);
+  assert.match(custom.description, /x402/, 'an omitted description keeps the default');
+});
+
+test('a service name or tag a catalogue would drop stops startup, naming the setting', () => {
+  const refused = (service: Record<string, unknown>, field: RegExp) =>
+    assert.throws(() => loadConfig({}, { service }), (error: Error) => error instanceof ConfigError && field.test(error.message));
+  refused({ name: 'x'.repeat(33) }, /service\.name/);
+  refused({ name: 'Café IA' }, /service\.name/);
+  refused({ tags: ['a', 'b', 'c', 'd', 'e', 'f'] }, /service\.tags/);
+  refused({ tags: [''] }, /service\.tags/);
+  refused({ description: 'two\nlines' }, /service\.description/);
+  refused({ iconUrl: 'https://x.example/i.png' }, /iconUrl/);
+});

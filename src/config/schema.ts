@@ -172,6 +172,14 @@ const s3MediaStore = z.object({
 export const mediaConfig = z.discriminatedUnion('store', [fileMediaStore, s3MediaStore]);
 export type MediaConfig = z.infer<typeof mediaConfig>;
 
+/** 1 to 32 printable ASCII characters (x402 bazaar's rule for a service name or a tag) */
+const printableAscii = z.string().regex(/^[\x20-\x7E]{1,32}$/, '1 to 32 printable ASCII characters');
+const DEFAULT_SERVICE = {
+  name: 'x402 AI gateway',
+  description: 'Chat completions, image generation and text-to-speech, paid per request in USDC through x402.',
+  tags: ['ai', 'chat', 'image-generation', 'text-to-speech'],
+};
+
 export const configSchema = z
   .object({
     host: z.string().default('127.0.0.1'),
@@ -257,6 +265,22 @@ export const configSchema = z
       .string()
       .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name')
       .default('ADMIN_TOKEN'),
+    /**
+     * How catalogues name and file this service: x402 v2 `resource.serviceName` and `tags` (bazaar rules: printable
+     * ASCII, a name of at most 32 characters, at most 5 tags of at most 32), the description of /.well-known/x402 and
+     * /llms.txt. Kept short: it travels in every PAYMENT-REQUIRED header.
+     */
+    service: z
+      .object({
+        name: printableAscii.default(DEFAULT_SERVICE.name),
+        description: z
+          .string()
+          .regex(/^[^\p{Cc}]{1,300}$/u, '1 to 300 characters, no control characters')
+          .default(DEFAULT_SERVICE.description),
+        tags: z.array(printableAscii).max(5).default(DEFAULT_SERVICE.tags),
+      })
+      .strict()
+      .default(DEFAULT_SERVICE),
     providers: z.record(z.string(), upstreamProvider).default({}),
     models: z.array(modelConfig).optional(),
     defaults: z

@@ -22,6 +22,7 @@ import { requestOrigin } from './origin.ts';
 import { requestHash } from './canonical-json.ts';
 import { bodyFieldsOf, openApiDocument } from './openapi.ts';
 import { docsPage } from './docs-page.ts';
+import { discoveryRoutes, paymentInfoByPath } from './discovery.ts';
 import { modelsListing } from './models-listing.ts';
 import type { HttpMetrics } from './metrics.ts';
 
@@ -106,7 +107,8 @@ export function createApp(deps: AppDeps): Hono {
     });
   }
 
-  const openapi = openApiDocument(deps.endpoints);
+  const discovery = { config, endpoints: deps.endpoints, catalog: deps.catalog, networks: gate.enabledNetworks };
+  const openapi = openApiDocument(deps.endpoints, paymentInfoByPath(discovery));
   app.get('/openapi.json', (c) => c.json(openapi));
   app.get('/docs', (c) => c.html(docsPage(openapi)));
   app.get('/', (c) => c.redirect('/docs'));
@@ -116,6 +118,7 @@ export function createApp(deps: AppDeps): Hono {
   app.get('/metrics', async (c) =>
     c.text(await metrics.registry.metrics(), 200, { 'Content-Type': metrics.registry.contentType }),
   );
+  app.route('/', discoveryRoutes(discovery));
   app.route('/', mediaRoutes(deps.media));
   app.route('/', paymentRoutes(deps.ledger));
   app.route('/', adminRoutes(deps.ledger, config, log));

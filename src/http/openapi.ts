@@ -65,7 +65,14 @@ export function bodyFieldsOf(endpoint: Endpoint): Record<string, unknown> {
 
 const errorResponse = (description: string) => ({ description, content: jsonContent('Error') });
 
-export function openApiDocument(endpoints: readonly Endpoint[]): Record<string, unknown> {
+/**
+ * @param paymentInfo x-payment-info per paid path (http/discovery.ts); a path without one is not advertised as
+ * payable (its capability has no model in the catalog)
+ */
+export function openApiDocument(
+  endpoints: readonly Endpoint[],
+  paymentInfo: ReadonlyMap<string, Record<string, unknown>> = new Map(),
+): Record<string, unknown> {
   const schemas: Record<string, unknown> = {
     Error: jsonSchema(errorSchema),
     PaymentRequired: jsonSchema(paymentRequiredSchema),
@@ -81,6 +88,7 @@ export function openApiDocument(endpoints: readonly Endpoint[]): Record<string, 
         operationId: endpoint.capability,
         summary: endpoint.summary,
         description: `${endpoint.description}. Paid per request through x402: call without X-PAYMENT to receive the price in a 402, then repeat the call with the payment proof.`,
+        ...(paymentInfo.has(endpoint.path) ? { 'x-payment-info': paymentInfo.get(endpoint.path) } : {}),
         parameters: [
           {
             name: 'X-Network',

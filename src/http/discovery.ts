@@ -1,0 +1,112 @@
+// How agents and catalogues find what this gateway sells, generated from the endpoints, the catalog and the
+// price table (never hand-written, so it cannot drift from what a 402 asks):
+// - GET /.well-known/x402: { version: 1, resources: [absolute URLs of the paid routes], description }
+//   (the x402scan / agentcash format);
+// - x-payment-info on every paid operation of /openapi.json: the price range in USD(C) and the protocol;
+// - GET /llms.txt: the same in plain text for a language model: what is sold, at what price, how to pay.
+import { Hono } from 'hono';
+import type { Endpoint } from '../api/endpoint.ts';
+import type { Config } from '../config/load.ts';
+import type { ModelConfig } from '../config/schema.ts';
+import type { ModelCatalog } from '../providers/catalog.ts';
+import { capabilityPriceRange, modelPriceRange, type PriceRange } from '../pricing/price-range.ts';
+import { formatUsdc } from '../pricing/usdc.ts';
+import { NETWORKS, type NetworkName } from '../x402/networks.ts';
+import { requestOrigin } from './origin.ts';
+
+export interface DiscoveryDeps {
+  config: Config;
+  endpoints: readonly Endpoint[];
+  catalog: ModelCatalog;
+  networks: readonly NetworkName[];
+}
+
+/** A paid endpoint with no model in the catalog can never be paid for: it is not advertised. */
+function paidEndpoints({ endpoints, catalog, config }: DiscoveryDeps): { endpoint: Endpoint; range: PriceRange }[] {
+  return endpoints.flatMap((endpoint) => {
+    const range = capabilityPriceRange(catalog.models, endpoint.capability, config.bodyLimitBytes);
+    return range ? [{ endpoint, range }] : [];
+  });
+}
+
+/** x-payment-info of one paid operation (price mode "dynamic": the price depends on the body). */
+export function paymentInfo(range: PriceRange): Record<string, unknown> {
+  return {
+    price: { mode: 'dynamic', min: formatUsdc(range.min), max: formatUsdc(range.max), currency: 'USD' },
+    protocols: [{ x402: {} }],
+  };
+}
+
+/** x-payment-info per endpoint path, for the OpenAPI document. */
+export function paymentInfoByPath(deps: DiscoveryDeps): Map<string, Record<string, unknown>> {
+  return new Map(paidEndpoints(deps).map(({ endpoint, range }) => [endpoint.path, paymentInfo(range)]));
+}
+
+export function wellKnownX402(deps: DiscoveryDeps, origin: string): Record<string, unknown> {
+  return {
+    version: 1,
+    resources: paidEndpoints(deps).map(({ endpoint }) => `${origin}${endpoint.path}`),
+    description: deps.config.service.description,
+  };
+}
+
+const usdc = (atomic: bigint) => `${formatUsdc(atomic)} USDC`;
+const span = ({ min, max }: PriceRange) => (min === max ? usdc(min) : `${usdc(min)} to ${usdc(max)}`);
+
+function priceRule(model: ModelConfig): string {
+  switch (model.capability) {
+    case 'chat': {
+      const { perRequest, perThousandOutputTokens, perThousandInputChars } = model.price;
+      return `${usdc(BigInt(perRequest))} per call + ${usdc(BigInt(perThousandOutputTokens))} per 1,000 tokens of max_tokens (default ${model.defaultMaxTokens}, at most ${model.maxTokens}) + ${usdc(BigInt(perThousandInputChars))} per 1,000 characters of input`;
+    }
+    case 'image':
+      return `${Object.entries(model.price.perImageBySize)
+        .filter(([size]) => model.sizes.includes(size))
+        .map(([size, price]) => `${size} ${usdc(BigInt(price))}`)
+        .join(', ')} per image (default ${model.defaultSize}, n up to ${model.maxN})`;
+    case 'speech':
+      return `${usdc(BigInt(model.price.perRequest))} per call + ${usdc(BigInt(model.price.perThousandChars))} per 1,000 characters of text (at most ${model.maxTextLength}); formats ${model.formats.join(', ')}`;
+  }
+}
+
+export function llmsTxt(deps: DiscoveryDeps, origin: string): string {
+  const { config, catalog, networks } = deps;
+  const lines = [`# ${config.service.name}`, '', `> ${config.service.description}`, '', '## What is sold', ''];
+  for (const { endpoint, range } of paidEndpoints(deps)) {
+    lines.push(`### POST ${origin}${endpoint.path}`, '', `${endpoint.summary}. Price per call: ${span(range)}, computed from the body.`, '');
+    for (const model of catalog.models.filter((m) => m.capability === endpoint.capability)) {
+      lines.push(`- model \`${model.id}\`${model.label ? ` (${model.label})` : ''}: ${priceRule(model)}; a call costs ${span(modelPriceRange(model, config.bodyLimitBytes))}`);
+    }
+    lines.push('');
+  }
+  lines.push(
+    '## How to pay (x402)',
+    '',
+    '1. POST the JSON body without payment. The answer is 402 with the exact price of that body: the x402 v1 JSON body',
+    '   (`accepts[]`, amounts in USDC atomic units, 6 decimals) and, for x402 v2 clients, the same offer in the',
+    '   `PAYMENT-REQUIRED` header. Send `X-Network` to pick a network.',
+    '2. Sign the offered payment with any x402 client (`@x402/fetch`, `x402-fetch`) and repeat the same request with the',
+    '   proof in `PAYMENT-SIGNATURE` (v2) or `X-PAYMENT` (v1).',
+    '3. The 200 carries the result; the settlement receipt is in `PAYMENT-RESPONSE` (v2) or `X-PAYMENT-RESPONSE` (v1).',
+    '   Nothing is charged for a request that fails. A proof pays for one call only.',
+    '4. To fetch a paid result again, sign in with the paying wallet (the `sign-in-with-x` extension of the 402).',
+    '',
+    `Networks: ${networks.map((name) => `${name} (${NETWORKS[name].caip2})`).join(', ')}. Asset: USDC.`,
+    '',
+    '## More',
+    '',
+    `- [OpenAPI document](${origin}/openapi.json): request and response schemas, x-payment-info per paid operation`,
+    `- [Models, limits and prices](${origin}/api/v1/ai/models)`,
+    `- [x402 discovery](${origin}/.well-known/x402)`,
+    `- [Documentation](${origin}/docs)`,
+    '',
+  );
+  return lines.join('\n');
+}
+
+export function discoveryRoutes(deps: DiscoveryDeps): Hono {
+  const app = new Hono();
+  app.get('/.well-known/x402', (c) => c.json(wellKnownX402(deps, requestOrigin(c, deps.config))));
+  app.get('/llms.txt', (c) => c.text(llmsTxt(deps, requestOrigin(c, deps.config))));
+  return app;
+}
