@@ -17,5 +17,7 @@ try {
     console.error(error.message);
     process.exit(2);
   }
-  throw error;
+  // anything else is still said in one line: an operator reads a reason, not a stack trace
+  console.error(`startup failed: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
 }

@@ -25,6 +25,7 @@ import { ttsEndpoint } from './api/tts.ts';
 import { createApp } from './http/app.ts';
 import { answerParserErrors } from './http/parser-errors.ts';
 import { HttpMetrics } from './http/metrics.ts';
+import { checkReadiness } from './http/readiness-checks.ts';
 import { startSandbox, type Sandbox } from './sandbox/sandbox.ts';
 import type { NetworkName } from './x402/networks.ts';
 import type { Ledger } from './store/ledger.ts';
@@ -48,12 +49,13 @@ export interface RunningService {
 export async function startService(config: Config, options: { log?: Logger } = {}): Promise<RunningService> {
   const log = options.log ?? pino({ level: config.logLevel });
   mkdirSync(config.dataDir, { recursive: true });
+  // rails first: a missing secret stops startup before the ledger is opened
+  const rails = await configuredRails(config);
   const { ledger, engine } = await openLedger(config, log);
   log.info({ engine }, 'payments ledger ready');
   const { store: media, close: closeMedia } = mediaStoreFromConfig(config);
 
   let sandbox: Sandbox | undefined;
-  const rails = await configuredRails(config);
   if (config.sandbox.enabled) {
     sandbox = await startSandbox(config.sandbox.networks, config.settlementTimeoutMs);
     for (const [name, chain] of sandbox.chains) if (!rails.has(name)) rails.set(name, chain.rail);
@@ -85,6 +87,11 @@ export async function startService(config: Config, options: { log?: Logger } = {
     ledger,
     metrics,
     extraRoutes: sandbox?.routes,
+    readiness: () =>
+      checkReadiness(
+        { config, ledger, media, sandboxRpcUrls: new Map([...(sandbox?.chains ?? [])].map(([name, chain]) => [name, chain.rpcUrl])) },
+        [...rails.keys()],
+      ),
     health: () => ({
       mode: sandbox ? 'sandbox' : 'live',
       networks: [...rails.values()].map((rail) => ({ network: rail.network.name, payTo: rail.payTo, asset: rail.asset })),

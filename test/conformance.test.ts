@@ -19,7 +19,8 @@ const ENDPOINTS = [
 
 let service: RunningService;
 before(async () => {
-  service = await startTestService({ networks: ALL_NETWORKS });
+  // this test's own connections stand for a reverse proxy in front (see 'behind a proxy' below)
+  service = await startTestService({ networks: ALL_NETWORKS, config: { trustedProxies: ['127.0.0.1'] } });
 });
 after(() => service.stop());
 
@@ -84,7 +85,7 @@ describe('402 Payment Required (spec 4 rule 1-2, 7)', () => {
     assert.equal(BigInt(large.body.accepts[0].maxAmountRequired), 3n * BigInt(small.body.accepts[0].maxAmountRequired));
   });
 
-  test('behind a proxy, resource uses X-Forwarded-Proto and X-Forwarded-Host', async () => {
+  test('behind a configured proxy, resource uses X-Forwarded-Proto and X-Forwarded-Host', async () => {
     const response = await postJson(`${service.url}/api/v1/ai/chat`, ENDPOINTS[0].body, {
       'X-Network': 'base',
       'X-Forwarded-Proto': 'https',

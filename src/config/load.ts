@@ -6,7 +6,8 @@ import { SANDBOX_NETWORK_NAMES, configSchema, type ModelConfig, type ParsedConfi
 import { embeddedModels } from './embedded-models.ts';
 import { speechProviderFormats } from '../providers/audio-formats.ts';
 import { LOCAL_OPTION_SCHEMAS } from '../providers/local/option-schemas.ts';
-import type { NetworkName } from '../x402/networks.ts';
+import { NETWORKS, type NetworkName } from '../x402/networks.ts';
+import { addressProblem } from './addresses.ts';
 
 export interface Config extends Omit<ParsedConfig, 'sandbox' | 'models'> {
   sandbox: { enabled: boolean; networks: NetworkName[] };
@@ -25,7 +26,7 @@ function fromEnvironment(env: Env): Record<string, unknown> {
   if (env.HOST) overrides.host = env.HOST;
   if (env.PORT) overrides.port = Number(env.PORT);
   if (env.PUBLIC_URL) overrides.publicUrl = env.PUBLIC_URL;
-  if (env.TRUST_PROXY) overrides.trustProxy = env.TRUST_PROXY === 'true';
+  if (env.TRUSTED_PROXIES) overrides.trustedProxies = env.TRUSTED_PROXIES.split(',').map((s) => s.trim()).filter(Boolean);
   if (env.DATA_DIR) overrides.dataDir = env.DATA_DIR;
   if (env.DATABASE_URL) overrides.databaseUrl = env.DATABASE_URL;
   if (env.LOG_LEVEL) overrides.logLevel = env.LOG_LEVEL;
@@ -50,14 +51,29 @@ function readConfigFile(path: string): Record<string, unknown> {
   }
 }
 
+/**
+ * The config, or one ConfigError naming every bad setting at once (schema, addresses, rails, catalog), so an
+ * operator fixes them in one go rather than one restart per mistake.
+ */
 export function loadConfig(env: Env = process.env, input?: Record<string, unknown>): Config {
   const fileInput = input ?? (env.CONFIG_FILE ? readConfigFile(env.CONFIG_FILE) : {});
   const merged = { ...fileInput, ...fromEnvironment(env) };
+  const problems = [...networkProblems(merged.networks), ...railMixProblems(merged, env)];
   const parsed = configSchema.safeParse(merged);
-  if (!parsed.success) {
-    throw new ConfigError(`invalid configuration:\n${z.prettifyError(parsed.error)}`);
+  let config: Config | undefined;
+  if (parsed.success) {
+    config = resolve(parsed.data);
+    problems.push(...modelProblems(config));
+    if (!config.sandbox.enabled && Object.keys(config.networks).length === 0) {
+      problems.push('no payment network: configure `networks`, or leave sandbox mode on');
+    }
+  } else {
+    problems.unshift(...parsed.error.issues.map((issue) => `${issue.path.length > 0 ? issue.path.join('.') : '(top level)'}: ${issue.message}`));
   }
-  return resolve(parsed.data);
+  if (problems.length > 0 || !config) {
+    throw new ConfigError(`invalid configuration (${problems.length} problem${problems.length === 1 ? '' : 's'}):\n  ${problems.join('\n  ')}`);
+  }
+  return config;
 }
 
 function resolve(parsed: ParsedConfig): Config {
@@ -66,16 +82,40 @@ function resolve(parsed: ParsedConfig): Config {
     enabled: parsed.sandbox?.enabled ?? !hasRealNetworks,
     networks: parsed.sandbox?.networks ?? [...SANDBOX_NETWORK_NAMES],
   };
-  const config: Config = { ...parsed, sandbox, models: parsed.models ?? embeddedModels() };
-  checkModels(config);
-  if (!sandbox.enabled && !hasRealNetworks) {
-    throw new ConfigError('no payment network: configure `networks`, or leave sandbox mode on');
-  }
-  return config;
+  return { ...parsed, sandbox, models: parsed.models ?? embeddedModels() };
 }
 
-/** Cross-field rules zod cannot see one object at a time. */
-function checkModels(config: Config): void {
+/** Each configured network's payTo and asset must be an address of its chain family (read from the raw input). */
+function networkProblems(networks: unknown): string[] {
+  if (typeof networks !== 'object' || networks === null) return [];
+  const problems: string[] = [];
+  for (const [name, settings] of Object.entries(networks)) {
+    const network = NETWORKS[name as NetworkName];
+    if (!network || typeof settings !== 'object' || settings === null) continue; // the schema names these
+    const { payTo, asset } = settings as { payTo?: unknown; asset?: unknown };
+    const payToProblem = addressProblem(network.family, payTo);
+    if (payToProblem) problems.push(`networks.${name}.payTo ${payToProblem}`);
+    const assetProblem = asset === undefined ? undefined : addressProblem(network.family, asset);
+    if (assetProblem) problems.push(`networks.${name}.asset ${assetProblem}`);
+  }
+  return problems;
+}
+
+/** Test-money chains (and their public faucet) never run in the same process as live rails. */
+function railMixProblems(merged: Record<string, unknown>, env: Env): string[] {
+  const networks = merged.networks;
+  const live = typeof networks === 'object' && networks !== null ? Object.keys(networks) : [];
+  const sandbox = merged.sandbox as { enabled?: unknown } | undefined;
+  if (live.length === 0 || sandbox?.enabled !== true) return [];
+  const setting = env.SANDBOX_NETWORKS ? 'SANDBOX_NETWORKS' : 'sandbox.enabled';
+  return [
+    `${setting} turns on sandbox chains (test USDC, a public faucet) but \`networks\` configures live rails (${live.join(', ')}): ` +
+      'sandbox and live rails never run in one process; remove one of the two settings',
+  ];
+}
+
+/** Cross-field rules of the catalog zod cannot see one object at a time. */
+function modelProblems(config: Config): string[] {
   const problems: string[] = [];
   const ids = new Set<string>();
   const builtIn = new Set(['local-llama', 'local-espeak', 'local-preview']);
@@ -123,7 +163,7 @@ function checkModels(config: Config): void {
       problems.push(`defaults.${capability} names ${id}, which is not a ${capability} model`);
     }
   }
-  if (problems.length > 0) throw new ConfigError(`invalid model catalog:\n  ${problems.join('\n  ')}`);
+  return problems;
 }
 
 /** Every price component of `fallback` is at most the same component of `model` (sizes both offer, for images). */

@@ -1,6 +1,7 @@
 // The one validated configuration object. Every field has a default that runs offline (sandbox mode).
 import { z } from 'zod';
 import { NETWORK_NAMES } from '../x402/networks.ts';
+import { isProxyEntry } from '../http/origin.ts';
 import { AUDIO_FORMATS, speechProviderFormats } from '../providers/audio-formats.ts';
 
 /** Every network runs in the sandbox: anvil for EVM networks, litesvm for Solana. */
@@ -187,10 +188,13 @@ export const configSchema = z
     /** absolute base URL clients reach us at (behind a proxy); else derived from the request */
     publicUrl: z.url().optional(),
     /**
-     * derive URLs from X-Forwarded-Proto/Host when present (a proxy in front rewrites them); they only
-     * shape URLs in the caller's own response. Set publicUrl to pin them instead.
+     * addresses (or CIDR ranges, e.g. "10.0.0.0/8") of the reverse proxies in front: only a request whose
+     * connection comes from one of them has its X-Forwarded-Proto/Host believed. Default none: URLs come from
+     * publicUrl, else the address the connection was accepted on.
      */
-    trustProxy: z.boolean().default(true),
+    trustedProxies: z
+      .array(z.string().refine(isProxyEntry, { error: (issue) => `${String(issue.input)} is not an IP address or CIDR range` }))
+      .default([]),
     dataDir: z.string().default('.data'),
     /**
      * PostgreSQL connection string for the payments ledger (postgres://user:pass@host:5432/db), shared by every

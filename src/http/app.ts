@@ -25,6 +25,7 @@ import { docsPage } from './docs-page.ts';
 import { discoveryRoutes, paymentInfoByPath } from './discovery.ts';
 import { modelsListing } from './models-listing.ts';
 import type { HttpMetrics } from './metrics.ts';
+import type { ReadinessReport } from './readiness-checks.ts';
 
 export interface AppDeps {
   config: Config;
@@ -38,6 +39,8 @@ export interface AppDeps {
   metrics: HttpMetrics;
   /** what /healthz reports beyond liveness (mode, networks, sandbox RPC URLs) */
   health: () => Record<string, unknown>;
+  /** GET /readyz: each dependency probed (see readiness-checks.ts); the service always gives it */
+  readiness?: () => Promise<ReadinessReport>;
   /** extra routes (the sandbox faucet), mounted only when present */
   extraRoutes?: Hono;
 }
@@ -115,6 +118,13 @@ export function createApp(deps: AppDeps): Hono {
   const models = modelsListing(deps.catalog, deps.providers); // the catalog is fixed for the process's life
   app.get('/api/v1/ai/models', (c) => c.json(models));
   app.get('/healthz', (c) => c.json({ status: 'ok', ...deps.health() }));
+  const { readiness } = deps;
+  if (readiness) {
+    app.get('/readyz', async (c) => {
+      const report = await readiness();
+      return c.json(report, report.status === 'ready' ? 200 : 503);
+    });
+  }
   app.get('/metrics', async (c) =>
     c.text(await metrics.registry.metrics(), 200, { 'Content-Type': metrics.registry.contentType }),
   );

@@ -1,20 +1,66 @@
-// The absolute origin clients reach us at: the configured public URL, else the proxy's forwarded
-// protocol and host (when trusted), else the request's own URL.
+// The absolute origin clients reach us at: the configured public URL; else, for a request that came through a
+// configured proxy, its forwarded protocol and host; else the address the connection was accepted on. Nothing
+// a client alone sends (X-Forwarded-*, Host) decides the `resource` URL, media URLs or a stored receipt.
 import type { Context } from 'hono';
+import type { IncomingMessage } from 'node:http';
+import { BlockList, isIP } from 'node:net';
 
 const HOST = /^[A-Za-z0-9.-]+(:\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](:\d{1,5})?$/;
 
-export function requestOrigin(c: Context, options: { publicUrl?: string; trustProxy: boolean }): string {
+export interface OriginOptions {
+  publicUrl?: string;
+  /** addresses (or CIDR ranges) of the proxies whose X-Forwarded-Proto/Host are believed */
+  trustedProxies: readonly string[];
+}
+
+/** The proxies' addresses as a BlockList, built once per list (the config's list lives as long as the process). */
+const proxyLists = new WeakMap<readonly string[], BlockList>();
+
+export function proxyList(entries: readonly string[]): BlockList {
+  let list = proxyLists.get(entries);
+  if (!list) {
+    list = new BlockList();
+    for (const entry of entries) {
+      const [address, prefix] = entry.split('/') as [string, string | undefined];
+      const family = isIP(address) === 6 ? 'ipv6' : 'ipv4';
+      if (prefix === undefined) list.addAddress(address, family);
+      else list.addSubnet(address, Number(prefix), family);
+    }
+    proxyLists.set(entries, list);
+  }
+  return list;
+}
+
+/** Whether an entry of trustedProxies is an IP address or a CIDR range (the config check uses it). */
+export function isProxyEntry(entry: string): boolean {
+  const [address, prefix, extra] = entry.split('/');
+  const family = isIP(address ?? '');
+  if (family === 0 || extra !== undefined) return false;
+  return prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128));
+}
+
+function isTrusted(list: BlockList, address: string | undefined): boolean {
+  if (!address) return false;
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1];
+  if (mapped) return list.check(mapped, 'ipv4') || list.check(address, 'ipv6');
+  return list.check(address, isIP(address) === 6 ? 'ipv6' : 'ipv4');
+}
+
+export function requestOrigin(c: Context, options: OriginOptions): string {
   if (options.publicUrl) return options.publicUrl.replace(/\/+$/, '');
-  const url = parsedOrigin(c.req.url);
-  if (options.trustProxy) {
+  const socket = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming?.socket;
+  // without a socket (app.request() in-process) there is nothing but the URL to go by
+  if (!socket) return parsedOrigin(c.req.url).origin;
+  const local = socket.localAddress?.replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/i, '') ?? '127.0.0.1';
+  const ownAuthority = `${isIP(local) === 6 ? `[${local}]` : local}:${socket.localPort}`;
+  if (options.trustedProxies.length > 0 && isTrusted(proxyList(options.trustedProxies), socket.remoteAddress)) {
     const proto = c.req.header('X-Forwarded-Proto')?.split(',')[0]?.trim().toLowerCase();
     const host = c.req.header('X-Forwarded-Host')?.split(',')[0]?.trim();
-    const protocol = proto === 'http' || proto === 'https' ? proto : url.protocol.slice(0, -1);
-    const authority = host && HOST.test(host) ? host : url.host;
+    const protocol = proto === 'http' || proto === 'https' ? proto : 'http';
+    const authority = host && HOST.test(host) ? host : (c.req.header('Host') && HOST.test(c.req.header('Host')!) ? c.req.header('Host')! : ownAuthority);
     return `${protocol}://${authority}`;
   }
-  return url.origin;
+  return `http://${ownAuthority}`;
 }
 
 type OriginParts = Pick<URL, 'protocol' | 'host' | 'origin'>;

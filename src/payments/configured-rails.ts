@@ -38,15 +38,28 @@ function facilitatorFor(network: Network, settings: NetworkConfig, asset: string
   return createLocalSvmFacilitator({ network, rpcUrl: f.rpcUrl, secretKey: secret, asset, confirmTimeoutMs: config.settlementTimeoutMs });
 }
 
+/**
+ * One rail per configured network. Every secret that is missing or malformed is named in one ConfigError
+ * (never its value), so startup stops once with all of them.
+ */
 export async function configuredRails(config: Config, env: Env = process.env): Promise<Map<NetworkName, PaymentRail>> {
   const rails = new Map<NetworkName, PaymentRail>();
+  const problems: string[] = [];
   for (const [name, settings] of Object.entries(config.networks) as [NetworkName, NetworkConfig][]) {
     const network = NETWORKS[name];
     const asset = settings.asset ?? network.usdc;
-    const facilitator = facilitatorFor(network, settings, asset, config, env);
+    let facilitator: Facilitator;
+    try {
+      facilitator = facilitatorFor(network, settings, asset, config, env);
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      problems.push(`networks.${name}: ${error.message}`);
+      continue;
+    }
     const extra =
       network.family === 'evm' ? (settings.eip712 ?? network.eip712) : await facilitator.requirementExtra();
     rails.set(name, { network, payTo: settings.payTo, asset, facilitator, extra });
   }
+  if (problems.length > 0) throw new ConfigError(`invalid configuration (${problems.length} problem${problems.length === 1 ? '' : 's'}):\n  ${problems.join('\n  ')}`);
   return rails;
 }

@@ -12,8 +12,17 @@ export async function reportReadiness(rails: PaymentRails, log: Logger): Promise
       try {
         for (const problem of await rail.facilitator.readinessProblems(rail.payTo)) log.error({ network: rail.network.name }, `NOT READY: ${problem}`);
       } catch (error) {
-        log.warn({ network: rail.network.name, err: error }, 'could not check that this network is ready to be paid');
+        // one readable line (no stack): the usual cause is an RPC that cannot be reached; GET /readyz says when it is back
+        log.warn({ network: rail.network.name }, `could not check that ${rail.network.name} is ready to be paid: ${shortReason(error)}`);
       }
     }),
   );
+}
+
+/** The first line of an error and of its cause (viem and fetch put the reason there), never a stack. */
+function shortReason(error: unknown): string {
+  const { message, details, cause } = error as { message?: string; details?: string; cause?: { message?: string; code?: string } };
+  const first = (details ?? message ?? String(error)).split('\n')[0];
+  const why = cause?.code ?? cause?.message?.split('\n')[0];
+  return why && !first!.includes(why) ? `${first} (${why})` : first!;
 }

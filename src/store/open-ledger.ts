@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import type { Ledger } from './ledger.ts';
 import { SqliteLedger } from './sqlite-ledger.ts';
 import { PostgresLedger } from './postgres-ledger.ts';
+import { ConfigError } from '../config/load.ts';
 
 export type LedgerEngine = 'sqlite' | 'postgres';
 
@@ -16,8 +17,31 @@ export async function openLedger(
     const ledger = await PostgresLedger.open({
       connectionString: config.databaseUrl,
       onIdleError: (error) => log?.warn({ err: error }, 'idle PostgreSQL connection failed; it will be replaced'),
+    }).catch((error: unknown) => {
+      throw new ConfigError(`cannot use the PostgreSQL ledger at ${databaseWhere(config.databaseUrl!)} (databaseUrl / DATABASE_URL): ${databaseReason(error)}`);
     });
     return { ledger, engine: 'postgres' };
   }
   return { ledger: new SqliteLedger(join(config.dataDir, 'ledger.db')), engine: 'sqlite' };
+}
+
+/** host:port/database of a connection string: never its user or password. */
+function databaseWhere(connectionString: string): string {
+  try {
+    const url = new URL(connectionString);
+    return `${url.hostname}:${url.port || '5432'}${url.pathname}`;
+  } catch {
+    return 'the configured address';
+  }
+}
+
+/** pg's reason, without anything of the connection string it might quote. */
+function databaseReason(error: unknown): string {
+  const { code, message } = error as { code?: string; message?: string };
+  if (code === 'ECONNREFUSED') return 'connection refused (is the server running and listening there?)';
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return 'its host name does not resolve';
+  if (code === '28P01' || code === '28000') return 'the server refused the credentials';
+  if (code === '3D000') return 'the database does not exist';
+  if (typeof message === 'string' && /timeout/i.test(message)) return 'no answer in time (unreachable?)';
+  return `the server could not be reached or refused the connection${code ? ` (${code})` : ''}`;
 }

@@ -69,10 +69,27 @@ const failed = (reason: string, payer?: string, transaction?: string): SettleOut
 /** Reads a Solana CLI keypair (JSON array of 64 numbers) or base58 of the 64 bytes. */
 export function parseSvmSecretKey(text: string): Uint8Array {
   const trimmed = text.trim();
-  const bytes = trimmed.startsWith('[')
-    ? Uint8Array.from(JSON.parse(trimmed) as number[])
-    : new Uint8Array(getBase58Encoder().encode(trimmed));
-  if (bytes.length !== 64) throw new Error('a Solana secret key is 64 bytes (seed and public key)');
+  // The parsers' own errors quote the input, which is the secret: only the expected form is ever said.
+  let bytes: Uint8Array;
+  if (trimmed.startsWith('[')) {
+    let numbers: unknown;
+    try {
+      numbers = JSON.parse(trimmed);
+    } catch {
+      throw new Error('a Solana secret key in JSON form is an array of 64 numbers 0..255 (as solana-keygen writes); this is not valid JSON');
+    }
+    if (!Array.isArray(numbers) || !numbers.every((n) => Number.isInteger(n) && n >= 0 && n <= 255)) {
+      throw new Error('a Solana secret key in JSON form is an array of 64 numbers 0..255 (as solana-keygen writes)');
+    }
+    bytes = Uint8Array.from(numbers as number[]);
+  } else {
+    try {
+      bytes = new Uint8Array(getBase58Encoder().encode(trimmed));
+    } catch {
+      throw new Error('a Solana secret key is a JSON array of 64 numbers or a base58 string; this is neither');
+    }
+  }
+  if (bytes.length !== 64) throw new Error(`a Solana secret key is 64 bytes (seed and public key); this one is ${bytes.length}`);
   return bytes;
 }
 

@@ -1,0 +1,108 @@
+// GET /readyz: can a paid call be served right now? Each dependency is probed (each chain's RPC or remote
+// facilitator, the ledger, the media store, each upstream provider) with its status and latency. /healthz
+// stays liveness only. 503 when some paid route cannot be served: the ledger or media store is down, no
+// chain answers, or every provider behind one capability is down.
+import type { Config } from '../config/load.ts';
+import type { Capability } from '../config/schema.ts';
+import type { Ledger } from '../store/ledger.ts';
+import type { MediaStore } from '../media/media-store.ts';
+import { NETWORKS, type NetworkName } from '../x402/networks.ts';
+
+const PROBE_TIMEOUT_MS = 3_000;
+
+export interface CheckResult {
+  status: 'ok' | 'down';
+  latencyMs: number;
+  /** why it is down, in words; never a URL's credentials or a secret */
+  error?: string;
+}
+
+export interface ReadinessReport {
+  status: 'ready' | 'not_ready';
+  chains: Record<string, CheckResult>;
+  ledger: CheckResult;
+  media: CheckResult;
+  providers: Record<string, CheckResult>;
+  /** paid routes that cannot be served now, by capability */
+  unavailable: Capability[];
+}
+
+export interface ReadinessDeps {
+  config: Config;
+  ledger: Ledger;
+  media: MediaStore;
+  /** JSON-RPC URLs of the sandbox chains, which have no entry in config.networks */
+  sandboxRpcUrls: ReadonlyMap<NetworkName, string>;
+}
+
+async function timed(probe: (signal: AbortSignal) => Promise<void>): Promise<CheckResult> {
+  const started = performance.now();
+  const signal = AbortSignal.timeout(PROBE_TIMEOUT_MS);
+  try {
+    await Promise.race([
+      probe(signal),
+      new Promise((_, reject) => signal.addEventListener('abort', () => reject(new Error(`no answer in ${PROBE_TIMEOUT_MS} ms`)), { once: true })),
+    ]);
+    return { status: 'ok', latencyMs: elapsed(started) };
+  } catch (error) {
+    return { status: 'down', latencyMs: elapsed(started), error: reasonOf(error) };
+  }
+}
+
+const elapsed = (started: number) => +(performance.now() - started).toFixed(1);
+
+function reasonOf(error: unknown): string {
+  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+  const text = cause?.code ?? cause?.message ?? (error instanceof Error ? error.message : String(error));
+  return text.split('\n')[0]!.slice(0, 200);
+}
+
+async function jsonRpc(url: string, method: string, signal: AbortSignal): Promise<void> {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: [] }),
+    signal,
+  });
+  const answer = (await response.json().catch(() => undefined)) as { result?: unknown; error?: { message?: string } } | undefined;
+  if (!response.ok || !answer || answer.result === undefined) throw new Error(answer?.error?.message ?? `HTTP ${response.status}`);
+}
+
+/** Reachable when the server answers HTTP at all (an API key problem is not an outage of the route). */
+async function httpAnswers(url: string, signal: AbortSignal): Promise<void> {
+  const response = await fetch(url, { signal, redirect: 'manual' });
+  await response.body?.cancel();
+  if (response.status >= 500) throw new Error(`HTTP ${response.status}`);
+}
+
+function chainProbe(deps: ReadinessDeps, name: NetworkName): (signal: AbortSignal) => Promise<void> {
+  const family = NETWORKS[name].family;
+  const facilitator = deps.config.networks[name]?.facilitator;
+  if (facilitator?.type === 'remote') return (signal) => httpAnswers(`${facilitator.url.replace(/\/+$/, '')}/supported`, signal);
+  const rpcUrl = facilitator?.rpcUrl ?? deps.sandboxRpcUrls.get(name)!;
+  return (signal) => jsonRpc(rpcUrl, family === 'evm' ? 'eth_chainId' : 'getHealth', signal);
+}
+
+export async function checkReadiness(deps: ReadinessDeps, networks: readonly NetworkName[]): Promise<ReadinessReport> {
+  const { config } = deps;
+  const providerNames = Object.keys(config.providers);
+  const [chainResults, ledger, media, providerResults] = await Promise.all([
+    Promise.all(networks.map((name) => timed(chainProbe(deps, name)))),
+    // a read by a key that never exists: a round trip to the database without writing
+    timed(async () => void (await deps.ledger.get('readyz:probe'))),
+    timed(async () => void (await deps.media.info('readyz-probe'))),
+    Promise.all(providerNames.map((name) => timed((signal) => httpAnswers(`${config.providers[name]!.baseURL.replace(/\/+$/, '')}/models`, signal)))),
+  ]);
+  const chains = Object.fromEntries(networks.map((name, i) => [name, chainResults[i]!]));
+  const providers = Object.fromEntries(providerNames.map((name, i) => [name, providerResults[i]!]));
+  const anyChain = chainResults.some((result) => result.status === 'ok');
+  const storesUp = ledger.status === 'ok' && media.status === 'ok';
+  const capabilities = [...new Set(config.models.map((model) => model.capability))];
+  const unavailable = capabilities.filter(
+    (capability) =>
+      !storesUp ||
+      !anyChain ||
+      !config.models.some((model) => model.capability === capability && (providers[model.provider]?.status ?? 'ok') === 'ok'),
+  );
+  return { status: unavailable.length === 0 ? 'ready' : 'not_ready', chains, ledger, media, providers, unavailable };
+}
