@@ -3,7 +3,8 @@ pragma solidity ^0.8.24;
 
 /// @title TestUSDC
 /// @notice A test stand-in for Circle's USDC (FiatToken v2.2) on local chains: ERC-20 with 6 decimals,
-/// owner-only mint, and EIP-3009 transfer/receive/cancel authorizations as x402 "exact" uses them.
+/// owner-only mint, EIP-3009 transfer/receive/cancel authorizations as x402 "exact" uses them, and EIP-2612
+/// permit as x402 "upto" uses it to give Permit2 an allowance for a payer without native gas.
 /// Revert strings follow FiatToken's so callers can treat both alike. No blacklist, pause or proxy.
 contract TestUSDC {
     // keccak256("TransferWithAuthorization(address from,address to,uint256 value,uint256 validAfter,uint256 validBefore,bytes32 nonce)")
@@ -15,6 +16,8 @@ contract TestUSDC {
     // keccak256("CancelAuthorization(address authorizer,bytes32 nonce)")
     bytes32 public constant CANCEL_AUTHORIZATION_TYPEHASH =
         0x158b0a9edf7a828aad02f63cd515c68ef2f50ba807396f6d12842833a1597429;
+    // keccak256("Permit(address owner,address spender,uint256 value,uint256 nonce,uint256 deadline)")
+    bytes32 public constant PERMIT_TYPEHASH = 0x6e71edae12b1b97f4d1f60370fef10105fa2faae0126114a169c64845d6126c9;
     bytes32 private constant EIP712_DOMAIN_TYPEHASH =
         keccak256("EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)");
     // Upper bound of s in canonical (low-s) secp256k1 signatures (EIP-2).
@@ -33,6 +36,9 @@ contract TestUSDC {
 
     // The EIP-712 domain version; name() doubles as the domain name, as in FiatToken.
     string private _version;
+
+    // EIP-2612 nonces, one sequence per owner
+    mapping(address => uint256) private _permitNonces;
 
     event Transfer(address indexed from, address indexed to, uint256 value);
     event Approval(address indexed owner, address indexed spender, uint256 value);
@@ -109,6 +115,22 @@ contract TestUSDC {
     {
         // 0x0f: name, version, chainId and verifyingContract are present; no salt, no extensions.
         return (hex"0f", name, _version, block.chainid, address(this), bytes32(0), new uint256[](0));
+    }
+
+    // ---- EIP-2612 ----
+
+    function nonces(address owner_) external view returns (uint256) {
+        return _permitNonces[owner_];
+    }
+
+    function permit(address owner_, address spender, uint256 value, uint256 deadline, uint8 v, bytes32 r, bytes32 s)
+        external
+    {
+        _permit(owner_, spender, value, deadline, abi.encodePacked(r, s, v));
+    }
+
+    function permit(address owner_, address spender, uint256 value, uint256 deadline, bytes memory signature) external {
+        _permit(owner_, spender, value, deadline, signature);
     }
 
     // ---- EIP-3009 ----
@@ -219,6 +241,16 @@ contract TestUSDC {
         _authorizationStates[from][nonce] = true;
         emit AuthorizationUsed(from, nonce);
         _transfer(from, to, value);
+    }
+
+    function _permit(address owner_, address spender, uint256 value, uint256 deadline, bytes memory signature) private {
+        require(deadline >= block.timestamp, "FiatTokenV2: permit is expired");
+        bytes32 structHash =
+            keccak256(abi.encode(PERMIT_TYPEHASH, owner_, spender, value, _permitNonces[owner_]++, deadline));
+        require(_isValidSignature(owner_, _digest(structHash), signature), "EIP2612: invalid signature");
+        require(spender != address(0), "ERC20: approve to the zero address");
+        allowance[owner_][spender] = value;
+        emit Approval(owner_, spender, value);
     }
 
     function _cancelAuthorization(address authorizer, bytes32 nonce, bytes memory signature) private {

@@ -1,6 +1,6 @@
 // A local EVM chain for tests and the offline demo: anvil with the network's real chain id, a freshly
-// deployed TestUSDC using that network's EIP-712 domain and placed at its real USDC address, generated
-// operator keys, and a faucet.
+// deployed TestUSDC using that network's EIP-712 domain and placed at its real USDC address, Permit2 and
+// the x402 upto proxy at their canonical addresses, generated operator keys, and a faucet.
 import {
   createPublicClient,
   createTestClient,
@@ -19,6 +19,7 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import type { EvmNetwork, NetworkName } from '../../x402/networks.ts';
 import { startAnvil } from './anvil.ts';
 import { loadTestUsdcArtifact } from './test-usdc-artifact.ts';
+import { installUptoContracts } from './upto-contracts.ts';
 
 export interface EvmSandboxOptions {
   /** extra anvil flags */
@@ -119,6 +120,7 @@ export async function startEvmSandbox(network: EvmNetwork, options: EvmSandboxOp
     const deployed = await publicClient.waitForTransactionReceipt({ hash: deployHash, timeout: 10_000 });
     if (deployed.status !== 'success' || !deployed.contractAddress) throw new Error('TestUSDC deployment failed');
     const asset = await relocate(getAddress(deployed.contractAddress), getAddress(network.usdc));
+    await installUptoContracts({ chain, publicClient, testClient, deployer: deployerWallet });
 
     const balanceOf = (address: Address): Promise<bigint> =>
       publicClient.readContract({ address: asset, abi: erc20Abi, functionName: 'balanceOf', args: [address] });

@@ -30,6 +30,8 @@ test('the artifact exposes what x402 needs from USDC', () => {
     'version',
     'balanceOf',
     'mint',
+    'permit',
+    'nonces',
   ]) {
     assert.ok(names.has(name), `missing ${name}`);
   }

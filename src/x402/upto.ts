@@ -1,0 +1,135 @@
+// The x402 `upto` scheme on EVM (x402 v2 only): what the client signs and sends, the gas-sponsoring
+// extensions a 402 may declare, and the payment's one-use identity. Shapes as @x402/evm 2.27.0 sends them.
+import { z } from 'zod';
+import { PERMIT2_ADDRESS as OFFICIAL_PERMIT2, x402UptoPermit2ProxyAddress } from '@x402/evm';
+
+/** Permit2's canonical address, and the upto proxy's: the addresses the official client signs for. */
+export const PERMIT2_ADDRESS: `0x${string}` = OFFICIAL_PERMIT2;
+export const UPTO_PROXY_ADDRESS: `0x${string}` = x402UptoPermit2ProxyAddress;
+
+export const UPTO_SCHEME = 'upto';
+export const EIP2612_GAS_SPONSORING = 'eip2612GasSponsoring';
+export const ERC20_APPROVAL_GAS_SPONSORING = 'erc20ApprovalGasSponsoring';
+
+const evmAddress = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'an EVM address');
+const uintString = z.string().regex(/^\d{1,78}$/, 'an unsigned integer string');
+const hex = z.string().regex(/^0x[0-9a-fA-F]*$/, 'hex');
+
+/** The payload: one Permit2 PermitWitnessTransferFrom signature, spender the upto proxy. */
+export const uptoPermit2PayloadSchema = z.object({
+  signature: hex.max(2 + 2 * 4096),
+  permit2Authorization: z.object({
+    from: evmAddress,
+    permitted: z.object({ token: evmAddress, amount: uintString }),
+    spender: evmAddress,
+    nonce: uintString,
+    deadline: uintString,
+    witness: z.object({ to: evmAddress, facilitator: evmAddress, validAfter: uintString }),
+  }),
+});
+export type UptoPermit2Payload = z.infer<typeof uptoPermit2PayloadSchema>;
+
+/** `extensions.eip2612GasSponsoring.info` of a payment: the payer's EIP-2612 permit for Permit2. */
+export const eip2612PermitInfoSchema = z.object({
+  from: evmAddress,
+  asset: evmAddress,
+  spender: evmAddress,
+  amount: uintString,
+  nonce: uintString,
+  deadline: uintString,
+  signature: hex.max(2 + 2 * 4096),
+  version: z.string().regex(/^\d+(\.\d+)*$/),
+});
+export type Eip2612PermitInfo = z.infer<typeof eip2612PermitInfoSchema>;
+
+/** `extensions.erc20ApprovalGasSponsoring.info`: the payer's signed (unsent) approve(Permit2, max). */
+export const erc20ApprovalInfoSchema = z.object({
+  from: evmAddress,
+  asset: evmAddress,
+  spender: evmAddress,
+  amount: uintString,
+  signedTransaction: hex.max(2 + 2 * 4096),
+  version: z.string().regex(/^\d+(\.\d+)*$/),
+});
+export type Erc20ApprovalInfo = z.infer<typeof erc20ApprovalInfoSchema>;
+
+/** What a client sent besides the payload that the upto facilitator reads. */
+export interface GasSponsoring {
+  eip2612?: Eip2612PermitInfo;
+  erc20Approval?: Erc20ApprovalInfo;
+}
+
+/**
+ * Reads the gas-sponsoring infos out of a payment's `extensions`. Present but malformed is an error
+ * (a client that meant to be sponsored would otherwise fail later for a worse reason).
+ */
+export function readGasSponsoring(extensions: Record<string, unknown> | undefined): GasSponsoring | string {
+  const info = (key: string): unknown => {
+    const extension = extensions?.[key];
+    return extension && typeof extension === 'object' ? (extension as { info?: unknown }).info : undefined;
+  };
+  const sponsoring: GasSponsoring = {};
+  const eip2612 = info(EIP2612_GAS_SPONSORING);
+  if (eip2612 !== undefined) {
+    const parsed = eip2612PermitInfoSchema.safeParse(eip2612);
+    if (!parsed.success) return 'invalid_eip2612_extension_format';
+    sponsoring.eip2612 = parsed.data;
+  }
+  const erc20 = info(ERC20_APPROVAL_GAS_SPONSORING);
+  if (erc20 !== undefined) {
+    const parsed = erc20ApprovalInfoSchema.safeParse(erc20);
+    if (!parsed.success) return 'invalid_erc20_approval_extension_format';
+    sponsoring.erc20Approval = parsed.data;
+  }
+  return sponsoring;
+}
+
+/** Permit2 nonces are per owner across every token, so (chain, owner, nonce) is the payment. */
+export function uptoPaymentKey(chainId: number, payload: UptoPermit2Payload): string {
+  const { from, nonce } = payload.permit2Authorization;
+  return `permit2:${chainId}:${from.toLowerCase()}:${BigInt(nonce).toString()}`;
+}
+
+const infoSchema = (required: string[], properties: Record<string, object>) => ({
+  $schema: 'https://json-schema.org/draft/2020-12/schema',
+  type: 'object',
+  properties,
+  required,
+});
+const address = { type: 'string', pattern: '^0x[a-fA-F0-9]{40}$' };
+const uint = { type: 'string', pattern: '^[0-9]+$' };
+const hexString = { type: 'string', pattern: '^0x[a-fA-F0-9]+$' };
+const version = { type: 'string', pattern: '^[0-9]+(\\.[0-9]+)*$' };
+
+/**
+ * The 402's `extensions` entries declaring that our facilitator sponsors the Permit2 approval of a payer
+ * without native gas (the official client signs only when the key is present and its allowance is short).
+ */
+export function gasSponsoringDeclarations(): Record<string, { info: { description: string; version: '1' }; schema: object }> {
+  return {
+    [EIP2612_GAS_SPONSORING]: {
+      info: { description: 'The facilitator accepts an EIP-2612 permit to the canonical Permit2 and pays its gas.', version: '1' },
+      schema: infoSchema(['from', 'asset', 'spender', 'amount', 'nonce', 'deadline', 'signature', 'version'], {
+        from: address,
+        asset: address,
+        spender: address,
+        amount: uint,
+        nonce: uint,
+        deadline: uint,
+        signature: hexString,
+        version,
+      }),
+    },
+    [ERC20_APPROVAL_GAS_SPONSORING]: {
+      info: { description: 'The facilitator broadcasts a signed approve(Permit2) and pays its gas.', version: '1' },
+      schema: infoSchema(['from', 'asset', 'spender', 'amount', 'signedTransaction', 'version'], {
+        from: address,
+        asset: address,
+        spender: address,
+        amount: uint,
+        signedTransaction: hexString,
+        version,
+      }),
+    },
+  };
+}
