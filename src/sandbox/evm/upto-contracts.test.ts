@@ -27,7 +27,7 @@ test("Permit2 at its canonical address answers with the domain of this chain and
     functionName: 'DOMAIN_SEPARATOR',
   });
   const expected = hashDomain({
-    domain: { name: 'Permit2', chainId: polygon.chainId, verifyingContract: PERMIT2_ADDRESS },
+    domain: { name: 'Permit2', chainId: BigInt(polygon.chainId), verifyingContract: PERMIT2_ADDRESS },
     types: { EIP712Domain: [{ name: 'name', type: 'string' }, { name: 'chainId', type: 'uint256' }, { name: 'verifyingContract', type: 'address' }] },
   });
   assert.equal(separator, expected);
