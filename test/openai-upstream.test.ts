@@ -5,6 +5,10 @@
 import { after, before, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { lookup } from 'node:dns/promises';
+import { hostname } from 'node:os';
 import { wrapFetchWithPayment } from 'x402-fetch';
 import { startTestService, postJson } from './support/service.ts';
 import { unusedPort } from './support/ports.ts';
@@ -256,6 +260,29 @@ describe('successful upstream calls are paid once and their media is ours', () =
     assert.equal(spent, 0n);
     assert.equal(upstream.requests.filter((r) => r.method === 'GET').length, 0);
     assert.ok(!text.includes('localhost'));
+  });
+
+  test('an image URL whose host NAME resolves to a loopback address is not fetched (502, nothing charged)', async (t) => {
+    // the machine's own host name resolves (through /etc/hosts) to one of its addresses, loopback or private:
+    // a server listening there stands for an internal service the URL tries to reach
+    const name = hostname();
+    const resolved = await lookup(name).catch(() => undefined);
+    if (!resolved) return t.skip(`${name} does not resolve here`);
+    let fetched = 0;
+    const internal = createServer((_, res) => {
+      fetched++;
+      res.writeHead(200, { 'Content-Type': 'image/png' }).end(upstream.png('256x256'));
+    });
+    await new Promise<void>((resolve) => internal.listen(0, resolved.address, resolve));
+    try {
+      upstream.imageUrlBase = `http://${name}:${(internal.address() as AddressInfo).port}`;
+      const { response, text, spent } = await pay('/api/v1/ai/images', { model: 'up/image-url', prompt: 'x', size: '256x256' });
+      assert.equal(response.status, 502, text);
+      assert.equal(spent, 0n);
+      assert.equal(fetched, 0, 'the internal server was never reached');
+    } finally {
+      await new Promise((resolve) => internal.close(resolve));
+    }
   });
 
   test('images that are not what was paid for fail the call: 502, nothing charged', async () => {

@@ -4,7 +4,7 @@
 //
 // Chat and images use @ai-sdk/openai-compatible: it passes a model's allowed `options` through as body
 // keys (read under the provider's name), and it accepts images answered as `url` as well as `b64_json`,
-// downloading the former (same-origin or public addresses only) so the bytes are stored and served by us,
+// downloading the former (same-origin, or resolved public addresses only: public-address.ts) so the bytes are stored and served by us,
 // never the upstream URL. Speech uses @ai-sdk/openai (the compatible package has no speech model), whose
 // options are read under the `openai` key only, so they are moved there.
 import { createOpenAI } from '@ai-sdk/openai';
@@ -13,7 +13,8 @@ import type { SpeechModelV4 } from '@ai-sdk/provider';
 import type { ImageModel, LanguageModel, SpeechModel } from 'ai';
 import type { ChatModelConfig, ImageModelConfig, ModelConfig, SpeechModelConfig } from '../config/schema.ts';
 import type { Config } from '../config/load.ts';
-import { limitedFetch } from './openai-compatible/limited-fetch.ts';
+import { UpstreamUrlRejectedError, limitedFetch } from './openai-compatible/limited-fetch.ts';
+import { guardOtherOrigins, publicOnlyLookup } from './openai-compatible/public-address.ts';
 import { createNodeHttpFetch } from './openai-compatible/node-http-fetch.ts';
 import { optionalSecret } from '../config/secret.ts';
 import { perModel } from './per-model.ts';
@@ -55,10 +56,20 @@ export class ProviderRegistry {
   /** what every upstream call goes through, under each provider's response cap: one connection pool */
   private readonly fetch: typeof fetch;
 
+  /** what URLs off a provider's own origin go through: public addresses only, connected to as checked */
+  private readonly downloads: typeof fetch;
+
   constructor(config: Config, local: LocalEngines, transport: typeof fetch = createNodeHttpFetch()) {
     this.config = config;
     this.local = local;
     this.fetch = transport;
+    this.downloads = createNodeHttpFetch({
+      lookup: publicOnlyLookup(),
+      // what node:http does not cover (a redirect to follow) is never handed to a fetch that resolves again
+      fallback: async () => {
+        throw new UpstreamUrlRejectedError('upstream URL answered a redirect; not followed');
+      },
+    });
   }
 
   private upstream(name: string): Upstream {
@@ -67,7 +78,7 @@ export class ProviderRegistry {
       const settings = this.config.providers[name];
       if (!settings) throw new Error(`provider ${name} is not configured`);
       const apiKey = settings.apiKeyEnv ? optionalSecret(process.env, settings.apiKeyEnv) : undefined;
-      const fetch = limitedFetch(settings.maxResponseBytes, this.fetch);
+      const fetch = limitedFetch(settings.maxResponseBytes, guardOtherOrigins(new URL(settings.baseURL).origin, this.fetch, this.downloads));
       upstream = {
         // no key: no Authorization header at all (local servers need none)
         compatible: createOpenAICompatible({ baseURL: settings.baseURL, name, fetch, ...(apiKey ? { apiKey } : {}) }),

@@ -14,6 +14,7 @@
 // directly.
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type RequestOptions } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import type { LookupFunction } from 'node:net';
 import { Readable, pipeline } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 
@@ -95,10 +96,12 @@ export interface NodeHttpFetchOptions {
    * A call in progress is never cut by it.
    */
   idleTimeoutMs?: number;
+  /** how host names are resolved for new connections (public-address.ts pins downloads to checked addresses) */
+  lookup?: LookupFunction;
 }
 
-export function createNodeHttpFetch({ fallback = globalThis.fetch, idleTimeoutMs = 4_000 }: NodeHttpFetchOptions = {}): typeof fetch {
-  const agentOptions = { keepAlive: true, scheduling: 'lifo', timeout: idleTimeoutMs } as const;
+export function createNodeHttpFetch({ fallback = globalThis.fetch, idleTimeoutMs = 4_000, lookup }: NodeHttpFetchOptions = {}): typeof fetch {
+  const agentOptions = { keepAlive: true, scheduling: 'lifo', timeout: idleTimeoutMs, ...(lookup ? { lookup } : {}) } as const;
   const agents = { 'http:': new HttpAgent(agentOptions), 'https:': new HttpsAgent(agentOptions) };
 
   return (input, init) => {
