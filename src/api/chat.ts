@@ -2,6 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import type { ModelMessage } from 'ai';
 import { ApiError } from '../errors.ts';
+import type { ChatModelConfig } from '../config/schema.ts';
 import { quoteChat } from '../pricing/quote.ts';
 import { toUpstreamError } from '../providers/upstream-errors.ts';
 import { completeChat } from '../providers/chat-completion.ts';
@@ -23,6 +24,10 @@ export const chatEndpoint: Endpoint = {
   summary: 'Generate a chat completion',
   requestSchema: chatRequestSchema,
   responseSchema: chatResponseSchema,
+  example: (model) => ({
+    request: { model: model.id, prompt: 'Write a haiku about the sea', max_tokens: Math.min(64, (model as ChatModelConfig).maxTokens) },
+    response: { id: 'chat_3q2-7wAAAAAAAAAA', model: model.id, response: 'Grey waves fold and break', usage: { tokens: 23 } },
+  }),
   prepare(body, { catalog, providers }) {
     const request = parseOrThrow(chatRequestSchema, body);
     const model = catalog.resolve('chat', request.model);

@@ -6,7 +6,7 @@ import { parseOrThrow } from './validate.ts';
 import { isNeverPassedOption, type Capability, type ModelConfig } from '../config/schema.ts';
 import type { ModelCatalog } from '../providers/catalog.ts';
 import type { ProviderRegistry } from '../providers/registry.ts';
-import type { MediaStore } from '../media/media-store.ts';
+import { mediaExtension, type MediaStore } from '../media/media-store.ts';
 
 export interface EndpointContext {
   catalog: ModelCatalog;
@@ -32,7 +32,20 @@ export interface Endpoint {
   requestSchema: z.ZodType;
   responseSchema: z.ZodType;
   prepare: (body: unknown, context: EndpointContext) => PreparedCall;
+  /**
+   * An example call for catalogues (the x402 bazaar extension): a valid body naming this model, and a 200 body of
+   * the response's shape, its media URLs under `origin`.
+   */
+  example?: (model: ModelConfig, origin: string) => EndpointExample;
 }
+
+export interface EndpointExample {
+  request: Record<string, unknown>;
+  response: Record<string, unknown>;
+}
+
+/** What a media URL of an example looks like (ids are 128-bit random, base64url, then the type's extension). */
+export const exampleMediaUrl = (origin: string, contentType: string) => `${origin}/media/3q2-7wAAAAAAAAAAAAAAAA.${mediaExtension(contentType)}`;
 
 /**
  * Keeps only the options the model allows, of the types its engine reads (when it declares them); anything

@@ -4,7 +4,8 @@ import { ApiError } from '../errors.ts';
 import { quoteImages } from '../pricing/quote.ts';
 import { toUpstreamError } from '../providers/upstream-errors.ts';
 import { imageRequestSchema, imageResponseSchema, type ImageResponse } from './schemas.ts';
-import { allowedOptions, type Endpoint } from './endpoint.ts';
+import { allowedOptions, exampleMediaUrl, type Endpoint } from './endpoint.ts';
+import type { ImageModelConfig } from '../config/schema.ts';
 import { offeredOrThrow, parseOrThrow } from './validate.ts';
 import { storeAll } from './store-media.ts';
 import { inspectImage } from '../media/inspect-image.ts';
@@ -16,6 +17,10 @@ export const imagesEndpoint: Endpoint = {
   summary: 'Generate images from a prompt',
   requestSchema: imageRequestSchema,
   responseSchema: imageResponseSchema,
+  example: (model, origin) => ({
+    request: { model: model.id, prompt: 'A lighthouse at dusk', size: (model as ImageModelConfig).defaultSize, n: 1 },
+    response: { model: model.id, images: [exampleMediaUrl(origin, 'image/png')] },
+  }),
   prepare(body, { catalog, providers, media, mediaUrl }) {
     const request = parseOrThrow(imageRequestSchema, body);
     const model = catalog.resolve('image', request.model);

@@ -6,7 +6,8 @@ import { toUpstreamError } from '../providers/upstream-errors.ts';
 import { AUDIO_CONTAINERS, AUDIO_MEDIA_TYPES } from '../providers/audio-formats.ts';
 import { inspectAudio } from '../media/inspect-audio.ts';
 import { ttsRequestSchema, ttsResponseSchema, type TtsResponse } from './schemas.ts';
-import { allowedOptions, type Endpoint } from './endpoint.ts';
+import { allowedOptions, exampleMediaUrl, type Endpoint } from './endpoint.ts';
+import type { SpeechModelConfig } from '../config/schema.ts';
 import { offeredOrThrow, parseOrThrow } from './validate.ts';
 import { storeAll } from './store-media.ts';
 
@@ -21,6 +22,13 @@ export const ttsEndpoint: Endpoint = {
   summary: 'Convert text to speech',
   requestSchema: ttsRequestSchema,
   responseSchema: ttsResponseSchema,
+  example: (model, origin) => {
+    const { defaultVoice, defaultFormat } = model as SpeechModelConfig;
+    return {
+      request: { model: model.id, text: 'Good morning', voice: defaultVoice, format: defaultFormat },
+      response: { model: model.id, audioUrl: exampleMediaUrl(origin, AUDIO_MEDIA_TYPES[defaultFormat]) },
+    };
+  },
   prepare(body, { catalog, providers, media, mediaUrl }) {
     const request = parseOrThrow(ttsRequestSchema, body);
     const model = catalog.resolve('speech', request.model);

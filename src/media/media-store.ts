@@ -35,9 +35,12 @@ const EXTENSIONS: Record<string, string> = {
   'audio/flac': 'flac',
 };
 
+export function mediaExtension(contentType: string): string {
+  return EXTENSIONS[contentType] ?? 'bin';
+}
+
 export function newMediaId(contentType: string): string {
-  const extension = EXTENSIONS[contentType] ?? 'bin';
-  return `${randomBytes(16).toString('base64url')}.${extension}`;
+  return `${randomBytes(16).toString('base64url')}.${mediaExtension(contentType)}`;
 }
 
 /** Ids are exactly what newMediaId makes: anything else (../, encoded slashes) is not an id. */
