@@ -380,6 +380,31 @@ function ledgerSuite(name: string, open: () => Promise<Opened>): void {
       assert.ok(outcomes.every((o) => o.reserved || o.existing.key === p.key));
     });
 
+    test('findPaidResult: the payer\'s settled result for that request, EVM addresses in any case', async () => {
+      const settled = await pendingPayment(ledger, '0xtx-paid');
+      await ledger.transition(settled.key, ['pending'], { state: 'settled' });
+      const unsettled = await pendingPayment(ledger, '0xtx-pending');
+      assert.equal((await ledger.findPaidResult(settled.payer.toUpperCase().replace('0X', '0x'), settled.requestHash))?.key, settled.key);
+      assert.equal(await ledger.findPaidResult(settled.payer, unsettled.requestHash), undefined, 'not settled yet');
+      assert.equal(await ledger.findPaidResult(settled.payer, 'another-request'), undefined);
+      assert.equal(await ledger.findPaidResult('0x00000000000000000000000000000000000000cc', settled.requestHash), undefined);
+      const solana = payment({ network: 'solana', payer: 'So1anaPayerAddressXyz' });
+      await ledger.reserve(solana);
+      await ledger.transition(solana.key, ['reserved'], { state: 'settled', result: { status: 200, body: { ok: 2 }, media: [] } });
+      assert.deepEqual((await ledger.findPaidResult('So1anaPayerAddressXyz', solana.requestHash))?.result?.body, { ok: 2 });
+      assert.equal(await ledger.findPaidResult('so1anapayeraddressxyz', solana.requestHash), undefined, 'base58 is case-sensitive');
+    });
+
+    test('useNonce: a sign-in nonce is used once, even by 20 callers at once; expired ones are forgotten', async () => {
+      const soon = new Date(Date.now() + 60_000);
+      const outcomes = await Promise.all(Array.from({ length: 20 }, () => ledger.useNonce('n0nce-shared', soon)));
+      assert.equal(outcomes.filter(Boolean).length, 1);
+      assert.equal(await ledger.useNonce('n0nce-shared', soon), false);
+      assert.equal(await ledger.useNonce('n0nce-other', soon), true);
+      assert.equal(await ledger.useNonce('n0nce-expired', new Date(Date.now() - 1000)), true);
+      assert.equal(await ledger.useNonce('n0nce-expired', soon), true, 'an expired record is pruned, not kept forever');
+    });
+
     test('50 concurrent re-reservations of one released key: exactly one wins', async () => {
       const p = payment();
       await ledger.reserve(p);
@@ -438,7 +463,8 @@ describe('SQLite migrations', () => {
     await old.close();
     // roll the file back to migration 1, as an older release left it
     const db = new DatabaseSync(path);
-    db.exec(`DROP INDEX payments_created; ALTER TABLE payments DROP COLUMN model; ALTER TABLE payments DROP COLUMN lease_until;
+    db.exec(`DROP TABLE siwx_nonces; DROP INDEX payments_request_hash;
+             DROP INDEX payments_created; ALTER TABLE payments DROP COLUMN model; ALTER TABLE payments DROP COLUMN lease_until;
              DELETE FROM schema_migrations WHERE version > 1;`);
     db.close();
     const upgraded = new SqliteLedger(path);
@@ -459,7 +485,7 @@ describe('PostgreSQL migrations', () => {
     await client.connect();
     const { rows } = await client.query<{ version: number }>('SELECT version FROM schema_migrations ORDER BY version');
     await client.end();
-    assert.deepEqual(rows.map((r) => r.version), [1, 2, 3]);
+    assert.deepEqual(rows.map((r) => r.version), [1, 2, 3, 4]);
     await Promise.all(ledgers.map((l) => l.close()));
   });
 
@@ -472,7 +498,8 @@ describe('PostgreSQL migrations', () => {
     const { default: pg } = await import('pg');
     const client = new pg.Client({ connectionString: url });
     await client.connect();
-    await client.query('DROP INDEX payments_created; ALTER TABLE payments DROP COLUMN model; DELETE FROM schema_migrations WHERE version = 3');
+    await client.query(`DROP TABLE siwx_nonces; DROP INDEX payments_request_hash; DROP INDEX payments_created;
+      ALTER TABLE payments DROP COLUMN model; DELETE FROM schema_migrations WHERE version >= 3`);
     await client.end();
     const upgraded = await PostgresLedger.open({ connectionString: url });
     assert.equal((await upgraded.get(before.key))?.model, '');

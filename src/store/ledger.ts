@@ -127,5 +127,15 @@ export interface Ledger {
    * returns how many went. Rows still in flight (reserved, verified, pending) are never touched.
    */
   pruneFinal(olderThan: Date, limit: number): Promise<number>;
+  /**
+   * The newest settled payment of `payer` for this request (same requestHash) whose result is stored: what a
+   * payer signing in (sign-in-with-x) gets again. EVM addresses match whatever their letter case.
+   */
+  findPaidResult(payer: string, requestHash: string): Promise<PaymentRecord | undefined>;
+  /**
+   * Records a sign-in nonce as used: true the first time, false ever after, whichever instance asks (one atomic
+   * insert). Nonces past `expiresAt` are forgotten (their messages are refused as too old anyway).
+   */
+  useNonce(nonce: string, expiresAt: Date): Promise<boolean>;
   close(): Promise<void>;
 }

@@ -12,6 +12,12 @@ export interface SqlDialect {
 export const SQLITE_DIALECT: SqlDialect = { param: () => '?', time: (value) => value.toISOString() };
 export const POSTGRES_DIALECT: SqlDialect = { param: (n) => `$${n}`, time: (value) => value };
 
+/**
+ * `payer` is the address in parameter `exact`, or, for EVM addresses (stored checksummed, typed in any case), the
+ * one in parameter `anyCase` whatever its letter case. Both parameters hold the address.
+ */
+export const payerMatch = (exact: string, anyCase: string) => `(payer = ${exact} OR (payer LIKE '0x%' AND lower(payer) = lower(${anyCase})))`;
+
 /** Every condition ANDed; `extra` (a fixed SQL condition such as "state = 'settled'") comes first. */
 export function paymentConditions(
   dialect: SqlDialect,

@@ -17,7 +17,7 @@ import {
   type ReserveOutcome,
   type RevenueRow,
 } from './ledger.ts';
-import { POSTGRES_DIALECT, paymentConditions } from './payment-query.ts';
+import { POSTGRES_DIALECT, paymentConditions, payerMatch } from './payment-query.ts';
 
 /** Applied in order, each once, in one transaction under an advisory lock (see migrate()). Never edit a shipped one. */
 export const POSTGRES_MIGRATIONS: readonly string[] = [
@@ -46,6 +46,10 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   // 3: the model of each payment (revenue by model; older rows get ''), and the operator listing's order
   `ALTER TABLE payments ADD COLUMN model text NOT NULL DEFAULT '';
    CREATE INDEX payments_created ON payments (created_at, key);`,
+  // 4: sign-in-with-x: single-use nonces, and a payer's paid results found by request
+  `CREATE TABLE siwx_nonces (nonce text PRIMARY KEY, expires_at timestamptz NOT NULL);
+   CREATE INDEX siwx_nonces_expiry ON siwx_nonces (expires_at);
+   CREATE INDEX payments_request_hash ON payments (request_hash);`,
 ];
 
 /** created_at to the microsecond, as ISO text: a page cursor must not lose the precision the column has. */
@@ -311,6 +315,25 @@ export class PostgresLedger implements Ledger {
       [FINAL_STATES, olderThan, limit],
     );
     return outcome.rowCount ?? 0;
+  }
+
+  async findPaidResult(payer: string, requestHash: string): Promise<PaymentRecord | undefined> {
+    const outcome = await this.pool.query(
+      `SELECT * FROM payments WHERE request_hash = $1 AND state = 'settled' AND result IS NOT NULL
+         AND ${payerMatch('$2', '$3')}
+       ORDER BY created_at DESC LIMIT 1`,
+      [requestHash, payer, payer],
+    );
+    return outcome.rows[0] ? toRecord(outcome.rows[0]) : undefined;
+  }
+
+  async useNonce(nonce: string, expiresAt: Date): Promise<boolean> {
+    await this.pool.query('DELETE FROM siwx_nonces WHERE expires_at < now()');
+    const outcome = await this.pool.query('INSERT INTO siwx_nonces (nonce, expires_at) VALUES ($1, $2) ON CONFLICT (nonce) DO NOTHING', [
+      nonce,
+      expiresAt,
+    ]);
+    return outcome.rowCount === 1;
   }
 
   async close(): Promise<void> {

@@ -15,7 +15,7 @@ import {
   type ReserveOutcome,
   type RevenueRow,
 } from './ledger.ts';
-import { SQLITE_DIALECT, paymentConditions } from './payment-query.ts';
+import { payerMatch, SQLITE_DIALECT, paymentConditions } from './payment-query.ts';
 
 const MIGRATIONS: string[] = [
   `CREATE TABLE payments (
@@ -43,6 +43,10 @@ const MIGRATIONS: string[] = [
   // 3: the model of each payment (revenue by model; older rows get ''), and the operator listing's order
   `ALTER TABLE payments ADD COLUMN model TEXT NOT NULL DEFAULT '';
    CREATE INDEX payments_created ON payments (created_at, key);`,
+  // 4: sign-in-with-x: single-use nonces, and a payer's paid results found by request
+  `CREATE TABLE siwx_nonces (nonce TEXT PRIMARY KEY, expires_at TEXT NOT NULL);
+   CREATE INDEX siwx_nonces_expiry ON siwx_nonces (expires_at);
+   CREATE INDEX payments_request_hash ON payments (request_hash);`,
 ];
 
 /** Columns of a listing: everything but the result body and the payload, plus whether a result is stored. */
@@ -283,6 +287,24 @@ export class SqliteLedger implements Ledger {
       )
       .run(...FINAL_STATES, olderThan.toISOString(), limit);
     return Number(outcome.changes);
+  }
+
+  async findPaidResult(payer: string, requestHash: string): Promise<PaymentRecord | undefined> {
+    const row = this.db
+      .prepare(
+        `SELECT * FROM payments WHERE request_hash = ? AND state = 'settled' AND result IS NOT NULL AND ${payerMatch('?', '?')}
+         ORDER BY created_at DESC LIMIT 1`,
+      )
+      .get(requestHash, payer, payer) as Row | undefined;
+    return row ? toRecord(row) : undefined;
+  }
+
+  async useNonce(nonce: string, expiresAt: Date): Promise<boolean> {
+    this.db.prepare('DELETE FROM siwx_nonces WHERE expires_at < ?').run(new Date().toISOString());
+    const outcome = this.db
+      .prepare('INSERT INTO siwx_nonces (nonce, expires_at) VALUES (?, ?) ON CONFLICT (nonce) DO NOTHING')
+      .run(nonce, expiresAt.toISOString());
+    return Number(outcome.changes) === 1;
   }
 
   async close(): Promise<void> {
