@@ -27,6 +27,9 @@ import { answerParserErrors } from './http/parser-errors.ts';
 import { HttpMetrics } from './http/metrics.ts';
 import { checkReadiness } from './http/readiness-checks.ts';
 import { startSandbox, type Sandbox } from './sandbox/sandbox.ts';
+import { playgroundRoutes } from './playground/routes.ts';
+import { Hono } from 'hono';
+import { NETWORKS } from './x402/networks.ts';
 import type { NetworkName } from './x402/networks.ts';
 import type { Ledger } from './store/ledger.ts';
 import type { MediaStore } from './media/media-store.ts';
@@ -44,6 +47,13 @@ export interface RunningService {
   log: Logger;
   /** stops accepting connections, lets in-flight requests finish, then releases everything */
   stop(): Promise<void>;
+}
+
+/** The faucet and the browser playground, which pays on the sandbox's EVM chains. */
+function sandboxPages(sandbox: Sandbox): Hono {
+  const evm = [...sandbox.chains.keys()].filter((name) => NETWORKS[name].family === 'evm');
+  const playground = playgroundRoutes(evm.map((name) => ({ name, caip2: NETWORKS[name].caip2 })));
+  return new Hono().route('/', sandbox.routes).route('/', playground);
 }
 
 export async function startService(config: Config, options: { log?: Logger } = {}): Promise<RunningService> {
@@ -86,7 +96,7 @@ export async function startService(config: Config, options: { log?: Logger } = {
     media,
     ledger,
     metrics,
-    extraRoutes: sandbox?.routes,
+    extraRoutes: sandbox && sandboxPages(sandbox),
     readiness: () =>
       checkReadiness(
         { config, ledger, media, sandboxRpcUrls: new Map([...(sandbox?.chains ?? [])].map(([name, chain]) => [name, chain.rpcUrl])) },

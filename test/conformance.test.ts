@@ -252,6 +252,9 @@ describe('around the endpoints', () => {
     assert.deepEqual(speech.optionTypes.speed, { type: 'number', minimum: 0.5, maximum: 2.5, description: '1 = normal; the range eSpeak NG speaks at' });
     const chat = body.models.find((m) => m.capability === 'chat')!;
     assert.equal(chat.optionTypes.seed.type, 'integer');
+    // prices in atomic units (what 402s carry) and the same in decimal USDC
+    assert.deepEqual([chat.price.perRequest, chat.priceUsdc.perRequest], ['1000', '0.001']);
+    assert.match(chat.priceText, /^0\.001 USDC per request \+ /);
   });
 
   test('GET /healthz says sandbox mode and names each sandbox RPC URL', async () => {

@@ -91,3 +91,13 @@ test("a proof the remote facilitator rejects is a 402 carrying the facilitator's
   assert.match(((await response.json()) as { error: string }).error, /signature/);
   assert.equal(await chain.balanceOf(buyer.address), 5_000_000n);
 });
+
+test('a live gateway serves no playground, no faucet, and /docs links no playground', async () => {
+  for (const path of ['/playground', '/playground/assets/app.js', '/sandbox/balance?network=base&address=0x0000000000000000000000000000000000000001']) {
+    const response = await fetch(`${gateway.url}${path}`);
+    assert.equal(response.status, 404, path);
+    assert.equal(((await response.json()) as { code: string }).code, 'not_found');
+  }
+  const docs = await (await fetch(`${gateway.url}/docs`)).text();
+  assert.doesNotMatch(docs, /playground/i);
+});

@@ -21,7 +21,8 @@ import { unrouted } from './unrouted.ts';
 import { requestOrigin } from './origin.ts';
 import { requestHash } from './canonical-json.ts';
 import { bodyFieldsOf, openApiDocument } from './openapi.ts';
-import { docsPage } from './docs-page.ts';
+import { docsRoutes } from './docs-page.ts';
+import { withPrices } from './openapi-prices.ts';
 import { discoveryRoutes, paymentInfoByPath } from './discovery.ts';
 import { modelsListing } from './models-listing.ts';
 import type { HttpMetrics } from './metrics.ts';
@@ -111,9 +112,9 @@ export function createApp(deps: AppDeps): Hono {
   }
 
   const discovery = { config, endpoints: deps.endpoints, catalog: deps.catalog, networks: gate.enabledNetworks };
-  const openapi = openApiDocument(deps.endpoints, paymentInfoByPath(discovery));
+  const openapi = withPrices(openApiDocument(deps.endpoints, paymentInfoByPath(discovery)), deps.endpoints, deps.catalog);
   app.get('/openapi.json', (c) => c.json(openapi));
-  app.get('/docs', (c) => c.html(docsPage(openapi)));
+  app.route('/', docsRoutes(openapi, { playground: config.sandbox.enabled }));
   app.get('/', (c) => c.redirect('/docs'));
   const models = modelsListing(deps.catalog, deps.providers); // the catalog is fixed for the process's life
   app.get('/api/v1/ai/models', (c) => c.json(models));

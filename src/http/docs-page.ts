@@ -1,27 +1,46 @@
-// A human-readable page generated from the OpenAPI document: no scripts, no CDN, works offline.
-import { html, raw } from 'hono/html';
+// GET /docs: /openapi.json rendered by Swagger UI, served from our own install (the swagger-ui-dist
+// package, no CDN), under a short header on how to pay. Each paid operation's description lists its
+// prices in USDC (openapi-prices.ts).
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Hono } from 'hono';
+import { html } from 'hono/html';
+import { staticAsset } from './static-asset.ts';
 
-interface Operation {
-  summary?: string;
-  description?: string;
+const swaggerUiDir = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
+const ownAsset = (name: string) => fileURLToPath(new URL(`./docs-assets/${name}`, import.meta.url));
+
+const ASSETS = {
+  'swagger-ui-bundle.js': staticAsset('text/javascript; charset=utf-8', join(swaggerUiDir, 'swagger-ui-bundle.js')),
+  'swagger-ui.css': staticAsset('text/css; charset=utf-8', join(swaggerUiDir, 'swagger-ui.css')),
+  'docs.js': staticAsset('text/javascript; charset=utf-8', ownAsset('docs.js')),
+  'docs.css': staticAsset('text/css; charset=utf-8', ownAsset('docs.css')),
+} as const;
+
+/** Only this origin: Swagger UI sets inline styles and draws icons from data: URLs. */
+export const PAGE_CSP = "default-src 'self'; img-src 'self' data: blob:; style-src 'self' 'unsafe-inline'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
+
+function docsPage(info: { title: string; description: string }, playground: boolean): string {
+  return String(html`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${info.title}: API documentation</title><link rel="icon" href="data:,">
+<link rel="stylesheet" href="/docs/assets/swagger-ui.css"><link rel="stylesheet" href="/docs/assets/docs.css">
+<script src="/docs/assets/swagger-ui-bundle.js" defer></script><script src="/docs/assets/docs.js" defer></script></head>
+<body><header class="gateway-header"><div class="inner"><h1>${info.title}</h1><p>${info.description}</p>
+<nav>${playground ? html`<a href="/playground">Playground (sandbox: try it with test USDC)</a>` : ''}<a href="/api/v1/ai/models">Models and prices (JSON)</a><a href="/openapi.json">openapi.json</a></nav></div></header>
+<section class="how-to-pay"><details open><summary>How to pay</summary><ol>
+<li>POST your request with <code>X-Network</code> (e.g. <code>base</code> or <code>solana</code>) and no <code>X-PAYMENT</code>: the 402 answer lists the exact price, in USDC atomic units (1 USDC = 1,000,000).</li>
+<li>Sign the payment with any x402 client (<code>@x402/fetch</code>, <code>x402-fetch</code>) and repeat the same request with <code>X-PAYMENT</code>.</li>
+<li>The 200 answer carries your result and <code>X-PAYMENT-RESPONSE</code>, the settlement receipt. A 409 <code>settlement_pending</code> means: retry with the same proof, never pay again.</li></ol></details></section>
+<main id="swagger-ui"><noscript>This page renders <a href="/openapi.json">/openapi.json</a> with JavaScript.</noscript></main>
+</body></html>`);
 }
 
-export function docsPage(openapi: Record<string, unknown>): string {
-  const info = openapi.info as { title: string; version: string; description: string };
-  const paths = openapi.paths as Record<string, Record<string, Operation>>;
-  const rows = Object.entries(paths).flatMap(([path, operations]) =>
-    Object.entries(operations).map(
-      ([method, op]) => html`<tr><td><code>${method.toUpperCase()}</code></td><td><code>${path}</code></td><td>${op.summary ?? ''}<br><small>${op.description ?? ''}</small></td></tr>`,
-    ),
-  );
-  return String(html`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>${info.title}</title>
-<style>body{font:15px/1.5 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem}td{padding:.4rem;vertical-align:top;border-top:1px solid #ddd}code{background:#f4f4f4;padding:0 .2rem}</style></head>
-<body><h1>${info.title} <small>v${info.version}</small></h1><p>${info.description}</p>
-<h2>How to pay</h2><ol><li>POST your request with <code>X-Network</code> (e.g. <code>base</code> or <code>solana</code>) and no <code>X-PAYMENT</code>: the 402 answer lists the exact price.</li>
-<li>Sign the payment with any x402 client (<code>x402-fetch</code>, <code>@x402/fetch</code>) and repeat the same request with <code>X-PAYMENT</code>.</li>
-<li>The 200 answer carries your result and <code>X-PAYMENT-RESPONSE</code>, the settlement receipt. A 409 <code>settlement_pending</code> means: retry with the same proof, never pay again.</li></ol>
-<h2>Endpoints</h2><table>${raw(rows.join(''))}</table>
-<p>Machine-readable: <a href="/openapi.json">/openapi.json</a> · models and prices: <a href="/api/v1/ai/models">/api/v1/ai/models</a></p>
-</body></html>`);
+export function docsRoutes(openapi: Record<string, unknown>, options: { playground: boolean }): Hono {
+  const page = docsPage(openapi.info as { title: string; description: string }, options.playground);
+  const app = new Hono();
+  app.get('/docs', (c) => c.html(page, 200, { 'Content-Security-Policy': PAGE_CSP }));
+  for (const [name, asset] of Object.entries(ASSETS)) app.get(`/docs/assets/${name}`, (c) => asset.respond(c));
+  return app;
 }

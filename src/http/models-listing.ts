@@ -3,6 +3,7 @@ import type { ModelConfig } from '../config/schema.ts';
 import type { ModelCatalog } from '../providers/catalog.ts';
 import type { ProviderRegistry } from '../providers/registry.ts';
 import { jsonSchema } from './openapi-schema.ts';
+import { priceInUsdc, priceText } from '../pricing/price-text.ts';
 
 function limits(model: ModelConfig): Record<string, unknown> {
   switch (model.capability) {
@@ -31,7 +32,11 @@ function options(model: ModelConfig, providers: ProviderRegistry): Record<string
 
 export function modelsListing(catalog: ModelCatalog, providers: ProviderRegistry): Record<string, unknown> {
   return {
-    currency: { asset: 'USDC', decimals: 6, note: 'prices are integer strings in atomic units: "1000" = 0.001 USDC' },
+    currency: {
+      asset: 'USDC',
+      decimals: 6,
+      note: 'price: integer strings in atomic units ("1000" = 0.001 USDC), what 402 requirements carry; priceUsdc: the same in decimal USDC',
+    },
     models: catalog.models.map((model) => ({
       id: model.id,
       capability: model.capability,
@@ -41,6 +46,8 @@ export function modelsListing(catalog: ModelCatalog, providers: ProviderRegistry
       allowedOptions: model.allowedOptions,
       ...options(model, providers),
       price: model.price,
+      priceUsdc: priceInUsdc(model.price),
+      priceText: priceText(model),
     })),
   };
 }

@@ -113,6 +113,8 @@ const faucetRequest = z
   })
   .strict();
 
+const balanceRequest = z.object({ network: z.string(), address: z.string().min(1).max(100) }).strict();
+
 export async function startSandbox(networks: readonly NetworkName[], settlementTimeoutMs: number): Promise<Sandbox> {
   const started = await Promise.allSettled(
     networks.map((name) => (NETWORKS[name].family === 'evm' ? startEvmChain : startSvmChain)(name, settlementTimeoutMs)),
@@ -125,18 +127,31 @@ export async function startSandbox(networks: readonly NetworkName[], settlementT
     throw failure.reason;
   }
 
-  const routes = new Hono();
-  routes.post('/sandbox/faucet', async (c) => {
-    const request = parseOrThrow(faucetRequest, await c.req.json().catch(() => undefined));
-    const chain = chains.get(request.network as NetworkName);
+  const sandboxChain = (network: string): SandboxChain => {
+    const chain = chains.get(network as NetworkName);
     if (!chain) {
-      throw new ApiError(400, 'unsupported_network', `network: "${request.network}" is not a sandbox network (sandbox: ${[...chains.keys()].join(', ')})`, {
+      throw new ApiError(400, 'unsupported_network', `network: "${network}" is not a sandbox network (sandbox: ${[...chains.keys()].join(', ')})`, {
         field: 'network',
       });
     }
+    return chain;
+  };
+  const routes = new Hono();
+  routes.post('/sandbox/faucet', async (c) => {
+    const request = parseOrThrow(faucetRequest, await c.req.json().catch(() => undefined));
+    const chain = sandboxChain(request.network);
     const amount = request.amount === undefined ? undefined : BigInt(request.amount);
     const funded = await chain.faucet(request.address, amount);
     return c.json({ network: chain.network, address: request.address, asset: chain.asset, ...funded });
+  });
+  // the test USDC an address holds (atomic units), for pages that cannot reach the chain's RPC themselves
+  routes.get('/sandbox/balance', async (c) => {
+    const request = parseOrThrow(balanceRequest, c.req.query());
+    const chain = sandboxChain(request.network);
+    const valid = NETWORKS[chain.network].family === 'evm' ? /^0x[0-9a-fA-F]{40}$/ : /^[1-9A-HJ-NP-Za-km-z]{32,44}$/;
+    if (!valid.test(request.address)) throw new ApiError(400, 'invalid_request', 'address: not an address of this network', { field: 'address' });
+    const balance = await chain.balanceOf(request.address);
+    return c.json({ network: chain.network, address: request.address, asset: chain.asset, balance: balance.toString() });
   });
 
   return {
