@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { quoteChat, quoteImages, quoteSpeech } from './quote.ts';
+import { meteredChatCost, quoteChat, quoteImages, quoteSpeech } from './quote.ts';
 import { embeddedModels } from '../config/embedded-models.ts';
 import type { ChatModelConfig, ImageModelConfig, SpeechModelConfig } from '../config/schema.ts';
 
@@ -13,6 +13,19 @@ test('chat is priced per request, per max token and per input character, roundin
   const model = { ...chat, price: { perRequest: '1000', perThousandOutputTokens: '2000', perThousandInputChars: '500' } };
   assert.equal(quoteChat(model, 128, 0), 1000n + 256n);
   assert.equal(quoteChat(model, 1, 1), 1000n + 2n + 1n);
+});
+
+test('metered chat is charged for the tokens generated, from the same table, rounded up, never above the ceiling', () => {
+  const model = { ...chat, price: { perRequest: '1000', perThousandOutputTokens: '2333', perThousandInputChars: '500' } };
+  const ceiling = quoteChat(model, 128, 7);
+  assert.equal(ceiling, 1000n + 299n + 4n); // 128 * 2.333 = 298.6 -> 299; 7 * 0.5 = 3.5 -> 4
+  assert.equal(meteredChatCost(model, 11, 7, ceiling), 1000n + 26n + 4n); // 11 * 2.333 = 25.7 -> 26
+  assert.equal(meteredChatCost(model, 128, 7, ceiling), ceiling, 'the whole budget costs the quote');
+  assert.equal(meteredChatCost(model, 500, 7, ceiling), ceiling, 'a provider overshooting max_tokens is capped');
+  assert.equal(meteredChatCost(model, 0, 0, 0n), 0n);
+  const free = { ...chat, price: { perRequest: '0', perThousandOutputTokens: '0', perThousandInputChars: '0' } };
+  assert.equal(meteredChatCost(free, 40, 40, quoteChat(free, 128, 40)), 0n, 'a free model settles nothing');
+  assert.throws(() => meteredChatCost(model, -1, 0, ceiling), RangeError);
 });
 
 test('a price that would be fractional in dollars stays an exact integer', () => {

@@ -6,14 +6,29 @@ function ceilDiv(numerator: bigint, denominator: bigint): bigint {
   return (numerator + denominator - 1n) / denominator;
 }
 
-/** Chat is paid before the answer exists, so it is priced on the most it may cost: max_tokens. */
-export function quoteChat(model: ChatModelConfig, maxTokens: number, inputChars: number): bigint {
+/** What a chat answer of `outputTokens` costs: per request, per output token and per input character. */
+function chatCost(model: ChatModelConfig, outputTokens: number, inputChars: number): bigint {
   const { perRequest, perThousandOutputTokens, perThousandInputChars } = model.price;
   return (
     BigInt(perRequest) +
-    ceilDiv(BigInt(maxTokens) * BigInt(perThousandOutputTokens), 1000n) +
+    ceilDiv(BigInt(outputTokens) * BigInt(perThousandOutputTokens), 1000n) +
     ceilDiv(BigInt(inputChars) * BigInt(perThousandInputChars), 1000n)
   );
+}
+
+/** Chat is paid before the answer exists, so it is quoted on the most it may cost: max_tokens. */
+export function quoteChat(model: ChatModelConfig, maxTokens: number, inputChars: number): bigint {
+  return chatCost(model, maxTokens, inputChars);
+}
+
+/**
+ * What a metered (`upto`) chat call is charged once its answer exists: the same price table applied to the
+ * output tokens actually generated, never more than the ceiling the payer authorized.
+ */
+export function meteredChatCost(model: ChatModelConfig, outputTokens: number, inputChars: number, ceiling: bigint): bigint {
+  if (!Number.isSafeInteger(outputTokens) || outputTokens < 0) throw new RangeError(`invalid output token count ${outputTokens}`);
+  const cost = chatCost(model, outputTokens, inputChars);
+  return cost < ceiling ? cost : ceiling;
 }
 
 export function quoteImages(model: ImageModelConfig, size: string, n: number): bigint {

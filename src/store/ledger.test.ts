@@ -292,10 +292,10 @@ function ledgerSuite(name: string, open: () => Promise<Opened>): void {
     });
 
     test('revenue: settled payments only, summed exactly per UTC day, network and model (beyond 2^53)', async () => {
-      const settle = async (overrides: Partial<NewPayment>, at: Date) => {
+      const settle = async (overrides: Partial<NewPayment>, at: Date, settledAmount?: string) => {
         const p = payment(overrides);
         await ledger.reserve(p);
-        await ledger.transition(p.key, ['reserved'], { state: 'settled', txHash: `0x${serial}` });
+        await ledger.transition(p.key, ['reserved'], { state: 'settled', txHash: `0x${serial}`, settledAmount });
         await backdate(p.key, at);
         return p;
       };
@@ -310,6 +310,13 @@ function ledgerSuite(name: string, open: () => Promise<Opened>): void {
       await settle({ amount: '999999999999999999999999999999', model: 'm-image' }, day1);
       await settle({ amount: '5000', model: 'm-chat', network: 'polygon' }, day1);
       await settle({ amount: '70000', model: 'm-chat' }, day2);
+      // upto: a ceiling of 1,309 authorized, 431 settled; revenue is what was settled
+      const metered = await settle({ amount: '1309', model: 'm-chat' }, day2, '431');
+      assert.deepEqual(
+        [(await ledger.get(metered.key))?.amount, (await ledger.get(metered.key))?.settledAmount],
+        ['1309', '431'],
+        'the ledger keeps both the authorized maximum and the settled amount',
+      );
       // not settled: never revenue
       for (const state of ['failed', 'released', 'pending', 'verified'] as const) {
         const p = payment({ amount: '777', model: 'm-chat' });
@@ -326,12 +333,12 @@ function ledgerSuite(name: string, open: () => Promise<Opened>): void {
         { day: '2030-03-01', network: 'base', model: 'm-image', count: 2, amount: '1123456789012345678901234567889' },
         { day: '2030-03-01', network: 'polygon', model: 'm-chat', count: 1, amount: '5000' },
         { day: '2030-03-02', network: 'base', model: '', count: 1, amount: '3' },
-        { day: '2030-03-02', network: 'base', model: 'm-chat', count: 1, amount: '70000' },
+        { day: '2030-03-02', network: 'base', model: 'm-chat', count: 2, amount: '70431' },
       ]);
       assert.equal(BigInt(big) * 2n + 1n, 18014398509481987n);
       assert.deepEqual(
         (await ledger.revenue({ from: new Date('2030-03-02T00:00:00Z') })).map((r) => r.amount),
-        ['3', '70000'],
+        ['3', '70431'],
       );
       assert.deepEqual(
         (await ledger.revenue({ before: new Date('2030-03-01T23:59:59.999Z') })).map((r) => [r.model, r.count]),
@@ -465,6 +472,7 @@ describe('SQLite migrations', () => {
     const db = new DatabaseSync(path);
     db.exec(`DROP TABLE siwx_nonces; DROP INDEX payments_request_hash;
              DROP INDEX payments_created; ALTER TABLE payments DROP COLUMN model; ALTER TABLE payments DROP COLUMN lease_until;
+             ALTER TABLE payments DROP COLUMN settled_amount;
              DELETE FROM schema_migrations WHERE version > 1;`);
     db.close();
     const upgraded = new SqliteLedger(path);
@@ -485,7 +493,7 @@ describe('PostgreSQL migrations', () => {
     await client.connect();
     const { rows } = await client.query<{ version: number }>('SELECT version FROM schema_migrations ORDER BY version');
     await client.end();
-    assert.deepEqual(rows.map((r) => r.version), [1, 2, 3, 4]);
+    assert.deepEqual(rows.map((r) => r.version), [1, 2, 3, 4, 5]);
     await Promise.all(ledgers.map((l) => l.close()));
   });
 
@@ -499,7 +507,7 @@ describe('PostgreSQL migrations', () => {
     const client = new pg.Client({ connectionString: url });
     await client.connect();
     await client.query(`DROP TABLE siwx_nonces; DROP INDEX payments_request_hash; DROP INDEX payments_created;
-      ALTER TABLE payments DROP COLUMN model; DELETE FROM schema_migrations WHERE version >= 3`);
+      ALTER TABLE payments DROP COLUMN model; ALTER TABLE payments DROP COLUMN settled_amount; DELETE FROM schema_migrations WHERE version >= 3`);
     await client.end();
     const upgraded = await PostgresLedger.open({ connectionString: url });
     assert.equal((await upgraded.get(before.key))?.model, '');

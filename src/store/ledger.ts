@@ -24,6 +24,7 @@ export interface NewPayment {
   key: string;
   network: string;
   payer: string;
+  /** the most the payer authorized (exact: the price; upto: the ceiling), atomic units */
   amount: string;
   asset: string;
   payTo: string;
@@ -38,6 +39,8 @@ export interface NewPayment {
 
 export interface PaymentRecord extends NewPayment {
   state: PaymentState;
+  /** what was settled (upto settles at most `amount`); null until settled, and on rows older than the column */
+  settledAmount: string | null;
   txHash: string | null;
   error: string | null;
   result: StoredResult | null;
@@ -49,6 +52,7 @@ export interface PaymentRecord extends NewPayment {
 
 export interface PaymentUpdate {
   state: PaymentState;
+  settledAmount?: string | null;
   payer?: string;
   txHash?: string | null;
   error?: string | null;
@@ -92,7 +96,7 @@ export interface RevenueRow {
   network: string;
   model: string;
   count: number;
-  /** exact sum of the amounts, a decimal integer string in atomic units */
+  /** exact sum of what was settled (settledAmount, else amount), a decimal integer string in atomic units */
   amount: string;
 }
 

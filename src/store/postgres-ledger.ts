@@ -50,13 +50,15 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   `CREATE TABLE siwx_nonces (nonce text PRIMARY KEY, expires_at timestamptz NOT NULL);
    CREATE INDEX siwx_nonces_expiry ON siwx_nonces (expires_at);
    CREATE INDEX payments_request_hash ON payments (request_hash);`,
+  // 5: what was settled, beside the authorized maximum in amount (upto settles less; null on older rows)
+  `ALTER TABLE payments ADD COLUMN settled_amount numeric(78, 0);`,
 ];
 
 /** created_at to the microsecond, as ISO text: a page cursor must not lose the precision the column has. */
 const CREATED_EXACT = `to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS created_exact`;
 
 /** Columns of a listing: everything but the result body and the payload, plus whether a result is stored. */
-const SUMMARY_COLUMNS = `key, network, payer, amount, asset, pay_to, resource, model, request_hash, state, tx_hash, error,
+const SUMMARY_COLUMNS = `key, network, payer, amount, settled_amount, asset, pay_to, resource, model, request_hash, state, tx_hash, error,
   requirements, created_at, updated_at, lease_until, result IS NOT NULL AS result_available, ${CREATED_EXACT}`;
 
 /** Key of the advisory lock held while migrating; any constant works as long as every instance uses the same. */
@@ -67,6 +69,7 @@ interface Row {
   network: string;
   payer: string;
   amount: string;
+  settled_amount: string | null;
   asset: string;
   pay_to: string;
   resource: string;
@@ -92,6 +95,7 @@ function commonFields(row: Omit<Row, 'result' | 'payload'>): Omit<PaymentRecord,
     network: row.network,
     payer: row.payer,
     amount: row.amount,
+    settledAmount: row.settled_amount,
     asset: row.asset,
     payTo: row.pay_to,
     resource: row.resource,
@@ -186,7 +190,7 @@ export class PostgresLedger implements Ledger {
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'reserved', $10, $11, now(), now())
        ON CONFLICT (key) DO UPDATE SET
          resource = EXCLUDED.resource, model = EXCLUDED.model, request_hash = EXCLUDED.request_hash, state = 'reserved',
-         tx_hash = NULL, error = NULL, result = NULL, payload = EXCLUDED.payload,
+         tx_hash = NULL, settled_amount = NULL, error = NULL, result = NULL, payload = EXCLUDED.payload,
          requirements = EXCLUDED.requirements, updated_at = EXCLUDED.updated_at, lease_until = NULL
        WHERE payments.state IN ('released', 'failed')
        RETURNING key`,
@@ -220,6 +224,7 @@ export class PostgresLedger implements Ledger {
     if (update.payer !== undefined) set('payer', update.payer);
     if (update.txHash !== undefined) set('tx_hash', update.txHash);
     if (update.error !== undefined) set('error', update.error);
+    if (update.settledAmount !== undefined) set('settled_amount', update.settledAmount);
     if (update.result !== undefined) set('result', update.result && JSON.stringify(update.result));
     values.push(key, from);
     const outcome = await this.pool.query(
@@ -298,7 +303,7 @@ export class PostgresLedger implements Ledger {
     ]);
     const { rows } = await this.pool.query<{ day: string; network: string; model: string; count: string; amount: string }>(
       `SELECT to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, network, model,
-              COUNT(*)::text AS count, SUM(amount)::text AS amount
+              COUNT(*)::text AS count, SUM(COALESCE(settled_amount, amount))::text AS amount
        FROM payments ${where}
        GROUP BY 1, 2, 3
        ORDER BY day, network COLLATE "C", model COLLATE "C"`,

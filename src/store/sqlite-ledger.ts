@@ -47,10 +47,12 @@ const MIGRATIONS: string[] = [
   `CREATE TABLE siwx_nonces (nonce TEXT PRIMARY KEY, expires_at TEXT NOT NULL);
    CREATE INDEX siwx_nonces_expiry ON siwx_nonces (expires_at);
    CREATE INDEX payments_request_hash ON payments (request_hash);`,
+  // 5: what was settled, beside the authorized maximum in amount (upto settles less; null on older rows)
+  `ALTER TABLE payments ADD COLUMN settled_amount TEXT;`,
 ];
 
 /** Columns of a listing: everything but the result body and the payload, plus whether a result is stored. */
-const SUMMARY_COLUMNS = `key, network, payer, amount, asset, pay_to, resource, model, request_hash, state, tx_hash, error,
+const SUMMARY_COLUMNS = `key, network, payer, amount, settled_amount, asset, pay_to, resource, model, request_hash, state, tx_hash, error,
   requirements, created_at, updated_at, lease_until, result IS NOT NULL AS result_available`;
 
 /** Revenue sums are exact without big integers in SQL: amounts are zero-padded to 36 digits and summed as four
@@ -63,6 +65,7 @@ interface Row {
   network: string;
   payer: string;
   amount: string;
+  settled_amount: string | null;
   asset: string;
   pay_to: string;
   resource: string;
@@ -87,6 +90,7 @@ function commonFields(row: Omit<Row, 'result' | 'payload'>): Omit<PaymentRecord,
     network: row.network,
     payer: row.payer,
     amount: row.amount,
+    settledAmount: row.settled_amount,
     asset: row.asset,
     payTo: row.pay_to,
     resource: row.resource,
@@ -150,7 +154,7 @@ export class SqliteLedger implements Ledger {
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'reserved', ?, ?, ?, ?)
          ON CONFLICT (key) DO UPDATE SET
            resource = excluded.resource, model = excluded.model, request_hash = excluded.request_hash, state = 'reserved',
-           tx_hash = NULL, error = NULL, result = NULL, payload = excluded.payload,
+           tx_hash = NULL, settled_amount = NULL, error = NULL, result = NULL, payload = excluded.payload,
            requirements = excluded.requirements, updated_at = excluded.updated_at, lease_until = NULL
          WHERE payments.state IN ('released', 'failed')
          RETURNING key`,
@@ -182,6 +186,7 @@ export class SqliteLedger implements Ledger {
     if (update.payer !== undefined) (sets.push('payer = ?'), values.push(update.payer));
     if (update.txHash !== undefined) (sets.push('tx_hash = ?'), values.push(update.txHash));
     if (update.error !== undefined) (sets.push('error = ?'), values.push(update.error));
+    if (update.settledAmount !== undefined) (sets.push('settled_amount = ?'), values.push(update.settledAmount));
     if (update.result !== undefined) (sets.push('result = ?'), values.push(update.result && JSON.stringify(update.result)));
     const placeholders = from.map(() => '?').join(', ');
     const outcome = this.db
@@ -252,8 +257,8 @@ export class SqliteLedger implements Ledger {
     const chunk = (index: number) => `SUM(CAST(substr(padded, ${index * CHUNK_DIGITS + 1}, ${CHUNK_DIGITS}) AS INTEGER)) AS c${index}`;
     const statement = this.db.prepare(
       `SELECT day, network, model, COUNT(*) AS count, MAX(length(amount)) AS digits, ${[0, 1, 2, 3].map(chunk).join(', ')}
-       FROM (SELECT substr(created_at, 1, 10) AS day, network, model, amount,
-                    substr('${'0'.repeat(PADDED_DIGITS)}' || amount, -${PADDED_DIGITS}) AS padded
+       FROM (SELECT substr(created_at, 1, 10) AS day, network, model, COALESCE(settled_amount, amount) AS amount,
+                    substr('${'0'.repeat(PADDED_DIGITS)}' || COALESCE(settled_amount, amount), -${PADDED_DIGITS}) AS padded
              FROM payments ${where})
        GROUP BY day, network, model
        ORDER BY day, network, model`,
