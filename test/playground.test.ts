@@ -49,7 +49,7 @@ async function quoteAndPay(form: string, expectedPrice: string): Promise<string>
   const shown = (await quote.textContent()) ?? '';
   assert.ok(shown.startsWith(`Price: ${expectedPrice} on base`), shown);
   await page.click(`${form} .pay-button`);
-  await page.waitForSelector(`${form} .quote.paid, ${form} .quote.error`, { timeout: 120_000 });
+  await page.waitForSelector(`${form} .quote.paid, ${form} .quote.error`);
   const outcome = (await quote.textContent()) ?? '';
   assert.match(outcome, /^Paid /, outcome);
   return (await page.locator(`${form} .receipt dd code`).textContent())!;

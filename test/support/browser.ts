@@ -37,6 +37,8 @@ export async function openBrowser(): Promise<TestBrowser> {
     viewport: { width: 1200, height: 900 },
   });
   const page = context.pages()[0] ?? (await context.newPage());
+  // waits are for conditions; the limit only ends a test that would hang (CI's 2 cores may be busy)
+  page.setDefaultTimeout(180_000);
   const requested: string[] = [];
   const errors: string[] = [];
   page.on('request', (request) => requested.push(request.url()));
