@@ -11,6 +11,7 @@ export type ErrorCode =
   | 'unknown_model'
   | 'unsupported_network'
   | 'network_mismatch'
+  | 'payment_mismatch'
   | 'not_found'
   | 'method_not_allowed'
   | 'range_not_satisfiable'

@@ -15,6 +15,7 @@ import { PostgresLedger } from '../src/store/postgres-ledger.ts';
 import { NETWORKS, type EvmNetwork } from '../src/x402/networks.ts';
 import { decodeHeader } from '../src/x402/encoding.ts';
 import { evmPaymentKey } from '../src/x402/payment-key.ts';
+import { proofOf, requirementOf } from './support/v1-wire-facilitator.ts';
 import type { EvmExactPayload, PaymentPayload, PaymentRequirements } from '../src/x402/types.ts';
 import type { PaymentRecord } from '../src/store/ledger.ts';
 import { startPostgres, type PostgresServer } from './support/postgres.ts';
@@ -224,7 +225,7 @@ describe('two instances, one PostgreSQL ledger', () => {
     });
     const buyer = await fundedBuyer();
     const proof = await signedProof(a, CHAT, buyer);
-    const settled = await settler.settle(proof.payment, proof.requirements);
+    const settled = await settler.settle(proofOf(proof.payment), requirementOf(proof.requirements));
     assert.equal(settled.status, 'settled');
     const tx = settled.status === 'settled' ? settled.transaction : '';
 

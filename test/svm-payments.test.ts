@@ -1,11 +1,11 @@
 // Real payments on the sandbox Solana networks (litesvm behind a local JSON-RPC), paid by the official
-// client code: x402-fetch 1.x with a Solana signer, and @x402/fetch 2.x with @x402/svm's v1 scheme.
+// client code: x402-fetch 1.x with a Solana signer, and @x402/svm's v1 scheme (v2 payments: test/v2-payments.test.ts).
 // Token balances are read before and after; one transaction used 50 times at once settles once.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateKeyPairSigner, getBase58Decoder, signBytes, type KeyPairSigner } from '@solana/kit';
 import { wrapFetchWithPayment as wrapFetchV1 } from 'x402-fetch';
-import { wrapFetchWithPayment as wrapFetchV2, x402Client } from '@x402/fetch';
+import { wrapFetchWithPayment as wrapFetchV2, x402Client, x402HTTPClient } from '@x402/fetch';
 import { ExactSvmSchemeV1 } from '@x402/svm/exact/v1/client';
 import { startTestService, postJson } from './support/service.ts';
 import { balanceOf, decodeReceipt, fundedSolanaBuyer } from './support/sandbox-wallet.ts';
@@ -52,10 +52,24 @@ describe('official clients pay on Solana, charged exactly once', () => {
     assert.equal(await balanceOf(service, 'solana-devnet', payTo), payToBefore + cost);
   });
 
-  test('@x402/fetch 2.x with the @x402/svm v1 scheme, without X-Network', async () => {
+  test('@x402/fetch 2.x with only the @x402/svm v1 scheme reads PAYMENT-REQUIRED first, so it cannot pay; nothing moves', async () => {
+    // The official client prefers the v2 header whenever a 402 carries one (as every v2 server's does),
+    // and a client with no v2 scheme registered then stops before signing anything.
     const buyer = await fundedSolanaBuyer(service, ['solana'], 5_000_000n);
     const client = new x402Client().registerV1('solana', new ExactSvmSchemeV1(buyer, { rpcUrl: rpcUrl('solana') }));
-    const response = await wrapFetchV2(fetch, client)(`${service.url}${PATH}`, { method: 'POST', headers: json, body: JSON.stringify(BODY) });
+    const pay = wrapFetchV2(fetch, client)(`${service.url}${PATH}`, { method: 'POST', headers: json, body: JSON.stringify(BODY) });
+    await assert.rejects(pay, /No client registered for x402 version: 2/);
+    assert.equal(await balanceOf(service, 'solana', buyer.address), 5_000_000n);
+  });
+
+  test('the @x402/svm v1 scheme, given the v1 body by @x402/core\'s HTTP client, pays on X-PAYMENT', async () => {
+    const buyer = await fundedSolanaBuyer(service, ['solana'], 5_000_000n);
+    const client = new x402Client().registerV1('solana', new ExactSvmSchemeV1(buyer, { rpcUrl: rpcUrl('solana') }));
+    const http = new x402HTTPClient(client);
+    const quote = await postJson(`${service.url}${PATH}`, BODY, { 'X-Network': 'solana' });
+    const headers = http.encodePaymentSignatureHeader(await client.createPaymentPayload((await quote.json()) as never));
+    assert.deepEqual(Object.keys(headers), ['X-PAYMENT']);
+    const response = await postJson(`${service.url}${PATH}`, BODY, headers);
     assert.equal(response.status, 200, await response.clone().text());
     const receipt = decodeReceipt(response.headers.get('x-payment-response'));
     assert.equal(receipt.network, 'solana');

@@ -116,7 +116,8 @@ export function createClient(options: ClientOptions): GatewayClient {
   async function paymentRequired(response: Response) {
     const body = await response.json().catch(() => undefined);
     if (response.status !== 402) throw new GatewayError(response.status, body);
-    const required = http.getPaymentRequiredResponse((name) => response.headers.get(name), body);
+    // This client pays on the v1 wire (its Solana scheme is v1): the v1 body, not PAYMENT-REQUIRED.
+    const required = http.getPaymentRequiredResponse(() => null, body);
     const accepts = required.accepts.filter((a) => a.network === options.network || options.network === '*');
     if (accepts.length === 0) throw new GatewayError(402, body);
     return { ...required, accepts };

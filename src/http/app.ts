@@ -27,6 +27,7 @@ import { discoveryRoutes, paymentInfoByPath } from './discovery.ts';
 import { modelsListing } from './models-listing.ts';
 import type { HttpMetrics } from './metrics.ts';
 import type { ReadinessReport } from './readiness-checks.ts';
+import { routeExtensions } from './route-extensions.ts';
 
 export interface AppDeps {
   config: Config;
@@ -54,8 +55,8 @@ export function createApp(deps: AppDeps): Hono {
   app.use(requestId());
   app.use(
     openCors({
-      allowHeaders: ['Content-Type', 'X-PAYMENT', 'X-Network', PAYER_TIMESTAMP_HEADER, PAYER_SIGNATURE_HEADER],
-      exposeHeaders: ['X-PAYMENT-RESPONSE', 'X-Request-Id', 'Retry-After'],
+      allowHeaders: ['Content-Type', 'X-PAYMENT', 'PAYMENT-SIGNATURE', 'X-Network', PAYER_TIMESTAMP_HEADER, PAYER_SIGNATURE_HEADER],
+      exposeHeaders: ['X-PAYMENT-RESPONSE', 'PAYMENT-REQUIRED', 'PAYMENT-RESPONSE', 'X-Request-Id', 'Retry-After'],
     }),
   );
   app.use(async (c, next) => {
@@ -70,6 +71,7 @@ export function createApp(deps: AppDeps): Hono {
 
   for (const endpoint of deps.endpoints) {
     const bodyFields = bodyFieldsOf(endpoint);
+    const extensions = routeExtensions(endpoint, config);
     app.post(endpoint.path, async (c) => {
       const body = await readJsonBody(c, config.bodyLimitBytes);
       const origin = requestOrigin(c, config);
@@ -81,8 +83,11 @@ export function createApp(deps: AppDeps): Hono {
       };
       const prepared = withFallback(endpoint, body, context, endpoint.prepare(body, context));
       const paymentHeader = c.req.header('X-PAYMENT');
+      const paymentSignatureHeader = c.req.header('PAYMENT-SIGNATURE');
+      const paid = paymentHeader !== undefined || paymentSignatureHeader !== undefined;
       const response = await gate.handle({
         paymentHeader,
+        paymentSignatureHeader,
         networkHeader: c.req.header('X-Network'),
         resource: `${origin}${endpoint.path}`,
         model: prepared.model.id,
@@ -90,8 +95,10 @@ export function createApp(deps: AppDeps): Hono {
         amount: prepared.amount,
         maxTimeoutSeconds: config.maxTimeoutSeconds[endpoint.capability],
         bodyFields,
+        serviceName: config.service.name,
+        extensions,
         // only a paid call needs to identify its body
-        requestHash: paymentHeader === undefined ? '' : requestHash(endpoint.path, body),
+        requestHash: paid ? requestHash(endpoint.path, body) : '',
         settleFirst: (network) => settlesFirst(config.settleFirst, network, endpoint.capability),
         work: async () => {
           try {

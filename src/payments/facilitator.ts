@@ -1,6 +1,7 @@
 // One interface for every way of verifying and settling an x402 payment:
 // local EVM (our RPC + settlement key), local Solana (our RPC + fee payer), or a remote HTTP facilitator.
-import type { PaymentPayload, PaymentRequirements } from '../x402/types.ts';
+// They work on the internal payment model, whichever x402 version the proof came on.
+import type { PaymentProof, PaymentRequirement } from './model.ts';
 
 export type VerifyResult =
   | { isValid: true; payer: string }
@@ -17,15 +18,15 @@ export type SettleOutcome =
 export interface Facilitator {
   /** extra fields for the requirement (Solana: { feePayer }) that only the facilitator knows */
   requirementExtra(): Promise<Record<string, unknown>>;
-  verify(payload: PaymentPayload, requirements: PaymentRequirements): Promise<VerifyResult>;
-  settle(payload: PaymentPayload, requirements: PaymentRequirements): Promise<SettleOutcome>;
+  verify(proof: PaymentProof, requirement: PaymentRequirement): Promise<VerifyResult>;
+  settle(proof: PaymentProof, requirement: PaymentRequirement): Promise<SettleOutcome>;
   /**
    * For reconciliation of an 'unknown' settlement: asks the chain what became of it.
    * 'unknown' again means the chain cannot tell yet.
    */
   checkSettlement(
-    payload: PaymentPayload,
-    requirements: PaymentRequirements,
+    proof: PaymentProof,
+    requirement: PaymentRequirement,
     transaction: string,
   ): Promise<SettleOutcome>;
   /**

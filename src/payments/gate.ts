@@ -5,28 +5,33 @@
 // - one payment key is reserved once, atomically, before verification; the work runs at most once per key;
 // - nothing is settled unless the work (and its media) completed; a failed work releases the reservation;
 // - a settlement whose outcome is unknown stays 'pending' and is reconciled; the client retries the same proof.
-import { encodeHeader, decodeHeader } from '../x402/encoding.ts';
 import { resolveNetworkName, type NetworkName } from '../x402/networks.ts';
-import { buildRequirement } from '../x402/requirements.ts';
-import { evmPaymentKey, svmPaymentKey } from '../x402/payment-key.ts';
+import { decodeV1Proof, v1PaymentRequiredBody, v1Receipt, V1_PROOF_HEADER, V1_RECEIPT_HEADER } from '../x402/v1/codec.ts';
 import {
-  X402_VERSION,
-  evmExactPayloadSchema,
-  paymentPayloadSchema,
-  svmExactPayloadSchema,
-  type PaymentPayload,
-  type PaymentRequiredBody,
-  type PaymentRequirements,
-  type SettlementResponse,
-} from '../x402/types.ts';
+  acceptedMismatch,
+  decodeV2Proof,
+  v2PaymentRequiredHeader,
+  v2Receipt,
+  V2_PROOF_HEADER,
+  V2_RECEIPT_HEADER,
+  V2_REQUIRED_HEADER,
+  type V2Proof,
+} from '../x402/v2/codec.ts';
+import { canonicalJson } from '../http/canonical-json.ts';
 import { ApiError } from '../errors.ts';
 import type { Ledger, PaymentRecord, StoredResult } from '../store/ledger.ts';
 import type { PaymentRail, PaymentRails } from './rails.ts';
+import { storedProof, storedRequirement, type DecodedProof, type PaymentProof, type PaymentRequirement, type SettlementReceipt, type Wire } from './model.ts';
+import { SchemeRegistry } from './schemes/registry.ts';
+import type { PaymentScheme } from './schemes/scheme.ts';
 import type { MediaStore } from '../media/media-store.ts';
 import type { Logger } from 'pino';
 
 export interface PaidCall {
+  /** X-PAYMENT (x402 v1) */
   paymentHeader: string | undefined;
+  /** PAYMENT-SIGNATURE (x402 v2) */
+  paymentSignatureHeader?: string | undefined;
   networkHeader: string | undefined;
   /** absolute URL of the endpoint */
   resource: string;
@@ -35,8 +40,12 @@ export interface PaidCall {
   description: string;
   amount: bigint;
   maxTimeoutSeconds: number;
-  /** JSON Schema of the body, advertised in outputSchema */
+  /** JSON Schema of the body, advertised in v1 outputSchema */
   bodyFields: Record<string, unknown>;
+  /** v2 resource.serviceName */
+  serviceName?: string;
+  /** v2 `extensions` of this route's 402, assembled in one place (src/http/route-extensions.ts) */
+  extensions?: Record<string, unknown>;
   /** identifies the request body, so a proof is honoured only for the request it paid for */
   requestHash: string;
   /** whether to settle before running the work on this network (see payments/settle-first.ts) */
@@ -62,14 +71,30 @@ export interface GateDeps {
   ledger: Ledger;
   media: MediaStore;
   log: Logger;
+  /** the schemes accepted, by (scheme, chain family); exact on EVM and Solana by default */
+  schemes?: SchemeRegistry;
 }
 
 const PAYMENT_REQUIRED = 'X-PAYMENT header is required';
 
+/** A proof as it arrived: the payment, the wires to answer on, and (v2) what the client says it accepted. */
+interface ReceivedProof {
+  proof: DecodedProof;
+  /** every header version that carried it: the receipt is given on each */
+  wires: Wire[];
+  accepted?: V2Proof['accepted'];
+}
+
+interface PaymentRequiredDocument {
+  body: string;
+  header: string;
+}
+
 export class PaymentGate {
   private readonly deps: GateDeps;
-  /** serialised 402 bodies; bounded, since the key includes client-influenced parts (resource origin) */
-  private readonly paymentRequiredCache = new Map<string, string>();
+  private readonly schemes: SchemeRegistry;
+  /** serialised 402 answers; bounded, since the key includes client-influenced parts (resource origin) */
+  private readonly paymentRequiredCache = new Map<string, PaymentRequiredDocument>();
   /** settled payments whose work is running in this instance (settle-first) */
   private readonly working = new Set<string>();
 
@@ -82,6 +107,7 @@ export class PaymentGate {
 
   constructor(deps: GateDeps) {
     this.deps = deps;
+    this.schemes = deps.schemes ?? new SchemeRegistry();
     this.anyNetworkRails = [...deps.rails.values()].sort((a, b) => Number(a.network.family === 'svm') - Number(b.network.family === 'svm'));
   }
 
@@ -89,25 +115,25 @@ export class PaymentGate {
     return [...this.deps.rails.keys()];
   }
 
-  requirementFor(rail: PaymentRail, call: PaidCall): PaymentRequirements {
-    return buildRequirement({
+  /** The server's own requirement for this call on this rail (every rail offers `exact`). */
+  requirementFor(rail: PaymentRail, call: PaidCall, scheme = 'exact'): PaymentRequirement {
+    return {
+      scheme,
       network: rail.network.name,
       amount: call.amount,
-      resource: call.resource,
-      description: call.description,
       payTo: rail.payTo,
       asset: rail.asset,
       maxTimeoutSeconds: call.maxTimeoutSeconds,
       extra: rail.extra,
-      bodyFields: call.bodyFields,
-    });
+      resource: { url: call.resource, description: call.description },
+    };
   }
 
   async handle(call: PaidCall): Promise<GateResponse> {
     const headerNetwork = call.networkHeader?.trim() || undefined;
     const namedRail = headerNetwork ? this.railFor(headerNetwork) : undefined;
 
-    if (call.paymentHeader === undefined) {
+    if (call.paymentHeader === undefined && call.paymentSignatureHeader === undefined) {
       if (namedRail) return this.paymentRequired(call, [namedRail], PAYMENT_REQUIRED);
       const why = headerNetwork ? `"${headerNetwork}" is not a supported X-Network` : 'X-Network header is required';
       return this.paymentRequired(
@@ -117,14 +143,18 @@ export class PaymentGate {
       );
     }
 
-    const payment = this.decodePayment(call.paymentHeader);
+    const received = this.receivedProof(call);
     const fallbackRails = namedRail ? [namedRail] : this.anyNetworkRails;
-    if (typeof payment === 'string') return this.paymentRequired(call, fallbackRails, payment);
+    if (typeof received === 'string') return this.paymentRequired(call, fallbackRails, received);
 
     // The network is the one the proof names; X-Network, when sent, must agree with it.
     if (headerNetwork && !namedRail) throw this.unsupportedNetwork(headerNetwork, 'X-Network');
-    const rail = this.railFor(payment.network);
-    if (!rail) throw this.unsupportedNetwork(payment.network, 'X-PAYMENT network');
+    const rail = this.railFor(received.proof.network);
+    if (!rail) {
+      const header = proofHeaderOf(received.wires);
+      throw this.unsupportedNetwork(received.proof.network, `${header} network`, header);
+    }
+    const proof: PaymentProof = { ...received.proof, network: rail.network.name };
     if (namedRail && namedRail !== rail) {
       throw new ApiError(
         400,
@@ -133,8 +163,42 @@ export class PaymentGate {
         { field: 'X-Network' },
       );
     }
-    const requirements = this.requirementFor(rail, call);
-    return this.settlePaidCall(call, rail, requirements, payment);
+    const scheme = this.schemes.get(proof.scheme, rail.network.family);
+    if (!scheme) {
+      const accepted = this.schemes.names(rail.network.family).map((name) => `"${name}"`).join(', ');
+      return this.paymentRequired(call, [rail], `unsupported_scheme: ${proof.scheme} (accepted on ${rail.network.name}: ${accepted})`);
+    }
+    const requirement = this.requirementFor(rail, call, proof.scheme);
+    // A v2 proof names the requirement it accepted: it must be this server's own, for this body.
+    const mismatch = received.accepted && acceptedMismatch(received.accepted, requirement);
+    if (mismatch) return this.paymentRequired(call, [rail], mismatch);
+    return this.settlePaidCall(call, rail, scheme, requirement, proof, received.wires);
+  }
+
+  /**
+   * Decodes PAYMENT-SIGNATURE and/or X-PAYMENT. Both on one request must hold the same payment (some
+   * client stacks send both); a string is the reason no proof could be read.
+   */
+  private receivedProof(call: PaidCall): ReceivedProof | string {
+    const v2 = call.paymentSignatureHeader === undefined ? undefined : decodeV2Proof(call.paymentSignatureHeader);
+    const v1 = call.paymentHeader === undefined ? undefined : decodeV1Proof(call.paymentHeader);
+    if (v2 !== undefined && v1 !== undefined) {
+      const same =
+        typeof v2 !== 'string' &&
+        typeof v1 !== 'string' &&
+        v2.proof.scheme === v1.scheme &&
+        resolveNetworkName(v2.proof.network) === resolveNetworkName(v1.network) &&
+        canonicalJson(v2.proof.payload) === canonicalJson(v1.payload);
+      if (!same) {
+        throw new ApiError(400, 'payment_mismatch', `${V2_PROOF_HEADER} and ${V1_PROOF_HEADER} must carry the same payment; send one of them`, {
+          field: V2_PROOF_HEADER,
+        });
+      }
+      return { proof: v2.proof, wires: [2, 1], accepted: v2.accepted };
+    }
+    if (v2 !== undefined) return typeof v2 === 'string' ? v2 : { proof: v2.proof, wires: [2], accepted: v2.accepted };
+    if (v1 !== undefined) return typeof v1 === 'string' ? v1 : { proof: v1, wires: [1] };
+    return 'invalid_payment: no payment header';
   }
 
   private railFor(network: string): PaymentRail | undefined {
@@ -142,71 +206,31 @@ export class PaymentGate {
     return name && this.deps.rails.get(name);
   }
 
-  private unsupportedNetwork(network: string, where: string): ApiError {
+  private unsupportedNetwork(network: string, where: string, field = where): ApiError {
     return new ApiError(
       400,
       'unsupported_network',
       `${where} "${network}" is not supported; supported values: ${this.enabledNetworks.join(', ')}`,
-      { field: where === 'X-Network' ? 'X-Network' : 'X-PAYMENT' },
+      { field },
     );
-  }
-
-  /** Returns the payload, or the reason it cannot be one. */
-  private decodePayment(header: string): PaymentPayload | string {
-    const decoded = decodeHeader(header);
-    if (decoded === undefined) return 'invalid_payment: X-PAYMENT is not base64-encoded JSON';
-    const parsed = paymentPayloadSchema.safeParse(decoded);
-    if (!parsed.success) return 'invalid_payment: X-PAYMENT must hold { x402Version, scheme, network, payload }';
-    if (parsed.data.x402Version !== X402_VERSION) {
-      return `unsupported_x402_version: ${parsed.data.x402Version} (this server speaks x402Version ${X402_VERSION})`;
-    }
-    if (parsed.data.scheme !== 'exact') return `unsupported_scheme: ${parsed.data.scheme} (only "exact" is accepted)`;
-    return parsed.data;
-  }
-
-  /**
-   * Derives the payment key and payer; `mismatch` names why the proof cannot pay this requirement,
-   * found before touching the ledger where that is cheap (EVM: recipient and amount are in the clear).
-   */
-  private identify(
-    rail: PaymentRail,
-    requirements: PaymentRequirements,
-    payment: PaymentPayload,
-  ): { key: string; payer: string; mismatch?: string } | string {
-    if (rail.network.family === 'evm') {
-      const parsed = evmExactPayloadSchema.safeParse(payment.payload);
-      if (!parsed.success) return 'invalid_payload: not an EIP-3009 authorization';
-      const { authorization } = parsed.data;
-      const key = evmPaymentKey(rail.network.chainId, rail.asset, parsed.data);
-      const payer = authorization.from;
-      if (authorization.to.toLowerCase() !== requirements.payTo.toLowerCase()) {
-        return { key, payer, mismatch: 'invalid_exact_evm_payload_recipient_mismatch' };
-      }
-      if (BigInt(authorization.value) !== BigInt(requirements.maxAmountRequired)) {
-        return { key, payer, mismatch: 'invalid_exact_evm_payload_authorization_value' };
-      }
-      return { key, payer };
-    }
-    const parsed = svmExactPayloadSchema.safeParse(payment.payload);
-    const key = parsed.success ? svmPaymentKey(parsed.data) : undefined;
-    if (!key) return 'invalid_payload: not a base64 Solana transaction';
-    return { key, payer: '' };
   }
 
   private async settlePaidCall(
     call: PaidCall,
     rail: PaymentRail,
-    requirements: PaymentRequirements,
-    payment: PaymentPayload,
+    scheme: PaymentScheme,
+    requirement: PaymentRequirement,
+    proof: PaymentProof,
+    wires: Wire[],
   ): Promise<GateResponse> {
     const { ledger, log } = this.deps;
-    const identity = this.identify(rail, requirements, payment);
+    const identity = scheme.identify(rail.network, requirement, proof);
     if (typeof identity === 'string') return this.paymentRequired(call, [rail], identity);
     const { key } = identity;
     if (identity.mismatch) {
       // A proof already used elsewhere is reported as such, whatever else is wrong with it here.
       const existing = await ledger.get(key);
-      if (existing && existing.state !== 'released' && existing.state !== 'failed') return this.alreadyUsed(call, rail, existing);
+      if (existing && existing.state !== 'released' && existing.state !== 'failed') return this.alreadyUsed(call, rail, existing, wires);
       return this.paymentRequired(call, [rail], identity.mismatch);
     }
 
@@ -214,18 +238,18 @@ export class PaymentGate {
       key,
       network: rail.network.name,
       payer: identity.payer,
-      amount: requirements.maxAmountRequired,
+      amount: requirement.amount.toString(),
       asset: rail.asset,
       payTo: rail.payTo,
       resource: call.resource,
       model: call.model,
       requestHash: call.requestHash,
-      payload: payment,
-      requirements,
+      payload: storedProof(proof),
+      requirements: storedRequirement(requirement),
     });
-    if (!reservation.reserved) return this.alreadyUsed(call, rail, reservation.existing);
+    if (!reservation.reserved) return this.alreadyUsed(call, rail, reservation.existing, wires);
 
-    const verification = await rail.facilitator.verify(payment, requirements).catch((error: unknown) => {
+    const verification = await rail.facilitator.verify(proof, requirement).catch((error: unknown) => {
       log.error({ err: error, key }, 'facilitator verify failed');
       return undefined;
     });
@@ -241,7 +265,7 @@ export class PaymentGate {
     }
     const payer = verification.payer;
     await ledger.transition(key, ['reserved'], { state: 'verified', payer });
-    if (call.settleFirst(rail.network.name)) return this.settleThenWork(call, rail, requirements, payment, key, payer);
+    if (call.settleFirst(rail.network.name)) return this.settleThenWork(call, rail, requirement, proof, wires, key, payer);
 
     let result: WorkResult;
     try {
@@ -255,28 +279,20 @@ export class PaymentGate {
     const stored: StoredResult = { status: 200, body: result.body, media: result.media };
     await ledger.transition(key, ['verified'], { state: 'pending', result: stored });
 
-    const outcome = await rail.facilitator.settle(payment, requirements).catch((error: unknown) => {
+    const outcome = await rail.facilitator.settle(proof, requirement).catch((error: unknown) => {
       log.error({ err: error, key }, 'settlement threw; outcome unknown');
       return { status: 'unknown' as const, reason: errorText(error), payer, transaction: '' };
     });
     if (outcome.status === 'settled') {
       await ledger.transition(key, ['pending'], { state: 'settled', txHash: outcome.transaction });
-      log.info({ key, network: rail.network.name, tx: outcome.transaction, amount: requirements.maxAmountRequired }, 'payment settled');
-      return this.delivered(stored, rail, outcome.transaction, outcome.payer || payer);
+      log.info({ key, network: rail.network.name, tx: outcome.transaction, amount: requirement.amount.toString() }, 'payment settled');
+      return this.delivered(stored, rail, outcome.transaction, outcome.payer || payer, wires);
     }
     if (outcome.status === 'failed') {
       await ledger.transition(key, ['pending'], { state: 'failed', error: outcome.reason, result: null });
       await this.discardMedia(result.media);
       log.warn({ key, reason: outcome.reason }, 'settlement failed; result withheld');
-      const response = this.paymentRequired(call, [rail], `settlement_failed: ${outcome.reason}`);
-      response.headers['X-PAYMENT-RESPONSE'] = encodeHeader({
-        success: false,
-        transaction: outcome.transaction ?? '',
-        network: rail.network.name,
-        payer: outcome.payer ?? payer,
-        errorReason: outcome.reason,
-      } satisfies SettlementResponse);
-      return response;
+      return this.settlementFailed(call, rail, wires, outcome.reason, outcome.transaction ?? '', outcome.payer ?? payer);
     }
     await ledger.transition(key, ['pending'], { state: 'pending', txHash: outcome.transaction || null, error: outcome.reason });
     log.warn({ key, tx: outcome.transaction, reason: outcome.reason }, 'settlement outcome unknown; will reconcile');
@@ -291,31 +307,39 @@ export class PaymentGate {
   private async settleThenWork(
     call: PaidCall,
     rail: PaymentRail,
-    requirements: PaymentRequirements,
-    payment: PaymentPayload,
+    requirement: PaymentRequirement,
+    proof: PaymentProof,
+    wires: Wire[],
     key: string,
     payer: string,
   ): Promise<GateResponse> {
     const { ledger, log } = this.deps;
     await ledger.transition(key, ['verified'], { state: 'pending' });
-    const outcome = await rail.facilitator.settle(payment, requirements).catch((error: unknown) => {
+    const outcome = await rail.facilitator.settle(proof, requirement).catch((error: unknown) => {
       log.error({ err: error, key }, 'settlement threw; outcome unknown');
       return { status: 'unknown' as const, reason: errorText(error), payer, transaction: '' };
     });
     if (outcome.status === 'failed') {
       await ledger.transition(key, ['pending'], { state: 'failed', error: outcome.reason });
-      return this.paymentRequired(call, [rail], `settlement_failed: ${outcome.reason}`);
+      return this.settlementFailed(call, rail, wires, outcome.reason, outcome.transaction ?? '', outcome.payer ?? payer);
     }
     if (outcome.status === 'unknown') {
       await ledger.transition(key, ['pending'], { state: 'pending', txHash: outcome.transaction || null, error: outcome.reason });
       return this.settlementPending(outcome.transaction || null);
     }
     await ledger.transition(key, ['pending'], { state: 'settled', txHash: outcome.transaction });
-    return this.workForSettled(call, rail, key, outcome.transaction, outcome.payer || payer);
+    return this.workForSettled(call, rail, key, outcome.transaction, outcome.payer || payer, wires);
   }
 
   /** Runs the work of a settled payment once per instance at a time, and keeps its result. */
-  private async workForSettled(call: PaidCall, rail: PaymentRail, key: string, transaction: string, payer: string): Promise<GateResponse> {
+  private async workForSettled(
+    call: PaidCall,
+    rail: PaymentRail,
+    key: string,
+    transaction: string,
+    payer: string,
+    wires: Wire[],
+  ): Promise<GateResponse> {
     if (this.working.has(key)) {
       throw new ApiError(409, 'payment_in_progress', 'this payment is already being processed; retry shortly with the same proof', {
         headers: { 'Retry-After': '1' },
@@ -325,28 +349,28 @@ export class PaymentGate {
     try {
       const result = await call.work().catch((error: unknown) => {
         const paid = error instanceof ApiError ? error : new ApiError(502, 'upstream_error', 'generation failed');
-        throw new ApiError(paid.status, paid.code, `${paid.message.replace(/; nothing was charged.*$/, '')}; your payment is settled: retry with the same X-PAYMENT to run it again at no charge`, {
+        throw new ApiError(paid.status, paid.code, `${paid.message.replace(/; nothing was charged.*$/, '')}; your payment is settled: retry with the same ${proofHeaderOf(wires)} to run it again at no charge`, {
           headers: paid.headers,
         });
       });
       const stored: StoredResult = { status: 200, body: result.body, media: result.media };
       await this.deps.ledger.transition(key, ['settled'], { state: 'settled', result: stored });
-      return this.delivered(stored, rail, transaction, payer);
+      return this.delivered(stored, rail, transaction, payer, wires);
     } finally {
       this.working.delete(key);
     }
   }
 
-  /** A proof seen before: replay its result, or say why it cannot be used now. */
-  private async alreadyUsed(call: PaidCall, rail: PaymentRail, existing: PaymentRecord): Promise<GateResponse> {
+  /** A proof seen before (on either wire): replay its result, or say why it cannot be used now. */
+  private async alreadyUsed(call: PaidCall, rail: PaymentRail, existing: PaymentRecord, wires: Wire[]): Promise<GateResponse> {
     if (existing.requestHash !== call.requestHash) {
       return this.paymentRequired(call, [rail], 'payment_already_used: this proof paid for a different request');
     }
     switch (existing.state) {
       case 'settled':
-        if (existing.result) return this.delivered(existing.result, rail, existing.txHash ?? '', existing.payer);
+        if (existing.result) return this.delivered(existing.result, rail, existing.txHash ?? '', existing.payer, wires);
         // paid before the work ran (settle-first) and the work did not complete: run it now
-        return this.workForSettled(call, rail, existing.key, existing.txHash ?? '', existing.payer);
+        return this.workForSettled(call, rail, existing.key, existing.txHash ?? '', existing.payer, wires);
       case 'pending':
         return this.settlementPending(existing.txHash);
       default:
@@ -366,31 +390,71 @@ export class PaymentGate {
     return { status: error.status, body: { ...error.toBody(), transaction }, headers: error.headers };
   }
 
-  private delivered(result: StoredResult, rail: PaymentRail, transaction: string, payer: string): GateResponse {
-    const receipt: SettlementResponse = { success: true, transaction, network: rail.network.name, payer };
-    return { status: result.status, body: result.body, headers: { 'X-PAYMENT-RESPONSE': encodeHeader(receipt) } };
+  /** The receipt headers, one per wire the proof came on. */
+  private receiptHeaders(receipt: SettlementReceipt, wires: Wire[]): Record<string, string> {
+    const headers: Record<string, string> = {};
+    if (wires.includes(2)) headers[V2_RECEIPT_HEADER] = v2Receipt(receipt);
+    if (wires.includes(1)) headers[V1_RECEIPT_HEADER] = v1Receipt(receipt);
+    return headers;
   }
 
-  /** The 402 answer, serialised once per distinct (resource, amount, networks, reason): it is the hot path. */
+  private delivered(result: StoredResult, rail: PaymentRail, transaction: string, payer: string, wires: Wire[]): GateResponse {
+    const receipt: SettlementReceipt = { success: true, transaction, network: rail.network.name, payer };
+    return { status: result.status, body: result.body, headers: this.receiptHeaders(receipt, wires) };
+  }
+
+  private settlementFailed(call: PaidCall, rail: PaymentRail, wires: Wire[], reason: string, transaction: string, payer: string): GateResponse {
+    const response = this.paymentRequired(call, [rail], `settlement_failed: ${reason}`);
+    const receipt: SettlementReceipt = {
+      success: false,
+      transaction,
+      network: rail.network.name,
+      payer,
+      errorReason: reason,
+      errorMessage: `the payment could not be settled (${reason}); nothing was charged and the result is withheld`,
+    };
+    Object.assign(response.headers, this.receiptHeaders(receipt, wires));
+    return response;
+  }
+
+  /**
+   * The 402 answer on both wires: the v1 JSON body and the v2 PAYMENT-REQUIRED header. Serialised once per
+   * distinct (resource, amount, networks, reason): it is the hot path.
+   */
   paymentRequired(call: PaidCall, rails: PaymentRail[], error: string): GateResponse {
     const cacheKey = `${call.resource}|${call.amount}|${call.maxTimeoutSeconds}|${rails.map((r) => r.network.name).join(',')}|${error}`;
-    let body = this.paymentRequiredCache.get(cacheKey);
-    if (body === undefined) {
-      const document: PaymentRequiredBody = {
-        x402Version: X402_VERSION,
-        error,
-        accepts: rails.map((rail) => this.requirementFor(rail, call)),
+    let document = this.paymentRequiredCache.get(cacheKey);
+    if (document === undefined) {
+      const accepts = rails.map((rail) => this.requirementFor(rail, call));
+      const route = { url: call.resource, description: call.description, bodyFields: call.bodyFields };
+      document = {
+        body: v1PaymentRequiredBody(error, accepts, route),
+        header: v2PaymentRequiredHeader({
+          error,
+          resource: {
+            url: call.resource,
+            description: call.description,
+            mimeType: 'application/json',
+            ...(call.serviceName ? { serviceName: call.serviceName } : {}),
+          },
+          accepts,
+          extensions: call.extensions ?? {},
+        }),
       };
-      body = JSON.stringify(document);
       if (this.paymentRequiredCache.size >= 1000) this.paymentRequiredCache.clear();
-      this.paymentRequiredCache.set(cacheKey, body);
+      this.paymentRequiredCache.set(cacheKey, document);
     }
-    return { status: 402, body, headers: {} };
+    return { status: 402, body: document.body, headers: { [V2_REQUIRED_HEADER]: document.header, 'Cache-Control': 'no-store' } };
   }
 
   private async discardMedia(ids: string[]): Promise<void> {
     await Promise.all(ids.map((id) => this.deps.media.delete(id).catch(() => undefined)));
   }
+}
+
+/** the header a client sent its proof in (v2's when it sent both) */
+function proofHeaderOf(wires: Wire[]): string {
+  return wires.includes(2) ? V2_PROOF_HEADER : V1_PROOF_HEADER;
 }
 
 function errorText(error: unknown): string {

@@ -5,7 +5,7 @@
 import type { Logger } from 'pino';
 import type { Ledger, PaymentRecord } from '../store/ledger.ts';
 import type { MediaStore } from '../media/media-store.ts';
-import type { PaymentPayload, PaymentRequirements } from '../x402/types.ts';
+import { proofFromStored, requirementFromStored } from './model.ts';
 import type { PaymentRails } from './rails.ts';
 import type { NetworkName } from '../x402/networks.ts';
 
@@ -85,7 +85,9 @@ export class Reconciler {
   private async reconcile(payment: PaymentRecord, deadline: number): Promise<void> {
     const { ledger, log, media } = this.deps;
     const rail = this.deps.rails.get(payment.network as NetworkName);
-    if (!rail) return;
+    const proof = proofFromStored(payment.payload);
+    const requirement = requirementFromStored(payment.requirements);
+    if (!rail || !proof || !requirement) return;
     let timer: NodeJS.Timeout | undefined;
     const outOfTime = new Promise<undefined>((resolve) => {
       timer = setTimeout(() => {
@@ -94,7 +96,7 @@ export class Reconciler {
       }, Math.max(0, deadline - Date.now()));
     });
     const check = rail.facilitator
-      .checkSettlement(payment.payload as PaymentPayload, payment.requirements as PaymentRequirements, payment.txHash ?? '')
+      .checkSettlement(proof, requirement, payment.txHash ?? '')
       .catch((error: unknown) => {
         log.warn({ err: error, key: payment.key }, 'settlement check failed; will retry');
         return undefined;

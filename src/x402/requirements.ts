@@ -3,6 +3,7 @@
 import type { PaymentRequirements } from './types.ts';
 
 export interface RequirementInput {
+  scheme: string;
   network: string;
   amount: bigint;
   resource: string;
@@ -17,7 +18,7 @@ export interface RequirementInput {
 
 export function buildRequirement(input: RequirementInput): PaymentRequirements {
   return {
-    scheme: 'exact',
+    scheme: input.scheme,
     network: input.network,
     maxAmountRequired: input.amount.toString(),
     resource: input.resource,

@@ -4,7 +4,7 @@ import { z } from 'zod';
 export const X402_VERSION = 1;
 
 export interface PaymentRequirements {
-  scheme: 'exact';
+  scheme: string;
   network: string;
   /** integer string in the asset's atomic units */
   maxAmountRequired: string;
@@ -70,4 +70,5 @@ export interface SettlementResponse {
   network: string;
   payer: string;
   errorReason?: string;
+  errorMessage?: string;
 }

@@ -11,15 +11,16 @@ import { NETWORKS, type EvmNetwork } from '../../x402/networks.ts';
 import type { PaymentPayload, PaymentRequirements } from '../../x402/types.ts';
 import { startEvmSandbox, type EvmSandbox } from '../../sandbox/evm/evm-sandbox.ts';
 import { LocalEvmFacilitator } from './local-evm.ts';
+import { onV1Wire } from '../../../test/support/v1-wire-facilitator.ts';
 
 const base = NETWORKS.base as EvmNetwork;
 const PRICE = '10000'; // 0.01 USDC
 let sandbox: EvmSandbox;
-let facilitator: LocalEvmFacilitator;
+let facilitator: ReturnType<typeof onV1Wire<LocalEvmFacilitator>>;
 
 before(async () => {
   sandbox = await startEvmSandbox(base);
-  facilitator = new LocalEvmFacilitator({
+  facilitator = onV1Wire(new LocalEvmFacilitator({
     network: base,
     rpcUrl: sandbox.rpcUrl,
     settlementPrivateKey: sandbox.settlementPrivateKey,
@@ -27,7 +28,7 @@ before(async () => {
     eip712: sandbox.eip712,
     receiptTimeoutMs: 5_000,
     pollingIntervalMs: 20,
-  });
+  }));
 });
 after(() => sandbox.stop());
 
@@ -215,11 +216,6 @@ const cases: Case[] = [
     funded: false,
   },
   {
-    name: 'an x402 version we do not speak',
-    reason: 'invalid_x402_version',
-    payment: async (p) => ({ ...(await pay(p, requirements())), x402Version: 2 }),
-  },
-  {
     name: 'another scheme',
     reason: 'invalid_scheme',
     payment: async (p) => ({ ...(await pay(p, requirements())), scheme: 'upto' }),
@@ -275,7 +271,7 @@ test('refused: an authorization settles once; the second settle fails and funds 
 
 test('refused by the simulation: a facilitator told the wrong EIP-712 domain cannot settle anything', async () => {
   // Off-chain the signature checks out against the (wrong) domain; only the token itself knows better.
-  const misconfigured = new LocalEvmFacilitator({
+  const misconfigured = onV1Wire(new LocalEvmFacilitator({
     network: base,
     rpcUrl: sandbox.rpcUrl,
     settlementPrivateKey: sandbox.settlementPrivateKey,
@@ -283,7 +279,7 @@ test('refused by the simulation: a facilitator told the wrong EIP-712 domain can
     eip712: { name: 'USDC', version: '2' }, // base-sepolia's, not base's
     receiptTimeoutMs: 5_000,
     pollingIntervalMs: 20,
-  });
+  }));
   const wrongDomain = requirements({ extra: await misconfigured.requirementExtra() });
   const payer = await fundedPayer();
   const payment = await pay(payer, wrongDomain);
@@ -311,7 +307,7 @@ test('a broadcast without a receipt in time is unknown, and checkSettlement reco
   // Its own settlement key, so the transaction it leaves pending blocks no other test.
   const key = generatePrivateKey();
   await sandbox.faucet(privateKeyToAccount(key).address, 1n); // the faucet also gives gas
-  const impatient = new LocalEvmFacilitator({
+  const impatient = onV1Wire(new LocalEvmFacilitator({
     network: base,
     rpcUrl: sandbox.rpcUrl,
     settlementPrivateKey: key,
@@ -319,7 +315,7 @@ test('a broadcast without a receipt in time is unknown, and checkSettlement reco
     eip712: sandbox.eip712,
     receiptTimeoutMs: 200,
     pollingIntervalMs: 20,
-  });
+  }));
   const payer = await fundedPayer();
   const payment = await pay(payer, requirements());
   const [payerBefore, payToBefore] = await balances(payer.address);
@@ -388,14 +384,14 @@ function highS(signature: Hex): Hex {
 
 test('readiness: the sandbox is ready; a settlement account without gas is reported', async () => {
   assert.deepEqual(await facilitator.readinessProblems(), []);
-  const broke = new LocalEvmFacilitator({
+  const broke = onV1Wire(new LocalEvmFacilitator({
     network: NETWORKS.base as EvmNetwork,
     rpcUrl: sandbox.rpcUrl,
     settlementPrivateKey: generatePrivateKey(),
     asset: sandbox.asset,
     eip712: { name: 'USD Coin', version: '2' },
     receiptTimeoutMs: 2_000,
-  });
+  }));
   const problems = await broke.readinessProblems();
   assert.equal(problems.length, 1);
   assert.match(problems[0]!, /^base: settlement account 0x[0-9a-fA-F]{40} has no native gas/);

@@ -25,7 +25,8 @@ import {
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import type { EvmNetwork } from '../../x402/networks.ts';
-import { evmExactPayloadSchema, X402_VERSION, type PaymentPayload, type PaymentRequirements } from '../../x402/types.ts';
+import { evmExactPayloadSchema } from '../../x402/types.ts';
+import type { PaymentProof, PaymentRequirement } from '../model.ts';
 import type { Facilitator, SettleOutcome, VerifyResult } from '../facilitator.ts';
 import { eip3009Abi, transferWithAuthorizationTypes } from './eip3009-abi.ts';
 
@@ -124,15 +125,15 @@ export class LocalEvmFacilitator implements Facilitator {
     return problems;
   }
 
-  async verify(payload: PaymentPayload, requirements: PaymentRequirements): Promise<VerifyResult> {
-    const checked = await this.#verify(payload, requirements);
+  async verify(proof: PaymentProof, requirement: PaymentRequirement): Promise<VerifyResult> {
+    const checked = await this.#verify(proof, requirement);
     return checked.ok ? { isValid: true, payer: checked.auth.from } : checked.result;
   }
 
-  async settle(payload: PaymentPayload, requirements: PaymentRequirements): Promise<SettleOutcome> {
+  async settle(proof: PaymentProof, requirement: PaymentRequirement): Promise<SettleOutcome> {
     // Re-verified here: settle must never trust that verify ran, and the simulation it ends with
     // turns a doomed transaction (already used nonce, expired) into a failure that costs no gas.
-    const checked = await this.#verify(payload, requirements);
+    const checked = await this.#verify(proof, requirement);
     if (!checked.ok) {
       const { invalidReason: reason, payer } = checked.result;
       return payer === undefined ? { status: 'failed', reason } : { status: 'failed', reason, payer };
@@ -169,11 +170,11 @@ export class LocalEvmFacilitator implements Facilitator {
   }
 
   async checkSettlement(
-    payload: PaymentPayload,
-    _requirements: PaymentRequirements,
+    proof: PaymentProof,
+    _requirement: PaymentRequirement,
     transaction: string,
   ): Promise<SettleOutcome> {
-    const parsed = evmExactPayloadSchema.safeParse(payload.payload);
+    const parsed = evmExactPayloadSchema.safeParse(proof.payload);
     if (!parsed.success) return { status: 'failed', reason: 'invalid_payload' };
     const { from, nonce, validBefore } = parsed.data.authorization;
     const payer = from;
@@ -215,8 +216,8 @@ export class LocalEvmFacilitator implements Facilitator {
   }
 
   /** All checks of verify(); returns the typed authorization when every one passes. */
-  async #verify(payload: PaymentPayload, requirements: PaymentRequirements): Promise<Checked> {
-    const offChain = await this.#checkOffChain(payload, requirements);
+  async #verify(proof: PaymentProof, requirement: PaymentRequirement): Promise<Checked> {
+    const offChain = await this.#checkOffChain(proof, requirement);
     if (!offChain.ok) return offChain;
     try {
       return await this.#checkOnChain(offChain.auth);
@@ -226,32 +227,31 @@ export class LocalEvmFacilitator implements Facilitator {
     }
   }
 
-  async #checkOffChain(payload: PaymentPayload, requirements: PaymentRequirements): Promise<Checked> {
-    if (payload.x402Version !== X402_VERSION) return invalid('invalid_x402_version');
-    if (payload.scheme !== 'exact' || requirements.scheme !== 'exact') return invalid('invalid_scheme');
-    if (payload.network !== requirements.network || requirements.network !== this.#network.name) {
+  async #checkOffChain(proof: PaymentProof, requirement: PaymentRequirement): Promise<Checked> {
+    if (proof.scheme !== 'exact' || requirement.scheme !== 'exact') return invalid('invalid_scheme');
+    if (proof.network !== requirement.network || requirement.network !== this.#network.name) {
       return invalid('invalid_network');
     }
-    const parsed = evmExactPayloadSchema.safeParse(payload.payload);
+    const parsed = evmExactPayloadSchema.safeParse(proof.payload);
     if (!parsed.success) return invalid('invalid_payload');
     const { signature, authorization: a } = parsed.data;
     const payer = a.from;
 
-    if (!/^\d+$/.test(requirements.maxAmountRequired) || !isAddress(requirements.payTo, { strict: false })) {
+    if (requirement.amount < 0n || !isAddress(requirement.payTo, { strict: false })) {
       return invalid('invalid_payment_requirements', payer);
     }
-    if (!isAddress(requirements.asset, { strict: false }) || !isAddressEqual(requirements.asset, this.#asset)) {
+    if (!isAddress(requirement.asset, { strict: false }) || !isAddressEqual(requirement.asset, this.#asset)) {
       return invalid('asset_mismatch', payer);
     }
     // Clients sign with extra.name/version; a domain other than the token's can never settle.
-    if (requirements.extra.name !== this.#eip712.name || requirements.extra.version !== this.#eip712.version) {
+    if (requirement.extra.name !== this.#eip712.name || requirement.extra.version !== this.#eip712.version) {
       return invalid('eip712_domain_mismatch', payer);
     }
-    if (!isAddressEqual(a.to as Address, requirements.payTo as Address)) {
+    if (!isAddressEqual(a.to as Address, requirement.payTo as Address)) {
       return invalid('invalid_exact_evm_payload_recipient_mismatch', payer);
     }
     // Exactly the price: less is underpayment, more is a client bug we will not profit from.
-    if (BigInt(a.value) !== BigInt(requirements.maxAmountRequired)) {
+    if (BigInt(a.value) !== requirement.amount) {
       return invalid('invalid_exact_evm_payload_authorization_value', payer);
     }
     const now = BigInt(this.#now());

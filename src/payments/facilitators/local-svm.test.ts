@@ -30,15 +30,16 @@ import { NETWORKS, type SvmNetwork } from '../../x402/networks.ts';
 import type { PaymentPayload, PaymentRequirements } from '../../x402/types.ts';
 import { startSvmSandbox, type SvmSandbox } from '../../sandbox/svm/svm-sandbox.ts';
 import { LocalSvmFacilitator, svmPaymentKey } from './local-svm.ts';
+import { onV1Wire } from '../../../test/support/v1-wire-facilitator.ts';
 
 const solana = NETWORKS.solana as SvmNetwork;
 const PRICE = 10_000n; // 0.01 USDC
 let sandbox: SvmSandbox;
-let facilitator: LocalSvmFacilitator;
+let facilitator: ReturnType<typeof onV1Wire<LocalSvmFacilitator>>;
 
 before(async () => {
   sandbox = await startSvmSandbox(solana);
-  facilitator = new LocalSvmFacilitator({
+  facilitator = onV1Wire(new LocalSvmFacilitator({
     network: solana,
     rpcUrl: sandbox.rpcUrl,
     feePayer: sandbox.feePayer.secretKey,
@@ -46,7 +47,7 @@ before(async () => {
     maxComputeUnitPrice: 5_000_000n,
     confirmTimeoutMs: 2_000,
     pollingIntervalMs: 20,
-  });
+  }));
 });
 after(() => sandbox.stop());
 
@@ -280,7 +281,6 @@ test('wrong network, scheme, version, payload shape', async () => {
   assert.equal(await reasons({ ...payment, network: 'solana-devnet' }), 'invalid_network');
   assert.equal(await reasons(payment, { ...required, network: 'solana-devnet' }), 'invalid_network');
   assert.equal(await reasons({ ...payment, scheme: 'upto' }), 'invalid_scheme');
-  assert.equal(await reasons({ ...payment, x402Version: 2 }), 'invalid_x402_version');
   assert.equal(await reasons({ ...payment, payload: { signature: '0x' } }), 'invalid_payload');
 });
 
@@ -304,14 +304,14 @@ test('sent but not confirmed in time: unknown with the signature, then reconcile
   const payment = await build({ payer });
   const required = await requirements();
   // A facilitator that waits only briefly, so the test stays fast.
-  const impatient = new LocalSvmFacilitator({
+  const impatient = onV1Wire(new LocalSvmFacilitator({
     network: solana,
     rpcUrl: sandbox.rpcUrl,
     feePayer: sandbox.feePayer.signer,
     asset: sandbox.asset,
     confirmTimeoutMs: 100,
     pollingIntervalMs: 20,
-  });
+  }));
   await sandbox.setAutomine(false);
   try {
     const outcome = await impatient.settle(payment, required);

@@ -25,7 +25,8 @@ import {
 } from '@solana/kit';
 import { findAssociatedTokenPda, TOKEN_PROGRAM_ADDRESS } from '@solana-program/token';
 import type { SvmNetwork } from '../../x402/networks.ts';
-import { svmExactPayloadSchema, X402_VERSION, type PaymentPayload, type PaymentRequirements } from '../../x402/types.ts';
+import { svmExactPayloadSchema } from '../../x402/types.ts';
+import type { PaymentProof, PaymentRequirement } from '../model.ts';
 import type { Facilitator, SettleOutcome, VerifyResult } from '../facilitator.ts';
 import {
   checkExactSvmTransaction,
@@ -151,18 +152,18 @@ export class LocalSvmFacilitator implements Facilitator {
     return problems;
   }
 
-  async verify(payload: PaymentPayload, requirements: PaymentRequirements): Promise<VerifyResult> {
-    const checked = await this.#verify(payload, requirements);
+  async verify(proof: PaymentProof, requirement: PaymentRequirement): Promise<VerifyResult> {
+    const checked = await this.#verify(proof, requirement);
     if (checked.ok) return { isValid: true, payer: checked.payment.payer };
     return checked.payer === undefined
       ? { isValid: false, invalidReason: checked.reason }
       : { isValid: false, invalidReason: checked.reason, payer: checked.payer };
   }
 
-  async settle(payload: PaymentPayload, requirements: PaymentRequirements): Promise<SettleOutcome> {
+  async settle(proof: PaymentProof, requirement: PaymentRequirement): Promise<SettleOutcome> {
     // Re-verified: settle never trusts that verify ran, and an expired blockhash or a spent balance is
     // caught here, before anything is sent.
-    const checked = await this.#verify(payload, requirements);
+    const checked = await this.#verify(proof, requirement);
     if (!checked.ok) return failed(checked.reason, checked.payer);
     const { payment, signed, signature } = checked;
     const payer = payment.payer;
@@ -181,11 +182,11 @@ export class LocalSvmFacilitator implements Facilitator {
     return this.#confirm(signature, payment, Date.now() + this.#confirmTimeoutMs);
   }
 
-  async checkSettlement(payload: PaymentPayload, requirements: PaymentRequirements, transaction: string): Promise<SettleOutcome> {
-    const parsed = svmExactPayloadSchema.safeParse(payload.payload);
+  async checkSettlement(proof: PaymentProof, requirement: PaymentRequirement, transaction: string): Promise<SettleOutcome> {
+    const parsed = svmExactPayloadSchema.safeParse(proof.payload);
     if (!parsed.success) return failed('invalid_payload');
     // Even without a recorded signature it can be recomputed: ed25519 signing is deterministic.
-    const checked = await this.#offChain(payload, requirements);
+    const checked = await this.#offChain(proof, requirement);
     if (!checked.ok) return failed(checked.reason, checked.payer, transaction || undefined);
     const signature = (transaction || checked.signature) as Signature;
     return this.#status(signature, checked.payment, true);
@@ -225,8 +226,8 @@ export class LocalSvmFacilitator implements Facilitator {
   }
 
   /** Every check of verify(), off-chain then on-chain; returns the fee-payer-signed transaction. */
-  async #verify(payload: PaymentPayload, requirements: PaymentRequirements): Promise<Checked> {
-    const checked = await this.#offChain(payload, requirements);
+  async #verify(proof: PaymentProof, requirement: PaymentRequirement): Promise<Checked> {
+    const checked = await this.#offChain(proof, requirement);
     if (!checked.ok) return checked;
     const payer = checked.payment.payer;
     try {
@@ -261,28 +262,27 @@ export class LocalSvmFacilitator implements Facilitator {
     return checked;
   }
 
-  async #offChain(payload: PaymentPayload, requirements: PaymentRequirements): Promise<Checked> {
-    if (payload.x402Version !== X402_VERSION) return { ok: false, reason: 'invalid_x402_version' };
-    if (payload.scheme !== 'exact' || requirements.scheme !== 'exact') return { ok: false, reason: 'invalid_scheme' };
-    if (payload.network !== requirements.network || requirements.network !== this.#network.name) {
+  async #offChain(proof: PaymentProof, requirement: PaymentRequirement): Promise<Checked> {
+    if (proof.scheme !== 'exact' || requirement.scheme !== 'exact') return { ok: false, reason: 'invalid_scheme' };
+    if (proof.network !== requirement.network || requirement.network !== this.#network.name) {
       return { ok: false, reason: 'invalid_network' };
     }
-    const parsed = svmExactPayloadSchema.safeParse(payload.payload);
+    const parsed = svmExactPayloadSchema.safeParse(proof.payload);
     if (!parsed.success) return { ok: false, reason: 'invalid_payload' };
-    if (!/^\d{1,20}$/.test(requirements.maxAmountRequired) || !isAddress(requirements.payTo)) {
+    if (requirement.amount < 0n || requirement.amount >= 2n ** 64n || !isAddress(requirement.payTo)) {
       return { ok: false, reason: 'invalid_payment_requirements' };
     }
-    if (requirements.asset !== this.#asset) return { ok: false, reason: 'asset_mismatch' };
-    const extraFeePayer = requirements.extra.feePayer;
+    if (requirement.asset !== this.#asset) return { ok: false, reason: 'asset_mismatch' };
+    const extraFeePayer = requirement.extra.feePayer;
     if (extraFeePayer !== undefined && extraFeePayer !== this.#feePayerAddress) {
       return { ok: false, reason: 'invalid_exact_svm_fee_payer_not_managed_by_facilitator' };
     }
-    const memo = requirements.extra.memo;
+    const memo = requirement.extra.memo;
     const check = await checkExactSvmTransaction(parsed.data.transaction, {
       feePayer: this.#feePayerAddress,
-      asset: requirements.asset,
-      payTo: requirements.payTo,
-      amount: BigInt(requirements.maxAmountRequired),
+      asset: requirement.asset,
+      payTo: requirement.payTo,
+      amount: requirement.amount,
       decimals: USDC_DECIMALS,
       maxComputeUnitPrice: this.#maxPrice,
       maxComputeUnitLimit: this.#maxLimit,

@@ -1,9 +1,13 @@
 // Any x402 facilitator over HTTP: POST /verify, POST /settle, GET /supported.
+// It talks x402 v2 to a facilitator whose /supported lists a v2 kind for our scheme and network, v1 to the
+// others, whichever wire the client's proof came on (the internal model is version-free).
 // Reason strings differ between facilitators; they are passed through as they come.
 import { z } from 'zod';
 import type { Facilitator, SettleOutcome, VerifyResult } from '../facilitator.ts';
-import type { PaymentPayload, PaymentRequirements } from '../../x402/types.ts';
 import type { Network } from '../../x402/networks.ts';
+import type { PaymentProof, PaymentRequirement, Wire } from '../model.ts';
+import { v1Requirement } from '../../x402/v1/codec.ts';
+import { v2Requirements } from '../../x402/v2/codec.ts';
 
 export interface RemoteFacilitatorOptions {
   url: string;
@@ -40,6 +44,8 @@ const supportedResponse = z.object({
 export class RemoteFacilitator implements Facilitator {
   private readonly options: RemoteFacilitatorOptions;
   private readonly base: string;
+  /** the protocol version /supported offers for exact on our network (v2 preferred); read on first need */
+  private version: Promise<Wire> | undefined;
 
   constructor(options: RemoteFacilitatorOptions) {
     this.options = options;
@@ -67,29 +73,51 @@ export class RemoteFacilitator implements Facilitator {
     return json;
   }
 
-  private request(payload: PaymentPayload, requirements: PaymentRequirements) {
-    return { x402Version: payload.x402Version, paymentPayload: payload, paymentRequirements: requirements };
+  /** The exact kinds /supported lists for our network: v2 ones name it by CAIP-2, v1 ones by name. */
+  private async supportedKinds() {
+    const supported = supportedResponse.parse(await this.call('GET', '/supported'));
+    const { name, caip2 } = this.options.network;
+    const v2 = supported.kinds.find((k) => k.x402Version === 2 && k.scheme === 'exact' && k.network === caip2);
+    const v1 = supported.kinds.find((k) => k.x402Version === 1 && k.scheme === 'exact' && k.network === name);
+    return { v2, v1 };
+  }
+
+  private protocolVersion(): Promise<Wire> {
+    this.version ??= this.supportedKinds().then(({ v2 }) => (v2 ? 2 : 1));
+    // a failed look-up is tried again next time
+    this.version.catch(() => (this.version = undefined));
+    return this.version;
+  }
+
+  private async request(proof: PaymentProof, requirement: PaymentRequirement) {
+    if ((await this.protocolVersion()) === 2) {
+      const accepted = v2Requirements(requirement);
+      const paymentPayload = { x402Version: 2, accepted, payload: proof.payload };
+      return { x402Version: 2, paymentPayload, paymentRequirements: accepted };
+    }
+    const route = { url: requirement.resource?.url ?? '', description: requirement.resource?.description ?? '', bodyFields: {} };
+    const paymentPayload = { x402Version: 1, scheme: proof.scheme, network: proof.network, payload: proof.payload };
+    return { x402Version: 1, paymentPayload, paymentRequirements: v1Requirement(requirement, route) };
   }
 
   async requirementExtra(): Promise<Record<string, unknown>> {
-    const supported = supportedResponse.parse(await this.call('GET', '/supported'));
-    const kind = supported.kinds.find(
-      (k) => k.x402Version === 1 && k.scheme === 'exact' && k.network === this.options.network.name,
-    );
+    const { v2, v1 } = await this.supportedKinds();
+    const kind = v2 ?? v1;
     if (!kind) throw new Error(`facilitator ${this.base} does not support exact payments on ${this.options.network.name}`);
+    this.version = Promise.resolve(v2 ? 2 : 1);
     return kind.extra ?? {};
   }
 
-  async verify(payload: PaymentPayload, requirements: PaymentRequirements): Promise<VerifyResult> {
-    const result = verifyResponse.parse(await this.call('POST', '/verify', this.request(payload, requirements)));
+  async verify(proof: PaymentProof, requirement: PaymentRequirement): Promise<VerifyResult> {
+    const result = verifyResponse.parse(await this.call('POST', '/verify', await this.request(proof, requirement)));
     if (result.isValid) return { isValid: true, payer: result.payer ?? '' };
     return { isValid: false, invalidReason: result.invalidReason ?? 'rejected_by_facilitator', payer: result.payer ?? undefined };
   }
 
-  async settle(payload: PaymentPayload, requirements: PaymentRequirements): Promise<SettleOutcome> {
+  async settle(proof: PaymentProof, requirement: PaymentRequirement): Promise<SettleOutcome> {
     let json: unknown;
     try {
-      json = await this.call('POST', '/settle', this.request(payload, requirements));
+      json = await this.call('POST', '/settle', await this.request(proof, requirement));
     } catch (error) {
       // The request may have reached the facilitator and been broadcast: we cannot say it failed.
       return { status: 'unknown', reason: (error as Error).message, payer: '', transaction: '' };
@@ -106,10 +134,10 @@ export class RemoteFacilitator implements Facilitator {
     };
   }
 
-  async checkSettlement(payload: PaymentPayload, requirements: PaymentRequirements, transaction: string): Promise<SettleOutcome> {
+  async checkSettlement(proof: PaymentProof, requirement: PaymentRequirement, transaction: string): Promise<SettleOutcome> {
     // A facilitator has no status API: settling the same authorization again is idempotent on-chain —
     // it fails if the first one landed (nonce used) and lands now if the first one never did.
-    const verification = await this.verify(payload, requirements);
+    const verification = await this.verify(proof, requirement);
     if (!verification.isValid && /nonce|already|used|replay/i.test(verification.invalidReason)) {
       return { status: 'settled', transaction, payer: verification.payer ?? '' };
     }

@@ -1,0 +1,90 @@
+// The internal payment model: what the gate, the schemes and the facilitators work on, whichever protocol
+// version carried it. Each wire version has its codec at the HTTP edge (src/x402/v1, src/x402/v2).
+import { NETWORKS, resolveNetworkName, type NetworkName } from '../x402/networks.ts';
+
+/** the x402 version whose headers carried a proof (and in which the answer is given) */
+export type Wire = 1 | 2;
+
+/** What the server demands for one call on one network with one scheme. Built server-side only. */
+export interface PaymentRequirement {
+  scheme: string;
+  network: NetworkName;
+  /** atomic units of `asset` */
+  amount: bigint;
+  payTo: string;
+  asset: string;
+  maxTimeoutSeconds: number;
+  /** scheme-specific facts clients sign with (EVM: EIP-712 name/version; Solana: feePayer) */
+  extra: Record<string, unknown>;
+  /** the paid endpoint, for facilitators that want it (the v1 wire repeats it in every requirement) */
+  resource?: { url: string; description: string };
+}
+
+/** A client's payment, decoded from X-PAYMENT (v1) or PAYMENT-SIGNATURE (v2). */
+export interface PaymentProof {
+  scheme: string;
+  network: NetworkName;
+  /** scheme-specific: an EIP-3009 authorization, a Solana transaction... checked by the scheme */
+  payload: Record<string, unknown>;
+  wire: Wire;
+}
+
+/** A proof as a codec read it: its network as the client spelled it (a v1 name or a CAIP-2 id), not yet resolved. */
+export type DecodedProof = Omit<PaymentProof, 'network'> & { network: string };
+
+/** The outcome of a settlement as the client is told, before a codec puts it on its wire. */
+export interface SettlementReceipt {
+  success: boolean;
+  transaction: string;
+  network: NetworkName;
+  payer: string;
+  amount?: bigint;
+  errorReason?: string;
+  errorMessage?: string;
+}
+
+/** The ledger keeps requirement and proof as JSON (amount as a decimal string). */
+export function storedRequirement(requirement: PaymentRequirement): Record<string, unknown> {
+  return { ...requirement, amount: requirement.amount.toString() };
+}
+
+export function storedProof(proof: PaymentProof): Record<string, unknown> {
+  return { ...proof };
+}
+
+/**
+ * Reads a requirement back from the ledger: this model's form, or the v1 wire form that rows written
+ * before it hold (maxAmountRequired). Undefined when it is neither.
+ */
+export function requirementFromStored(value: unknown): PaymentRequirement | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const row = value as Record<string, unknown>;
+  const amount = row.amount ?? row.maxAmountRequired;
+  const network = typeof row.network === 'string' ? resolveNetworkName(row.network) : undefined;
+  if (typeof amount !== 'string' || !/^\d{1,78}$/.test(amount) || !network) return undefined;
+  if (typeof row.scheme !== 'string' || typeof row.payTo !== 'string' || typeof row.asset !== 'string') return undefined;
+  return {
+    scheme: row.scheme,
+    network,
+    amount: BigInt(amount),
+    payTo: row.payTo,
+    asset: row.asset,
+    maxTimeoutSeconds: typeof row.maxTimeoutSeconds === 'number' ? row.maxTimeoutSeconds : 0,
+    extra: typeof row.extra === 'object' && row.extra !== null ? (row.extra as Record<string, unknown>) : {},
+    ...(typeof row.resource === 'string' ? { resource: { url: row.resource, description: String(row.description ?? '') } } : {}),
+    ...(typeof row.resource === 'object' && row.resource !== null ? { resource: row.resource as { url: string; description: string } } : {}),
+  };
+}
+
+/** Reads a proof back from the ledger (this model's form, or a v1 X-PAYMENT document). */
+export function proofFromStored(value: unknown): PaymentProof | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const row = value as Record<string, unknown>;
+  const network = typeof row.network === 'string' ? resolveNetworkName(row.network) : undefined;
+  if (!network || typeof row.scheme !== 'string' || typeof row.payload !== 'object' || row.payload === null) return undefined;
+  return { scheme: row.scheme, network, payload: row.payload as Record<string, unknown>, wire: row.wire === 2 ? 2 : 1 };
+}
+
+export function caip2Of(network: NetworkName): string {
+  return NETWORKS[network].caip2;
+}

@@ -1,0 +1,24 @@
+// exact on EVM: an EIP-3009 transferWithAuthorization for exactly the price, to payTo.
+import { evmExactPayloadSchema } from '../../x402/types.ts';
+import { evmPaymentKey } from '../../x402/payment-key.ts';
+import type { PaymentScheme } from './scheme.ts';
+
+export const exactEvm: PaymentScheme = {
+  scheme: 'exact',
+  family: 'evm',
+  identify(network, requirement, proof) {
+    if (network.family !== 'evm') return 'invalid_network';
+    const parsed = evmExactPayloadSchema.safeParse(proof.payload);
+    if (!parsed.success) return 'invalid_payload: not an EIP-3009 authorization';
+    const { authorization } = parsed.data;
+    const key = evmPaymentKey(network.chainId, requirement.asset, parsed.data);
+    const payer = authorization.from;
+    if (authorization.to.toLowerCase() !== requirement.payTo.toLowerCase()) {
+      return { key, payer, mismatch: 'invalid_exact_evm_payload_recipient_mismatch' };
+    }
+    if (BigInt(authorization.value) !== requirement.amount) {
+      return { key, payer, mismatch: 'invalid_exact_evm_payload_authorization_value' };
+    }
+    return { key, payer };
+  },
+};

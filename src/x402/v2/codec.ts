@@ -1,0 +1,130 @@
+// The x402 v2 wire: PAYMENT-SIGNATURE in, PAYMENT-REQUIRED (beside the v1 body) and PAYMENT-RESPONSE out.
+// Networks are CAIP-2 ids on this wire; the internal model keeps the v1 names.
+import { z } from 'zod';
+import { decodeHeader, encodeHeader } from '../encoding.ts';
+import { caip2Of, type DecodedProof, type PaymentRequirement, type SettlementReceipt } from '../../payments/model.ts';
+
+export const V2_REQUIRED_HEADER = 'PAYMENT-REQUIRED';
+export const V2_PROOF_HEADER = 'PAYMENT-SIGNATURE';
+export const V2_RECEIPT_HEADER = 'PAYMENT-RESPONSE';
+
+export interface V2Requirements {
+  scheme: string;
+  network: string;
+  amount: string;
+  asset: string;
+  payTo: string;
+  maxTimeoutSeconds: number;
+  extra: Record<string, unknown>;
+}
+
+export interface V2Resource {
+  url: string;
+  description: string;
+  mimeType: string;
+  serviceName?: string;
+}
+
+export interface V2PaymentRequired {
+  x402Version: 2;
+  error: string;
+  resource: V2Resource;
+  accepts: V2Requirements[];
+  extensions?: Record<string, unknown>;
+}
+
+const acceptedSchema = z.object({
+  scheme: z.string(),
+  network: z.string(),
+  amount: z.string().regex(/^\d{1,78}$/),
+  asset: z.string(),
+  payTo: z.string(),
+  maxTimeoutSeconds: z.number().int().optional(),
+  extra: z.record(z.string(), z.unknown()).nullish(),
+});
+
+const paymentPayloadSchema = z.object({
+  x402Version: z.number().int(),
+  accepted: acceptedSchema,
+  payload: z.record(z.string(), z.unknown()),
+  extensions: z.record(z.string(), z.unknown()).nullish(),
+});
+
+/** A decoded PAYMENT-SIGNATURE: the proof, what the client says it accepted, and the extensions it echoed. */
+export interface V2Proof {
+  proof: DecodedProof;
+  accepted: Pick<PaymentRequirement, 'scheme' | 'amount' | 'asset' | 'payTo'>;
+  extensions: Record<string, unknown>;
+}
+
+export function v2Requirements(requirement: PaymentRequirement): V2Requirements {
+  return {
+    scheme: requirement.scheme,
+    network: caip2Of(requirement.network),
+    amount: requirement.amount.toString(),
+    asset: requirement.asset,
+    payTo: requirement.payTo,
+    maxTimeoutSeconds: requirement.maxTimeoutSeconds,
+    extra: requirement.extra,
+  };
+}
+
+export function v2PaymentRequiredHeader(document: {
+  error: string;
+  resource: V2Resource;
+  accepts: PaymentRequirement[];
+  extensions: Record<string, unknown>;
+}): string {
+  const required: V2PaymentRequired = {
+    x402Version: 2,
+    error: document.error,
+    resource: document.resource,
+    accepts: document.accepts.map(v2Requirements),
+  };
+  if (Object.keys(document.extensions).length > 0) required.extensions = document.extensions;
+  return encodeHeader(required);
+}
+
+/** Returns the decoded proof, or the reason the header cannot be one (the 402's `error`). */
+export function decodeV2Proof(header: string): V2Proof | string {
+  const decoded = decodeHeader(header);
+  if (decoded === undefined) return 'invalid_payment: PAYMENT-SIGNATURE is not base64-encoded JSON';
+  const parsed = paymentPayloadSchema.safeParse(decoded);
+  if (!parsed.success) return 'invalid_payment: PAYMENT-SIGNATURE must hold { x402Version, accepted, payload }';
+  const { x402Version, accepted, payload, extensions } = parsed.data;
+  if (x402Version !== 2) {
+    return `unsupported_x402_version: ${x402Version} (PAYMENT-SIGNATURE carries x402Version 2; send version 1 in X-PAYMENT)`;
+  }
+  return {
+    proof: { scheme: accepted.scheme, network: accepted.network, payload, wire: 2 },
+    accepted: { scheme: accepted.scheme, amount: BigInt(accepted.amount), asset: accepted.asset, payTo: accepted.payTo },
+    extensions: extensions ?? {},
+  };
+}
+
+/** Why what the client accepted is not what this server demands for this call, or undefined when it is. */
+export function acceptedMismatch(accepted: V2Proof['accepted'], requirement: PaymentRequirement): string | undefined {
+  if (accepted.scheme !== requirement.scheme) return 'invalid_scheme: the payment accepted another scheme than required';
+  if (accepted.amount !== requirement.amount) return 'invalid_amount: the payment accepted another amount than required';
+  if (!sameAddress(accepted.asset, requirement.asset)) return 'asset_mismatch: the payment accepted another asset';
+  if (!sameAddress(accepted.payTo, requirement.payTo)) return 'invalid_pay_to: the payment accepted another recipient';
+  return undefined;
+}
+
+/** EVM hex addresses compare case-insensitively; Solana base58 addresses exactly. */
+function sameAddress(a: string, b: string): boolean {
+  return a.startsWith('0x') ? a.toLowerCase() === b.toLowerCase() : a === b;
+}
+
+export function v2Receipt(receipt: SettlementReceipt): string {
+  const response: Record<string, unknown> = {
+    success: receipt.success,
+    transaction: receipt.transaction,
+    network: caip2Of(receipt.network),
+    payer: receipt.payer,
+  };
+  if (receipt.amount !== undefined) response.amount = receipt.amount.toString();
+  if (receipt.errorReason !== undefined) response.errorReason = receipt.errorReason;
+  if (receipt.errorMessage !== undefined) response.errorMessage = receipt.errorMessage;
+  return encodeHeader(response);
+}
