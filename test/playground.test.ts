@@ -162,3 +162,27 @@ describe('/docs, in a real browser', () => {
     assert.deepEqual(browser.errors, []);
   });
 });
+
+describe('GET /sandbox/balance, which the playground shows', () => {
+  test('gives an address its test USDC in atomic units, and refuses what is not an address of a sandbox network', async () => {
+    const address = '0x00000000000000000000000000000000000000aa';
+    await postJson(`${service.url}/sandbox/faucet`, { network: 'base', address, amount: '1234567' });
+    const balance = async (query: string) => {
+      const response = await fetch(`${service.url}/sandbox/balance?${query}`);
+      return { status: response.status, body: (await response.json()) as Record<string, string> };
+    };
+    const funded = await balance(`network=base&address=${address}`);
+    assert.equal(funded.status, 200);
+    assert.equal(funded.body.balance, '1234567');
+    for (const [query, field] of [
+      ['network=base&address=not-an-address', 'address'],
+      [`network=solana&address=${address}`, 'network'],
+      [`network=base`, 'address'],
+      [`network=base&address=${address}&extra=1`, 'extra'],
+    ] as const) {
+      const refused = await balance(query);
+      assert.equal(refused.status, 400, query);
+      assert.equal(refused.body.field, field, query);
+    }
+  });
+});
