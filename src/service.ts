@@ -11,6 +11,7 @@ import { openLedger } from './store/open-ledger.ts';
 import { mediaStoreFromConfig } from './media/media-store-from-config.ts';
 import { startMediaRetention } from './media/media-retention.ts';
 import { startLedgerRetention } from './store/ledger-retention.ts';
+import { startReservationHeartbeat } from './store/reservation-heartbeat.ts';
 import { PaymentGate } from './payments/gate.ts';
 import { Reconciler } from './payments/reconciler.ts';
 import { reportReadiness } from './payments/readiness.ts';
@@ -63,6 +64,7 @@ export async function startService(config: Config, options: { log?: Logger } = {
   const rails = await configuredRails(config);
   const { ledger, engine } = await openLedger(config, log);
   log.info({ engine }, 'payments ledger ready');
+  const heartbeat = startReservationHeartbeat(ledger, config.reservationLeaseMs, log);
   const { store: media, close: closeMedia } = mediaStoreFromConfig(config);
 
   let sandbox: Sandbox | undefined;
@@ -133,6 +135,7 @@ export async function startService(config: Config, options: { log?: Logger } = {
       await reconciler.stop();
       await retention.stop();
       await ledgerRetention.stop();
+      await heartbeat.stop();
       await sandbox?.stop();
       await ledger.close();
       closeMedia();

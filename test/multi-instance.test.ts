@@ -36,20 +36,24 @@ let a: ChildService;
 let b: ChildService;
 const children: ChildService[] = [];
 
-/** An OpenAI-compatible upstream: /ok answers at once (and counts each generation), /hang never answers. */
+/**
+ * An OpenAI-compatible upstream: /ok answers at once (and counts each generation), /hang never answers, /hold
+ * holds requests while `holding` is set and answers like /ok once it is cleared.
+ */
 interface FakeUpstream {
   url: string;
   generations: number;
   hanging: number;
+  holding: boolean;
   close(): Promise<void>;
 }
 
 async function startFakeUpstream(): Promise<FakeUpstream> {
-  const state = { generations: 0, hanging: 0 };
+  const state = { generations: 0, hanging: 0, holding: true };
   const server: Server = createServer((request: IncomingMessage, response: ServerResponse) => {
     request.resume();
     request.on('end', () => {
-      if (request.url?.startsWith('/hang/')) {
+      if (request.url?.startsWith('/hang/') || (request.url?.startsWith('/hold/') && state.holding)) {
         state.hanging++;
         return; // never answers
       }
@@ -76,6 +80,12 @@ async function startFakeUpstream(): Promise<FakeUpstream> {
     },
     get hanging() {
       return state.hanging;
+    },
+    get holding() {
+      return state.holding;
+    },
+    set holding(value: boolean) {
+      state.holding = value;
     },
     close: () =>
       new Promise<void>((resolve) => {
@@ -116,8 +126,9 @@ function instanceConfig(overrides: Record<string, unknown> = {}): Record<string,
     providers: {
       fake: { type: 'openai-compatible', baseURL: `${upstream.url}/ok/v1`, maxRetries: 0 },
       hang: { type: 'openai-compatible', baseURL: `${upstream.url}/hang/v1`, maxRetries: 0 },
+      hold: { type: 'openai-compatible', baseURL: `${upstream.url}/hold/v1`, maxRetries: 0 },
     },
-    models: [chatModel('fake/chat', 'fake'), chatModel('slow/chat', 'hang')],
+    models: [chatModel('fake/chat', 'fake'), chatModel('slow/chat', 'hang'), chatModel('held/chat', 'hold')],
     ...overrides,
   };
 }
@@ -289,7 +300,43 @@ describe('two instances, one PostgreSQL ledger', () => {
       return current?.state === 'released' ? current : undefined;
     });
     assert.equal(released.error, 'abandoned before settlement');
-    assert.equal(restarted.logs.filter((line) => line.key === proof.key && line.msg === 'abandoned reservation released').length, 1);
+    // the row changes before the child's log line reaches this process: wait for the line, then count them all
+    await waitFor('the release to be logged', async () => (logsAbout(proof.key, 'abandoned reservation released').length > 0 ? true : undefined));
+    assert.equal(logsAbout(proof.key, 'abandoned reservation released').length, 1, 'released once, by one instance');
+    assert.ok(restarted.logs.length > 0);
     assert.equal(await sandbox.balanceOf(buyer.address), balanceBefore);
+  });
+
+  test('SIGKILL mid-generation with the default abandonedAfterMs: another instance serves the same proof within a lease', async () => {
+    const doomed = await startInstance();
+    const buyer = await fundedBuyer();
+    const body = { model: 'held/chat', prompt: 'Hold on', max_tokens: 16 };
+    const proof = await signedProof(doomed, body, buyer);
+    const balanceBefore = await sandbox.balanceOf(buyer.address);
+    const generationsBefore = upstream.generations;
+    const hangingBefore = upstream.hanging;
+    upstream.holding = true;
+    const request = postJson(`${doomed.url}/api/v1/ai/chat`, body, { 'X-Network': 'base', 'X-PAYMENT': proof.header }).catch((error: unknown) => error);
+    await waitFor('the generation to start upstream', async () => (upstream.hanging > hangingBefore ? true : undefined));
+    await doomed.kill();
+    assert.ok((await request) instanceof Error);
+    upstream.holding = false;
+
+    // a client retrying on 409 through the load balancer: both survivors answer 409 until the dead holder's
+    // lease (10 s) runs out, then one of them takes the reservation over; far below abandonedAfterMs (10 min)
+    let turn = 0;
+    const served = await waitFor(
+      'a retry of the same proof to be served',
+      async () => {
+        const instance = turn++ % 2 === 0 ? a : b;
+        const response = await postJson(`${instance.url}/api/v1/ai/chat`, body, { 'X-Network': 'base', 'X-PAYMENT': proof.header });
+        return response.status === 409 ? undefined : { status: response.status, text: await response.text() };
+      },
+      45_000,
+    );
+    assert.equal(served.status, 200, served.text);
+    assert.equal(upstream.generations - generationsBefore, 1, 'the model ran once after the crash');
+    assert.equal(await sandbox.balanceOf(buyer.address), balanceBefore - proof.price, 'charged exactly once');
+    assert.equal((await ledger.get(proof.key))?.state, 'settled');
   });
 });

@@ -252,6 +252,12 @@ export const configSchema = z
      * it is released so its proof can be used again. Keep it above the slowest generation.
      */
     abandonedAfterMs: z.number().int().positive().default(10 * 60_000),
+    /**
+     * a reservation is held by its instance this long past that instance's last heartbeat (sent every quarter of
+     * it): a reservation of an instance that died mid-work is taken over by the next use of its proof, or
+     * released, this long after the death, whatever abandonedAfterMs says. Keep it above the longest event-loop stall.
+     */
+    reservationLeaseMs: z.number().int().min(1_000).default(10_000),
     /** where generated media is kept */
     media: mediaConfig.default({ store: 'file' }),
     /** generated media is deleted this many days after it was made (checked hourly and at startup); 0 keeps it forever */

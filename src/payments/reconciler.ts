@@ -70,10 +70,11 @@ export class Reconciler {
         log.info({ key: payment.key, tx: payment.txHash }, 'reconciling pending payment');
         await this.reconcile(payment, deadline);
       }
-      for (const payment of await ledger.listStale(new Date(Date.now() - abandonedAfterMs), BATCH)) {
+      const cutoff = new Date(Date.now() - abandonedAfterMs);
+      for (const payment of await ledger.listStale(cutoff, BATCH)) {
         // Nothing was broadcast for these (settlement starts only in 'pending'), so the proof is still good.
-        // The guarded transition lets exactly one instance release each.
-        if (await ledger.transition(payment.key, ['reserved', 'verified'], { state: 'released', error: 'abandoned before settlement' })) {
+        // The guarded release lets exactly one instance release each, and never one a live holder took over since.
+        if (await ledger.releaseStale(payment.key, cutoff, 'abandoned before settlement')) {
           log.warn({ key: payment.key, state: payment.state }, 'abandoned reservation released');
         }
       }

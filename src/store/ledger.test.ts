@@ -6,7 +6,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Ledger, NewPayment, PaymentSummary } from './ledger.ts';
+import type { Ledger, NewPayment, PaymentSummary, ReservationHolder } from './ledger.ts';
 import { SqliteLedger } from './sqlite-ledger.ts';
 import { PostgresLedger } from './postgres-ledger.ts';
 import { openLedger } from './open-ledger.ts';
@@ -460,6 +460,54 @@ ledgerSuite('PostgresLedger', async () => {
   };
 });
 
+describe('reservation holders: a dead instance\'s reservation is taken over once its lease runs out', () => {
+  const engines: [string, (holder: ReservationHolder) => Promise<Ledger>][] = [
+    ['SQLite', async (holder) => new SqliteLedger(join(sqliteDir, 'holders.db'), holder)],
+    ['PostgreSQL', async (holder) => PostgresLedger.open({ connectionString: (holdersUrl ??= await postgres!.createDatabase()), holder })],
+  ];
+  let holdersUrl: string | undefined;
+  for (const [engine, open] of engines) {
+    test(engine, async () => {
+      const alive = await open({ instanceId: 'alive', leaseMs: 60_000 });
+      const dying = await open({ instanceId: 'dying', leaseMs: 1 });
+      const survivor = await open({ instanceId: 'survivor', leaseMs: 60_000 });
+      try {
+        const held = payment();
+        assert.deepEqual(await alive.reserve(held), { reserved: true });
+        assert.equal(await alive.heartbeat(), 1);
+        assert.equal((await survivor.reserve(held)).reserved, false, 'a live holder keeps its reservation');
+        assert.equal(await survivor.releaseStale(held.key, new Date(0), 'x'), false);
+
+        const orphan = payment();
+        assert.deepEqual(await dying.reserve(orphan), { reserved: true });
+        assert.ok(await dying.transition(orphan.key, ['reserved'], { state: 'verified', payer: orphan.payer }));
+        // its holder beats no more: the 1 ms lease runs out, then the next reserve of the key takes it over
+        let outcome = await survivor.reserve(orphan);
+        while (!outcome.reserved) {
+          await sleep(5);
+          outcome = await survivor.reserve(orphan);
+        }
+        assert.equal((await survivor.get(orphan.key))?.state, 'reserved');
+        assert.equal(await survivor.heartbeat(), 1, 'now the survivor\'s');
+        assert.equal((await dying.reserve(orphan)).reserved, false);
+
+        const abandoned = payment();
+        assert.deepEqual(await dying.reserve(abandoned), { reserved: true });
+        let stale = await alive.listStale(new Date(0), 100);
+        while (!stale.some((row) => row.key === abandoned.key)) {
+          await sleep(5);
+          stale = await alive.listStale(new Date(0), 100);
+        }
+        assert.ok(!stale.some((row) => row.key === held.key), 'a held reservation is not stale');
+        assert.equal(await alive.releaseStale(abandoned.key, new Date(0), 'abandoned before settlement'), true);
+        assert.equal((await alive.get(abandoned.key))?.state, 'released');
+      } finally {
+        await Promise.all([alive.close(), dying.close(), survivor.close()]);
+      }
+    });
+  }
+});
+
 describe('SQLite migrations', () => {
   test('a database made by the first migration is upgraded in place (lease and model columns added)', async () => {
     const { DatabaseSync } = await import('node:sqlite');
@@ -473,6 +521,7 @@ describe('SQLite migrations', () => {
     db.exec(`DROP TABLE siwx_nonces; DROP INDEX payments_request_hash;
              DROP INDEX payments_created; ALTER TABLE payments DROP COLUMN model; ALTER TABLE payments DROP COLUMN lease_until;
              ALTER TABLE payments DROP COLUMN settled_amount;
+             ALTER TABLE payments DROP COLUMN held_by; ALTER TABLE payments DROP COLUMN held_until;
              DELETE FROM schema_migrations WHERE version > 1;`);
     db.close();
     const upgraded = new SqliteLedger(path);
@@ -493,7 +542,7 @@ describe('PostgreSQL migrations', () => {
     await client.connect();
     const { rows } = await client.query<{ version: number }>('SELECT version FROM schema_migrations ORDER BY version');
     await client.end();
-    assert.deepEqual(rows.map((r) => r.version), [1, 2, 3, 4, 5]);
+    assert.deepEqual(rows.map((r) => r.version), [1, 2, 3, 4, 5, 6]);
     await Promise.all(ledgers.map((l) => l.close()));
   });
 
@@ -507,7 +556,8 @@ describe('PostgreSQL migrations', () => {
     const client = new pg.Client({ connectionString: url });
     await client.connect();
     await client.query(`DROP TABLE siwx_nonces; DROP INDEX payments_request_hash; DROP INDEX payments_created;
-      ALTER TABLE payments DROP COLUMN model; ALTER TABLE payments DROP COLUMN settled_amount; DELETE FROM schema_migrations WHERE version >= 3`);
+      ALTER TABLE payments DROP COLUMN model; ALTER TABLE payments DROP COLUMN settled_amount;
+      ALTER TABLE payments DROP COLUMN held_by; ALTER TABLE payments DROP COLUMN held_until; DELETE FROM schema_migrations WHERE version >= 3`);
     await client.end();
     const upgraded = await PostgresLedger.open({ connectionString: url });
     assert.equal((await upgraded.get(before.key))?.model, '');

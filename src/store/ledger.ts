@@ -105,9 +105,26 @@ export const FINAL_STATES: readonly PaymentState[] = ['settled', 'failed', 'rele
 
 export type ReserveOutcome = { reserved: true } | { reserved: false; existing: PaymentRecord };
 
+/**
+ * Who holds the reservations a ledger makes: a random id per process and how long a reservation stays held
+ * without a heartbeat. A reservation (reserved or verified) whose holder stopped beating (the process died
+ * mid-work) is taken over by the next reserve() of its key, or released by the reconciler, once its lease ran out.
+ */
+export interface ReservationHolder {
+  instanceId: string;
+  leaseMs: number;
+}
+
+export const DEFAULT_RESERVATION_LEASE_MS = 10_000;
+
 export interface Ledger {
-  /** Atomically claims the key: succeeds for a new key or one whose earlier use moved no funds. */
+  /**
+   * Atomically claims the key for this ledger's holder: succeeds for a new key, one whose earlier use moved no
+   * funds, or one reserved by a holder whose lease ran out (it died before settlement began).
+   */
   reserve(payment: NewPayment): Promise<ReserveOutcome>;
+  /** Extends the lease of every reservation this ledger's holder still works on; returns how many. */
+  heartbeat(): Promise<number>;
   /** Moves a payment to a new state; `from` guards against racing writers. Returns false if the state was not `from`. */
   transition(key: string, from: PaymentState[], update: PaymentUpdate): Promise<boolean>;
   get(key: string): Promise<PaymentRecord | undefined>;
@@ -120,8 +137,16 @@ export interface Ledger {
    * less than `idleMs` ago are left alone: the request that moved them to 'pending' may still be settling them.
    */
   claimPending(limit: number, leaseMs: number, idleMs?: number): Promise<PaymentRecord[]>;
-  /** reservations older than the cutoff that never reached settlement (e.g. the process died mid-request) */
+  /**
+   * reservations that never reached settlement and are older than the cutoff or whose holder's lease ran out
+   * (the process died mid-request)
+   */
   listStale(olderThan: Date, limit: number): Promise<PaymentRecord[]>;
+  /**
+   * Releases a reservation listed by listStale if it is still stale (not taken over or moved on meanwhile):
+   * the check and the write are one statement. Returns whether it was released.
+   */
+  releaseStale(key: string, olderThan: Date, error: string): Promise<boolean>;
   /** newest first (createdAt, then key, descending); `after` continues from an earlier page's `next` */
   listPayments(filter: PaymentFilter, limit: number, after?: PaymentCursor): Promise<PaymentPage>;
   /** settled payments summed exactly per (UTC day, network, model), ordered by day, network, model */

@@ -1,8 +1,9 @@
 // Picks the ledger engine from the config: PostgreSQL when a database URL is configured (several instances
 // share it), else the embedded SQLite file under the data dir (one instance, no server to run).
+import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import type { Ledger } from './ledger.ts';
+import { DEFAULT_RESERVATION_LEASE_MS, type Ledger, type ReservationHolder } from './ledger.ts';
 import { SqliteLedger } from './sqlite-ledger.ts';
 import { PostgresLedger } from './postgres-ledger.ts';
 import { ConfigError } from '../config/load.ts';
@@ -10,11 +11,14 @@ import { ConfigError } from '../config/load.ts';
 export type LedgerEngine = 'sqlite' | 'postgres';
 
 export async function openLedger(
-  config: { dataDir: string; databaseUrl?: string | undefined },
+  config: { dataDir: string; databaseUrl?: string | undefined; reservationLeaseMs?: number },
   log?: Logger,
 ): Promise<{ ledger: Ledger; engine: LedgerEngine }> {
+  // a new id per process: a restarted instance never mistakes its dead predecessor's reservations for its own
+  const holder: ReservationHolder = { instanceId: randomUUID(), leaseMs: config.reservationLeaseMs ?? DEFAULT_RESERVATION_LEASE_MS };
   if (config.databaseUrl) {
     const ledger = await PostgresLedger.open({
+      holder,
       connectionString: config.databaseUrl,
       onIdleError: (error) => log?.warn({ err: error }, 'idle PostgreSQL connection failed; it will be replaced'),
     }).catch((error: unknown) => {
@@ -22,7 +26,7 @@ export async function openLedger(
     });
     return { ledger, engine: 'postgres' };
   }
-  return { ledger: new SqliteLedger(join(config.dataDir, 'ledger.db')), engine: 'sqlite' };
+  return { ledger: new SqliteLedger(join(config.dataDir, 'ledger.db'), holder), engine: 'sqlite' };
 }
 
 /** host:port/database of a connection string: never its user or password. */

@@ -15,8 +15,11 @@ import {
   type PaymentSummary,
   type PaymentUpdate,
   type ReserveOutcome,
+  type ReservationHolder,
   type RevenueRow,
+  DEFAULT_RESERVATION_LEASE_MS,
 } from './ledger.ts';
+import { randomUUID } from 'node:crypto';
 import { POSTGRES_DIALECT, paymentConditions, payerMatch } from './payment-query.ts';
 
 /** Applied in order, each once, in one transaction under an advisory lock (see migrate()). Never edit a shipped one. */
@@ -52,6 +55,9 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
    CREATE INDEX payments_request_hash ON payments (request_hash);`,
   // 5: what was settled, beside the authorized maximum in amount (upto settles less; null on older rows)
   `ALTER TABLE payments ADD COLUMN settled_amount numeric(78, 0);`,
+  // 6: reservation holders: which process works on a reservation and until when (heartbeat), so a dead one's is freed
+  `ALTER TABLE payments ADD COLUMN held_by text;
+   ALTER TABLE payments ADD COLUMN held_until timestamptz;`,
 ];
 
 /** created_at to the microsecond, as ISO text: a page cursor must not lose the precision the column has. */
@@ -126,13 +132,17 @@ export interface PostgresLedgerOptions {
   maxConnections?: number;
   /** told about errors of idle pooled connections (the pool drops them and reconnects on demand) */
   onIdleError?: (error: Error) => void;
+  /** who holds this instance's reservations; default a random id and a 10 s lease */
+  holder?: ReservationHolder;
 }
 
 export class PostgresLedger implements Ledger {
   private readonly pool: pg.Pool;
+  private readonly holder: ReservationHolder;
 
-  private constructor(pool: pg.Pool) {
+  private constructor(pool: pg.Pool, holder: ReservationHolder) {
     this.pool = pool;
+    this.holder = holder;
   }
 
   /** Connects and brings the schema up to date; safe when several instances start at once. */
@@ -146,7 +156,7 @@ export class PostgresLedger implements Ledger {
     });
     // Without a listener an idle connection's error (server restart, network blip) would crash the process.
     pool.on('error', (error) => options.onIdleError?.(error));
-    const ledger = new PostgresLedger(pool);
+    const ledger = new PostgresLedger(pool, options.holder ?? { instanceId: randomUUID(), leaseMs: DEFAULT_RESERVATION_LEASE_MS });
     try {
       await ledger.migrate();
     } catch (error) {
@@ -186,13 +196,15 @@ export class PostgresLedger implements Ledger {
     // funds. Concurrent callers with one key serialise on the key's index entry; exactly one gets a row back.
     const claimed = await this.pool.query(
       `INSERT INTO payments (key, network, payer, amount, asset, pay_to, resource, model, request_hash, state,
-                             payload, requirements, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'reserved', $10, $11, now(), now())
+                             payload, requirements, created_at, updated_at, held_by, held_until)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'reserved', $10, $11, now(), now(), $12, now() + $13 * interval '1 millisecond')
        ON CONFLICT (key) DO UPDATE SET
          resource = EXCLUDED.resource, model = EXCLUDED.model, request_hash = EXCLUDED.request_hash, state = 'reserved',
          tx_hash = NULL, settled_amount = NULL, error = NULL, result = NULL, payload = EXCLUDED.payload,
-         requirements = EXCLUDED.requirements, updated_at = EXCLUDED.updated_at, lease_until = NULL
+         requirements = EXCLUDED.requirements, updated_at = EXCLUDED.updated_at, lease_until = NULL,
+         held_by = EXCLUDED.held_by, held_until = EXCLUDED.held_until
        WHERE payments.state IN ('released', 'failed')
+          OR (payments.state IN ('reserved', 'verified') AND payments.held_until < now())
        RETURNING key`,
       [
         payment.key,
@@ -206,12 +218,22 @@ export class PostgresLedger implements Ledger {
         payment.requestHash,
         JSON.stringify(payment.payload),
         JSON.stringify(payment.requirements),
+        this.holder.instanceId,
+        this.holder.leaseMs,
       ],
     );
     if (claimed.rowCount === 1) return { reserved: true };
     const existing = await this.get(payment.key);
     if (!existing) throw new Error(`payment ${payment.key} vanished during reservation`);
     return { reserved: false, existing };
+  }
+
+  async heartbeat(): Promise<number> {
+    const outcome = await this.pool.query(
+      `UPDATE payments SET held_until = now() + $2 * interval '1 millisecond' WHERE held_by = $1 AND state IN ('reserved', 'verified')`,
+      [this.holder.instanceId, this.holder.leaseMs],
+    );
+    return outcome.rowCount ?? 0;
   }
 
   async transition(key: string, from: PaymentState[], update: PaymentUpdate): Promise<boolean> {
@@ -276,10 +298,19 @@ export class PostgresLedger implements Ledger {
 
   async listStale(olderThan: Date, limit: number): Promise<PaymentRecord[]> {
     const { rows } = await this.pool.query<Row>(
-      `SELECT * FROM payments WHERE state IN ('reserved', 'verified') AND updated_at < $1 ORDER BY updated_at LIMIT $2`,
+      `SELECT * FROM payments WHERE state IN ('reserved', 'verified') AND (updated_at < $1 OR held_until < now()) ORDER BY updated_at LIMIT $2`,
       [olderThan, limit],
     );
     return rows.map(toRecord);
+  }
+
+  async releaseStale(key: string, olderThan: Date, error: string): Promise<boolean> {
+    const outcome = await this.pool.query(
+      `UPDATE payments SET state = 'released', error = $3, updated_at = now()
+       WHERE key = $1 AND state IN ('reserved', 'verified') AND (updated_at < $2 OR held_until < now())`,
+      [key, olderThan, error],
+    );
+    return outcome.rowCount === 1;
   }
 
   async listPayments(filter: PaymentFilter, limit: number, after?: PaymentCursor): Promise<PaymentPage> {

@@ -13,8 +13,11 @@ import {
   type PaymentSummary,
   type PaymentUpdate,
   type ReserveOutcome,
+  type ReservationHolder,
   type RevenueRow,
+  DEFAULT_RESERVATION_LEASE_MS,
 } from './ledger.ts';
+import { randomUUID } from 'node:crypto';
 import { payerMatch, SQLITE_DIALECT, paymentConditions } from './payment-query.ts';
 
 const MIGRATIONS: string[] = [
@@ -49,6 +52,9 @@ const MIGRATIONS: string[] = [
    CREATE INDEX payments_request_hash ON payments (request_hash);`,
   // 5: what was settled, beside the authorized maximum in amount (upto settles less; null on older rows)
   `ALTER TABLE payments ADD COLUMN settled_amount TEXT;`,
+  // 6: reservation holders: which process works on a reservation and until when (heartbeat), so a dead one's is freed
+  `ALTER TABLE payments ADD COLUMN held_by TEXT;
+   ALTER TABLE payments ADD COLUMN held_until TEXT;`,
 ];
 
 /** Columns of a listing: everything but the result body and the payload, plus whether a result is stored. */
@@ -120,8 +126,10 @@ function toSummary(row: SummaryRow): PaymentSummary {
 
 export class SqliteLedger implements Ledger {
   private readonly db: DatabaseSync;
+  private readonly holder: ReservationHolder;
 
-  constructor(path: string) {
+  constructor(path: string, holder: ReservationHolder = { instanceId: randomUUID(), leaseMs: DEFAULT_RESERVATION_LEASE_MS }) {
+    this.holder = holder;
     this.db = new DatabaseSync(path);
     this.db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000;');
     this.migrate();
@@ -146,17 +154,20 @@ export class SqliteLedger implements Ledger {
   }
 
   async reserve(payment: NewPayment): Promise<ReserveOutcome> {
-    const now = new Date().toISOString();
+    const nowMs = Date.now();
+    const now = new Date(nowMs).toISOString();
     const claimed = this.db
       .prepare(
         `INSERT INTO payments (key, network, payer, amount, asset, pay_to, resource, model, request_hash, state,
-                               payload, requirements, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'reserved', ?, ?, ?, ?)
+                               payload, requirements, created_at, updated_at, held_by, held_until)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'reserved', ?, ?, ?, ?, ?, ?)
          ON CONFLICT (key) DO UPDATE SET
            resource = excluded.resource, model = excluded.model, request_hash = excluded.request_hash, state = 'reserved',
            tx_hash = NULL, settled_amount = NULL, error = NULL, result = NULL, payload = excluded.payload,
-           requirements = excluded.requirements, updated_at = excluded.updated_at, lease_until = NULL
+           requirements = excluded.requirements, updated_at = excluded.updated_at, lease_until = NULL,
+           held_by = excluded.held_by, held_until = excluded.held_until
          WHERE payments.state IN ('released', 'failed')
+            OR (payments.state IN ('reserved', 'verified') AND payments.held_until IS NOT NULL AND payments.held_until < excluded.updated_at)
          RETURNING key`,
       )
       .get(
@@ -173,11 +184,20 @@ export class SqliteLedger implements Ledger {
         JSON.stringify(payment.requirements),
         now,
         now,
+        this.holder.instanceId,
+        new Date(nowMs + this.holder.leaseMs).toISOString(),
       );
     if (claimed) return { reserved: true };
     const existing = await this.get(payment.key);
     if (!existing) throw new Error(`payment ${payment.key} vanished during reservation`);
     return { reserved: false, existing };
+  }
+
+  async heartbeat(): Promise<number> {
+    const outcome = this.db
+      .prepare(`UPDATE payments SET held_until = ? WHERE held_by = ? AND state IN ('reserved', 'verified')`)
+      .run(new Date(Date.now() + this.holder.leaseMs).toISOString(), this.holder.instanceId);
+    return Number(outcome.changes);
   }
 
   async transition(key: string, from: PaymentState[], update: PaymentUpdate): Promise<boolean> {
@@ -235,9 +255,22 @@ export class SqliteLedger implements Ledger {
 
   async listStale(olderThan: Date, limit: number): Promise<PaymentRecord[]> {
     const rows = this.db
-      .prepare(`SELECT * FROM payments WHERE state IN ('reserved', 'verified') AND updated_at < ? ORDER BY updated_at LIMIT ?`)
-      .all(olderThan.toISOString(), limit) as unknown as Row[];
+      .prepare(
+        `SELECT * FROM payments WHERE state IN ('reserved', 'verified') AND (updated_at < ? OR held_until < ?) ORDER BY updated_at LIMIT ?`,
+      )
+      .all(olderThan.toISOString(), new Date().toISOString(), limit) as unknown as Row[];
     return rows.map(toRecord);
+  }
+
+  async releaseStale(key: string, olderThan: Date, error: string): Promise<boolean> {
+    const now = new Date().toISOString();
+    const outcome = this.db
+      .prepare(
+        `UPDATE payments SET state = 'released', error = ?, updated_at = ?
+         WHERE key = ? AND state IN ('reserved', 'verified') AND (updated_at < ? OR held_until < ?)`,
+      )
+      .run(error, now, key, olderThan.toISOString(), now);
+    return outcome.changes === 1;
   }
 
   async listPayments(filter: PaymentFilter, limit: number, after?: PaymentCursor): Promise<PaymentPage> {
