@@ -16,6 +16,9 @@ import { startFacilitatorServer } from './support/facilitator-server.ts';
 import { postJson } from './support/service.ts';
 import { signEvmProof } from './support/evm-proof.ts';
 import type { PaymentRequirements } from '../src/x402/types.ts';
+import { RemoteFacilitator } from '../src/payments/facilitators/remote.ts';
+import { decodeV1Proof } from '../src/x402/v1/codec.ts';
+import { requirementFromStored } from '../src/payments/model.ts';
 
 const BODY = { text: 'Paid through a remote facilitator.' };
 let chain: EvmSandbox;
@@ -78,6 +81,41 @@ test('x402-fetch pays through the remote facilitator; the buyer is charged exact
   assert.ok(price > 0n);
   assert.equal(await chain.balanceOf(chain.payTo), price);
   assert.ok(facilitator.calls.includes('POST /verify') && facilitator.calls.includes('POST /settle'));
+});
+
+test('the remote facilitator client talks v1 to a v1-only facilitator and v2 to one whose /supported lists v2', async () => {
+  // the gateway above talks to a v1-only facilitator: every request it sent was x402Version 1
+  assert.ok(facilitator.versionsSeen.length > 0);
+  assert.deepEqual([...new Set(facilitator.versionsSeen)], [1]);
+
+  const local = new LocalEvmFacilitator({
+    network: NETWORKS.base as EvmNetwork,
+    rpcUrl: chain.rpcUrl,
+    settlementPrivateKey: chain.settlementPrivateKey,
+    asset: chain.asset,
+    eip712: chain.eip712,
+    receiptTimeoutMs: 10_000,
+    pollingIntervalMs: 50,
+  });
+  const v2Server = await startFacilitatorServer('base', local, { versions: [1, 2] });
+  try {
+    const remote = new RemoteFacilitator({ url: v2Server.url, network: NETWORKS.base, timeoutMs: 10_000 });
+    assert.deepEqual(await remote.requirementExtra(), chain.eip712);
+    const buyer = privateKeyToAccount(generatePrivateKey());
+    await chain.faucet(buyer.address, 5_000_000n);
+    const quote = await postJson(`${gateway.url}/api/v1/ai/tts`, BODY, { 'X-Network': 'base' });
+    const wire = ((await quote.json()) as { accepts: PaymentRequirements[] }).accepts[0]!;
+    const proof = decodeV1Proof(await signEvmProof(buyer, wire, 8453));
+    assert.ok(typeof proof !== 'string');
+    const requirement = requirementFromStored(wire)!;
+    const payment = { ...proof, network: 'base' as const };
+    assert.deepEqual(await remote.verify(payment, requirement), { isValid: true, payer: buyer.address });
+    assert.equal((await remote.settle(payment, requirement)).status, 'settled');
+    assert.deepEqual(v2Server.versionsSeen, [2, 2]);
+    assert.equal(await chain.balanceOf(buyer.address), 5_000_000n - BigInt(wire.maxAmountRequired));
+  } finally {
+    await v2Server.stop();
+  }
 });
 
 test("a proof the remote facilitator rejects is a 402 carrying the facilitator's reason; nothing moves", async () => {
