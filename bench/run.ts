@@ -1,7 +1,9 @@
 // npm run bench (= node bench/run.ts): one run, one table, side by side.
 //   (a) the unpaid 402 path of chat / images / tts (X-Network: base, valid body) at BENCH_CONNECTIONS;
 //   (b) a 400 validation error (temperature: 5);
-//   (c) a bare node:http server replaying the very 402 bytes captured from the gateway;
+//   (c) a bare node:http server replaying the very 402 bytes captured from the gateway (both x402 wires: the
+//       v1 body and the v2 PAYMENT-REQUIRED header), and (c1) the same without that header, as a v1-only
+//       server answers: what carrying v2 beside v1 costs, in the same run;
 //   (d) paid image calls end to end on the sandbox chains, each with its own pre-signed proof: on base (EVM,
 //       EIP-3009 signed as x402-fetch does) and on solana (a transfer signed as @x402/fetch + @x402/svm's v1
 //       scheme do, against the sandbox Solana RPC, in batches sent before their blockhash ages), beside the
@@ -127,6 +129,14 @@ interface Captured {
   body: string;
 }
 
+function headerValue(headers: Record<string, string>, name: string): string | undefined {
+  return Object.entries(headers).find(([key]) => key.toLowerCase() === name)?.[1];
+}
+
+function withoutHeader(headers: Record<string, string>, name: string): Record<string, string> {
+  return Object.fromEntries(Object.entries(headers).filter(([key]) => key.toLowerCase() !== name));
+}
+
 async function capture(origin: URL, spec: RequestSpec): Promise<Captured> {
   const agent = newAgent(1);
   try {
@@ -214,6 +224,7 @@ async function main(): Promise<void> {
   log('starting the gateway (bench/serve.ts: sandbox chains for base and solana, temp data dir)…');
   const gateway = await startChild('serve.ts', [], { BENCH_NETWORKS: 'base,solana' });
   let bare: Child | undefined;
+  let bareV1: Child | undefined;
   try {
     log(`gateway at ${gateway.url.origin} (pid ${gateway.pid})`);
     const specs = Object.fromEntries(
@@ -236,6 +247,13 @@ async function main(): Promise<void> {
     writeFileSync(capturedFile, `${JSON.stringify(captured, null, 2)}\n`);
     bare = await startChild('bare.ts', [capturedFile]);
     log(`bare node:http replay server at ${bare.url.origin} (pid ${bare.pid})`);
+    // (c1) the same 402s as a v1-only server sends them: without the v2 PAYMENT-REQUIRED header
+    const v1OnlyFile = join(resultsDir, 'captured-402-v1-only.json');
+    const v1Only = Object.fromEntries(
+      Object.entries(captured).map(([path, c]) => [path, { ...c, headers: withoutHeader(c.headers, 'payment-required') }]),
+    );
+    writeFileSync(v1OnlyFile, `${JSON.stringify(v1Only, null, 2)}\n`);
+    bareV1 = await startChild('bare.ts', [v1OnlyFile]);
 
     const loadOptions = (child: Child, spec: RequestSpec, expectStatus: number, connections = settings.connections): TimedLoadOptions => ({
       origin: child.url,
@@ -250,24 +268,34 @@ async function main(): Promise<void> {
 
     // (a) + (c), per endpoint in alternating rounds so drift hits both sides alike; then (b).
     const rows: Row[] = [];
-    const unpaid: Record<string, { gateway: LoadResult; bare: LoadResult; ratio: number; bytes: number }> = {};
+    const unpaid: Record<
+      string,
+      { gateway: LoadResult; bare: LoadResult; bareV1Only: LoadResult; ratio: number; bytes: number; v2HeaderBytes: number; v2HeaderCost: number }
+    > = {};
     for (const name of Object.keys(BODIES) as EndpointName[]) {
-      log(`402 ${name}: gateway and bare, ${settings.rounds} alternating rounds…`);
-      const [g, b] = (await alternatingLoad([loadOptions(gateway, specs[name], 402), loadOptions(bare, specs[name], 402)], settings.rounds)) as [
-        LoadResult,
-        LoadResult,
-      ];
+      log(`402 ${name}: gateway, bare and bare v1-only, ${settings.rounds} alternating rounds…`);
+      const [g, b, b1] = (await alternatingLoad(
+        [loadOptions(gateway, specs[name], 402), loadOptions(bare, specs[name], 402), loadOptions(bareV1!, specs[name], 402)],
+        settings.rounds,
+      )) as [LoadResult, LoadResult, LoadResult];
       const ratio = g.rps / b.rps;
-      const bytes = Buffer.from(captured[BODIES[name].path]!.body, 'base64').length;
-      unpaid[name] = { gateway: g, bare: b, ratio, bytes };
-      rows.push(rowOf(`(a) 402 ${name} gateway [${bytes} B]`, g, ratio));
-      rows.push(rowOf(`(c) 402 ${name} bare node:http`, b));
+      const c = captured[BODIES[name].path]!;
+      const bytes = Buffer.from(c.body, 'base64').length;
+      const v2HeaderBytes = headerValue(c.headers, 'payment-required')?.length ?? 0;
+      // what carrying both wires costs in req/s at the HTTP layer: the same server, with and without the header
+      const v2HeaderCost = 1 - b.rps / b1.rps;
+      unpaid[name] = { gateway: g, bare: b, bareV1Only: b1, ratio, bytes, v2HeaderBytes, v2HeaderCost };
+      rows.push(rowOf(`(a) 402 ${name} gateway [${bytes}+${v2HeaderBytes} B]`, g, ratio));
+      rows.push(rowOf(`(c) 402 ${name} bare, v1+v2`, b));
+      rows.push(rowOf(`(c1) 402 ${name} bare, v1 only`, b1, b.rps / b1.rps));
     }
     log('400 validation (temperature: 5)…');
     const invalid = await load(gateway, invalidSpec, 400);
     rows.push(rowOf('(b) 400 chat temperature:5 gateway', invalid));
     await bare.stop();
     bare = undefined;
+    await bareV1!.stop();
+    bareV1 = undefined;
 
     // (d) which local engines work: one paid call each (cold), the fastest one working is benchmarked.
     log('probing the local engines with one paid call each…');
@@ -384,7 +412,7 @@ async function main(): Promise<void> {
       );
     }
     out.push(
-      'ratio: (a) gateway / (c) bare req/s for the same bytes; (d) paid / unpaid 402 req/s at the same concurrency;\n' +
+      'ratio: (a) gateway / (c) bare req/s for the same bytes; (c1) v1+v2 / v1-only bare req/s (the PAYMENT-REQUIRED header\'s cost); (d) paid / unpaid 402 req/s at the same concurrency;\n' +
         '       (f) direct / gateway-minus-payment latency (p50). (f) req/s = 1000 / mean latency, one call at a time.',
     );
     out.push(
@@ -523,6 +551,7 @@ async function main(): Promise<void> {
     log(`results written to ${join('bench', 'results', 'latest.json')}`);
   } finally {
     await bare?.stop();
+    await bareV1?.stop();
     await gateway.stop();
   }
 }
