@@ -99,6 +99,10 @@ describe('the playground, in a real browser', () => {
     assert.equal(await page.locator('#image-form .receipt a').getAttribute('href'), `/api/v1/payments/${transaction}`);
     await page.locator('#wallet-balance', { hasText: '99.998 USDC' }).waitFor();
 
+    // the official client chose the protocol itself: x402 v2, which the gateway offers beside v1
+    const paidCall = browser.paymentHeaders.find((headers) => headers.url.endsWith('/api/v1/ai/images'));
+    assert.deepEqual(paidCall?.names, ['payment-signature']);
+
     assertOnlyThisOrigin(browser.requested);
     // to look at the page as a person would: PLAYGROUND_SCREENSHOT=/tmp/playground.png
     if (process.env.PLAYGROUND_SCREENSHOT) await page.screenshot({ path: process.env.PLAYGROUND_SCREENSHOT, fullPage: true });

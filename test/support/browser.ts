@@ -22,6 +22,8 @@ export interface TestBrowser {
   page: Page;
   /** every URL the page asked for, to check that nothing left this machine */
   requested: string[];
+  /** the payment headers (x402 v1 X-PAYMENT, v2 PAYMENT-SIGNATURE) of each request that carried one */
+  paymentHeaders: { url: string; names: string[] }[];
   /** console errors and uncaught exceptions of the page */
   errors: string[];
   close(): Promise<void>;
@@ -41,7 +43,12 @@ export async function openBrowser(): Promise<TestBrowser> {
   page.setDefaultTimeout(180_000);
   const requested: string[] = [];
   const errors: string[] = [];
-  page.on('request', (request) => requested.push(request.url()));
+  const paymentHeaders: TestBrowser['paymentHeaders'] = [];
+  page.on('request', (request) => {
+    requested.push(request.url());
+    const names = Object.keys(request.headers()).filter((name) => name === 'x-payment' || name === 'payment-signature');
+    if (names.length > 0) paymentHeaders.push({ url: request.url(), names });
+  });
   page.on('console', (message) => {
     if (message.type() === 'error') errors.push(message.text());
   });
@@ -49,6 +56,7 @@ export async function openBrowser(): Promise<TestBrowser> {
   return {
     page,
     requested,
+    paymentHeaders,
     errors,
     async close() {
       await context.close();
