@@ -23,6 +23,8 @@ import { requestHash } from './canonical-json.ts';
 import { bodyFieldsOf, openApiDocument } from './openapi.ts';
 import { docsRoutes } from './docs-page.ts';
 import { withPrices } from './openapi-prices.ts';
+import { SIGN_IN_WITH_X_HEADER } from '../x402/sign-in-with-x.ts';
+import { paidResultForSignIn } from '../payments/sign-in-replay.ts';
 import { discoveryRoutes, paymentInfoByPath } from './discovery.ts';
 import { modelsListing } from './models-listing.ts';
 import type { HttpMetrics } from './metrics.ts';
@@ -55,7 +57,7 @@ export function createApp(deps: AppDeps): Hono {
   app.use(requestId());
   app.use(
     openCors({
-      allowHeaders: ['Content-Type', 'X-PAYMENT', 'PAYMENT-SIGNATURE', 'X-Network', PAYER_TIMESTAMP_HEADER, PAYER_SIGNATURE_HEADER],
+      allowHeaders: ['Content-Type', 'X-PAYMENT', 'PAYMENT-SIGNATURE', 'X-Network', SIGN_IN_WITH_X_HEADER, PAYER_TIMESTAMP_HEADER, PAYER_SIGNATURE_HEADER],
       exposeHeaders: ['X-PAYMENT-RESPONSE', 'PAYMENT-REQUIRED', 'PAYMENT-RESPONSE', 'X-Request-Id', 'Retry-After'],
     }),
   );
@@ -85,6 +87,12 @@ export function createApp(deps: AppDeps): Hono {
       const paymentHeader = c.req.header('X-PAYMENT');
       const paymentSignatureHeader = c.req.header('PAYMENT-SIGNATURE');
       const paid = paymentHeader !== undefined || paymentSignatureHeader !== undefined;
+      const signInHeader = c.req.header(SIGN_IN_WITH_X_HEADER);
+      if (signInHeader !== undefined && !paid) {
+        const hash = requestHash(endpoint.path, body);
+        const replay = await paidResultForSignIn({ header: signInHeader, origin, networks: gate.enabledNetworks, ledger: deps.ledger, requestHash: hash });
+        if (replay) return c.json(replay.body, replay.status as 200, { 'Cache-Control': 'private, no-store' });
+      }
       const response = await gate.handle({
         paymentHeader,
         paymentSignatureHeader,
@@ -138,7 +146,7 @@ export function createApp(deps: AppDeps): Hono {
   );
   app.route('/', discoveryRoutes(discovery));
   app.route('/', mediaRoutes(deps.media));
-  app.route('/', paymentRoutes(deps.ledger));
+  app.route('/', paymentRoutes(deps.ledger, { config, networks: gate.enabledNetworks }));
   app.route('/', adminRoutes(deps.ledger, config, log));
   if (deps.extraRoutes) app.route('/', deps.extraRoutes);
 
