@@ -7,6 +7,7 @@ import { GatewayError } from './errors.ts';
 import { gatewayUrl, parseCommandLine, runCommand, UsageError } from './command-line.ts';
 import { formatUsdc } from './usdc.ts';
 import { formatTable } from './text-table.ts';
+import { explainingFetch } from './reach.ts';
 
 const USAGE = `usage: x402-ai-admin <command> [options]
   payments   payments, newest first  [--state s] [--network n] [--model m] [--payer addr]
@@ -16,7 +17,7 @@ dates:   YYYY-MM-DD (UTC; --to includes that day) or an ISO 8601 date-time
 options: --url (X402_AI_URL, default http://127.0.0.1:4021)  --json  --token-file path
 token:   X402_ADMIN_TOKEN (or ADMIN_TOKEN) in the environment, or --token-file with the token inside`;
 
-const { values, positionals } = parseCommandLine({
+const { values, positionals } = parseCommandLine('x402-ai-admin', {
   url: { type: 'string' },
   json: { type: 'boolean', default: false },
   'token-file': { type: 'string' },
@@ -31,7 +32,6 @@ const { values, positionals } = parseCommandLine({
   help: { type: 'boolean', short: 'h' },
 }, USAGE);
 
-const baseUrl = gatewayUrl(values.url);
 
 function adminToken(): string {
   const token = values['token-file'] ? readFileSync(values['token-file'], 'utf8').trim() : process.env.X402_ADMIN_TOKEN || process.env.ADMIN_TOKEN;
@@ -42,7 +42,7 @@ function adminToken(): string {
 /** GET an admin path with the given query options (only those set); a non-2xx answer is a GatewayError. */
 async function get(path: string, options: Record<string, string | undefined>): Promise<Record<string, unknown>> {
   const query = new URLSearchParams(Object.entries(options).filter((entry): entry is [string, string] => entry[1] !== undefined));
-  const response = await fetch(`${baseUrl}/api/v1/admin/${path}${query.size > 0 ? `?${query}` : ''}`, {
+  const response = await explainingFetch(fetch)(`${gatewayUrl(values.url)}/api/v1/admin/${path}${query.size > 0 ? `?${query}` : ''}`, {
     headers: { Authorization: `Bearer ${adminToken()}` },
   });
   const text = await response.text();

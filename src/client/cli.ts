@@ -3,30 +3,36 @@
 // Keys come from the environment (X402_EVM_PRIVATE_KEY, X402_SOLANA_SECRET_KEY) or a key file (--key-file),
 // never from arguments.
 import { readFileSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
-import { basename, extname, join } from 'node:path';
-import { createClient, type ClientOptions, type Receipt } from './create-client.ts';
+import { basename, join } from 'node:path';
+import { createClient, type ClientOptions, type PaymentStep, type Receipt } from './create-client.ts';
 import { gatewayUrl, parseCommandLine, runCommand, UsageError } from './command-line.ts';
 import { MaxPriceExceededError } from './errors.ts';
 import { formatUsdc, parseUsdc } from './usdc.ts';
 import { transactionLink } from './explorer.ts';
 import { solanaSecretKeyBytes } from './solana-key.ts';
 import { isSolanaNetwork } from './solana-rpc.ts';
+import { gatewayHealth } from './health.ts';
+import { explainingFetch } from './reach.ts';
+import { progressOn } from './progress.ts';
+import { makeFolder, prepareOutputFile, saveWithoutOverwriting, speechFormat } from './output-file.ts';
+import { NETWORK_NAMES } from '../x402/networks.ts';
 
 const USAGE = `usage: x402-ai <command> [options]
   chat "prompt"     [--model id] [--max-tokens n] [--temperature t]
   image "prompt"    [--model id] [--n 2] [--size 512x512] [--out dir/]
-  tts "text"        [--model id] [--voice v] [--format wav|mp3|ogg] [--out file.wav]
+  tts "text"        [--model id] [--voice v] [--format wav|mp3|ogg] [--out file.wav]  (the extension picks the
+                    format when --format is not given; an existing file is never overwritten)
   models            list models, limits and prices
   receipt <tx>      show a payment by transaction hash; with the payer's key at hand, its result too
 options: --url (X402_AI_URL, default http://127.0.0.1:4021)  --max-price USDC (default 0.10)  --key-file path  --json
-         --network (X402_AI_NETWORK, default base): base, polygon, base-sepolia, polygon-amoy, solana, solana-devnet
+         --network (X402_AI_NETWORK, default base): ${NETWORK_NAMES.join(', ')}
          --rpc-url (X402_SOLANA_RPC_URL) Solana only; default: the sandbox RPC a sandbox gateway reports, else public
+         --version
 keys:    EVM: X402_EVM_PRIVATE_KEY=0x… in the environment, or --key-file holding the 0x hex key
          Solana: X402_SOLANA_SECRET_KEY (base58 or solana-keygen JSON array), or --key-file holding either
          (e.g. --key-file ~/.config/solana/id.json); keys are never taken from arguments`;
 
-const { values, positionals } = parseCommandLine({
+const { values, positionals } = parseCommandLine('x402-ai', {
   url: { type: 'string' },
   network: { type: 'string' },
   'max-price': { type: 'string' },
@@ -44,11 +50,19 @@ const { values, positionals } = parseCommandLine({
   help: { type: 'boolean', short: 'h' },
 }, USAGE);
 
-const baseUrl = gatewayUrl(values.url);
 const network = values.network ?? process.env.X402_AI_NETWORK ?? 'base';
-
 const solana = isSolanaNetwork(network);
 const rpcUrl = values['rpc-url'] ?? process.env.X402_SOLANA_RPC_URL;
+const doFetch = explainingFetch(fetch);
+/** the spinner on stderr (a terminal only) */
+const progress = progressOn(process.stderr);
+
+const STEPS: Record<PaymentStep, string> = {
+  quoting: 'asking for the price',
+  signing: 'signing the payment',
+  working: 'generating (the payment settles once the result exists)',
+  'settlement-pending': 'settlement pending: asking again with the same payment',
+};
 
 function keyText(envName: string): string {
   const key = values['key-file'] ? readFileSync(values['key-file'], 'utf8').trim() : process.env[envName];
@@ -85,22 +99,49 @@ function integer(name: string, text: string | undefined): number | undefined {
   return Number(text);
 }
 
-function payingClient() {
-  return createClient({ baseUrl, network, ...buyerKey(), maxPrice: parseUsdc(values['max-price'] ?? '0.10') });
+function maxPrice(): bigint {
+  try {
+    return parseUsdc(values['max-price'] ?? '0.10');
+  } catch (error) {
+    throw new UsageError(`--max-price: ${(error as Error).message}`);
+  }
 }
 
-function paidLine(receipt: Receipt): string {
+/** Everything about how the call is paid, checked before any request: a mistake here never costs anything. */
+function payingClient(baseUrl: string) {
+  const cap = maxPrice();
+  return createClient({ baseUrl, network, ...buyerKey(), maxPrice: cap, onProgress: (step) => progress.step(STEPS[step]) });
+}
+
+/** The price and the transaction; an explorer link only where a public explorer can see it (not a sandbox chain). */
+async function paidLine(baseUrl: string, receipt: Receipt): Promise<string> {
+  const line = `paid ${formatUsdc(receipt.amount)} USDC on ${receipt.network}, tx ${receipt.transaction}`;
+  const health = await gatewayHealth(baseUrl, doFetch);
+  if (health.sandbox) {
+    const rpc = health.sandboxRpcUrls[receipt.network];
+    return `${line}\n(sandbox chain: no public explorer shows it${rpc ? `; its JSON-RPC is ${rpc}` : ''})`;
+  }
   const link = transactionLink(receipt.network, receipt.transaction);
-  return `paid ${formatUsdc(receipt.amount)} USDC on ${receipt.network}, tx ${receipt.transaction}${link ? `\n${link}` : ''}`;
+  return link ? `${line}\n${link}` : line;
 }
 
-async function download(url: string, path: string): Promise<void> {
-  const response = await fetch(url);
-  if (!response.ok) throw new Error(`download of ${url} answered ${response.status}`);
-  await writeFile(path, Buffer.from(await response.arrayBuffer()));
+/** A receipt as --json shows it: the amount in atomic units and in USDC. */
+const receiptJson = (receipt: Receipt) => ({ ...receipt, amountUsdc: formatUsdc(receipt.amount) });
+
+/** Fetches a paid file and saves it without overwriting anything; a failure names the URL, which stays valid. */
+async function download(url: string, path: string): Promise<string> {
+  progress.step(`saving ${path}`);
+  try {
+    const response = await doFetch(url);
+    if (!response.ok) throw new Error(`the download answered ${response.status}`);
+    return await saveWithoutOverwriting(path, new Uint8Array(await response.arrayBuffer()));
+  } catch (error) {
+    throw new Error(`paid, but ${path} could not be saved (${(error as Error).message}); the result stays at ${url}`, { cause: error });
+  }
 }
 
 function output(json: unknown, human: string): void {
+  progress.done();
   console.log(values.json ? JSON.stringify(json, (_k, v) => (typeof v === 'bigint' ? v.toString() : v), 2) : human);
 }
 
@@ -110,60 +151,59 @@ async function run(): Promise<void> {
     console.log(USAGE);
     return;
   }
+  const baseUrl = gatewayUrl(values.url);
   const needText = (what: string) => {
     if (!text) throw new UsageError(`${command} needs the ${what} as its argument`);
     return text;
   };
+  const paying = ['chat', 'image', 'tts'].includes(command);
+  if (paying && !(NETWORK_NAMES as readonly string[]).includes(network)) {
+    throw new UsageError(`unknown network "${network}": use one of ${NETWORK_NAMES.join(', ')}`);
+  }
   switch (command) {
     case 'chat': {
       const temperature = values.temperature === undefined ? undefined : Number(values.temperature);
       if (temperature !== undefined && Number.isNaN(temperature)) throw new UsageError('--temperature must be a number');
-      const { result, receipt } = await payingClient().chat({
+      const { result, receipt } = await payingClient(baseUrl).chat({
         model: values.model ?? 'local/demo-bigram',
         prompt: needText('prompt'),
         max_tokens: integer('max-tokens', values['max-tokens']),
         temperature,
       });
-      output({ result, receipt }, `${result.response}\n\n${result.usage.tokens} tokens · ${paidLine(receipt)}`);
+      output({ result, receipt: receiptJson(receipt) }, `${result.response}\n\n${result.usage.tokens} tokens · ${await paidLine(baseUrl, receipt)}`);
       return;
     }
     case 'image': {
-      const { result, receipt } = await payingClient().images({
-        prompt: needText('prompt'),
-        model: values.model,
-        n: integer('n', values.n),
-        size: values.size,
-      });
+      const request = { prompt: needText('prompt'), model: values.model, n: integer('n', values.n), size: values.size };
+      const client = payingClient(baseUrl);
       const dir = values.out ?? '.';
-      await mkdir(dir, { recursive: true });
-      const files = result.images.map((url) => join(dir, basename(new URL(url).pathname)));
-      await Promise.all(result.images.map((url, index) => download(url, files[index]!)));
-      output({ result, receipt, files }, `${files.join('\n')}\n${paidLine(receipt)}`);
+      await makeFolder(dir);
+      const { result, receipt } = await client.images(request);
+      const files: string[] = [];
+      for (const url of result.images) files.push(await download(url, join(dir, basename(new URL(url).pathname))));
+      output({ result, receipt: receiptJson(receipt), files }, `${files.join('\n')}\n${await paidLine(baseUrl, receipt)}`);
       return;
     }
     case 'tts': {
-      const { result, receipt } = await payingClient().tts({
-        text: needText('text'),
-        model: values.model,
-        voice: values.voice,
-        format: values.format,
-      });
-      const served = basename(new URL(result.audioUrl).pathname);
-      const file = values.out ?? served;
-      if (extname(file) !== extname(served)) process.stderr.write(`note: ${file} holds ${extname(served).slice(1)} audio\n`);
-      await download(result.audioUrl, file);
-      output({ result, receipt, file }, `${file}\n${paidLine(receipt)}`);
+      const request = { text: needText('text'), model: values.model, voice: values.voice, format: speechFormat(values.format, values.out) };
+      const client = payingClient(baseUrl);
+      if (values.out !== undefined) await prepareOutputFile(values.out);
+      const { result, receipt } = await client.tts(request);
+      const file = await download(result.audioUrl, values.out ?? basename(new URL(result.audioUrl).pathname));
+      output({ result, receipt: receiptJson(receipt), file }, `${file}\n${await paidLine(baseUrl, receipt)}`);
       return;
     }
     case 'models': {
-      const listing = (await (await fetch(`${baseUrl}/api/v1/ai/models`)).json()) as { models: ListedModel[] };
+      progress.step('reading the models');
+      const listing = (await (await doFetch(`${baseUrl}/api/v1/ai/models`)).json()) as { models: ListedModel[] };
       output(listing, listing.models.map((m) => `${m.capability.padEnd(7)} ${m.id.padEnd(22)} ${m.label}\n${' '.repeat(8)}${terms(m)}`).join('\n'));
       return;
     }
     case 'receipt': {
+      progress.step('looking the payment up');
       const payment = await createClient({ baseUrl, network, ...ownedKeys(), maxPrice: 0n }).payment(needText('transaction hash'));
       const facts = `${payment.state}: ${formatUsdc(BigInt(payment.amount ?? '0'))} USDC on ${payment.network} from ${payment.payer}, tx ${payment.transaction}`;
-      output(payment, payment.result === undefined ? facts : `${facts}\n${JSON.stringify(payment.result, null, 2)}`);
+      output({ ...payment, amountUsdc: formatUsdc(BigInt(payment.amount ?? '0')) }, payment.result === undefined ? facts : `${facts}\n${JSON.stringify(payment.result, null, 2)}`);
       return;
     }
     default:
@@ -201,4 +241,4 @@ function terms(m: ListedModel): string {
   return parts.join('; ');
 }
 
-runCommand('x402-ai', USAGE, run, [[MaxPriceExceededError, 3]]);
+runCommand('x402-ai', USAGE, () => run().finally(() => progress.done()), [[MaxPriceExceededError, 3]]);

@@ -1,22 +1,45 @@
 // What both command-line tools (x402-ai, x402-ai-admin) share: options parsed with the usage printed and
-// exit code 2 on a mistake, the gateway URL, and one way out for errors.
+// exit code 2 on a mistake, --version, the gateway URL, and one way out for errors.
+import { readFileSync } from 'node:fs';
 import { parseArgs, type ParseArgsOptionsConfig } from 'node:util';
 
 /** A mistake in how the command was called: printed with the usage, exit code 2. */
 export class UsageError extends Error {}
 
-export function parseCommandLine<O extends ParseArgsOptionsConfig>(options: O, usage: string) {
+/** this package's version, as package.json states it */
+export const packageVersion = (): string =>
+  (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+
+/** Parses the options (plus --version, which prints `<name> <version>` and exits 0). */
+export function parseCommandLine<O extends ParseArgsOptionsConfig>(name: string, options: O, usage: string) {
+  let parsed;
   try {
-    return parseArgs({ allowPositionals: true, options });
+    parsed = parseArgs({ allowPositionals: true, options: { ...options, version: { type: 'boolean' } } });
   } catch (error) {
     console.error(`${(error as Error).message}\n${usage}`);
     process.exit(2);
   }
+  if ((parsed.values as { version?: boolean }).version) {
+    console.log(`${name} ${packageVersion()}`);
+    process.exit(0);
+  }
+  return parsed;
 }
 
-/** --url, else X402_AI_URL, else the local default; no trailing slash */
-export const gatewayUrl = (flag: string | undefined): string =>
-  (flag ?? process.env.X402_AI_URL ?? 'http://127.0.0.1:4021').replace(/\/+$/, '');
+/** --url, else X402_AI_URL, else the local default; no trailing slash. Anything but an http(s) URL is a usage error. */
+export function gatewayUrl(flag: string | undefined): string {
+  const text = (flag ?? process.env.X402_AI_URL ?? 'http://127.0.0.1:4021').replace(/\/+$/, '');
+  let url: URL | undefined;
+  try {
+    url = new URL(text);
+  } catch {
+    // reported below
+  }
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
+    throw new UsageError(`--url ${JSON.stringify(text)} is not an http(s) URL (e.g. http://127.0.0.1:4021)`);
+  }
+  return text;
+}
 
 /** Runs the command: a UsageError exits 2 with the usage; any other error exits with its code here, else 1. */
 export function runCommand(

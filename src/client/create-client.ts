@@ -6,7 +6,8 @@ import { ExactSvmSchemeV1 } from '@x402/svm/exact/v1/client';
 import { privateKeyToAccount } from 'viem/accounts';
 import { getBase58Decoder, signBytes, type KeyPairSigner } from '@solana/kit';
 import type { ChatRequest, ChatResponse, ImageRequest, ImageResponse, TtsRequest, TtsResponse } from '../api/schemas.ts';
-import { GatewayError, MaxPriceExceededError } from './errors.ts';
+import { GatewayError, MaxPriceExceededError, NetworkNotOfferedError } from './errors.ts';
+import { explainingFetch } from './reach.ts';
 import { solanaSecretKeyBytes, solanaSigner, type SolanaSecretKey } from './solana-key.ts';
 import { isSolanaNetwork, solanaRpcUrls } from './solana-rpc.ts';
 import { receiptChallenge } from '../x402/receipt-challenge.ts';
@@ -29,9 +30,14 @@ export interface ClientOptions {
   /** how many times a pending settlement is asked about again (with the same proof); default 20 */
   pendingRetries?: number;
   fetch?: typeof fetch;
+  /** told what a paid call is waiting for, e.g. to show progress */
+  onProgress?: (step: PaymentStep) => void;
   /** registers further official client schemes on the x402 client (solanaSecretKey, when given, takes the Solana networks) */
   configure?: (client: x402Client) => void;
 }
+
+/** what a paid call is doing: asking the price, signing the proof, waiting for the paid work and its settlement */
+export type PaymentStep = 'quoting' | 'signing' | 'working' | 'settlement-pending';
 
 export interface Receipt {
   success: boolean;
@@ -76,7 +82,8 @@ export interface GatewayClient {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export function createClient(options: ClientOptions): GatewayClient {
-  const doFetch = options.fetch ?? fetch;
+  const doFetch = explainingFetch(options.fetch ?? fetch);
+  const progress = options.onProgress ?? (() => {});
   const base = options.baseUrl.replace(/\/+$/, '');
   // Spend limits are ours (maxPrice, checked before signing), so the library's own defaults are off.
   const x402 = x402Client.fromConfig({ schemes: [], spendControls: false });
@@ -119,7 +126,7 @@ export function createClient(options: ClientOptions): GatewayClient {
     // This client pays on the v1 wire (its Solana scheme is v1): the v1 body, not PAYMENT-REQUIRED.
     const required = http.getPaymentRequiredResponse(() => null, body);
     const accepts = required.accepts.filter((a) => a.network === options.network || options.network === '*');
-    if (accepts.length === 0) throw new GatewayError(402, body);
+    if (accepts.length === 0) throw new NetworkNotOfferedError(options.network, required.accepts.map((a) => String(a.network)));
     return { ...required, accepts };
   }
 
@@ -133,13 +140,16 @@ export function createClient(options: ClientOptions): GatewayClient {
   }
 
   async function pay<T>(path: string, body: unknown): Promise<Paid<T>> {
+    progress('quoting');
     const required = await paymentRequired(await post(path, body));
     const price = amountOf(required.accepts[0]!);
     if (price > options.maxPrice) throw new MaxPriceExceededError(price, options.maxPrice);
 
+    progress('signing');
     await readyToSign();
     const proof = http.encodePaymentSignatureHeader(await http.createPaymentPayload(required));
     for (let attempt = 0; ; attempt++) {
+      progress(attempt === 0 ? 'working' : 'settlement-pending');
       const response = await post(path, body, proof);
       const result = await response.json().catch(() => undefined);
       if (response.status === 200) {

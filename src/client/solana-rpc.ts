@@ -2,6 +2,7 @@
 // only when the gateway's GET /healthz says it runs in sandbox mode, the sandbox chain it reports for the
 // network (the public clusters cannot see sandbox chains); else the network's public endpoint.
 import { DEVNET_RPC_URL, MAINNET_RPC_URL } from '@x402/svm';
+import { gatewayHealth } from './health.ts';
 
 /** the x402 v1 Solana networks a buyer can pay on, with their public RPC endpoints */
 export const SOLANA_PUBLIC_RPC: Readonly<Record<string, string>> = {
@@ -13,27 +14,9 @@ export const SOLANA_NETWORKS = Object.keys(SOLANA_PUBLIC_RPC);
 
 export const isSolanaNetwork = (network: string): boolean => Object.hasOwn(SOLANA_PUBLIC_RPC, network);
 
-interface Health {
-  mode?: unknown;
-  sandboxNetworks?: Record<string, { rpcUrl?: unknown } | undefined>;
-}
-
 /** The sandbox RPC URL per network that /healthz reports; empty when the gateway is not in sandbox mode. */
 export async function sandboxRpcUrls(baseUrl: string, doFetch: typeof fetch = fetch): Promise<Record<string, string>> {
-  let health: Health;
-  try {
-    const response = await doFetch(`${baseUrl}/healthz`, { signal: AbortSignal.timeout(10_000) });
-    if (!response.ok) return {};
-    health = (await response.json()) as Health;
-  } catch {
-    return {}; // no health report: treated as a live gateway
-  }
-  if (health.mode !== 'sandbox') return {};
-  const urls: Record<string, string> = {};
-  for (const [network, chain] of Object.entries(health.sandboxNetworks ?? {})) {
-    if (typeof chain?.rpcUrl === 'string') urls[network] = chain.rpcUrl;
-  }
-  return urls;
+  return (await gatewayHealth(baseUrl, doFetch)).sandboxRpcUrls;
 }
 
 /** The RPC URL of each Solana network for this buyer: the one given, else the sandbox's, else the public one. */
