@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import type { ModelMessage } from 'ai';
 import { ApiError } from '../errors.ts';
 import type { ChatModelConfig } from '../config/schema.ts';
-import { quoteChat } from '../pricing/quote.ts';
+import { meteredChatCost, quoteChat } from '../pricing/quote.ts';
 import { toUpstreamError } from '../providers/upstream-errors.ts';
 import { completeChat } from '../providers/chat-completion.ts';
 import { chatRequestSchema, chatResponseSchema, type ChatRequest, type ChatResponse } from './schemas.ts';
@@ -40,9 +40,10 @@ export const chatEndpoint: Endpoint = {
     const options = allowedOptions(model, request.options, providers.optionsSchema(model));
     const messages = toMessages(request);
     const inputChars = messages.reduce((sum, message) => sum + String(message.content).length, 0);
+    const amount = quoteChat(model, maxTokens, inputChars);
     return {
       model,
-      amount: quoteChat(model, maxTokens, inputChars),
+      amount,
       async run() {
         const settings = providers.settings(model);
         try {
@@ -63,7 +64,10 @@ export const chatEndpoint: Endpoint = {
             response: result.text,
             usage: { tokens },
           };
-          return { body: response, media: [] };
+          // metered: the output actually generated; a provider that reports none is charged the quote
+          const outputTokens = result.usage.outputTokens;
+          const cost = outputTokens === undefined ? amount : meteredChatCost(model, outputTokens, inputChars, amount);
+          return { body: response, media: [], cost };
         } catch (error) {
           throw toUpstreamError(error, model.id);
         }

@@ -16,11 +16,21 @@ export interface EndpointContext {
   mediaUrl: (id: string) => string;
 }
 
+export interface RunResult {
+  body: unknown;
+  media: string[];
+  /**
+   * What this result costs when metered (x402 `upto`), from the price table of the model that answered; at
+   * most the quote. Absent: the quote (the endpoint is not metered).
+   */
+  cost?: bigint;
+}
+
 export interface PreparedCall {
   model: ModelConfig;
-  /** price in atomic units */
+  /** price in atomic units (for a metered call, the most it may cost) */
   amount: bigint;
-  run: () => Promise<{ body: unknown; media: string[] }>;
+  run: () => Promise<RunResult>;
 }
 
 export interface Endpoint {
