@@ -12,6 +12,7 @@ export type ErrorCode =
   | 'unsupported_network'
   | 'network_mismatch'
   | 'payment_mismatch'
+  | 'payment_id_conflict'
   | 'not_found'
   | 'method_not_allowed'
   | 'range_not_satisfiable'

@@ -7,6 +7,7 @@ import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import { ExactSvmScheme } from '@x402/svm/exact/client';
 import { PaymentRequiredV2Schema, PaymentPayloadV2Schema } from '@x402/core/schemas';
+import { appendPaymentIdentifierToExtensions, generatePaymentId, isPaymentIdentifierExtension, PAYMENT_IDENTIFIER } from '@x402/extensions/payment-identifier';
 import { startTestService, postJson } from './support/service.ts';
 import { balanceOf, fundedEvmBuyer, fundedSolanaBuyer } from './support/sandbox-wallet.ts';
 import { NETWORKS, type NetworkName } from '../src/x402/networks.ts';
@@ -231,5 +232,66 @@ describe('one payment whichever header carries it', () => {
     const unknownNetwork = await send({ ...proof, accepted: { ...proof.accepted, network: 'eip155:1' } });
     assert.equal(unknownNetwork.status, 400);
     assert.equal(((await unknownNetwork.json()) as { code: string }).code, 'unsupported_network');
+  });
+});
+
+describe('payment-identifier: a client-chosen id bound to the exact payment', () => {
+  const withId = (proof: any, id: string): string =>
+    Buffer.from(JSON.stringify({ ...proof, extensions: appendPaymentIdentifierToExtensions({ ...(proof.extensions ?? {}) }, id) })).toString('base64');
+  const send = (header: string) => postJson(`${service.url}${CHAT.path}`, CHAT.body, { 'PAYMENT-SIGNATURE': header });
+
+  test('every 402 declares it, optional', async () => {
+    const { v2 } = await quote(CHAT.path, CHAT.body, 'base');
+    assert.ok(isPaymentIdentifierExtension(v2.extensions[PAYMENT_IDENTIFIER]));
+    assert.equal(v2.extensions[PAYMENT_IDENTIFIER].info.required, false);
+  });
+
+  test('same id, same payment, 10 at once then again: one generation, one charge, the stored response', async () => {
+    const proof = decode(await v2Proof('base', CHAT.path, CHAT.body));
+    assert.ok(proof.extensions?.[PAYMENT_IDENTIFIER], '@x402/fetch echoes the declared extension');
+    const header = withId(proof, generatePaymentId());
+    const before = await generations('chat');
+    const first = await Promise.all(Array.from({ length: 10 }, () => send(header)));
+    for (const r of first) assert.ok(r.status === 200 || r.status === 409, `status ${r.status}`);
+    const again = await send(header);
+    assert.equal(again.status, 200);
+    const ok = [...first.filter((r) => r.status === 200), again];
+    assert.equal(new Set(await Promise.all(ok.map((r) => r.text()))).size, 1);
+    assert.equal(new Set(ok.map((r) => decode(r.headers.get('PAYMENT-RESPONSE')).transaction)).size, 1);
+    assert.equal((await generations('chat')) - before, 1);
+    assert.equal(await balanceOf(service, 'base', proof.payload.authorization.from), 10_000_000n - BigInt(proof.accepted.amount));
+  });
+
+  test('same id, another payment: 409, looked up before verification, nothing moves', async () => {
+    const id = generatePaymentId();
+    const paid = decode(await v2Proof('base', CHAT.path, CHAT.body));
+    assert.equal((await send(withId(paid, id))).status, 200);
+
+    const other = decode(await v2Proof('base', CHAT.path, CHAT.body));
+    const conflict = await send(withId(other, id));
+    assert.equal(conflict.status, 409);
+    assert.equal(((await conflict.json()) as { code: string }).code, 'payment_id_conflict');
+    assert.equal(await balanceOf(service, 'base', other.payload.authorization.from), 10_000_000n, 'the other payment was not taken');
+
+    // a payment that could never verify (its signature is garbage) still gets the 409: the id is checked first
+    const forged = { ...other, payload: { ...other.payload, signature: '0x' + '11'.repeat(65) } };
+    assert.equal((await send(withId(forged, id))).status, 409);
+  });
+
+  test('two payments racing under one id: exactly one runs', async () => {
+    const id = generatePaymentId();
+    const [a, b] = [decode(await v2Proof('base', CHAT.path, CHAT.body)), decode(await v2Proof('base', CHAT.path, CHAT.body))];
+    const before = await generations('chat');
+    const statuses = (await Promise.all([send(withId(a, id)), send(withId(b, id))])).map((r) => r.status).sort();
+    assert.deepEqual(statuses, [200, 409]);
+    assert.equal((await generations('chat')) - before, 1);
+  });
+
+  test('an id that is not one is a 400 naming the header', async () => {
+    const proof = decode(await v2Proof('base', CHAT.path, CHAT.body));
+    const header = Buffer.from(JSON.stringify({ ...proof, extensions: { [PAYMENT_IDENTIFIER]: { info: { required: false, id: 'short' } } } })).toString('base64');
+    const response = await send(header);
+    assert.equal(response.status, 400);
+    assert.equal(((await response.json()) as { field: string }).field, 'PAYMENT-SIGNATURE');
   });
 });

@@ -10,6 +10,7 @@ import { decodeV1Proof, v1PaymentRequiredBody, v1Receipt, V1_PROOF_HEADER, V1_RE
 import {
   acceptedMismatch,
   decodeV2Proof,
+  paymentIdOf,
   v2PaymentRequiredHeader,
   v2Receipt,
   V2_PROOF_HEADER,
@@ -17,6 +18,7 @@ import {
   V2_REQUIRED_HEADER,
   type V2Proof,
 } from '../x402/v2/codec.ts';
+import { createHash } from 'node:crypto';
 import { canonicalJson } from '../http/canonical-json.ts';
 import { ApiError } from '../errors.ts';
 import type { Ledger, PaymentRecord, StoredResult } from '../store/ledger.ts';
@@ -83,6 +85,8 @@ interface ReceivedProof {
   /** every header version that carried it: the receipt is given on each */
   wires: Wire[];
   accepted?: V2Proof['accepted'];
+  /** v2 payment-identifier extension: the client's id for this payment */
+  paymentId?: string;
 }
 
 interface PaymentRequiredDocument {
@@ -172,6 +176,7 @@ export class PaymentGate {
     // A v2 proof names the requirement it accepted: it must be this server's own, for this body.
     const mismatch = received.accepted && acceptedMismatch(received.accepted, requirement);
     if (mismatch) return this.paymentRequired(call, [rail], mismatch);
+    if (received.paymentId !== undefined) await this.checkPaymentId(received.paymentId, proof);
     return this.settlePaidCall(call, rail, scheme, requirement, proof, received.wires);
   }
 
@@ -194,11 +199,32 @@ export class PaymentGate {
           field: V2_PROOF_HEADER,
         });
       }
-      return { proof: v2.proof, wires: [2, 1], accepted: v2.accepted };
+      return { proof: v2.proof, wires: [2, 1], accepted: v2.accepted, ...this.paymentIdOf(v2) };
     }
-    if (v2 !== undefined) return typeof v2 === 'string' ? v2 : { proof: v2.proof, wires: [2], accepted: v2.accepted };
+    if (v2 !== undefined) return typeof v2 === 'string' ? v2 : { proof: v2.proof, wires: [2], accepted: v2.accepted, ...this.paymentIdOf(v2) };
     if (v1 !== undefined) return typeof v1 === 'string' ? v1 : { proof: v1, wires: [1] };
     return 'invalid_payment: no payment header';
+  }
+
+  private paymentIdOf(v2: V2Proof): { paymentId?: string } {
+    const id = paymentIdOf(v2.extensions);
+    if (typeof id === 'object') throw new ApiError(400, 'invalid_request', id.invalid, { field: V2_PROOF_HEADER });
+    return id === undefined ? {} : { paymentId: id };
+  }
+
+  /**
+   * payment-identifier: the id is bound, in the ledger and before any verification, to the first payment it came
+   * with. The same id with the same payment goes on to the payment's own one-use key (its stored result, or
+   * 409 while it runs); with another payment it is a 409, whichever instance sees it.
+   */
+  private async checkPaymentId(id: string, proof: PaymentProof): Promise<void> {
+    const payment = createHash('sha256').update(`${proof.scheme}\n${proof.network}\n${canonicalJson(proof.payload)}`).digest('hex');
+    const bound = await this.deps.ledger.bindPaymentId(id, payment);
+    if (bound !== payment) {
+      throw new ApiError(409, 'payment_id_conflict', `payment identifier "${id}" was already used for another payment; choose a new id for a new payment`, {
+        field: V2_PROOF_HEADER,
+      });
+    }
   }
 
   private railFor(network: string): PaymentRail | undefined {

@@ -412,6 +412,15 @@ function ledgerSuite(name: string, open: () => Promise<Opened>): void {
       assert.equal(await ledger.useNonce('n0nce-expired', soon), true, 'an expired record is pruned, not kept forever');
     });
 
+    test('bindPaymentId: an id is bound to the first payment it came with, even among 20 callers at once', async () => {
+      const outcomes = await Promise.all(Array.from({ length: 20 }, (_, i) => ledger.bindPaymentId('pay_0123456789abcdef', `hash-${i}`)));
+      assert.equal(new Set(outcomes).size, 1);
+      const [bound] = outcomes;
+      assert.equal(await ledger.bindPaymentId('pay_0123456789abcdef', 'hash-other'), bound);
+      assert.equal(await ledger.bindPaymentId('pay_0123456789abcdef', bound!), bound);
+      assert.equal(await ledger.bindPaymentId('pay_fedcba9876543210', 'hash-x'), 'hash-x');
+    });
+
     test('50 concurrent re-reservations of one released key: exactly one wins', async () => {
       const p = payment();
       await ledger.reserve(p);
@@ -518,7 +527,7 @@ describe('SQLite migrations', () => {
     await old.close();
     // roll the file back to migration 1, as an older release left it
     const db = new DatabaseSync(path);
-    db.exec(`DROP TABLE siwx_nonces; DROP INDEX payments_request_hash;
+    db.exec(`DROP TABLE siwx_nonces; DROP TABLE payment_ids; DROP INDEX payments_request_hash;
              DROP INDEX payments_created; ALTER TABLE payments DROP COLUMN model; ALTER TABLE payments DROP COLUMN lease_until;
              ALTER TABLE payments DROP COLUMN settled_amount;
              ALTER TABLE payments DROP COLUMN held_by; ALTER TABLE payments DROP COLUMN held_until;
@@ -542,7 +551,7 @@ describe('PostgreSQL migrations', () => {
     await client.connect();
     const { rows } = await client.query<{ version: number }>('SELECT version FROM schema_migrations ORDER BY version');
     await client.end();
-    assert.deepEqual(rows.map((r) => r.version), [1, 2, 3, 4, 5, 6]);
+    assert.deepEqual(rows.map((r) => r.version), [1, 2, 3, 4, 5, 6, 7]);
     await Promise.all(ledgers.map((l) => l.close()));
   });
 
@@ -555,7 +564,7 @@ describe('PostgreSQL migrations', () => {
     const { default: pg } = await import('pg');
     const client = new pg.Client({ connectionString: url });
     await client.connect();
-    await client.query(`DROP TABLE siwx_nonces; DROP INDEX payments_request_hash; DROP INDEX payments_created;
+    await client.query(`DROP TABLE siwx_nonces; DROP TABLE payment_ids; DROP INDEX payments_request_hash; DROP INDEX payments_created;
       ALTER TABLE payments DROP COLUMN model; ALTER TABLE payments DROP COLUMN settled_amount;
       ALTER TABLE payments DROP COLUMN held_by; ALTER TABLE payments DROP COLUMN held_until; DELETE FROM schema_migrations WHERE version >= 3`);
     await client.end();

@@ -166,5 +166,11 @@ export interface Ledger {
    * insert). Nonces past `expiresAt` are forgotten (their messages are refused as too old anyway).
    */
   useNonce(nonce: string, expiresAt: Date): Promise<boolean>;
+  /**
+   * Binds a client's payment identifier (x402 payment-identifier extension) to the hash of the payment it came
+   * with, the first time it is seen by any instance (one atomic insert); returns the hash the id is bound to,
+   * which differs from `payloadHash` when the id was used before with another payment.
+   */
+  bindPaymentId(id: string, payloadHash: string): Promise<string>;
   close(): Promise<void>;
 }

@@ -58,6 +58,8 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   // 6: reservation holders: which process works on a reservation and until when (heartbeat), so a dead one's is freed
   `ALTER TABLE payments ADD COLUMN held_by text;
    ALTER TABLE payments ADD COLUMN held_until timestamptz;`,
+  // 7: x402 payment-identifier: each client-chosen id bound to the one payment it first came with
+  `CREATE TABLE payment_ids (id text PRIMARY KEY, payload_hash text NOT NULL, created_at timestamptz NOT NULL DEFAULT now());`,
 ];
 
 /** created_at to the microsecond, as ISO text: a page cursor must not lose the precision the column has. */
@@ -370,6 +372,13 @@ export class PostgresLedger implements Ledger {
       expiresAt,
     ]);
     return outcome.rowCount === 1;
+  }
+
+  async bindPaymentId(id: string, payloadHash: string): Promise<string> {
+    await this.pool.query('INSERT INTO payment_ids (id, payload_hash) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING', [id, payloadHash]);
+    // a statement of its own: its snapshot sees the row a concurrent first use committed
+    const outcome = await this.pool.query('SELECT payload_hash FROM payment_ids WHERE id = $1', [id]);
+    return outcome.rows[0].payload_hash as string;
   }
 
   async close(): Promise<void> {

@@ -55,6 +55,8 @@ const MIGRATIONS: string[] = [
   // 6: reservation holders: which process works on a reservation and until when (heartbeat), so a dead one's is freed
   `ALTER TABLE payments ADD COLUMN held_by TEXT;
    ALTER TABLE payments ADD COLUMN held_until TEXT;`,
+  // 7: x402 payment-identifier: each client-chosen id bound to the one payment it first came with
+  `CREATE TABLE payment_ids (id TEXT PRIMARY KEY, payload_hash TEXT NOT NULL, created_at TEXT NOT NULL);`,
 ];
 
 /** Columns of a listing: everything but the result body and the payload, plus whether a result is stored. */
@@ -343,6 +345,14 @@ export class SqliteLedger implements Ledger {
       .prepare('INSERT INTO siwx_nonces (nonce, expires_at) VALUES (?, ?) ON CONFLICT (nonce) DO NOTHING')
       .run(nonce, expiresAt.toISOString());
     return Number(outcome.changes) === 1;
+  }
+
+  async bindPaymentId(id: string, payloadHash: string): Promise<string> {
+    this.db
+      .prepare('INSERT INTO payment_ids (id, payload_hash, created_at) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING')
+      .run(id, payloadHash, new Date().toISOString());
+    const row = this.db.prepare('SELECT payload_hash FROM payment_ids WHERE id = ?').get(id) as { payload_hash: string };
+    return row.payload_hash;
   }
 
   async close(): Promise<void> {

@@ -1,6 +1,7 @@
 // The x402 v2 wire: PAYMENT-SIGNATURE in, PAYMENT-REQUIRED (beside the v1 body) and PAYMENT-RESPONSE out.
 // Networks are CAIP-2 ids on this wire; the internal model keeps the v1 names.
 import { z } from 'zod';
+import { isValidPaymentId, PAYMENT_IDENTIFIER } from '@x402/extensions/payment-identifier';
 import { decodeHeader, encodeHeader } from '../encoding.ts';
 import { caip2Of, type DecodedProof, type PaymentRequirement, type SettlementReceipt } from '../../payments/model.ts';
 
@@ -100,6 +101,22 @@ export function decodeV2Proof(header: string): V2Proof | string {
     accepted: { scheme: accepted.scheme, amount: BigInt(accepted.amount), asset: accepted.asset, payTo: accepted.payTo },
     extensions: extensions ?? {},
   };
+}
+
+/**
+ * The client's payment identifier (payment-identifier extension): undefined when it sent none, else the id,
+ * or `{ invalid }` when it is not one (16-128 characters of A-Z a-z 0-9 _ -).
+ */
+export function paymentIdOf(extensions: Record<string, unknown>): string | { invalid: string } | undefined {
+  const extension = extensions[PAYMENT_IDENTIFIER];
+  if (extension === undefined || extension === null) return undefined;
+  const info = (extension as { info?: { id?: unknown } }).info;
+  const id = info?.id;
+  if (id === undefined) return undefined;
+  if (typeof id !== 'string' || !isValidPaymentId(id)) {
+    return { invalid: `extensions["${PAYMENT_IDENTIFIER}"].info.id must be 16 to 128 characters of A-Z, a-z, 0-9, _ and -` };
+  }
+  return id;
 }
 
 /** Why what the client accepted is not what this server demands for this call, or undefined when it is. */
