@@ -67,6 +67,13 @@ function gatewayHelpers(service: () => RunningService) {
     pay(path: string, body: unknown, proof: string, network = 'base'): Promise<Response> {
       return postJson(`${service().url}${path}`, body, { 'X-Network': network, 'X-PAYMENT': proof });
     },
+    /** the same payment on the v2 wire: PAYMENT-SIGNATURE with the requirement it accepted */
+    payV2(path: string, body: unknown, proof: string, requirement: PaymentRequirements): Promise<Response> {
+      const { scheme, maxAmountRequired, asset, payTo, maxTimeoutSeconds, extra } = requirement;
+      const accepted = { scheme, network: 'eip155:8453', amount: maxAmountRequired, asset, payTo, maxTimeoutSeconds, extra };
+      const v2 = { x402Version: 2, accepted, payload: decodeProof(proof).payload };
+      return postJson(`${service().url}${path}`, body, { 'PAYMENT-SIGNATURE': Buffer.from(JSON.stringify(v2)).toString('base64') });
+    },
     /** on-chain balances of the payer and of payTo */
     async balances(payer: string): Promise<[bigint, bigint]> {
       return [await balanceOf(service(), 'base', payer), await balanceOf(service(), 'base', payTo())];
@@ -278,48 +285,55 @@ describe('a settlement that does not land is never charged, and its result is wi
     return Number(((await gw.rpc('txpool_status')) as { pending: string }).pending);
   }
 
-  test('the payer front-runs the settlement with the same nonce: 402 settlement_failed, nothing to payTo', async () => {
-    const payer = await fundedEvmBuyer(service, ['base']);
-    const requirement = await gw.requirement(IMAGES, IMAGE_BODY);
-    const price = BigInt(requirement.maxAmountRequired);
-    const nonce = `0x${'f1'.repeat(32)}` as const;
-    const proof = await signEvmProof(payer, requirement, BASE_CHAIN_ID, { nonce });
-    const [payerBefore, payToBefore] = await gw.balances(payer.address);
-    const mediaBefore = gw.mediaFiles();
-    const mining = gw.chain().mining!;
+  for (const wire of [1, 2] as const) {
+    test(`the payer front-runs the settlement with the same nonce: 402 settlement_failed, nothing to payTo (x402 v${wire})`, async () => {
+      const payer = await fundedEvmBuyer(service, ['base']);
+      const requirement = await gw.requirement(IMAGES, IMAGE_BODY);
+      const price = BigInt(requirement.maxAmountRequired);
+      const nonce = `0x${(wire === 1 ? 'f1' : 'f2').repeat(32)}` as const;
+      const proof = await signEvmProof(payer, requirement, BASE_CHAIN_ID, { nonce });
+      const [payerBefore, payToBefore] = await gw.balances(payer.address);
+      const mediaBefore = gw.mediaFiles();
+      const mining = gw.chain().mining!;
 
-    await mining.setAutomine(false);
-    let response: Response;
-    try {
-      const inFlight = gw.pay(IMAGES, IMAGE_BODY, proof);
-      for (let i = 0; i < 200 && (await pendingTransactions()) === 0; i++) await new Promise((r) => setTimeout(r, 10));
-      assert.equal(await pendingTransactions(), 1, 'the settlement was broadcast');
-      // same nonce, another recipient, a higher tip: ordered first in the block, so ours reverts
-      const elsewhere = privateKeyToAccount(generatePrivateKey()).address;
-      await spendDirectly(gw.chain(), payer, await signEvmProof(payer, requirement, BASE_CHAIN_ID, { nonce, to: elsewhere }), parseGwei('50'));
-      await mining.mine();
-      response = await inFlight;
-    } finally {
-      await mining.setAutomine(true);
-    }
+      await mining.setAutomine(false);
+      let response: Response;
+      try {
+        const inFlight = wire === 1 ? gw.pay(IMAGES, IMAGE_BODY, proof) : gw.payV2(IMAGES, IMAGE_BODY, proof, requirement);
+        for (let i = 0; i < 200 && (await pendingTransactions()) === 0; i++) await new Promise((r) => setTimeout(r, 10));
+        assert.equal(await pendingTransactions(), 1, 'the settlement was broadcast');
+        // same nonce, another recipient, a higher tip: ordered first in the block, so ours reverts
+        const elsewhere = privateKeyToAccount(generatePrivateKey()).address;
+        await spendDirectly(gw.chain(), payer, await signEvmProof(payer, requirement, BASE_CHAIN_ID, { nonce, to: elsewhere }), parseGwei('50'));
+        await mining.mine();
+        response = await inFlight;
+      } finally {
+        await mining.setAutomine(true);
+      }
 
-    assert.equal(response.status, 402);
-    assert.match(((await response.json()) as { error: string }).error, /^settlement_failed: /);
-    const receipt = decodeReceipt(response.headers.get('x-payment-response'));
-    assert.equal(receipt.success, false);
-    assert.match(receipt.transaction, /^0x[0-9a-f]{64}$/);
-    const row = await gw.row(proof);
-    assert.equal(row?.state, 'failed');
-    assert.equal(row?.result, null, 'the result is withheld');
-    assert.equal(gw.mediaFiles(), mediaBefore, 'its media deleted');
-    const [payerAfter, payToAfter] = await gw.balances(payer.address);
-    assert.equal(payToAfter, payToBefore, 'payTo received nothing');
-    assert.equal(payerAfter, payerBefore - price, "only the payer's own transfer moved funds");
+      assert.equal(response.status, 402);
+      assert.match(((await response.json()) as { error: string }).error, /^settlement_failed: /);
+      // the receipt comes on the proof's own wire, with the reason in both fields
+      const receipt = decodeReceipt(response.headers.get(wire === 1 ? 'x-payment-response' : 'payment-response')) as Record<string, unknown>;
+      assert.equal(response.headers.get(wire === 1 ? 'payment-response' : 'x-payment-response'), null);
+      assert.equal(receipt.success, false);
+      assert.equal(receipt.network, wire === 1 ? 'base' : 'eip155:8453');
+      assert.match(String(receipt.transaction), /^0x[0-9a-f]{64}$/);
+      assert.equal(typeof receipt.errorReason, 'string');
+      assert.match(String(receipt.errorMessage), /could not be settled/);
+      const row = await gw.row(proof);
+      assert.equal(row?.state, 'failed');
+      assert.equal(row?.result, null, 'the result is withheld');
+      assert.equal(gw.mediaFiles(), mediaBefore, 'its media deleted');
+      const [payerAfter, payToAfter] = await gw.balances(payer.address);
+      assert.equal(payToAfter, payToBefore, 'payTo received nothing');
+      assert.equal(payerAfter, payerBefore - price, "only the payer's own transfer moved funds");
 
-    const replay = await gw.pay(IMAGES, IMAGE_BODY, proof);
-    assert.equal(replay.status, 402);
-    assert.equal(((await replay.json()) as { error: string }).error, 'nonce_already_used');
-  });
+      const replay = await gw.pay(IMAGES, IMAGE_BODY, proof);
+      assert.equal(replay.status, 402);
+      assert.equal(((await replay.json()) as { error: string }).error, 'nonce_already_used');
+    });
+  }
 
   test('a settlement dropped from the mempool stays pending until validBefore passes, then fails: no charge', async () => {
     const payer = await fundedEvmBuyer(service, ['base']);

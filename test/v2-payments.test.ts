@@ -221,6 +221,19 @@ describe('one payment whichever header carries it', () => {
     assert.equal(cheaper.status, 402);
     assert.match(decode(cheaper.headers.get('PAYMENT-REQUIRED')).error, /invalid_amount/);
 
+    // the signed authorization itself, tampered under an honest `accepted`: refused before any chain work
+    const authorization = proof.payload.authorization;
+    const lessValue = await send({ ...proof, payload: { ...proof.payload, authorization: { ...authorization, value: '1' } } });
+    assert.equal(lessValue.status, 402);
+    assert.match(decode(lessValue.headers.get('PAYMENT-REQUIRED')).error, /invalid_exact_evm_payload_authorization_value/);
+    const elsewhere = { ...authorization, to: '0x000000000000000000000000000000000000dEaD' };
+    const redirected = await send({ ...proof, payload: { ...proof.payload, authorization: elsewhere } });
+    assert.equal(redirected.status, 402);
+    assert.match(((await redirected.json()) as { error: string }).error, /recipient_mismatch/);
+    const forged = await send({ ...proof, payload: { ...proof.payload, signature: `0x${'22'.repeat(65)}` } });
+    assert.equal(forged.status, 402, 'a signature that does not recover to the payer');
+    assert.equal(await balanceOf(service, 'base', authorization.from), 10_000_000n, 'nothing moved');
+
     const version = await send({ ...proof, x402Version: 1 });
     assert.equal(version.status, 402);
     assert.match(((await version.json()) as { error: string }).error, /unsupported_x402_version/);
