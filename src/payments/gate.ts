@@ -25,6 +25,7 @@ import type { Ledger, PaymentRecord, StoredResult } from '../store/ledger.ts';
 import type { PaymentRail, PaymentRails } from './rails.ts';
 import { storedProof, storedRequirement, type DecodedProof, type PaymentProof, type PaymentRequirement, type SettlementReceipt, type Wire } from './model.ts';
 import { SchemeRegistry } from './schemes/registry.ts';
+import { isAcceptedProof, withinValidity } from './replay.ts';
 import type { PaymentScheme } from './schemes/scheme.ts';
 import type { MediaStore } from '../media/media-store.ts';
 import type { Logger } from 'pino';
@@ -256,7 +257,9 @@ export class PaymentGate {
     if (identity.mismatch) {
       // A proof already used elsewhere is reported as such, whatever else is wrong with it here.
       const existing = await ledger.get(key);
-      if (existing && existing.state !== 'released' && existing.state !== 'failed') return this.alreadyUsed(call, rail, existing, wires);
+      if (existing && existing.state !== 'released' && existing.state !== 'failed') {
+        return this.alreadyUsed(call, rail, existing, wires, proof, requirement, identity.mismatch);
+      }
       return this.paymentRequired(call, [rail], identity.mismatch);
     }
 
@@ -273,7 +276,7 @@ export class PaymentGate {
       payload: storedProof(proof),
       requirements: storedRequirement(requirement),
     });
-    if (!reservation.reserved) return this.alreadyUsed(call, rail, reservation.existing, wires);
+    if (!reservation.reserved) return this.alreadyUsed(call, rail, reservation.existing, wires, proof, requirement);
 
     const verification = await rail.facilitator.verify(proof, requirement).catch((error: unknown) => {
       log.error({ err: error, key }, 'facilitator verify failed');
@@ -387,10 +390,22 @@ export class PaymentGate {
     }
   }
 
-  /** A proof seen before (on either wire): replay its result, or say why it cannot be used now. */
-  private async alreadyUsed(call: PaidCall, rail: PaymentRail, existing: PaymentRecord, wires: Wire[]): Promise<GateResponse> {
-    if (existing.requestHash !== call.requestHash) {
-      return this.paymentRequired(call, [rail], 'payment_already_used: this proof paid for a different request');
+  /**
+   * A proof whose key is in the ledger (on either wire). Only the accepted proof itself, for the same request
+   * and within its validity, gets the result or the payment's state (see replay.ts); a forgery carrying the
+   * public key, a wrong body or an expired proof is answered as an unknown proof is, with no hint.
+   */
+  private async alreadyUsed(
+    call: PaidCall,
+    rail: PaymentRail,
+    existing: PaymentRecord,
+    wires: Wire[],
+    proof: PaymentProof,
+    requirement: PaymentRequirement,
+    mismatch?: string,
+  ): Promise<GateResponse> {
+    if (!isAcceptedProof(existing, proof) || existing.requestHash !== call.requestHash || !withinValidity(existing, proof)) {
+      return this.answerAsUnknown(call, rail, proof, requirement, mismatch);
     }
     switch (existing.state) {
       case 'settled':
@@ -404,6 +419,25 @@ export class PaymentGate {
           headers: { 'Retry-After': '1' },
         });
     }
+  }
+
+  /**
+   * What a proof the ledger has never seen would get: the cheap mismatch found before the ledger, else the
+   * facilitator's own verdict (a forged signature: its signature reason; the genuine proof with another body
+   * or past its validity: what the chain says of it, e.g. a spent nonce, which the chain shows anyone).
+   */
+  private async answerAsUnknown(call: PaidCall, rail: PaymentRail, proof: PaymentProof, requirement: PaymentRequirement, mismatch?: string): Promise<GateResponse> {
+    if (mismatch) return this.paymentRequired(call, [rail], mismatch);
+    const verification = await rail.facilitator.verify(proof, requirement).catch((error: unknown) => {
+      this.deps.log.error({ err: error }, 'facilitator verify failed');
+      return undefined;
+    });
+    if (!verification) {
+      throw new ApiError(503, 'upstream_unavailable', 'the payment facilitator is unavailable; nothing was charged, retry later', {
+        headers: { 'Retry-After': '5' },
+      });
+    }
+    return this.paymentRequired(call, [rail], verification.isValid ? 'payment_already_used' : verification.invalidReason);
   }
 
   private settlementPending(transaction: string | null): GateResponse {
