@@ -7,6 +7,7 @@ import { isNeverPassedOption, type Capability, type ModelConfig } from '../confi
 import type { ModelCatalog } from '../providers/catalog.ts';
 import type { ProviderRegistry } from '../providers/registry.ts';
 import { mediaExtension, type MediaStore } from '../media/media-store.ts';
+import type { TokenUsage } from '../pricing/token-usage.ts';
 
 export interface EndpointContext {
   catalog: ModelCatalog;
@@ -16,22 +17,62 @@ export interface EndpointContext {
   mediaUrl: (id: string) => string;
 }
 
-export interface RunResult {
+export interface WorkOutput {
+  /** the 200 body, kept with the payment (replays, GET /api/v1/payments/:id) */
   body: unknown;
+  /** media ids the body refers to */
   media: string[];
+  /** tokens used, for chat: usage headers now, metered settlement later */
+  usage?: TokenUsage | undefined;
   /**
    * What this result costs when metered (x402 `upto`), from the price table of the model that answered; at
    * most the quote. Absent: the quote (the endpoint is not metered).
    */
-  cost?: bigint;
+  cost?: bigint | undefined;
 }
 
 export interface PreparedCall {
   model: ModelConfig;
   /** price in atomic units (for a metered call, the most it may cost) */
   amount: bigint;
-  run: () => Promise<RunResult>;
+  run: () => Promise<WorkOutput>;
+  /** present when the client asked for the answer as server-sent events */
+  events?: EventStream | undefined;
 }
+
+/** What a settled payment's stream carries at its end (the X-PAYMENT-RESPONSE facts, and what was charged). */
+export interface StreamReceipt {
+  success: true;
+  transaction: string;
+  network: string;
+  payer: string;
+  /** atomic units */
+  amount: string;
+}
+
+/** Why a stream ended without a result: an upstream or settlement failure, or a payment still settling. */
+export interface StreamFailure {
+  status: number;
+  code: string;
+  message: string;
+}
+
+/** A call answered as server-sent events, in the format of the surface it came through. */
+export interface EventStream {
+  /** runs the work, writing events as the model produces them; resolves with the whole result, kept for replay */
+  run(write: (events: string) => void, signal: AbortSignal): Promise<WorkOutput>;
+  /** the closing events of a paid result, carrying its receipt; `replayed`: the result was kept, send it whole */
+  end(body: unknown, receipt: StreamReceipt, replayed: boolean): string;
+  /** the event that tells the client why the stream stops short */
+  failure(failure: StreamFailure): string;
+}
+
+/** One server-sent event holding a JSON value (JSON.stringify never writes a line break). */
+export function sseData(value: unknown): string {
+  return `data: ${JSON.stringify(value)}\n\n`;
+}
+
+export const SSE_DONE = 'data: [DONE]\n\n';
 
 export interface Endpoint {
   path: string;
@@ -47,6 +88,8 @@ export interface Endpoint {
    * the response's shape, its media URLs under `origin`.
    */
   example?: (model: ModelConfig, origin: string) => EndpointExample;
+  /** the tokens a kept 200 body reports (chat), for the usage headers of a replayed result */
+  usageOf?: (body: unknown) => Partial<TokenUsage> | undefined;
 }
 
 export interface EndpointExample {

@@ -25,6 +25,12 @@ export const chatRequestSchema = z
     temperature: z.number().min(0).max(2).optional(),
     max_tokens: z.number().int().min(1).optional().describe('Upper bound of the completion; at most the model ceiling'),
     options: options.optional(),
+    stream: z.boolean().optional().describe('true: the answer comes as server-sent events (text/event-stream) as the model produces it'),
+    stream_options: z
+      .object({ include_usage: z.boolean().optional() })
+      .strict()
+      .optional()
+      .describe('Accepted for OpenAI compatibility; the last event always carries usage'),
   })
   .strict()
   .refine((body) => body.prompt !== undefined || body.messages !== undefined || body.input !== undefined, {

@@ -15,11 +15,12 @@ import { readJsonBody } from './read-json.ts';
 import { openCors } from './cors.ts';
 import { requestId } from './request-id.ts';
 import { withFallback } from '../api/fallback.ts';
-import { settlesFirst } from '../payments/settle-first.ts';
 import { renderError } from './render-error.ts';
 import { unrouted } from './unrouted.ts';
+import { CHARGE_HEADERS, endpointContext, respondPaid } from './paid-route.ts';
 import { requestOrigin } from './origin.ts';
 import { requestHash } from './canonical-json.ts';
+import { openaiRoutes } from '../api/openai/routes.ts';
 import { bodyFieldsOf, openApiDocument } from './openapi.ts';
 import { docsRoutes } from './docs-page.ts';
 import { withPrices } from './openapi-prices.ts';
@@ -58,7 +59,7 @@ export function createApp(deps: AppDeps): Hono {
   app.use(
     openCors({
       allowHeaders: ['Content-Type', 'X-PAYMENT', 'PAYMENT-SIGNATURE', 'X-Network', SIGN_IN_WITH_X_HEADER, PAYER_TIMESTAMP_HEADER, PAYER_SIGNATURE_HEADER],
-      exposeHeaders: ['X-PAYMENT-RESPONSE', 'PAYMENT-REQUIRED', 'PAYMENT-RESPONSE', 'X-Request-Id', 'Retry-After'],
+      exposeHeaders: ['X-PAYMENT-RESPONSE', 'PAYMENT-REQUIRED', 'PAYMENT-RESPONSE', 'X-Request-Id', 'Retry-After', ...CHARGE_HEADERS],
     }),
   );
   app.use(async (c, next) => {
@@ -76,55 +77,20 @@ export function createApp(deps: AppDeps): Hono {
     const extensions = routeExtensions(endpoint, config);
     app.post(endpoint.path, async (c) => {
       const body = await readJsonBody(c, config.bodyLimitBytes);
-      const origin = requestOrigin(c, config);
-      const context: EndpointContext = {
-        catalog: deps.catalog,
-        providers: deps.providers,
-        media: deps.media,
-        mediaUrl: (id) => `${origin}/media/${id}`,
-      };
+      const context = endpointContext(c, deps);
       const prepared = withFallback(endpoint, body, context, endpoint.prepare(body, context));
-      const paymentHeader = c.req.header('X-PAYMENT');
-      const paymentSignatureHeader = c.req.header('PAYMENT-SIGNATURE');
-      const paid = paymentHeader !== undefined || paymentSignatureHeader !== undefined;
+      const paid = c.req.header('X-PAYMENT') !== undefined || c.req.header('PAYMENT-SIGNATURE') !== undefined;
       const signInHeader = c.req.header(SIGN_IN_WITH_X_HEADER);
       if (signInHeader !== undefined && !paid) {
         const hash = requestHash(endpoint.path, body);
+        const origin = requestOrigin(c, config);
         const replay = await paidResultForSignIn({ header: signInHeader, origin, networks: gate.enabledNetworks, ledger: deps.ledger, requestHash: hash });
         if (replay) return c.json(replay.body, replay.status as 200, { 'Cache-Control': 'private, no-store' });
       }
-      const response = await gate.handle({
-        paymentHeader,
-        paymentSignatureHeader,
-        networkHeader: c.req.header('X-Network'),
-        resource: `${origin}${endpoint.path}`,
-        model: prepared.model.id,
-        description: endpoint.description,
-        amount: prepared.amount,
-        maxTimeoutSeconds: config.maxTimeoutSeconds[endpoint.capability],
-        bodyFields,
-        serviceName: config.service.name,
-        extensions,
-        // only a paid call needs to identify its body
-        requestHash: paid ? requestHash(endpoint.path, body) : '',
-        settleFirst: (network) => settlesFirst(config.settleFirst, network, endpoint.capability),
-        work: async () => {
-          try {
-            const result = await prepared.run();
-            metrics.generations.inc({ capability: endpoint.capability, outcome: 'success' });
-            return result;
-          } catch (error) {
-            metrics.generations.inc({ capability: endpoint.capability, outcome: 'failure' });
-            throw error;
-          }
-        },
-      });
-      if (typeof response.body === 'string') {
-        return c.body(response.body, response.status as 200, { ...response.headers, 'Content-Type': 'application/json' });
-      }
-      return c.json(response.body, response.status as 200, response.headers);
+      return respondPaid(c, deps, { path: endpoint.path, capability: endpoint.capability, description: endpoint.description, bodyFields, extensions, body, prepared, usageOf: endpoint.usageOf });
     });
   }
+  app.route('/', openaiRoutes(deps, log));
 
   const discovery = { config, endpoints: deps.endpoints, catalog: deps.catalog, networks: gate.enabledNetworks };
   const openapi = withPrices(openApiDocument(deps.endpoints, paymentInfoByPath(discovery)), deps.endpoints, deps.catalog);

@@ -8,8 +8,14 @@ import { ApiError } from '../errors.ts';
 
 const JSON_TYPE = /^application\/([a-z0-9.+-]+\+)?json\s*(;|$)/i;
 
-export async function readJsonBody(c: Context, limitBytes: number): Promise<unknown> {
-  if (!JSON_TYPE.test(c.req.header('Content-Type') ?? '')) {
+/**
+ * `plainTextToo`: also take a body sent as text/plain (what fetch declares for a string body with no
+ * Content-Type). The OpenAI-compatible routes need it: x402-fetch 1.x rebuilds the paid request's headers
+ * by spreading them, which loses every header of a Headers object, the one the openai SDK passes.
+ */
+export async function readJsonBody(c: Context, limitBytes: number, plainTextToo = false): Promise<unknown> {
+  const type = c.req.header('Content-Type') ?? '';
+  if (!JSON_TYPE.test(type) && !(plainTextToo && /^text\/plain\s*(;|$)/i.test(type))) {
     throw new ApiError(415, 'unsupported_media_type', 'Content-Type must be application/json', { field: 'Content-Type' });
   }
   const tooLarge = () => new ApiError(413, 'payload_too_large', `request body must be at most ${limitBytes} bytes`);

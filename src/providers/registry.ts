@@ -81,7 +81,7 @@ export class ProviderRegistry {
       const fetch = limitedFetch(settings.maxResponseBytes, guardOtherOrigins(new URL(settings.baseURL).origin, this.fetch, this.downloads));
       upstream = {
         // no key: no Authorization header at all (local servers need none)
-        compatible: createOpenAICompatible({ baseURL: settings.baseURL, name, fetch, ...(apiKey ? { apiKey } : {}) }),
+        compatible: createOpenAICompatible({ baseURL: settings.baseURL, name, fetch, includeUsage: true, ...(apiKey ? { apiKey } : {}) }),
         // the SDK insists on a key; compatible servers often need none, so send a harmless placeholder
         openai: createOpenAI({ baseURL: settings.baseURL, apiKey: apiKey ?? 'not-needed', name, fetch }),
       };

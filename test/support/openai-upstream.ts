@@ -3,6 +3,9 @@
 // POST /v1/audio/speech, and GET /files/<name> serving the PNGs it hands out by url.
 // Faults are scripted per path (429 with retry-after, 500, delays, malformed JSON, a connection cut
 // mid-body), and every request is recorded so a test can assert what the gateway sent.
+// Chat with `stream: true` answers server-sent chat.completion.chunk events, one word of CHAT_TEXT each,
+// as OpenAI streams (usage last when stream_options.include_usage); stream faults cut the connection or
+// hold the stream open after some chunks, until released or closed by the gateway.
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { deflateSync, crc32 } from 'node:zlib';
@@ -24,7 +27,11 @@ export type Fault =
   /** 200 with a body that is not JSON */
   | { kind: 'malformed' }
   /** 200 headers (plus `headers`), part of the body, then the socket is destroyed */
-  | { kind: 'cut'; headers?: Record<string, string> };
+  | { kind: 'cut'; headers?: Record<string, string> }
+  /** a streamed chat: `afterChunks` events, then the socket is destroyed (a model failing mid-stream) */
+  | { kind: 'stream-cut'; afterChunks: number }
+  /** a streamed chat: `afterChunks` events, then nothing until release() or the gateway closes the connection */
+  | { kind: 'stream-hold'; afterChunks: number };
 
 export type ImageFormat = 'b64_json' | 'url';
 
@@ -51,6 +58,12 @@ export class OpenAIUpstream {
   readonly wav: Buffer = silentWav(800);
   private readonly faults = new Map<string, { fault: Fault; remaining: number }[]>();
   private url_ = '';
+  /** streams held open by a stream-hold fault, each resumed by calling it */
+  private readonly held: Array<() => void> = [];
+  /** streamed answers whose connection was closed by the gateway before their end */
+  streamsClosedEarly = 0;
+  /** streamed answers whose first event was written (a held stream counts once it holds) */
+  streamsHolding = 0;
 
   constructor() {
     this.server = createServer((req, res) => {
@@ -99,8 +112,16 @@ export class OpenAIUpstream {
     return this.requests.filter((r) => r.path === path && r.method === method);
   }
 
+  /** resumes every held stream */
+  release(): void {
+    for (const resume of this.held.splice(0)) resume();
+  }
+
   /** forget recorded requests, scripted faults and per-test image formats */
   reset(): void {
+    this.release();
+    this.streamsClosedEarly = 0;
+    this.streamsHolding = 0;
     this.requests.length = 0;
     this.faults.clear();
     this.imageFormats.clear();
@@ -121,6 +142,34 @@ export class OpenAIUpstream {
     if (!queue || !head) return undefined;
     if (--head.remaining <= 0) queue.shift();
     return head.fault;
+  }
+
+  private async streamChat(body: Record<string, unknown>, res: ServerResponse, fault: Fault | undefined): Promise<void> {
+    const includeUsage = (body.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true;
+    const chunks = chatChunks(String(body.model ?? 'unknown'), includeUsage);
+    let finished = false;
+    res.on('close', () => {
+      if (!finished) this.streamsClosedEarly++;
+    });
+    res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache' });
+    for (const [index, chunk] of chunks.entries()) {
+      if (fault?.kind === 'stream-cut' && index === fault.afterChunks) {
+        res.socket?.destroy();
+        return;
+      }
+      if (fault?.kind === 'stream-hold' && index === fault.afterChunks) {
+        this.streamsHolding++;
+        await new Promise<void>((resume) => {
+          this.held.push(resume);
+          res.once('close', resume);
+        });
+        if (res.destroyed) return;
+      }
+      // each event leaves on its own write, as a model's tokens do
+      await new Promise<void>((written) => res.write(chunk, () => written()));
+    }
+    finished = true;
+    res.end();
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -165,6 +214,11 @@ export class OpenAIUpstream {
     if (fault?.kind === 'malformed') {
       res.writeHead(200, { 'Content-Type': 'application/json' });
       res.end('{"id": "chatcmpl-broken", "choices": [ {"message": ');
+      return;
+    }
+
+    if (method === 'POST' && path === CHAT_PATH && body?.stream === true) {
+      await this.streamChat(body, res, fault);
       return;
     }
 
@@ -213,6 +267,20 @@ export class OpenAIUpstream {
     res.writeHead(status, { 'Content-Type': contentType, 'Content-Length': String(payload.length) });
     res.end(payload);
   }
+}
+
+/** The chunks of a streamed CHAT_TEXT as OpenAI sends them: role, one per word, finish, then usage if asked. */
+export function chatChunks(model: string, includeUsage: boolean): string[] {
+  const head = { id: `chatcmpl-${Math.random().toString(36).slice(2)}`, object: 'chat.completion.chunk', created: Math.floor(Date.now() / 1000), model };
+  const event = (choices: unknown[], extra: Record<string, unknown> = {}) => `data: ${JSON.stringify({ ...head, choices, ...extra })}\n\n`;
+  const words = CHAT_TEXT.split(/(?<= )/);
+  return [
+    event([{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }]),
+    ...words.map((word) => event([{ index: 0, delta: { content: word }, finish_reason: null }])),
+    event([{ index: 0, delta: {}, finish_reason: 'stop' }]),
+    ...(includeUsage ? [event([], { usage: CHAT_USAGE })] : []),
+    'data: [DONE]\n\n',
+  ];
 }
 
 export async function startOpenAIUpstream(): Promise<OpenAIUpstream> {

@@ -1,0 +1,25 @@
+// The event stream of POST /api/v1/ai/chat with `stream: true`: one `data:` event per piece of text
+// ({ id, model, delta }), then the non-streamed 200 body with the payment receipt ({ id, model, response,
+// usage, x402 }), then `data: [DONE]`. A stream that stops short ends with `data: { error, code }` instead.
+import type { EventStream } from './endpoint.ts';
+import { SSE_DONE, sseData } from './endpoint.ts';
+import type { ChatOutcome, PreparedChat } from './chat.ts';
+import type { ChatResponse } from './schemas.ts';
+
+export function specChatEvents(id: string, chat: PreparedChat, toBody: (outcome: ChatOutcome) => ChatResponse): EventStream {
+  const model = chat.model.id;
+  return {
+    async run(write, signal) {
+      const outcome = await chat.stream((delta) => write(sseData({ id, model, delta })), signal);
+      return { body: toBody(outcome), media: [], usage: outcome.usage, cost: outcome.cost };
+    },
+    end(body, receipt, replayed) {
+      const result = body as ChatResponse;
+      const whole = replayed ? sseData({ id: result.id, model: result.model, delta: result.response }) : '';
+      return `${whole}${sseData({ ...result, x402: receipt })}${SSE_DONE}`;
+    },
+    failure({ message, code }) {
+      return sseData({ error: message, code });
+    },
+  };
+}

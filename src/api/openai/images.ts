@@ -1,0 +1,33 @@
+// POST /v1/images/generations: OpenAI's image request run as /api/v1/ai/images runs it (same model, sizes,
+// price, checks and media store), answered as { created, data: [{ url } | { b64_json }] }. Both formats
+// keep the files: the url is this service's /media/<id>, and a b64_json answer's files stay fetchable too.
+import { imagesEndpoint } from '../images.ts';
+import type { EndpointContext, PreparedCall } from '../endpoint.ts';
+import { withFallback } from '../fallback.ts';
+import type { ImageResponse } from '../schemas.ts';
+import { parseOrThrow } from '../validate.ts';
+import { openaiImageRequestSchema, type OpenAIImageResponse } from './schemas.ts';
+
+export function prepareImageGeneration(body: unknown, context: EndpointContext): PreparedCall {
+  const request = parseOrThrow(openaiImageRequestSchema, body);
+  const spec = { model: request.model, prompt: request.prompt, n: request.n, size: request.size };
+  const prepared = withFallback(imagesEndpoint, spec, context, imagesEndpoint.prepare(spec, context));
+  return {
+    ...prepared,
+    async run() {
+      const result = await prepared.run();
+      const urls = (result.body as ImageResponse).images;
+      const data =
+        request.response_format === 'b64_json'
+          ? await Promise.all(result.media.map(async (id) => ({ b64_json: await base64Of(context, id) })))
+          : urls.map((url) => ({ url }));
+      const response: OpenAIImageResponse = { created: Math.floor(Date.now() / 1000), data };
+      return { ...result, body: response };
+    },
+  };
+}
+
+async function base64Of({ media }: EndpointContext, id: string): Promise<string> {
+  const bytes = Buffer.from(await new Response(await media.read(id)).arrayBuffer());
+  return bytes.toString('base64');
+}

@@ -1,0 +1,91 @@
+// The OpenAI-compatible surface under /v1, on the same catalog, prices, payment gate, ledger and media
+// store as the spec's routes: each route translates OpenAI's request into the spec endpoint's call and
+// its answer into OpenAI's shape. Errors are OpenAI's { error: { message, type, param, code } }; the 402
+// is the x402 one, byte for byte what the spec routes send for the same price.
+import { Hono, type Context } from 'hono';
+import type { Logger } from 'pino';
+import type { Capability } from '../../config/schema.ts';
+import type { EndpointContext, PreparedCall } from '../endpoint.ts';
+import { chatEndpoint } from '../chat.ts';
+import { imagesEndpoint } from '../images.ts';
+import { ttsEndpoint } from '../tts.ts';
+import { endpointContext, respondPaid, type PaidRoute, type PaidRouteDeps } from '../../http/paid-route.ts';
+import { readJsonBody } from '../../http/read-json.ts';
+import { jsonSchema } from '../../http/openapi-schema.ts';
+import type { z } from 'zod';
+import { openaiChatRequestSchema, openaiImageRequestSchema, openaiSpeechRequestSchema } from './schemas.ts';
+import { prepareChatCompletion, usageOfChatCompletion } from './chat-completions.ts';
+import { prepareImageGeneration } from './images.ts';
+import { deliverSpeech, prepareSpeech } from './speech.ts';
+import { openaiModelList } from './models.ts';
+import { asOpenAIError, openaiErrorBody, renderOpenAIError } from './errors.ts';
+
+interface OpenAIRoute {
+  path: string;
+  capability: Capability;
+  /** the spec endpoint's, so the 402 names the operation as the spec route does */
+  description: string;
+  requestSchema: z.ZodType;
+  prepare: (body: unknown, context: EndpointContext) => PreparedCall;
+  usageOf?: PaidRoute['usageOf'];
+  deliver?: (deps: PaidRouteDeps) => PaidRoute['deliver'];
+}
+
+export const OPENAI_ROUTES: readonly OpenAIRoute[] = [
+  {
+    path: '/v1/chat/completions',
+    capability: 'chat',
+    description: chatEndpoint.description,
+    requestSchema: openaiChatRequestSchema,
+    prepare: prepareChatCompletion,
+    usageOf: usageOfChatCompletion,
+  },
+  {
+    path: '/v1/images/generations',
+    capability: 'image',
+    description: imagesEndpoint.description,
+    requestSchema: openaiImageRequestSchema,
+    prepare: prepareImageGeneration,
+  },
+  {
+    path: '/v1/audio/speech',
+    capability: 'speech',
+    description: ttsEndpoint.description,
+    requestSchema: openaiSpeechRequestSchema,
+    prepare: prepareSpeech,
+    deliver: (deps) => (body, headers) => deliverSpeech(deps.media, body, headers),
+  },
+];
+
+export function openaiRoutes(deps: PaidRouteDeps, log: Logger): Hono {
+  const app = new Hono();
+  for (const route of OPENAI_ROUTES) {
+    const bodyFields = (jsonSchema(route.requestSchema).properties as Record<string, unknown>) ?? {};
+    const deliver = route.deliver?.(deps);
+    app.post(route.path, async (c: Context) => {
+      const body = await readJsonBody(c, deps.config.bodyLimitBytes, true);
+      const prepared = route.prepare(body, endpointContext(c, deps));
+      const response = await respondPaid(c, deps, {
+        path: route.path,
+        capability: route.capability,
+        description: route.description,
+        bodyFields,
+        body,
+        prepared,
+        usageOf: route.usageOf,
+        ...(deliver ? { deliver } : {}),
+      });
+      return asOpenAIError(response);
+    });
+  }
+  const created = Math.floor(Date.now() / 1000);
+  const models = openaiModelList(deps.catalog, created);
+  app.get('/v1/models', (c) => c.json(models));
+  app.get('/v1/models/:id{.+}', (c) => {
+    const model = models.data.find((m) => m.id === c.req.param('id'));
+    if (model) return c.json(model);
+    return c.json(openaiErrorBody(404, 'model_not_found', `no model "${c.req.param('id')}"`, 'model'), 404);
+  });
+  app.onError((error, c) => renderOpenAIError(error, c, log));
+  return app;
+}

@@ -1,0 +1,214 @@
+// One paid call from a prepared endpoint call to its HTTP answer, for every surface (the spec's routes and
+// the OpenAI-compatible ones): the payment gate decides, the answer carries what was charged and the tokens
+// used, and a call that asked for server-sent events gets them as the model produces its answer.
+//
+// A stream opens only once the gate runs the work, that is after the proof is verified (and, for a call
+// that settles first, settled): every refusal before that (400, 402, 409) is an ordinary JSON answer. The
+// gate then settles when the work resolves, as for any call; its outcome is the stream's last event (the
+// receipt, or why nothing was charged). A client that leaves aborts the work, which the gate treats as a
+// failed work: nothing is charged, or, if the payment was settled first, the same proof runs it again.
+import type { Context } from 'hono';
+import type { Config } from '../config/load.ts';
+import type { Capability } from '../config/schema.ts';
+import type { EndpointContext, EventStream, PreparedCall, StreamFailure, StreamReceipt, WorkOutput } from '../api/endpoint.ts';
+import type { GateResponse, PaymentGate } from '../payments/gate.ts';
+import type { ModelCatalog } from '../providers/catalog.ts';
+import type { ProviderRegistry } from '../providers/registry.ts';
+import type { MediaStore } from '../media/media-store.ts';
+import type { TokenUsage } from '../pricing/token-usage.ts';
+import type { HttpMetrics } from './metrics.ts';
+import { ApiError } from '../errors.ts';
+import { decodeHeader } from '../x402/encoding.ts';
+import { formatUsdc } from '../pricing/usdc.ts';
+import { requestOrigin } from './origin.ts';
+import { requestHash } from './canonical-json.ts';
+import { settlesFirst } from '../payments/settle-first.ts';
+import { toApiError } from './render-error.ts';
+
+export interface PaidRouteDeps {
+  config: Config;
+  gate: PaymentGate;
+  catalog: ModelCatalog;
+  providers: ProviderRegistry;
+  media: MediaStore;
+  metrics: HttpMetrics;
+}
+
+export interface PaidRoute {
+  /** the route's path: names the resource paid for and identifies the request body */
+  path: string;
+  capability: Capability;
+  description: string;
+  bodyFields: Record<string, unknown>;
+  /** the route's x402 v2 `extensions` (http/route-extensions.ts) */
+  extensions?: Record<string, unknown> | undefined;
+  body: unknown;
+  prepared: PreparedCall;
+  /** a paid 200 body as the route answers it (default: JSON) */
+  deliver?: (body: unknown, headers: Record<string, string>) => Promise<Response> | Response;
+  /** tokens a kept 200 body reports, for the headers of a replay */
+  usageOf?: ((body: unknown) => Partial<TokenUsage> | undefined) | undefined;
+}
+
+/** Where a route's media ids are served, and what prepare() needs of the service. */
+export function endpointContext(c: Context, deps: PaidRouteDeps): EndpointContext {
+  const origin = requestOrigin(c, deps.config);
+  return { catalog: deps.catalog, providers: deps.providers, media: deps.media, mediaUrl: (id) => `${origin}/media/${id}` };
+}
+
+/** What was charged and the tokens used, on every paid 200 (amount in atomic units and in USDC). */
+export function chargeHeaders(amount: bigint, usage: Partial<TokenUsage> | undefined): Record<string, string> {
+  const headers: Record<string, string> = { 'X-Payment-Amount': amount.toString(), 'X-Payment-Amount-USDC': formatUsdc(amount) };
+  if (usage?.promptTokens !== undefined) headers['X-Usage-Prompt-Tokens'] = String(usage.promptTokens);
+  if (usage?.completionTokens !== undefined) headers['X-Usage-Completion-Tokens'] = String(usage.completionTokens);
+  if (usage?.totalTokens !== undefined) headers['X-Usage-Total-Tokens'] = String(usage.totalTokens);
+  return headers;
+}
+
+export const CHARGE_HEADERS = [
+  'X-Payment-Amount',
+  'X-Payment-Amount-USDC',
+  'X-Usage-Prompt-Tokens',
+  'X-Usage-Completion-Tokens',
+  'X-Usage-Total-Tokens',
+] as const;
+
+export async function respondPaid(c: Context, deps: PaidRouteDeps, route: PaidRoute): Promise<Response> {
+  const { prepared } = route;
+  let usage: Partial<TokenUsage> | undefined;
+  const counted = async (work: () => Promise<WorkOutput>): Promise<WorkOutput> => {
+    try {
+      const result = await work();
+      usage = result.usage;
+      deps.metrics.generations.inc({ capability: route.capability, outcome: 'success' });
+      return result;
+    } catch (error) {
+      deps.metrics.generations.inc({ capability: route.capability, outcome: 'failure' });
+      throw error;
+    }
+  };
+  const paymentHeader = c.req.header('X-PAYMENT');
+  const paymentSignatureHeader = c.req.header('PAYMENT-SIGNATURE');
+  const paid = paymentHeader !== undefined || paymentSignatureHeader !== undefined;
+  const origin = requestOrigin(c, deps.config);
+  const handle = (work: () => Promise<WorkOutput>) =>
+    deps.gate.handle({
+      paymentHeader,
+      paymentSignatureHeader,
+      networkHeader: c.req.header('X-Network'),
+      resource: `${origin}${route.path}`,
+      model: prepared.model.id,
+      description: route.description,
+      amount: prepared.amount,
+      maxTimeoutSeconds: deps.config.maxTimeoutSeconds[route.capability],
+      bodyFields: route.bodyFields,
+      serviceName: deps.config.service.name,
+      ...(route.extensions ? { extensions: route.extensions } : {}),
+      // only a paid call needs to identify its body
+      requestHash: paid ? requestHash(route.path, route.body) : '',
+      settleFirst: (network) => settlesFirst(deps.config.settleFirst, network, route.capability),
+      work: () => counted(work),
+    });
+
+  if (prepared.events) return respondStreamed(c, route, prepared.events, handle);
+
+  const response = await handle(prepared.run);
+  if (response.status !== 200) return gateJson(c, response);
+  const headers = { ...response.headers, ...chargeHeaders(prepared.amount, usage ?? route.usageOf?.(response.body)) };
+  if (route.deliver) return route.deliver(response.body, headers);
+  return gateJson(c, { ...response, headers });
+}
+
+function gateJson(c: Context, response: GateResponse): Response {
+  if (typeof response.body === 'string') {
+    return c.body(response.body, response.status as 200, { ...response.headers, 'Content-Type': 'application/json' });
+  }
+  return c.json(response.body, response.status as 200, response.headers);
+}
+
+const SSE_HEADERS = {
+  'Content-Type': 'text/event-stream; charset=utf-8',
+  'Cache-Control': 'no-cache, no-transform',
+  'X-Accel-Buffering': 'no',
+};
+
+async function respondStreamed(
+  c: Context,
+  route: PaidRoute,
+  events: EventStream,
+  handle: (work: () => Promise<WorkOutput>) => Promise<GateResponse>,
+): Promise<Response> {
+  const encoder = new TextEncoder();
+  const client = new AbortController();
+  let sink: ReadableStreamDefaultController<Uint8Array> | undefined;
+  let open = true;
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      sink = controller;
+    },
+    cancel() {
+      open = false;
+      client.abort(new Error('the client closed the stream before the answer was complete'));
+    },
+  });
+  const write = (text: string) => {
+    if (open && text) sink!.enqueue(encoder.encode(text));
+  };
+  const close = () => {
+    if (open) sink!.close();
+    open = false;
+  };
+
+  let started!: () => void;
+  const workStarted = new Promise<'streaming'>((resolve) => (started = () => resolve('streaming')));
+  const answered = handle(() => {
+    started();
+    return events.run(write, client.signal);
+  });
+  const first = await Promise.race([workStarted, answered.then(() => 'answered' as const, () => 'answered' as const)]);
+  const headers = { ...SSE_HEADERS, ...chargeHeaders(route.prepared.amount, undefined) };
+
+  if (first === 'answered') {
+    // no work ran: a refusal (402, 409, an error) answered as usual, or a kept result replayed as a stream
+    const response = await answered;
+    if (response.status !== 200) return gateJson(c, response);
+    write(events.end(response.body, receiptOf(response, route.prepared.amount), true));
+    close();
+    const replayUsage = route.usageOf?.(response.body);
+    return new Response(body, { status: 200, headers: { ...headers, ...response.headers, ...chargeHeaders(route.prepared.amount, replayUsage) } });
+  }
+
+  answered
+    .then(
+      (response) => {
+        write(response.status === 200 ? events.end(response.body, receiptOf(response, route.prepared.amount), false) : events.failure(failureOf(response)));
+      },
+      (error: unknown) => {
+        const apiError = toApiError(error) ?? new ApiError(500, 'internal_error', 'internal error; nothing was charged');
+        write(events.failure({ status: apiError.status, code: apiError.code, message: apiError.message }));
+      },
+    )
+    .finally(close);
+  return new Response(body, { status: 200, headers });
+}
+
+/** The settlement receipt the gate put in its X-PAYMENT-RESPONSE header, with the amount charged. */
+function receiptOf(response: GateResponse, amount: bigint): StreamReceipt {
+  const header = response.headers['X-PAYMENT-RESPONSE'] ?? response.headers['PAYMENT-RESPONSE'] ?? '';
+  const decoded = (decodeHeader(header) ?? {}) as Partial<StreamReceipt>;
+  return {
+    success: true,
+    transaction: decoded.transaction ?? '',
+    network: decoded.network ?? '',
+    payer: decoded.payer ?? '',
+    amount: amount.toString(),
+  };
+}
+
+/** A gate answer other than 200 once the stream is open: settlement failed (402) or is still pending (409). */
+function failureOf(response: GateResponse): StreamFailure {
+  const body = (typeof response.body === 'string' ? JSON.parse(response.body) : response.body) as { error?: unknown; code?: unknown };
+  const message = typeof body.error === 'string' ? body.error : 'the payment did not settle';
+  const code = typeof body.code === 'string' ? body.code : response.status === 402 ? 'settlement_failed' : 'payment_error';
+  return { status: response.status, code, message };
+}
