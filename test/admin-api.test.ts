@@ -76,7 +76,7 @@ describe('GET /api/v1/admin/payments', () => {
       assert.equal(row.state, 'settled');
       assert.equal(row.network, 'base');
       assert.equal(row.resultAvailable, true);
-      assert.equal(row.requirements.maxAmountRequired, row.amount);
+      assert.equal(row.requirements.amount, row.amount, 'the requirement is stored in the internal model, whichever wire carried the proof');
       assert.equal('result' in row, false);
       assert.equal('payload' in row, false);
       assert.equal('txHash' in row, false);
