@@ -25,10 +25,15 @@ export async function startGatewayChild(env: Record<string, string> = {}): Promi
   try {
     const line = await new Promise<string>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error('bench/serve.ts did not report its URL within 120 s')), 120_000);
-      createInterface({ input: child.stdout! }).once('line', (text) => {
+      // the first line naming the URL: log lines come before and after it
+      const lines = createInterface({ input: child.stdout! });
+      const onLine = (text: string) => {
+        if (!text.startsWith('{"url"')) return;
+        lines.off('line', onLine);
         clearTimeout(timer);
         resolve(text);
-      });
+      };
+      lines.on('line', onLine);
       void exited.then(() => {
         clearTimeout(timer);
         reject(new Error(`bench/serve.ts exited with ${child.exitCode ?? child.signalCode} before reporting its URL`));

@@ -79,10 +79,14 @@ async function startChild(script: string, args: string[] = [], env: Record<strin
   const line = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${script} did not report its URL within 120 s`)), 120_000);
     const lines = createInterface({ input: child.stdout! });
-    lines.once('line', (text) => {
+    // the first line naming the URL: a gateway's log lines come before and after it
+    const onLine = (text: string) => {
+      if (!text.startsWith('{"url"')) return;
+      lines.off('line', onLine);
       clearTimeout(timer);
       resolve(text);
-    });
+    };
+    lines.on('line', onLine);
     child.once('exit', (code) => {
       clearTimeout(timer);
       reject(new Error(`${script} exited with ${code} before reporting its URL`));

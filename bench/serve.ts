@@ -1,7 +1,7 @@
 // Child process of the bench: the real service (sandbox chains for base, or for the comma-separated networks in
-// BENCH_NETWORKS; temp data dir, port 0, silent logs).
+// BENCH_NETWORKS; temp data dir, port 0, the default request log on stdout, as an operator runs it).
 // The ledger is SQLite in the temp data dir, or the PostgreSQL database named by BENCH_DATABASE_URL.
-// Prints one JSON line {"url", "pid"} on stdout once listening; stops when stdin closes or on SIGTERM/SIGINT.
+// Prints one JSON line {"url", "pid"} on stdout once listening (among the log lines); stops when stdin closes or on SIGTERM/SIGINT.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,7 +13,6 @@ const config = loadConfig({}, {
   host: '127.0.0.1',
   port: 0,
   dataDir,
-  logLevel: 'silent',
   sandbox: { enabled: true, networks: (process.env.BENCH_NETWORKS ?? 'base').split(',') },
   ...(process.env.BENCH_DATABASE_URL ? { databaseUrl: process.env.BENCH_DATABASE_URL } : {}),
 });

@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { serve, type ServerType } from '@hono/node-server';
-import { pino, type Logger } from 'pino';
+import type { Logger } from 'pino';
+import { createLogger } from './logging.ts';
 import type { Config } from './config/load.ts';
 import { openLedger } from './store/open-ledger.ts';
 import { mediaStoreFromConfig } from './media/media-store-from-config.ts';
@@ -58,7 +59,7 @@ function sandboxPages(sandbox: Sandbox): Hono {
 }
 
 export async function startService(config: Config, options: { log?: Logger } = {}): Promise<RunningService> {
-  const log = options.log ?? pino({ level: config.logLevel });
+  const log = options.log ?? createLogger(config.logLevel);
   mkdirSync(config.dataDir, { recursive: true });
   // rails first: a missing secret stops startup before the ledger is opened
   const rails = await configuredRails(config);

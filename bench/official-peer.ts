@@ -1,0 +1,95 @@
+// Child process of the bench: the peer the gateway is compared with. The official x402 v2 stack as its README
+// sets it up: a Hono app behind @x402/hono's paymentMiddleware, whose resource server verifies and settles through
+// the official in-process facilitator (@x402/core x402Facilitator with @x402/evm's exact scheme, viem signer),
+// on the same sandbox anvil and token the gateway uses. Its paid route draws the same picture with the same
+// built-in engine (PreviewImageModel) and answers it as base64 JSON: no ledger, no media store, no request log.
+// Settings: BENCH_PEER (JSON: rpcUrl, chainId, asset, payTo, amount, eip712 {name, version}, settlementKey).
+// Prints one JSON line {"url", "pid"} once listening; stops when stdin closes or on SIGTERM/SIGINT.
+import { serve } from '@hono/node-server';
+import { Hono } from 'hono';
+import { paymentMiddleware, x402ResourceServer } from '@x402/hono';
+import { x402Facilitator } from '@x402/core/facilitator';
+import type { FacilitatorClient } from '@x402/core/server';
+import { toFacilitatorEvmSigner } from '@x402/evm';
+import { ExactEvmScheme as ExactEvmFacilitatorScheme } from '@x402/evm/exact/facilitator';
+import { ExactEvmScheme as ExactEvmServerScheme } from '@x402/evm/exact/server';
+import { createWalletClient, defineChain, http, nonceManager, publicActions, type Hex } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { PreviewImageModel } from '../src/providers/local/preview-image-model.ts';
+
+export interface PeerSettings {
+  rpcUrl: string;
+  chainId: number;
+  asset: Hex;
+  payTo: Hex;
+  amount: string;
+  eip712: { name: string; version: string };
+  settlementKey: Hex;
+}
+
+export const PEER_IMAGE_PATH = '/api/v1/ai/images';
+
+const settings = JSON.parse(process.env.BENCH_PEER ?? '') as PeerSettings;
+const network = `eip155:${settings.chainId}` as const;
+const chain = defineChain({
+  id: settings.chainId,
+  name: 'sandbox',
+  nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+  rpcUrls: { default: { http: [settings.rpcUrl] } },
+});
+// viem's nonce manager, as viem advises for concurrent sends from one local account (without it, concurrent
+// settlements read the same pending nonce and most are refused)
+const account = privateKeyToAccount(settings.settlementKey, { nonceManager });
+// As the x402 facilitator examples build it: one viem wallet client extended with the public actions.
+const client = createWalletClient({ account, chain, transport: http(settings.rpcUrl) }).extend(publicActions);
+const signer = toFacilitatorEvmSigner({
+  address: account.address,
+  readContract: (args) => client.readContract(args as Parameters<typeof client.readContract>[0]),
+  verifyTypedData: (args) => client.verifyTypedData(args as Parameters<typeof client.verifyTypedData>[0]),
+  writeContract: (args) => client.writeContract(args as Parameters<typeof client.writeContract>[0]),
+  sendTransaction: (args) => client.sendTransaction(args),
+  waitForTransactionReceipt: (args) => client.waitForTransactionReceipt({ ...args, pollingInterval: 10 }),
+  getCode: (args) => client.getCode(args),
+});
+const facilitator = new x402Facilitator().register(network, new ExactEvmFacilitatorScheme(signer));
+const inProcess: FacilitatorClient = {
+  verify: (payload, requirements) => facilitator.verify(payload, requirements),
+  settle: (payload, requirements) => facilitator.settle(payload, requirements),
+  getSupported: async () => facilitator.getSupported() as Awaited<ReturnType<FacilitatorClient['getSupported']>>,
+};
+const resourceServer = new x402ResourceServer(inProcess).register(network, new ExactEvmServerScheme());
+
+const engine = new PreviewImageModel();
+const app = new Hono();
+app.use(
+  paymentMiddleware(
+    {
+      [`POST ${PEER_IMAGE_PATH}`]: {
+        accepts: {
+          scheme: 'exact',
+          network,
+          payTo: settings.payTo,
+          price: { amount: settings.amount, asset: settings.asset, extra: { ...settings.eip712 } },
+        },
+        description: 'A generated image',
+        mimeType: 'application/json',
+      },
+    },
+    resourceServer,
+  ),
+);
+app.post(PEER_IMAGE_PATH, async (c) => {
+  const body = (await c.req.json()) as { prompt: string; size: `${number}x${number}`; n: number };
+  const result = await engine.doGenerate({ prompt: body.prompt, n: body.n, size: body.size, aspectRatio: undefined, seed: undefined, providerOptions: {}, files: undefined, mask: undefined });
+  const images = result.images as Uint8Array[];
+  return c.json({ created: Math.floor(Date.now() / 1000), data: images.map((png) => ({ b64_json: Buffer.from(png).toString('base64') })) });
+});
+
+const server = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, (info) => {
+  process.stdout.write(`${JSON.stringify({ url: `http://127.0.0.1:${info.port}`, pid: process.pid })}\n`);
+});
+const shutdown = () => server.close(() => process.exit(0));
+process.on('SIGTERM', shutdown);
+process.on('SIGINT', shutdown);
+process.stdin.on('end', shutdown);
+process.stdin.resume();
