@@ -62,8 +62,11 @@ export async function startService(config: Config, options: { log?: Logger } = {
   const log = options.log ?? createLogger(config.logLevel);
   mkdirSync(config.dataDir, { recursive: true });
   // rails first: a missing secret stops startup before the ledger is opened
-  const rails = await configuredRails(config);
+  // (a shared ledger also coordinates settlement keys' nonces: the rails ask for it at their first send)
+  let openedLedger: Ledger | undefined;
+  const rails = await configuredRails(config, process.env, () => openedLedger);
   const { ledger, engine } = await openLedger(config, log);
+  openedLedger = ledger;
   log.info({ engine }, 'payments ledger ready');
   const heartbeat = startReservationHeartbeat(ledger, config.reservationLeaseMs, log);
   const { store: media, close: closeMedia } = mediaStoreFromConfig(config);

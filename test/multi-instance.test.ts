@@ -220,6 +220,40 @@ describe('two instances, one PostgreSQL ledger', () => {
     assert.match(row?.txHash ?? '', /^0x[0-9a-f]{64}$/);
   });
 
+  test('44 distinct proofs across both instances sharing one settlement key: every one 200 and settled once', async () => {
+    // Both instances send from the same key at once; the ledger's nonce row makes them take turns.
+    const buyers = await Promise.all(Array.from({ length: 4 }, () => fundedBuyer()));
+    const proofs: Awaited<ReturnType<typeof signedProof>>[] = [];
+    for (let i = 0; i < 44; i++) proofs.push(await signedProof(i % 2 === 0 ? a : b, CHAT, buyers[i % buyers.length]!));
+    const before = await Promise.all(buyers.map((buyer) => sandbox.balanceOf(buyer.address)));
+    const payToBefore = await sandbox.balanceOf(sandbox.payTo);
+
+    let next = 0;
+    const statuses: number[] = [];
+    await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        while (next < proofs.length) {
+          const i = next++;
+          const instance = i % 2 === 0 ? a : b;
+          const response = await postJson(`${instance.url}/api/v1/ai/chat`, CHAT, { 'X-Network': 'base', 'X-PAYMENT': proofs[i]!.header });
+          await response.arrayBuffer();
+          statuses[i] = response.status;
+        }
+      }),
+    );
+
+    assert.deepEqual(statuses, proofs.map(() => 200), 'every paid call answered 200');
+    const rows = await Promise.all(proofs.map((proof) => ledger.get(proof.key)));
+    assert.ok(rows.every((row) => row?.state === 'settled'), 'every payment settled');
+    assert.equal(new Set(rows.map((row) => row?.txHash)).size, proofs.length, 'each in its own transaction');
+    for (const [i, buyer] of buyers.entries()) {
+      const paid = proofs.filter((_, n) => n % buyers.length === i).reduce((sum, proof) => sum + proof.price, 0n);
+      assert.equal(await sandbox.balanceOf(buyer.address), before[i]! - paid, 'each buyer charged exactly its proofs');
+    }
+    const total = proofs.reduce((sum, proof) => sum + proof.price, 0n);
+    assert.equal(await sandbox.balanceOf(sandbox.payTo), payToBefore + total, 'payTo received exactly the total');
+  });
+
   test('a pending payment is reconciled exactly once while both instances run', async () => {
     // A payment whose settlement really landed, but whose row stayed 'pending' (as after a timeout or a crash
     // right after broadcast). It is settled here by a separate settlement key, so no nonce races the children.
@@ -266,6 +300,8 @@ describe('two instances, one PostgreSQL ledger', () => {
     });
     assert.equal(row.txHash, tx);
     await sleep(500); // several more passes of both instances
+    // the log is buffered (flushed within 250 ms): wait for the lines rather than expect them already written
+    await waitFor('the reconciliation to be logged', async () => (logsAbout(proof.key, 'pending payment reconciled: settled').length > 0 ? true : undefined));
     assert.equal(logsAbout(proof.key, 'reconciling pending payment').length, 1, 'checked by one instance, once');
     assert.equal(logsAbout(proof.key, 'pending payment reconciled: settled').length, 1);
     assert.equal((await ledger.get(proof.key))?.updatedAt, row.updatedAt, 'no later transition');
@@ -300,10 +336,17 @@ describe('two instances, one PostgreSQL ledger', () => {
       return current?.state === 'released' ? current : undefined;
     });
     assert.equal(released.error, 'abandoned before settlement');
+<<<<<<< HEAD
     // the row changes before the child's log line reaches this process: wait for the line, then count them all
     await waitFor('the release to be logged', async () => (logsAbout(proof.key, 'abandoned reservation released').length > 0 ? true : undefined));
     assert.equal(logsAbout(proof.key, 'abandoned reservation released').length, 1, 'released once, by one instance');
     assert.ok(restarted.logs.length > 0);
+=======
+    // the request log is buffered: wait for the line rather than expect it already written
+    const releasedLines = () => restarted.logs.filter((line) => line.key === proof.key && line.msg === 'abandoned reservation released');
+    await waitFor('the release to be logged', async () => (releasedLines().length > 0 ? true : undefined));
+    assert.equal(releasedLines().length, 1);
+>>>>>>> 9da3688 (Settlement: a short ordered section per key (EvmSender: nonce, local signing, send; fees cached with a stated bound, chain id from config, gas from verify's eth_estimateGas, which is also the simulation), settle reuses this process's fresh verification, dropped transactions re-sent and replaced ones retried while the authorization is unused; instances sharing a key take turns on its nonce through the PostgreSQL ledger (settlement_nonces); test: two instances, one key, 44 proofs)
     assert.equal(await sandbox.balanceOf(buyer.address), balanceBefore);
   });
 

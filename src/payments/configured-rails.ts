@@ -10,10 +10,13 @@ import type { PaymentRail } from './rails.ts';
 import { LocalEvmFacilitator } from './facilitators/local-evm.ts';
 import { RemoteFacilitator } from './facilitators/remote.ts';
 import { createLocalSvmFacilitator } from './facilitators/local-svm-factory.ts';
+import type { PendingCount } from './facilitators/nonce-allocator.ts';
+import type { Ledger } from '../store/ledger.ts';
+import { privateKeyToAccount } from 'viem/accounts';
 
 type Env = Record<string, string | undefined>;
 
-function facilitatorFor(network: Network, settings: NetworkConfig, asset: string, config: Config, env: Env): Facilitator {
+function facilitatorFor(network: Network, settings: NetworkConfig, asset: string, config: Config, env: Env, ledger?: () => Ledger | undefined): Facilitator {
   const f = settings.facilitator;
   if (f.type === 'remote') {
     return new RemoteFacilitator({
@@ -26,7 +29,11 @@ function facilitatorFor(network: Network, settings: NetworkConfig, asset: string
   const secret = readSecret(env, f.secretKeyEnv);
   if (network.family === 'evm') {
     if (!/^0x[0-9a-fA-F]{64}$/.test(secret)) throw new ConfigError(`${f.secretKeyEnv} must be a 0x-prefixed 32-byte hex private key`);
+    // a shared ledger coordinates the key's nonces with the other instances that may send with it
+    // (asked at the first send: the ledger opens after the rails are built)
+    const address = privateKeyToAccount(secret as `0x${string}`).address;
     return new LocalEvmFacilitator({
+      nonces: (pendingCount: PendingCount) => ledger?.()?.settlementNonces?.(network.chainId, address, pendingCount),
       network,
       rpcUrl: f.rpcUrl,
       settlementPrivateKey: secret as `0x${string}`,
@@ -42,7 +49,7 @@ function facilitatorFor(network: Network, settings: NetworkConfig, asset: string
  * One rail per configured network. Every secret that is missing or malformed is named in one ConfigError
  * (never its value), so startup stops once with all of them.
  */
-export async function configuredRails(config: Config, env: Env = process.env): Promise<Map<NetworkName, PaymentRail>> {
+export async function configuredRails(config: Config, env: Env = process.env, ledger?: () => Ledger | undefined): Promise<Map<NetworkName, PaymentRail>> {
   const rails = new Map<NetworkName, PaymentRail>();
   const problems: string[] = [];
   for (const [name, settings] of Object.entries(config.networks) as [NetworkName, NetworkConfig][]) {
@@ -50,7 +57,7 @@ export async function configuredRails(config: Config, env: Env = process.env): P
     const asset = settings.asset ?? network.usdc;
     let facilitator: Facilitator;
     try {
-      facilitator = facilitatorFor(network, settings, asset, config, env);
+      facilitator = facilitatorFor(network, settings, asset, config, env, ledger);
     } catch (error) {
       if (!(error instanceof ConfigError)) throw error;
       problems.push(`networks.${name}: ${error.message}`);

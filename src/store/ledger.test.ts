@@ -551,7 +551,7 @@ describe('PostgreSQL migrations', () => {
     await client.connect();
     const { rows } = await client.query<{ version: number }>('SELECT version FROM schema_migrations ORDER BY version');
     await client.end();
-    assert.deepEqual(rows.map((r) => r.version), [1, 2, 3, 4, 5, 6, 7]);
+    assert.deepEqual(rows.map((r) => r.version), [1, 2, 3, 4, 5, 6, 7, 8]);
     await Promise.all(ledgers.map((l) => l.close()));
   });
 
@@ -564,7 +564,7 @@ describe('PostgreSQL migrations', () => {
     const { default: pg } = await import('pg');
     const client = new pg.Client({ connectionString: url });
     await client.connect();
-    await client.query(`DROP TABLE siwx_nonces; DROP TABLE payment_ids; DROP INDEX payments_request_hash; DROP INDEX payments_created;
+    await client.query(`DROP TABLE siwx_nonces; DROP TABLE payment_ids; DROP TABLE settlement_nonces; DROP INDEX payments_request_hash; DROP INDEX payments_created;
       ALTER TABLE payments DROP COLUMN model; ALTER TABLE payments DROP COLUMN settled_amount;
       ALTER TABLE payments DROP COLUMN held_by; ALTER TABLE payments DROP COLUMN held_until; DELETE FROM schema_migrations WHERE version >= 3`);
     await client.end();

@@ -9,6 +9,8 @@
 // several instances). Both make reserve() one atomic statement and hand each pending row to one reconciler at
 // a time through a lease (claimPending).
 
+import type { NonceAllocator, PendingCount } from '../payments/facilitators/nonce-allocator.ts';
+
 export const PAYMENT_STATES = ['reserved', 'verified', 'pending', 'settled', 'failed', 'released'] as const;
 export type PaymentState = (typeof PAYMENT_STATES)[number];
 
@@ -118,6 +120,11 @@ export interface ReservationHolder {
 export const DEFAULT_RESERVATION_LEASE_MS = 10_000;
 
 export interface Ledger {
+  /**
+   * Nonces of a settlement key coordinated through this ledger, for ledgers several instances share
+   * (PostgreSQL); absent when one process owns the ledger and its keys.
+   */
+  settlementNonces?(chainId: number, address: string, pendingCount: PendingCount): NonceAllocator;
   /**
    * Atomically claims the key for this ledger's holder: succeeds for a new key, one whose earlier use moved no
    * funds, or one reserved by a holder whose lease ran out (it died before settlement began).

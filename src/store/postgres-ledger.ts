@@ -21,6 +21,8 @@ import {
 } from './ledger.ts';
 import { randomUUID } from 'node:crypto';
 import { POSTGRES_DIALECT, paymentConditions, payerMatch } from './payment-query.ts';
+import { SETTLEMENT_NONCES_MIGRATION, SharedNonces } from './postgres-nonces.ts';
+import type { NonceAllocator, PendingCount } from '../payments/facilitators/nonce-allocator.ts';
 
 /** Applied in order, each once, in one transaction under an advisory lock (see migrate()). Never edit a shipped one. */
 export const POSTGRES_MIGRATIONS: readonly string[] = [
@@ -60,6 +62,8 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
    ALTER TABLE payments ADD COLUMN held_until timestamptz;`,
   // 7: x402 payment-identifier: each client-chosen id bound to the one payment it first came with
   `CREATE TABLE payment_ids (id text PRIMARY KEY, payload_hash text NOT NULL, created_at timestamptz NOT NULL DEFAULT now());`,
+  // 8: account nonces of settlement keys shared by several instances (src/store/postgres-nonces.ts)
+  SETTLEMENT_NONCES_MIGRATION,
 ];
 
 /** created_at to the microsecond, as ISO text: a page cursor must not lose the precision the column has. */
@@ -379,6 +383,11 @@ export class PostgresLedger implements Ledger {
     // a statement of its own: its snapshot sees the row a concurrent first use committed
     const outcome = await this.pool.query('SELECT payload_hash FROM payment_ids WHERE id = $1', [id]);
     return outcome.rows[0].payload_hash as string;
+  }
+
+  /** The nonces of a settlement key other instances on this database may send with too. */
+  settlementNonces(chainId: number, address: string, pendingCount: PendingCount): NonceAllocator {
+    return new SharedNonces(this.pool, chainId, address, pendingCount);
   }
 
   async close(): Promise<void> {

@@ -1,79 +1,237 @@
-// Sends transactions from one settlement key, one at a time, so concurrent settlements never share a
-// nonce. The hash is known before sending, so a transport failure mid-send is reported as uncertain with
-// that hash, never as a false rejection.
-import { keccak256, type Account, type Address, type Chain, type Hex, type PublicClient, type Transport, type WalletClient } from 'viem';
+// Sends transactions from one settlement key: the short ordered section (nonce, local signing, send) and the
+// watch for the receipt that tells a dropped transaction (sent again, same bytes) from a replaced one (its
+// nonce went to another transaction: the caller decides whether to send its call again).
+// Every facilitator that sends from the same key in this process must use the same EvmSender (evmSender()
+// hands it out per chain and address), and instances sharing a key coordinate through the ledger's
+// NonceAllocator (see nonce-allocator.ts).
+//
+// Nothing but the nonce, the signature and the send runs in the ordered section. Outside it:
+//   - the chain id is the configured network's: never read;
+//   - fees are read at most every FEE_REFRESH_MS, in the background while the cached ones are younger than
+//     FEE_MAX_AGE_MS; maxFeePerGas = 2 x base fee + tip stays above the base fee through six full blocks of
+//     the largest rise EIP-1559 allows (+12.5% a block: 1.125^6 = 2.03), i.e. 12 s on base: the bound;
+//   - the gas limit comes from the caller (the facilitator's simulation, eth_estimateGas, plus a margin).
+import {
+  keccak256,
+  TransactionNotFoundError,
+  TransactionReceiptNotFoundError,
+  type Address,
+  type Chain,
+  type Hex,
+  type PrivateKeyAccount,
+  type PublicClient,
+  type TransactionReceipt,
+  type Transport,
+} from 'viem';
 import { isNodeRejection } from './evm-errors.ts';
+import { ProcessNonces, type NonceAllocator, type NonceUse, type PendingCount } from './nonce-allocator.ts';
+
+export const FEE_REFRESH_MS = 2_000;
+export const FEE_MAX_AGE_MS = 10_000;
+
+export interface Fees {
+  maxFeePerGas: bigint;
+  maxPriorityFeePerGas: bigint;
+}
 
 export interface TransactionRequest {
   to: Address;
   data?: Hex;
   value?: bigint;
+  /** the gas limit; estimated (outside the ordered section) when absent */
   gas?: bigint;
 }
 
 export type SendResult =
-  /** the node accepted it */
-  | { status: 'broadcast'; transaction: Hex }
+  /** the node accepted it (or already had it): it may be mined */
+  | { status: 'broadcast'; transaction: Hex; nonce: number; raw: Hex }
   /** certainly not sent: it could not be prepared (e.g. gas estimation reverted), or the node refused it */
   | { status: 'rejected'; error: unknown }
-  /** it may have reached the node */
+  /** the send failed in a way that leaves open whether the node got it */
   | { status: 'uncertain'; transaction: Hex; error: unknown };
 
+/** What a facilitator needs to send from a settlement key (EvmSender; a test may stand in). */
 export interface TransactionSender {
   readonly address: Address;
   send(request: TransactionRequest): Promise<SendResult>;
 }
 
-export class SerialTransactionSender implements TransactionSender {
-  readonly #public: PublicClient<Transport, Chain>;
-  readonly #wallet: WalletClient<Transport, Chain, Account>;
-  #queue: Promise<unknown> = Promise.resolve();
-  #nextNonce: number | undefined;
+export type WatchResult =
+  | { status: 'mined'; receipt: TransactionReceipt }
+  /** its nonce was used by another transaction: it can never be mined */
+  | { status: 'replaced' }
+  | { status: 'timeout' };
 
-  constructor(publicClient: PublicClient<Transport, Chain>, wallet: WalletClient<Transport, Chain, Account>) {
-    this.#public = publicClient;
-    this.#wallet = wallet;
+/** Polls between checks that the node still has the transaction (dropped or replaced). */
+const HEALTH_CHECK_EVERY_MS = 1_000;
+
+/** A nonce is stale ("too low"): someone else used it; anything else a node says about a nonce is not that. */
+const STALE_NONCE = /nonce too low|nonce has already been used|already known|replacement transaction underpriced|NONCE_EXPIRED/i;
+
+export interface EvmSenderOptions {
+  client: PublicClient<Transport, Chain>;
+  account: PrivateKeyAccount;
+  chainId: number;
+  /**
+   * the key's nonce allocator when other instances send with it too (the ledger's), asked at the first send;
+   * undefined (or absent): this process only
+   */
+  nonces?: (pendingCount: PendingCount) => NonceAllocator | undefined;
+}
+
+export class EvmSender implements TransactionSender {
+  readonly account: PrivateKeyAccount;
+  readonly #client: PublicClient<Transport, Chain>;
+  readonly #chainId: number;
+  readonly #nonceSource: EvmSenderOptions['nonces'];
+  #nonceAllocator: NonceAllocator | undefined;
+  #fees: { value: Fees; at: number } | undefined;
+  #feesLoading: Promise<Fees> | undefined;
+
+  constructor(options: EvmSenderOptions) {
+    this.#client = options.client;
+    this.account = options.account;
+    this.#chainId = options.chainId;
+    this.#nonceSource = options.nonces;
+  }
+
+  /** Made at the first send: a shared ledger may be opened after the facilitators are built. */
+  get #nonces(): NonceAllocator {
+    const pendingCount = () => this.pendingCount();
+    return (this.#nonceAllocator ??= this.#nonceSource?.(pendingCount) ?? new ProcessNonces(pendingCount));
   }
 
   get address(): Address {
-    return this.#wallet.account.address;
+    return this.account.address;
   }
 
-  send(request: TransactionRequest): Promise<SendResult> {
-    const run = () => this.#sendNow(request);
-    const result = this.#queue.then(run, run);
-    this.#queue = result.catch(() => undefined);
-    return result;
+  /** The key's first unused nonce, counting transactions the node holds but has not mined. */
+  pendingCount(): Promise<number> {
+    return this.#client.getTransactionCount({ address: this.account.address, blockTag: 'pending' });
   }
 
-  async #sendNow(request: TransactionRequest): Promise<SendResult> {
-    let serialized: Hex;
-    let nonce: number;
+  /** Signs and sends `call` with the key's next nonce. The hash is known before the send, so a transport
+   *  failure mid-send is 'unknown' with that hash, never a false 'failed'. */
+  async send(request: TransactionRequest): Promise<SendResult> {
+    let fees: Fees;
+    let gas: bigint;
     try {
-      const pending = await this.#public.getTransactionCount({ address: this.address, blockTag: 'pending' });
-      nonce = Math.max(pending, this.#nextNonce ?? 0);
-      const prepared = await this.#wallet.prepareTransactionRequest({ ...request, nonce });
-      serialized = await this.#wallet.signTransaction(prepared);
+      [fees, gas] = await Promise.all([
+        this.fees(),
+        request.gas ?? this.#client.estimateGas({ account: this.account, to: request.to, data: request.data, value: request.value }),
+      ]);
     } catch (error) {
       return { status: 'rejected', error };
     }
-    const transaction = keccak256(serialized);
-    try {
-      await this.#public.sendRawTransaction({ serializedTransaction: serialized });
-      this.#nextNonce = nonce + 1;
-      return { status: 'broadcast', transaction };
-    } catch (error) {
-      // Trust our own eyes over the error: if the node has the transaction, it was broadcast.
-      const known = await this.#public.getTransaction({ hash: transaction }).then(
-        () => true,
-        () => false,
-      );
-      if (known) {
-        this.#nextNonce = nonce + 1;
-        return { status: 'broadcast', transaction };
+    const call = { to: request.to, data: request.data, value: request.value ?? 0n, gas };
+    return this.#nonces.withNextNonce(async (nonce): Promise<NonceUse<SendResult>> => {
+      let raw: Hex;
+      try {
+        raw = await this.account.signTransaction({ type: 'eip1559', chainId: this.#chainId, nonce, ...call, ...fees });
+      } catch (error) {
+        return { spent: false, value: { status: 'rejected', error } };
       }
-      this.#nextNonce = undefined; // re-read the nonce from the chain next time
-      return isNodeRejection(error) ? { status: 'rejected', error } : { status: 'uncertain', transaction, error };
+      const transaction = keccak256(raw);
+      try {
+        await this.#client.sendRawTransaction({ serializedTransaction: raw });
+        return { spent: true, value: { status: 'broadcast', transaction, nonce, raw } };
+      } catch (error) {
+        // Trust our own eyes over the error: if the node has the transaction, it was broadcast.
+        if (await this.#known(transaction)) return { spent: true, value: { status: 'broadcast', transaction, nonce, raw } };
+        if (isNodeRejection(error)) {
+          return { spent: false, stale: STALE_NONCE.test(errorText(error)), value: { status: 'rejected', error } };
+        }
+        // Not known to the node now: the nonce goes to the next call. Should this one still arrive, only one
+        // of the two is mined, and the other's watch sees it replaced.
+        return { spent: false, value: { status: 'uncertain', transaction, error } };
+      }
+    });
+  }
+
+  /**
+   * Waits until `sent` is mined, replaced, or `timeoutMs` passes. Every HEALTH_CHECK_EVERY_MS without a
+   * receipt it asks the node for the transaction: gone and its nonce unused means dropped (sent again, the
+   * same bytes: the same hash, never a second payment); gone and its nonce used means replaced.
+   */
+  async watch(sent: { transaction: Hex; nonce: number; raw: Hex }, timeoutMs: number, pollingIntervalMs: number): Promise<WatchResult> {
+    const deadline = Date.now() + timeoutMs;
+    let nextHealthCheck = Date.now() + HEALTH_CHECK_EVERY_MS;
+    for (;;) {
+      const receipt = await this.#receipt(sent.transaction);
+      if (receipt) return { status: 'mined', receipt };
+      if (Date.now() >= deadline) return { status: 'timeout' };
+      if (Date.now() >= nextHealthCheck) {
+        nextHealthCheck = Date.now() + HEALTH_CHECK_EVERY_MS;
+        if (!(await this.#known(sent.transaction))) {
+          const mined = await this.#client.getTransactionCount({ address: this.account.address, blockTag: 'latest' }).catch(() => undefined);
+          if (mined !== undefined && mined > sent.nonce) {
+            // mined just now, or its nonce went elsewhere: the receipt tells which
+            const late = await this.#receipt(sent.transaction);
+            return late ? { status: 'mined', receipt: late } : { status: 'replaced' };
+          }
+          await this.#client.sendRawTransaction({ serializedTransaction: sent.raw }).catch(() => undefined);
+        }
+      }
+      await new Promise((resolve) => setTimeout(resolve, pollingIntervalMs));
     }
   }
+
+  /** Fees for a transaction sent now, within the bound stated at the top of this file. */
+  fees(): Promise<Fees> {
+    const age = this.#fees ? Date.now() - this.#fees.at : Infinity;
+    if (age > FEE_REFRESH_MS && !this.#feesLoading) {
+      this.#feesLoading = this.#readFees().finally(() => (this.#feesLoading = undefined));
+      this.#feesLoading.catch(() => undefined); // a background refresh's failure shows on the next read
+    }
+    if (this.#fees && age <= FEE_MAX_AGE_MS) return Promise.resolve(this.#fees.value);
+    return this.#feesLoading!;
+  }
+
+  async #readFees(): Promise<Fees> {
+    const [block, tip] = await Promise.all([this.#client.getBlock({ blockTag: 'latest' }), this.#client.estimateMaxPriorityFeePerGas()]);
+    const baseFee = block.baseFeePerGas ?? 0n;
+    const value = { maxFeePerGas: baseFee * 2n + tip, maxPriorityFeePerGas: tip };
+    this.#fees = { value, at: Date.now() };
+    return value;
+  }
+
+  async #receipt(hash: Hex): Promise<TransactionReceipt | undefined> {
+    try {
+      return await this.#client.getTransactionReceipt({ hash });
+    } catch (error) {
+      if (error instanceof TransactionReceiptNotFoundError) return undefined;
+      return undefined; // a failed poll: the next one tries again
+    }
+  }
+
+  async #known(hash: Hex): Promise<boolean> {
+    try {
+      await this.#client.getTransaction({ hash });
+      return true;
+    } catch (error) {
+      if (!(error instanceof TransactionNotFoundError)) return true; // cannot tell: assume it is there
+      return false;
+    }
+  }
+}
+
+function errorText(error: unknown): string {
+  if (error instanceof Error) return `${error.message} ${'details' in error ? String(error.details) : ''}`;
+  return String(error);
+}
+
+const senders = new Map<string, EvmSender>();
+
+/**
+ * The one sender of `account` on chain `chainId` in this process; the first caller's client and nonce
+ * allocator are kept. Facilitators that send from the same key (exact, upto) must get theirs here.
+ */
+export function evmSender(options: EvmSenderOptions): EvmSender {
+  const key = `${options.chainId}:${options.account.address.toLowerCase()}:${options.client.transport.url ?? ''}`;
+  let sender = senders.get(key);
+  if (!sender) {
+    sender = new EvmSender(options);
+    senders.set(key, sender);
+  }
+  return sender;
 }

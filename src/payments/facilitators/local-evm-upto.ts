@@ -45,7 +45,7 @@ import {
 } from '../../x402/upto.ts';
 import type { SettleOutcome, VerifyResult } from '../facilitator.ts';
 import { isRevert, revertString, shortMessage } from './evm-errors.ts';
-import { SerialTransactionSender, type TransactionSender } from './evm-sender.ts';
+import { evmSender, type TransactionSender } from './evm-sender.ts';
 
 /** The proxy's ABI plus the errors that bubble up from Permit2 through it, so reverts decode by name. */
 const proxyAbi = [
@@ -144,8 +144,8 @@ export class LocalEvmUptoFacilitator {
     });
     const transport = http(options.rpcUrl);
     this.#public = createPublicClient({ chain, transport, pollingInterval: this.#pollingIntervalMs });
-    this.#sender =
-      options.sender ?? new SerialTransactionSender(this.#public, createWalletClient({ chain, transport, account: this.#account }));
+    // the key's one sender in this process (evmSender), so upto and exact settlements never share a nonce
+    this.#sender = options.sender ?? evmSender({ client: this.#public, account: this.#account, chainId: options.network.chainId });
     if (!isAddressEqual(this.#sender.address, this.#account.address)) throw new Error('the sender must send from the settlement key');
   }
 

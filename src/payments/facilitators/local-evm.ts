@@ -3,23 +3,19 @@
 // signature is recovered locally, and a simulated transferWithAuthorization covers the rest.
 import {
   createPublicClient,
-  createWalletClient,
   defineChain,
   encodeFunctionData,
   http,
   isAddress,
   parseAbiItem,
   isAddressEqual,
-  keccak256,
   parseSignature,
   recoverTypedDataAddress,
   TransactionReceiptNotFoundError,
-  WaitForTransactionReceiptTimeoutError,
   type Address,
   type Hex,
   type PrivateKeyAccount,
   type PublicClient,
-  type WalletClient,
   type Chain,
   type Transport,
 } from 'viem';
@@ -31,7 +27,9 @@ import type { Facilitator, SettleOutcome, VerifyResult } from '../facilitator.ts
 import { eip3009Abi, transferWithAuthorizationTypes } from './eip3009-abi.ts';
 
 const authorizationUsedEvent = parseAbiItem('event AuthorizationUsed(address indexed authorizer, bytes32 indexed nonce)');
-import { isNodeRejection, isRevert, reasonForRevert, shortMessage } from './evm-errors.ts';
+import { isRevert, reasonForRevert, shortMessage } from './evm-errors.ts';
+import { evmSender, type EvmSender } from './evm-sender.ts';
+import type { NonceAllocator, PendingCount } from './nonce-allocator.ts';
 
 export interface LocalEvmFacilitatorOptions {
   network: EvmNetwork;
@@ -48,7 +46,16 @@ export interface LocalEvmFacilitatorOptions {
   pollingIntervalMs?: number;
   /** unix time in seconds; injectable for tests */
   now?: () => number;
+  /** the settlement key's nonces when other instances send with it too (the shared ledger's) */
+  nonces?: (pendingCount: PendingCount) => NonceAllocator | undefined;
 }
+
+/** settle() trusts a verify() of the same payload object by this process this recently (see settle()). */
+const VERIFIED_REUSE_MS = 60_000;
+/** Gas limit = the simulation's estimate plus a quarter: storage the transfer touches may be colder by then. */
+const GAS_MARGIN_PERCENT = 125n;
+/** A replaced settlement (its nonce went to another transaction) is sent again at most this many times. */
+const MAX_REPLACED_RETRIES = 2;
 
 /** x402 clients sign validBefore = now + maxTimeoutSeconds; we need this much of it left to settle. */
 const MIN_SECONDS_LEFT = 6n;
@@ -65,9 +72,10 @@ interface Authorization {
   signature: Hex;
 }
 
-type Checked = { ok: true; auth: Authorization } | { ok: false; result: VerifyResult & { isValid: false } };
+type Checked = { ok: true; auth: Authorization; gas: bigint } | { ok: false; result: VerifyResult & { isValid: false } };
+type CheckedOffChain = { ok: true; auth: Authorization } | { ok: false; result: VerifyResult & { isValid: false } };
 
-const invalid = (invalidReason: string, payer?: string): Checked => ({
+const invalid = (invalidReason: string, payer?: string): { ok: false; result: VerifyResult & { isValid: false } } => ({
   ok: false,
   result: payer === undefined ? { isValid: false, invalidReason } : { isValid: false, invalidReason, payer },
 });
@@ -81,10 +89,9 @@ export class LocalEvmFacilitator implements Facilitator {
   readonly #now: () => number;
   readonly #account: PrivateKeyAccount;
   readonly #public: PublicClient<Transport, Chain>;
-  readonly #wallet: WalletClient<Transport, Chain, PrivateKeyAccount>;
-  /** settlements are signed one at a time so concurrent ones never share a nonce */
-  #sending: Promise<unknown> = Promise.resolve();
-  #nextNonce: number | undefined;
+  readonly #sender: EvmSender;
+  /** gas estimates of payloads this process verified, and when (settle() skips a fresh re-verification) */
+  readonly #verified = new WeakMap<PaymentProof, { gas: bigint; at: number }>();
 
   constructor(options: LocalEvmFacilitatorOptions) {
     if (!isAddress(options.asset, { strict: false })) throw new Error(`invalid asset address ${options.asset}`);
@@ -103,7 +110,7 @@ export class LocalEvmFacilitator implements Facilitator {
     });
     const transport = http(options.rpcUrl);
     this.#public = createPublicClient({ chain, transport, pollingInterval: this.#pollingIntervalMs });
-    this.#wallet = createWalletClient({ chain, transport, account: this.#account });
+    this.#sender = evmSender({ client: this.#public, account: this.#account, chainId: options.network.chainId, nonces: options.nonces });
   }
 
   /** The address that sends settlements and pays their gas. */
@@ -127,37 +134,69 @@ export class LocalEvmFacilitator implements Facilitator {
 
   async verify(proof: PaymentProof, requirement: PaymentRequirement): Promise<VerifyResult> {
     const checked = await this.#verify(proof, requirement);
-    return checked.ok ? { isValid: true, payer: checked.auth.from } : checked.result;
+    if (!checked.ok) return checked.result;
+    this.#verified.set(proof, { gas: checked.gas, at: Date.now() });
+    return { isValid: true, payer: checked.auth.from };
   }
 
   async settle(proof: PaymentProof, requirement: PaymentRequirement): Promise<SettleOutcome> {
-    // Re-verified here: settle must never trust that verify ran, and the simulation it ends with
-    // turns a doomed transaction (already used nonce, expired) into a failure that costs no gas.
-    const checked = await this.#verify(proof, requirement);
+    // settle() never trusts that verify() ran: a proof this process did not verify in the last
+    // VERIFIED_REUSE_MS (the reconciler's, another caller's) is verified in full, simulation included, so a
+    // doomed transaction costs no gas. One it did verify keeps that verification: the off-chain checks run
+    // again (cheap, and the clock has moved), the signature recovery and the simulation do not. What can
+    // change in between (the payer spends the balance or uses the authorization elsewhere) makes the
+    // transaction revert: a 'failed' settlement, nothing served, some gas spent; never a false 'settled'.
+    const recent = this.#verified.get(proof);
+    const checked: Checked =
+      recent && Date.now() - recent.at <= VERIFIED_REUSE_MS
+        ? await this.#checkOffChain(proof, requirement, { signature: false }).then((c) => (c.ok ? { ...c, gas: recent.gas } : c))
+        : await this.#verify(proof, requirement);
     if (!checked.ok) {
       const { invalidReason: reason, payer } = checked.result;
       return payer === undefined ? { status: 'failed', reason } : { status: 'failed', reason, payer };
     }
-    const auth = checked.auth;
+    return this.#settleAuthorization(checked.auth, checked.gas);
+  }
 
-    const sent = await this.#send(auth);
-    if (sent.status !== 'broadcast') return sent;
-
-    try {
-      const receipt = await this.#public.waitForTransactionReceipt({
-        hash: sent.transaction,
-        timeout: this.#receiptTimeoutMs,
-        pollingInterval: this.#pollingIntervalMs,
-      });
-      return receipt.status === 'success'
-        ? { status: 'settled', transaction: sent.transaction, payer: auth.from }
-        : { status: 'failed', reason: 'invalid_transaction_state', payer: auth.from, transaction: sent.transaction };
-    } catch (error) {
+  /** Sends the transfer and waits for its receipt; a replaced transaction is sent again while the authorization is unused. */
+  async #settleAuthorization(auth: Authorization, gas: bigint): Promise<SettleOutcome> {
+    const payer = auth.from;
+    const deadline = Date.now() + this.#receiptTimeoutMs;
+    const call = {
+      to: this.#asset,
+      data: encodeFunctionData({ abi: eip3009Abi, functionName: 'transferWithAuthorization', args: transferArgs(auth) }),
+      gas: (gas * GAS_MARGIN_PERCENT) / 100n,
+    };
+    for (let attempt = 0; ; attempt++) {
+      const sent = await this.#sender.send(call);
+      if (sent.status === 'rejected') {
+        // Nothing left this process, or the node refused it: a certain failure.
+        const reason = isRevert(sent.error) ? reasonForRevert(sent.error, 'settlement_rejected') : 'settlement_rejected';
+        return { status: 'failed', reason, payer };
+      }
+      if (sent.status === 'uncertain') {
+        return { status: 'unknown', reason: `broadcast_uncertain: ${shortMessage(sent.error)}`, payer, transaction: sent.transaction };
+      }
+      const watched = await this.#sender.watch(sent, Math.max(0, deadline - Date.now()), this.#pollingIntervalMs);
+      if (watched.status === 'mined') {
+        return watched.receipt.status === 'success'
+          ? { status: 'settled', transaction: sent.transaction, payer }
+          : { status: 'failed', reason: 'invalid_transaction_state', payer, transaction: sent.transaction };
+      }
       // Broadcast but unconfirmed: it may still land, so this is never reported as a failure.
-      const reason =
-        error instanceof WaitForTransactionReceiptTimeoutError ? 'settlement_receipt_timeout' : 'settlement_receipt_unavailable';
-      return { status: 'unknown', reason, payer: auth.from, transaction: sent.transaction };
+      if (watched.status === 'timeout') return { status: 'unknown', reason: 'settlement_receipt_timeout', payer, transaction: sent.transaction };
+      // Replaced: ours can never be mined. If the authorization was used anyway (by another transaction),
+      // it is settled; if not, it is sent again with a new nonce (the token lets it through once at most).
+      const used = await this.#authorizationUsed(auth).catch(() => undefined);
+      if (used === true) return { status: 'settled', transaction: await this.#settlingTransaction(auth.from, auth.nonce), payer };
+      if (used === undefined || attempt >= MAX_REPLACED_RETRIES || Date.now() >= deadline) {
+        return { status: 'unknown', reason: 'settlement_replaced', payer, transaction: sent.transaction };
+      }
     }
+  }
+
+  #authorizationUsed(auth: Authorization): Promise<boolean> {
+    return this.#public.readContract({ address: this.#asset, abi: eip3009Abi, functionName: 'authorizationState', args: [auth.from, auth.nonce] });
   }
 
   /** The transaction that consumed an authorization, from the token's AuthorizationUsed event. */
@@ -227,7 +266,7 @@ export class LocalEvmFacilitator implements Facilitator {
     }
   }
 
-  async #checkOffChain(proof: PaymentProof, requirement: PaymentRequirement): Promise<Checked> {
+  async #checkOffChain(proof: PaymentProof, requirement: PaymentRequirement, options = { signature: true }): Promise<CheckedOffChain> {
     if (proof.scheme !== 'exact' || requirement.scheme !== 'exact') return invalid('invalid_scheme');
     if (proof.network !== requirement.network || requirement.network !== this.#network.name) {
       return invalid('invalid_network');
@@ -269,7 +308,7 @@ export class LocalEvmFacilitator implements Facilitator {
       nonce: a.nonce as Hex,
       signature: signature as Hex,
     };
-    if (!(await this.#signedByPayer(auth))) return invalid('invalid_exact_evm_payload_signature', payer);
+    if (options.signature && !(await this.#signedByPayer(auth))) return invalid('invalid_exact_evm_payload_signature', payer);
     return { ok: true, auth };
   }
 
@@ -292,80 +331,26 @@ export class LocalEvmFacilitator implements Facilitator {
     }
   }
 
+  /**
+   * One chain call: eth_estimateGas of the very transfer settle() sends, from our settlement account. It
+   * simulates the transfer (a revert's string names the reason: a used authorization, too little balance,
+   * a bad signature, an expired window, a blacklisted or paused token), and its gas is the settlement's
+   * limit. No separate authorizationState or balanceOf reads: the revert strings tell the same.
+   */
   async #checkOnChain(auth: Authorization): Promise<Checked> {
-    const [used, balance] = await Promise.all([
-      this.#public.readContract({
-        address: this.#asset,
-        abi: eip3009Abi,
-        functionName: 'authorizationState',
-        args: [auth.from, auth.nonce],
-      }),
-      this.#public.readContract({ address: this.#asset, abi: eip3009Abi, functionName: 'balanceOf', args: [auth.from] }),
-    ]);
-    if (used) return invalid('nonce_already_used', auth.from);
-    if (balance < auth.value) return invalid('insufficient_funds', auth.from);
     try {
-      await this.#public.simulateContract({
+      const gas = await this.#public.estimateContractGas({
         account: this.#account,
         address: this.#asset,
         abi: eip3009Abi,
         functionName: 'transferWithAuthorization',
         args: transferArgs(auth),
       });
+      return { ok: true, auth, gas };
     } catch (error) {
       if (!isRevert(error)) throw error;
       return invalid(reasonForRevert(error, 'transaction_simulation_failed'), auth.from);
     }
-    return { ok: true, auth };
-  }
-
-  /**
-   * Signs and broadcasts transferWithAuthorization. The hash is known before sending, so a
-   * transport failure mid-send becomes 'unknown' with that hash, never a false 'failed'.
-   */
-  #send(auth: Authorization): Promise<{ status: 'broadcast'; transaction: Hex } | SettleOutcome> {
-    const run = async (): Promise<{ status: 'broadcast'; transaction: Hex } | SettleOutcome> => {
-      let serialized: Hex;
-      let nonce: number;
-      try {
-        const pending = await this.#public.getTransactionCount({ address: this.#account.address, blockTag: 'pending' });
-        nonce = Math.max(pending, this.#nextNonce ?? 0);
-        const request = await this.#wallet.prepareTransactionRequest({
-          to: this.#asset,
-          data: encodeFunctionData({ abi: eip3009Abi, functionName: 'transferWithAuthorization', args: transferArgs(auth) }),
-          nonce,
-        });
-        serialized = await this.#wallet.signTransaction(request);
-      } catch (error) {
-        // Nothing left this process: a certain failure.
-        const reason = isRevert(error) ? reasonForRevert(error, 'invalid_transaction_state') : 'unexpected_settle_error';
-        return { status: 'failed', reason, payer: auth.from };
-      }
-      const transaction = keccak256(serialized);
-      try {
-        await this.#public.sendRawTransaction({ serializedTransaction: serialized });
-        this.#nextNonce = nonce + 1;
-        return { status: 'broadcast', transaction };
-      } catch (error) {
-        // Trust our own eyes over the error: if the node has the transaction, it was broadcast.
-        const known = await this.#public.getTransaction({ hash: transaction }).then(
-          () => true,
-          () => false,
-        );
-        if (known) {
-          this.#nextNonce = nonce + 1;
-          return { status: 'broadcast', transaction };
-        }
-        this.#nextNonce = undefined; // re-read the nonce from the chain next time
-        if (isNodeRejection(error)) {
-          return { status: 'failed', reason: reasonForRevert(error, 'settlement_rejected'), payer: auth.from };
-        }
-        return { status: 'unknown', reason: `broadcast_uncertain: ${shortMessage(error)}`, payer: auth.from, transaction };
-      }
-    };
-    const result = this.#sending.then(run, run);
-    this.#sending = result.catch(() => undefined);
-    return result;
   }
 }
 
