@@ -12,7 +12,10 @@
 //   (f) what the gateway adds to a chat completion over calling the same local OpenAI-compatible upstream
 //       directly: one call at a time, direct and through the gateway interleaved; payment excluded (the gate
 //       runs the work at once), and paid on the sandbox chain with the gate's time taken per call and
-//       subtracted (bench/upstream-overhead.ts).
+//       subtracted (bench/upstream-overhead.ts);
+//   (g) paid image calls on base beside the official x402 stack (@x402/hono middleware + the in-process
+//       @x402/core/@x402/evm facilitator) on the same sandbox anvil, rounds interleaved, and the unpaid 402 of
+//       both (bench/peer-compare.ts; alone: node bench/peer.ts).
 // The gateway (sandbox chains for base and solana), the bare server and the in-process measurements each
 // run in their own child process; this process only generates load. Settings (env): BENCH_SECONDS (5),
 // BENCH_WARMUP_SECONDS (1), BENCH_CONNECTIONS (50), BENCH_ROUNDS (5: (a) and (c) take turns, BENCH_SECONDS / BENCH_ROUNDS
@@ -29,6 +32,7 @@ import { alternatingLoad, jsonRequest, newAgent, send, timedLoad, type LatencySt
 import { paidHeaders, type PaymentRequired } from './sign.ts';
 import { evmPayer, solanaPayer } from './payers.ts';
 import { paidThroughput, type PaidRun } from './paid-load.ts';
+import { compareWithOfficial, formatComparison } from './peer-compare.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const num = (name: string, fallback: number): number => {
@@ -48,6 +52,7 @@ const settings = {
   overheadPaidIterations: num('BENCH_OVERHEAD_PAID_ITERATIONS', 300),
 };
 const TARGET_RATIO = 0.5;
+const TARGET_PEER_RATIO = 1.0;
 const TARGET_P99_MS = 10;
 const TARGET_ADDED_P50_MS = 1;
 
@@ -348,6 +353,15 @@ async function main(): Promise<void> {
         });
       }
     }
+    // (g) the same paid image call through the official x402 stack, rounds interleaved with the gateway's.
+    log(`(g) paid images vs the official @x402/hono middleware: ${settings.paidRequests} calls each, ${settings.rounds} interleaved rounds…`);
+    const peer = await compareWithOfficial(gateway.url, {
+      call: BODIES.images,
+      requests: settings.paidRequests,
+      concurrency: settings.paidConcurrency,
+      rounds: settings.rounds,
+      unpaid: { connections: settings.connections, seconds: settings.seconds, warmupSeconds: settings.warmupSeconds },
+    });
     await gateway.stop();
 
     // (e) the gate's own overhead, in-process in a fresh child.
@@ -505,10 +519,23 @@ async function main(): Promise<void> {
     );
     out.push('');
 
+    out.push(...formatComparison(peer));
+    out.push('');
+
     const names = Object.keys(unpaid) as EndpointName[];
     const ratioMet = names.every((n) => unpaid[n]!.ratio >= TARGET_RATIO);
     const p99Met = names.every((n) => unpaid[n]!.gateway.p99 < TARGET_P99_MS);
     const targets = [
+      {
+        target: `paid image calls on base >= ${TARGET_PEER_RATIO}x the official @x402/hono middleware, same run`,
+        met: peer.paid.ratio >= TARGET_PEER_RATIO,
+        detail: `${f(peer.paid.gateway.rps, 1)} vs ${f(peer.paid.official.rps, 1)} req/s = ${f(peer.paid.ratio, 2)}x; p50 ${f(peer.paid.gateway.latency.p50, 1)} vs ${f(peer.paid.official.latency.p50, 1)} ms, p99 ${f(peer.paid.gateway.latency.p99, 1)} vs ${f(peer.paid.official.latency.p99, 1)} ms`,
+      },
+      {
+        target: `unpaid 402 of the image call >= ${TARGET_PEER_RATIO}x the official middleware`,
+        met: peer.unpaid.ratio >= TARGET_PEER_RATIO,
+        detail: `${f(peer.unpaid.gateway.rps, 0)} vs ${f(peer.unpaid.official.rps, 0)} req/s = ${f(peer.unpaid.ratio, 2)}x`,
+      },
       {
         target: `402 path >= ${TARGET_RATIO}x bare node:http throughput`,
         met: ratioMet,
@@ -546,6 +573,7 @@ async function main(): Promise<void> {
       engines,
       paid,
       unpaidSameConcurrency: unpaidSame,
+      peer,
       gate,
       overhead,
       targets,

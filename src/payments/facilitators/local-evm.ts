@@ -29,6 +29,7 @@ import { eip3009Abi, transferWithAuthorizationTypes } from './eip3009-abi.ts';
 const authorizationUsedEvent = parseAbiItem('event AuthorizationUsed(address indexed authorizer, bytes32 indexed nonce)');
 import { isRevert, reasonForRevert, shortMessage } from './evm-errors.ts';
 import { evmSender, type EvmSender } from './evm-sender.ts';
+import { rpcFetch } from './rpc-fetch.ts';
 import type { NonceAllocator, PendingCount } from './nonce-allocator.ts';
 
 export interface LocalEvmFacilitatorOptions {
@@ -108,7 +109,8 @@ export class LocalEvmFacilitator implements Facilitator {
       nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
       rpcUrls: { default: { http: [options.rpcUrl] } },
     });
-    const transport = http(options.rpcUrl);
+    // JSON-RPC over pooled keep-alive node:http connections, as the upstream AI calls go (rpc-fetch.ts)
+    const transport = http(options.rpcUrl, { fetchFn: rpcFetch });
     this.#public = createPublicClient({ chain, transport, pollingInterval: this.#pollingIntervalMs });
     this.#sender = evmSender({ client: this.#public, account: this.#account, chainId: options.network.chainId, nonces: options.nonces });
   }
