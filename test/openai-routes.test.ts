@@ -125,6 +125,13 @@ describe('GET /v1/models', () => {
     const one = await openaiClient(fetch).models.retrieve(LOCAL_CHAT);
     assert.equal(one.id, LOCAL_CHAT);
   });
+
+  test('the /v1 routes and the chat event streams are in the OpenAPI document', async () => {
+    const document = (await (await fetch(`${service.url}/openapi.json`)).json()) as { paths: Record<string, any> };
+    for (const path of ['/v1/chat/completions', '/v1/images/generations', '/v1/audio/speech', '/v1/models']) assert.ok(document.paths[path], path);
+    assert.ok(document.paths['/v1/chat/completions'].post.responses['200'].content['text/event-stream']);
+    assert.ok(document.paths['/api/v1/ai/chat'].post.responses['200'].content['text/event-stream']);
+  });
 });
 
 describe('the 402 is the x402 one', () => {

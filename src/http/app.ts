@@ -21,6 +21,7 @@ import { CHARGE_HEADERS, endpointContext, respondPaid } from './paid-route.ts';
 import { requestOrigin } from './origin.ts';
 import { requestHash } from './canonical-json.ts';
 import { openaiRoutes } from '../api/openai/routes.ts';
+import { withOpenAIRoutes } from '../api/openai/openapi.ts';
 import { bodyFieldsOf, openApiDocument } from './openapi.ts';
 import { docsRoutes } from './docs-page.ts';
 import { withPrices } from './openapi-prices.ts';
@@ -93,7 +94,7 @@ export function createApp(deps: AppDeps): Hono {
   app.route('/', openaiRoutes(deps, log));
 
   const discovery = { config, endpoints: deps.endpoints, catalog: deps.catalog, networks: gate.enabledNetworks };
-  const openapi = withPrices(openApiDocument(deps.endpoints, paymentInfoByPath(discovery)), deps.endpoints, deps.catalog);
+  const openapi = withOpenAIRoutes(withPrices(openApiDocument(deps.endpoints, paymentInfoByPath(discovery)), deps.endpoints, deps.catalog));
   app.get('/openapi.json', (c) => c.json(openapi));
   app.route('/', docsRoutes(openapi, { playground: config.sandbox.enabled }));
   app.get('/', (c) => c.redirect('/docs'));
