@@ -27,6 +27,7 @@ import { ttsEndpoint } from './api/tts.ts';
 import { createApp } from './http/app.ts';
 import { answerParserErrors } from './http/parser-errors.ts';
 import { HttpMetrics } from './http/metrics.ts';
+import { BACKLOG_CAP, PaymentMetrics } from './payments/payment-metrics.ts';
 import { checkReadiness } from './http/readiness-checks.ts';
 import { startSandbox, type Sandbox } from './sandbox/sandbox.ts';
 import { playgroundRoutes } from './playground/routes.ts';
@@ -86,12 +87,13 @@ export async function startService(config: Config, options: { log?: Logger } = {
 
   const catalog = new ModelCatalog(config.models, config.defaults);
   const providers = new ProviderRegistry(config, createLocalEngines(config));
-  const gate = new PaymentGate({ rails, ledger, media, log });
+  const metrics = new HttpMetrics();
+  const observe = new PaymentMetrics(metrics.registry, async () => (await ledger.listPending(BACKLOG_CAP)).length);
+  const gate = new PaymentGate({ rails, ledger, media, log, observe });
   const reconciler = new Reconciler(
-    { ledger, rails, media, log },
+    { ledger, rails, media, log, observe },
     { abandonedAfterMs: config.abandonedAfterMs, leaseMs: config.reconcileLeaseMs, settlingGraceMs: config.settlingGraceMs },
   );
-  const metrics = new HttpMetrics();
   const app = createApp({
     config,
     log,

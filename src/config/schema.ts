@@ -276,6 +276,14 @@ export const configSchema = z
       .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name')
       .default('ADMIN_TOKEN'),
     /**
+     * name of the environment variable (or NAME_FILE) holding the bearer token that GET /metrics then requires.
+     * Unset or empty: /metrics is open (keep it off the public network).
+     */
+    metricsTokenEnv: z
+      .string()
+      .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name')
+      .default('METRICS_TOKEN'),
+    /**
      * How catalogues name and file this service: x402 v2 `resource.serviceName` and `tags` (bazaar rules: printable
      * ASCII, a name of at most 32 characters, at most 5 tags of at most 32), the description of /.well-known/x402 and
      * /llms.txt. Kept short: it travels in every PAYMENT-REQUIRED header.

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { adminToken } from './admin-auth.ts';
+import { adminToken, metricsToken } from './admin-auth.ts';
 import { ConfigError, loadConfig } from '../config/load.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'x402-admin-token-'));
@@ -38,4 +38,15 @@ test('a short, spaced, empty-file or unreadable token stops startup, without pri
     });
   }
   assert.throws(() => loadConfig({}, { adminTokenEnv: 'not a name' }), /adminTokenEnv/);
+});
+
+test('the metrics token: from METRICS_TOKEN (or the variable metricsTokenEnv names, or NAME_FILE), held to the same rules', () => {
+  assert.equal(loadConfig({}, {}).metricsTokenEnv, 'METRICS_TOKEN');
+  assert.equal(metricsToken({ metricsTokenEnv: 'METRICS_TOKEN' }, {}), undefined, 'unset: /metrics stays open');
+  assert.equal(metricsToken({ metricsTokenEnv: 'METRICS_TOKEN' }, { METRICS_TOKEN: TOKEN, ADMIN_TOKEN: 'other-token-0123456789' }), TOKEN);
+  const file = join(dir, 'metrics-token');
+  writeFileSync(file, `${TOKEN}\n`);
+  assert.equal(metricsToken({ metricsTokenEnv: 'SCRAPE_TOKEN' }, { SCRAPE_TOKEN_FILE: file }), TOKEN);
+  assert.throws(() => metricsToken({ metricsTokenEnv: 'METRICS_TOKEN' }, { METRICS_TOKEN: 'short' }), /METRICS_TOKEN/);
+  assert.throws(() => loadConfig({}, { metricsTokenEnv: 'not a name' }), /metricsTokenEnv/);
 });

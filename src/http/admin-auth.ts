@@ -12,7 +12,16 @@ export const MIN_ADMIN_TOKEN_LENGTH = 16;
 
 /** The configured admin token, or undefined when none is (the admin API is then disabled). */
 export function adminToken(config: Pick<Config, 'adminTokenEnv'>, env: Record<string, string | undefined> = process.env): string | undefined {
-  const name = config.adminTokenEnv;
+  return bearerToken(config.adminTokenEnv, env);
+}
+
+/** The token GET /metrics requires, or undefined when none is configured (the metrics are then open). */
+export function metricsToken(config: Pick<Config, 'metricsTokenEnv'>, env: Record<string, string | undefined> = process.env): string | undefined {
+  return bearerToken(config.metricsTokenEnv, env);
+}
+
+/** A bearer token from the variable `name` (or NAME_FILE), checked for length and characters; undefined if unset. */
+function bearerToken(name: string, env: Record<string, string | undefined>): string | undefined {
   const token = optionalSecret(env, name);
   if (token === undefined) return undefined;
   if (token.length < MIN_ADMIN_TOKEN_LENGTH || !/^[\x21-\x7e]+$/.test(token)) {
@@ -27,22 +36,29 @@ const digest = (text: string) => createHash('sha256').update(text).digest();
 
 /** 403 admin_disabled without a token; 401 with WWW-Authenticate unless `Authorization: Bearer <token>` matches. */
 export function requireAdminToken(token: string | undefined): MiddlewareHandler {
-  const expected = token === undefined ? undefined : digest(token);
-  return async (c, next) => {
-    if (!expected) {
+  if (token === undefined) {
+    return async () => {
       throw new ApiError(403, 'admin_disabled', 'the admin API is disabled on this instance: no admin token is configured');
-    }
+    };
+  }
+  return requireBearer(token, { realm: 'x402-ai-admin', what: 'the admin API', tokenName: 'admin token' });
+}
+
+/** 401 with WWW-Authenticate unless `Authorization: Bearer <token>` matches; answers are never cached. */
+export function requireBearer(token: string, names: { realm: string; what: string; tokenName: string }): MiddlewareHandler {
+  const expected = digest(token);
+  return async (c, next) => {
     const presented = /^Bearer +(\S+) *$/i.exec(c.req.header('Authorization') ?? '')?.[1];
     if (presented === undefined) {
-      throw new ApiError(401, 'unauthorized', 'the admin API needs Authorization: Bearer <admin token>', {
+      throw new ApiError(401, 'unauthorized', `${names.what} needs Authorization: Bearer <${names.tokenName}>`, {
         field: 'Authorization',
-        headers: { 'WWW-Authenticate': 'Bearer realm="x402-ai-admin"' },
+        headers: { 'WWW-Authenticate': `Bearer realm="${names.realm}"` },
       });
     }
     if (!timingSafeEqual(digest(presented), expected)) {
-      throw new ApiError(401, 'unauthorized', 'the admin token is not valid', {
+      throw new ApiError(401, 'unauthorized', `the ${names.tokenName} is not valid`, {
         field: 'Authorization',
-        headers: { 'WWW-Authenticate': 'Bearer realm="x402-ai-admin", error="invalid_token"' },
+        headers: { 'WWW-Authenticate': `Bearer realm="${names.realm}", error="invalid_token"` },
       });
     }
     await next();

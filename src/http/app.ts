@@ -10,6 +10,7 @@ import type { MediaStore } from '../media/media-store.ts';
 import { mediaRoutes } from '../media/media-route.ts';
 import { PAYER_SIGNATURE_HEADER, PAYER_TIMESTAMP_HEADER, paymentRoutes } from './payments-route.ts';
 import { adminRoutes } from './admin-routes.ts';
+import { metricsToken, requireBearer } from './admin-auth.ts';
 import type { Ledger } from '../store/ledger.ts';
 import { readJsonBody } from './read-json.ts';
 import { openCors } from './cors.ts';
@@ -108,6 +109,8 @@ export function createApp(deps: AppDeps): Hono {
       return c.json(report, report.status === 'ready' ? 200 : 503);
     });
   }
+  const scrapeToken = metricsToken(config);
+  if (scrapeToken) app.use('/metrics', requireBearer(scrapeToken, { realm: 'x402-ai-metrics', what: '/metrics', tokenName: 'metrics token' }));
   app.get('/metrics', async (c) =>
     c.text(await metrics.registry.metrics(), 200, { 'Content-Type': metrics.registry.contentType }),
   );

@@ -1,4 +1,5 @@
-// Prometheus metrics: request counts and latency by route and status, plus the process defaults.
+// Prometheus metrics: request counts and latency by route and status, generation runs and their latency per
+// model, plus the process defaults. The payment series live in payments/payment-metrics.ts, on the same registry.
 import type { MiddlewareHandler } from 'hono';
 import { routePath } from 'hono/route';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
@@ -25,6 +26,28 @@ export class HttpMetrics {
     labelNames: ['capability', 'outcome'] as const,
     registers: [this.registry],
   });
+
+  private readonly generationLatency = new Histogram({
+    name: 'generation_duration_seconds',
+    help: 'Time a paid generation took (the model call, checks and storing its media), by capability, model quoted and outcome',
+    labelNames: ['capability', 'model', 'outcome'] as const,
+    buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120],
+    registers: [this.registry],
+  });
+
+  /** Runs one paid generation, counting it and timing it by capability and model. */
+  async timeGeneration<T>(capability: string, model: string, run: () => Promise<T>): Promise<T> {
+    const started = performance.now();
+    let outcome = 'failure';
+    try {
+      const result = await run();
+      outcome = 'success';
+      return result;
+    } finally {
+      this.generations.inc({ capability, outcome });
+      this.generationLatency.observe({ capability, model, outcome }, (performance.now() - started) / 1000);
+    }
+  }
 
   constructor() {
     collectDefaultMetrics({ register: this.registry });

@@ -76,17 +76,12 @@ export const CHARGE_HEADERS = [
 export async function respondPaid(c: Context, deps: PaidRouteDeps, route: PaidRoute): Promise<Response> {
   const { prepared } = route;
   let usage: Partial<TokenUsage> | undefined;
-  const counted = async (work: () => Promise<WorkOutput>): Promise<WorkOutput> => {
-    try {
+  const counted = (work: () => Promise<WorkOutput>): Promise<WorkOutput> =>
+    deps.metrics.timeGeneration(route.capability, prepared.model.id, async () => {
       const result = await work();
       usage = result.usage;
-      deps.metrics.generations.inc({ capability: route.capability, outcome: 'success' });
       return result;
-    } catch (error) {
-      deps.metrics.generations.inc({ capability: route.capability, outcome: 'failure' });
-      throw error;
-    }
-  };
+    });
   const paymentHeader = c.req.header('X-PAYMENT');
   const paymentSignatureHeader = c.req.header('PAYMENT-SIGNATURE');
   const paid = paymentHeader !== undefined || paymentSignatureHeader !== undefined;

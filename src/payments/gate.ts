@@ -29,6 +29,7 @@ import { isAcceptedProof, withinValidity } from './replay.ts';
 import type { PaymentScheme } from './schemes/scheme.ts';
 import type { MediaStore } from '../media/media-store.ts';
 import type { Logger } from 'pino';
+import { NO_PAYMENT_OBSERVER, type PaymentLabels, type PaymentObserver } from './payment-metrics.ts';
 
 export interface PaidCall {
   /** X-PAYMENT (x402 v1) */
@@ -74,6 +75,8 @@ export interface GateDeps {
   ledger: Ledger;
   media: MediaStore;
   log: Logger;
+  /** told of each verification and settlement (the payment metrics) */
+  observe?: PaymentObserver;
   /** the schemes accepted, by (scheme, chain family); exact on EVM and Solana by default */
   schemes?: SchemeRegistry;
 }
@@ -278,7 +281,9 @@ export class PaymentGate {
     });
     if (!reservation.reserved) return this.alreadyUsed(call, rail, reservation.existing, wires, proof, requirement);
 
-    const verification = await rail.facilitator.verify(proof, requirement).catch((error: unknown) => {
+    const observe = this.deps.observe ?? NO_PAYMENT_OBSERVER;
+    const labels = { network: rail.network.name, scheme: requirement.scheme, model: call.model };
+    const verification = await observe.verify(labels, rail.facilitator.verify(proof, requirement)).catch((error: unknown) => {
       log.error({ err: error, key }, 'facilitator verify failed');
       return undefined;
     });
@@ -294,7 +299,7 @@ export class PaymentGate {
     }
     const payer = verification.payer;
     await ledger.transition(key, ['reserved'], { state: 'verified', payer });
-    if (call.settleFirst(rail.network.name)) return this.settleThenWork(call, rail, requirement, proof, wires, key, payer);
+    if (call.settleFirst(rail.network.name)) return this.settleThenWork(call, rail, requirement, proof, wires, key, payer, labels);
 
     let result: WorkResult;
     try {
@@ -308,7 +313,7 @@ export class PaymentGate {
     const stored: StoredResult = { status: 200, body: result.body, media: result.media };
     await ledger.transition(key, ['verified'], { state: 'pending', result: stored });
 
-    const outcome = await rail.facilitator.settle(proof, requirement).catch((error: unknown) => {
+    const outcome = await observe.settle(labels, requirement.amount, rail.facilitator.settle(proof, requirement)).catch((error: unknown) => {
       log.error({ err: error, key }, 'settlement threw; outcome unknown');
       return { status: 'unknown' as const, reason: errorText(error), payer, transaction: '' };
     });
@@ -341,10 +346,12 @@ export class PaymentGate {
     wires: Wire[],
     key: string,
     payer: string,
+    labels: PaymentLabels,
   ): Promise<GateResponse> {
     const { ledger, log } = this.deps;
+    const observe = this.deps.observe ?? NO_PAYMENT_OBSERVER;
     await ledger.transition(key, ['verified'], { state: 'pending' });
-    const outcome = await rail.facilitator.settle(proof, requirement).catch((error: unknown) => {
+    const outcome = await observe.settle(labels, requirement.amount, rail.facilitator.settle(proof, requirement)).catch((error: unknown) => {
       log.error({ err: error, key }, 'settlement threw; outcome unknown');
       return { status: 'unknown' as const, reason: errorText(error), payer, transaction: '' };
     });

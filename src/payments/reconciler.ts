@@ -8,6 +8,7 @@ import type { MediaStore } from '../media/media-store.ts';
 import { proofFromStored, requirementFromStored } from './model.ts';
 import type { PaymentRails } from './rails.ts';
 import type { NetworkName } from '../x402/networks.ts';
+import { NO_PAYMENT_OBSERVER, paymentLabels, type PaymentObserver } from './payment-metrics.ts';
 
 export interface ReconcilerOptions {
   /** a reservation this old that never reached settlement belongs to a request that died; default 10 min */
@@ -24,12 +25,12 @@ export interface ReconcilerOptions {
 const BATCH = 100;
 
 export class Reconciler {
-  private readonly deps: { ledger: Ledger; rails: PaymentRails; media: MediaStore; log: Logger };
+  private readonly deps: { ledger: Ledger; rails: PaymentRails; media: MediaStore; log: Logger; observe?: PaymentObserver };
   private readonly options: Required<ReconcilerOptions>;
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
 
-  constructor(deps: { ledger: Ledger; rails: PaymentRails; media: MediaStore; log: Logger }, options: ReconcilerOptions = {}) {
+  constructor(deps: { ledger: Ledger; rails: PaymentRails; media: MediaStore; log: Logger; observe?: PaymentObserver }, options: ReconcilerOptions = {}) {
     this.deps = deps;
     this.options = {
       abandonedAfterMs: options.abandonedAfterMs ?? 10 * 60_000,
@@ -85,6 +86,7 @@ export class Reconciler {
 
   private async reconcile(payment: PaymentRecord, deadline: number): Promise<void> {
     const { ledger, log, media } = this.deps;
+    const observe = this.deps.observe ?? NO_PAYMENT_OBSERVER;
     const rail = this.deps.rails.get(payment.network as NetworkName);
     const proof = proofFromStored(payment.payload);
     const requirement = requirementFromStored(payment.requirements);
@@ -107,10 +109,12 @@ export class Reconciler {
     if (outcome.status === 'settled') {
       if (await ledger.transition(payment.key, ['pending'], { state: 'settled', txHash: outcome.transaction || payment.txHash })) {
         log.info({ key: payment.key, tx: outcome.transaction }, 'pending payment reconciled: settled');
+        observe.reconciled(paymentLabels(payment), payment.amount, 'settled');
       }
       return;
     }
     if (await ledger.transition(payment.key, ['pending'], { state: 'failed', error: outcome.reason, result: null })) {
+      observe.reconciled(paymentLabels(payment), payment.amount, 'failed');
       await Promise.all((payment.result?.media ?? []).map((id) => media.delete(id).catch(() => undefined)));
       log.warn({ key: payment.key, reason: outcome.reason }, 'pending payment reconciled: failed; result withheld');
     }

@@ -1,0 +1,33 @@
+# The gateway as a container image: dependencies installed in one stage, only what runs copied into the next.
+# Not built or run by this project's tests (no Docker engine where they run): see README "Deploying".
+# the Node the `node` package of package.json pins, on Debian 12 (glibc: the prebuilt binaries need it)
+ARG NODE_IMAGE=node:24.21.0-bookworm-slim
+
+FROM ${NODE_IMAGE} AS deps
+WORKDIR /app
+COPY package.json package-lock.json ./
+# Production dependencies only (no TypeScript, test servers or x402 1.x wallet stacks). `npm install`, not
+# `npm ci`: the lockfile cannot list other platforms' optional binaries (see .ci/run). The `node` package is
+# the Node 24 a clone runs on; this image brings its own, so it is dropped.
+RUN npm install --omit=dev --no-audit --no-fund \
+ && rm -rf node_modules/node node_modules/.bin/node \
+ && npm cache clean --force
+
+FROM ${NODE_IMAGE} AS runtime
+ENV NODE_ENV=production \
+    HOST=0.0.0.0 \
+    PORT=4021 \
+    DATA_DIR=/data
+WORKDIR /app
+COPY --from=deps /app/node_modules ./node_modules
+COPY package.json ./
+COPY src ./src
+# The ledger, media and sandbox keys live in /data, owned by the image's unprivileged `node` user.
+RUN mkdir -p /data && chown node:node /data
+VOLUME ["/data"]
+USER node
+EXPOSE 4021
+# Ready means a paid call can be served: chains, ledger, media store and providers answer (GET /readyz).
+HEALTHCHECK --interval=30s --timeout=10s --start-period=60s --retries=3 \
+  CMD ["node", "-e", "fetch(`http://127.0.0.1:${process.env.PORT}/readyz`).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+CMD ["node", "src/main.ts"]
