@@ -6,6 +6,10 @@ import assert from 'node:assert/strict';
 import { startTestService, postJson } from './support/service.ts';
 import type { RunningService } from '../src/service.ts';
 import { parseUsdc } from '../src/pricing/usdc.ts';
+import { NETWORK_NAMES } from '../src/x402/networks.ts';
+import { decodePaymentRequiredHeader } from '@x402/core/http';
+import { PaymentRequiredV2Schema } from '@x402/core/schemas';
+import { validateDiscoveryExtension } from '@x402/extensions/bazaar';
 
 const PAID_PATHS = ['/api/v1/ai/chat', '/api/v1/ai/images', '/api/v1/ai/tts'];
 
@@ -112,3 +116,41 @@ describe('discovery behind a proxy', () => {
     assert.ok(text.includes('POST https://ai.example.com/api/v1/ai/chat'));
   });
 });
+
+describe('the 402 with every extension, on every network', () => {
+  let service: RunningService;
+  before(async () => {
+    service = await startTestService({ networks: [...NETWORK_NAMES] });
+  });
+  after(() => service.stop());
+
+  for (const [path, body] of [
+    ['/api/v1/ai/chat', { model: 'local/demo-bigram', prompt: 'Hello' }],
+    ['/api/v1/ai/images', { prompt: 'a red fox' }],
+    ['/api/v1/ai/tts', { text: 'Hello world' }],
+  ] as const) {
+    test(`${path}: PAYMENT-REQUIRED parses with @x402/core, declares bazaar and sign-in-with-x, and stays under 7 KB`, async () => {
+      const response = await postJson(`${service.url}${path}`, body); // no X-Network: every network is offered
+      assert.equal(response.status, 402);
+      const header = response.headers.get('PAYMENT-REQUIRED')!;
+      const required = PaymentRequiredV2Schema.parse(decodePaymentRequiredHeader(header));
+      assert.equal(required.accepts.length, NETWORK_NAMES.length);
+      assert.deepEqual([required.resource.serviceName, (required.resource as { tags?: string[] }).tags], [
+        service.config.service.name,
+        service.config.service.tags,
+      ]);
+      assert.deepEqual(Object.keys(required.extensions ?? {}).sort(), ['bazaar', 'sign-in-with-x', ...extraExtensions(required)].sort());
+      assert.deepEqual(validateDiscoveryExtension(required.extensions!.bazaar as never), { valid: true });
+      assert.equal((required.extensions!['sign-in-with-x'] as { supportedChains: unknown[] }).supportedChains.length, NETWORK_NAMES.length);
+      // the worst case (no X-Network: all six networks offered) stays under 7 KB; one network is far less
+      assert.ok(header.length < 7 * 1024, `PAYMENT-REQUIRED is ${header.length} bytes`);
+      const one = (await postJson(`${service.url}${path}`, body, { 'X-Network': 'base' })).headers.get('PAYMENT-REQUIRED')!;
+      assert.ok(one.length < 5.5 * 1024, `PAYMENT-REQUIRED for one network is ${one.length} bytes`);
+    });
+  }
+});
+
+/** extensions other engineers declare beside ours (payment-identifier...): counted, not checked here */
+function extraExtensions(required: { extensions?: Record<string, unknown> | null }): string[] {
+  return Object.keys(required.extensions ?? {}).filter((key) => key !== 'bazaar' && key !== 'sign-in-with-x');
+}

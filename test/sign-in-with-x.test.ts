@@ -7,13 +7,13 @@ import assert from 'node:assert/strict';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { generateKeyPairSigner, type KeyPairSigner } from '@solana/kit';
 import { wrapFetchWithPayment as wrapFetchV1 } from 'x402-fetch';
-import { createSIWxPayload, encodeSIWxHeader, type SIWxSigner } from '@x402/extensions/sign-in-with-x';
+import { createSIWxPayload, encodeSIWxHeader, wrapFetchWithSIWx, type SIWxSigner } from '@x402/extensions/sign-in-with-x';
 import { startTestService, postJson } from './support/service.ts';
 import { payEvm } from './support/paid-call.ts';
 import { balanceOf, decodeReceipt, fundedEvmBuyer, fundedSolanaBuyer } from './support/sandbox-wallet.ts';
 import type { RunningService } from '../src/service.ts';
 import { NETWORKS, type NetworkName } from '../src/x402/networks.ts';
-import { signInChallenge } from '../src/x402/sign-in-with-x.ts';
+import { decodePaymentRequiredHeader } from '@x402/core/http';
 
 const PATH = '/api/v1/ai/images';
 const BODY = { prompt: 'a lighthouse on a cliff', n: 1, size: '256x256' };
@@ -33,9 +33,12 @@ interface ChallengeInfo {
   [key: string]: unknown;
 }
 
-/** The challenge the 402 carries in PAYMENT-REQUIRED.extensions["sign-in-with-x"]. */
+/** The challenge the 402 carries in PAYMENT-REQUIRED.extensions["sign-in-with-x"], as @x402/core decodes it. */
 async function challenge(): Promise<{ info: ChallengeInfo; supportedChains: { chainId: string; type: 'eip191' | 'ed25519' }[] }> {
-  return (await signInChallenge(service.url, `${service.url}${PATH}`, [...service.rails.keys()])) as never;
+  const response = await postJson(`${service.url}${PATH}`, BODY);
+  assert.equal(response.status, 402);
+  const required = decodePaymentRequiredHeader(response.headers.get('PAYMENT-REQUIRED')!);
+  return required.extensions!['sign-in-with-x'] as never;
 }
 
 /**
@@ -98,6 +101,16 @@ describe('EVM payer (EIP-191)', () => {
     const fresh = await signIn(buyer, 'base');
     const statuses = await Promise.all(Array.from({ length: 20 }, () => again(fresh).then((r) => r.status)));
     assert.deepEqual([statuses.filter((s) => s === 200).length, statuses.filter((s) => s === 401).length], [1, 19]);
+  });
+
+  test('the official wrapFetchWithSIWx, given the 402, signs in by itself and gets the result', async () => {
+    const response = await wrapFetchWithSIWx(fetch, buyer)(`${service.url}${PATH}`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'X-Network': 'base' },
+      body: JSON.stringify(BODY),
+    });
+    assert.equal(response.status, 200);
+    assert.deepEqual(await response.json(), paidBody);
   });
 
   test('another wallet signs in fine but has paid for nothing: it gets the 402, not the result', async () => {

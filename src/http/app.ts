@@ -76,7 +76,7 @@ export function createApp(deps: AppDeps): Hono {
 
   for (const endpoint of deps.endpoints) {
     const bodyFields = bodyFieldsOf(endpoint);
-    const extensions = routeExtensions(endpoint, config);
+    const extensionsFor = routeExtensions(endpoint, config, deps.catalog);
     app.post(endpoint.path, async (c) => {
       const body = await readJsonBody(c, config.bodyLimitBytes);
       const context = endpointContext(c, deps);
@@ -89,7 +89,7 @@ export function createApp(deps: AppDeps): Hono {
         const replay = await paidResultForSignIn({ header: signInHeader, origin, networks: gate.enabledNetworks, ledger: deps.ledger, requestHash: hash });
         if (replay) return c.json(replay.body, replay.status as 200, { 'Cache-Control': 'private, no-store' });
       }
-      return respondPaid(c, deps, { path: endpoint.path, capability: endpoint.capability, description: endpoint.description, bodyFields, extensions, body, prepared, usageOf: endpoint.usageOf });
+      return respondPaid(c, deps, { path: endpoint.path, capability: endpoint.capability, description: endpoint.description, bodyFields, extensions: extensionsFor, body, prepared, usageOf: endpoint.usageOf });
     });
   }
   app.route('/', openaiRoutes(deps, log));

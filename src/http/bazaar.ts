@@ -19,8 +19,9 @@ export function bazaarExtension(endpoint: Endpoint, catalog: ModelCatalog): Baza
   if (!endpoint.example) return undefined;
   const model = catalog.models.some((m) => m.capability === endpoint.capability) ? catalog.resolve(endpoint.capability, undefined) : undefined;
   if (!model) return undefined;
-  const inputSchema = compactSchema(jsonSchema(endpoint.requestSchema));
-  const outputSchema = compactSchema(jsonSchema(endpoint.responseSchema, 'output'));
+  // where declareDiscoveryExtension mounts each schema inside the extension's schema (for internal $refs)
+  const inputSchema = compactSchema(jsonSchema(endpoint.requestSchema), '#/properties/input/properties/body');
+  const outputSchema = compactSchema(jsonSchema(endpoint.responseSchema, 'output'), '#/properties/output/properties/example');
   const example = endpoint.example;
   const { request } = example(model, '');
   // declared as the official server does it: declareDiscoveryExtension, then its enrichDeclaration for the
@@ -36,19 +37,38 @@ export function bazaarExtension(endpoint: Endpoint, catalog: ModelCatalog): Baza
   };
 }
 
-/** A JSON Schema without descriptions and without Number.MAX_SAFE_INTEGER bounds (zod's default for integers). */
-export function compactSchema(schema: unknown): Record<string, unknown> {
-  return strip(schema) as Record<string, unknown>;
+/**
+ * A JSON Schema without descriptions, without Number.MAX_SAFE_INTEGER bounds (zod's default for integers), and
+ * with each repeated sizeable subschema (chat's `input` is `messages` again) written once: later copies become a
+ * `$ref` to the first, a JSON pointer from the root of the document the schema is mounted in at `mountPointer`
+ * (internal references are what @x402/extensions' validator accepts).
+ */
+export function compactSchema(schema: unknown, mountPointer: string): Record<string, unknown> {
+  const seen = new Map<string, string>();
+  return strip(schema, mountPointer, seen, true) as Record<string, unknown>;
 }
 
-function strip(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(strip);
+/** keywords whose value maps names to subschemas: the map itself is no schema and cannot be referred to */
+const SCHEMA_MAPS = new Set(['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas']);
+
+/** subschemas shorter than this are cheaper written again than referred to */
+const MIN_SHARED_CHARS = 80;
+
+function strip(value: unknown, pointer: string, seen: Map<string, string>, isSchema: boolean): unknown {
+  if (Array.isArray(value)) return value.map((item, index) => strip(item, `${pointer}/${index}`, seen, isSchema));
   if (value === null || typeof value !== 'object') return value;
   const out: Record<string, unknown> = {};
   for (const [key, child] of Object.entries(value)) {
     if (key === 'description') continue;
     if ((key === 'maximum' && child === Number.MAX_SAFE_INTEGER) || (key === 'minimum' && child === Number.MIN_SAFE_INTEGER)) continue;
-    out[key] = strip(child);
+    // a schema's keywords hold schemas (or values), except the maps whose entries are schemas
+    const childIsSchema = isSchema ? !SCHEMA_MAPS.has(key) : true;
+    out[key] = strip(child, `${pointer}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`, seen, childIsSchema);
   }
+  const text = JSON.stringify(out);
+  if (!isSchema || text.length < MIN_SHARED_CHARS) return out;
+  const first = seen.get(text);
+  if (first) return { $ref: first };
+  seen.set(text, pointer);
   return out;
 }

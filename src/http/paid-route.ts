@@ -21,6 +21,7 @@ import { ApiError } from '../errors.ts';
 import { decodeHeader } from '../x402/encoding.ts';
 import { formatUsdc } from '../pricing/usdc.ts';
 import { requestOrigin } from './origin.ts';
+import { signInChallenge } from '../x402/sign-in-with-x.ts';
 import { requestHash } from './canonical-json.ts';
 import { settlesFirst } from '../payments/settle-first.ts';
 import { toApiError } from './render-error.ts';
@@ -40,8 +41,8 @@ export interface PaidRoute {
   capability: Capability;
   description: string;
   bodyFields: Record<string, unknown>;
-  /** the route's x402 v2 `extensions` (http/route-extensions.ts) */
-  extensions?: Record<string, unknown> | undefined;
+  /** the route's x402 v2 `extensions` for an origin (http/route-extensions.ts) */
+  extensions?: ((origin: string) => Record<string, unknown>) | undefined;
   body: unknown;
   prepared: PreparedCall;
   /** a paid 200 body as the route answers it (default: JSON) */
@@ -86,6 +87,8 @@ export async function respondPaid(c: Context, deps: PaidRouteDeps, route: PaidRo
   const paymentSignatureHeader = c.req.header('PAYMENT-SIGNATURE');
   const paid = paymentHeader !== undefined || paymentSignatureHeader !== undefined;
   const origin = requestOrigin(c, deps.config);
+  // a fresh sign-in-with-x challenge (single-use nonce) for an unpaid call's 402
+  const challenge = paid ? undefined : await signInChallenge(origin, `${origin}${route.path}`, deps.gate.enabledNetworks);
   const handle = (work: () => Promise<WorkOutput>) =>
     deps.gate.handle({
       paymentHeader,
@@ -98,7 +101,9 @@ export async function respondPaid(c: Context, deps: PaidRouteDeps, route: PaidRo
       maxTimeoutSeconds: deps.config.maxTimeoutSeconds[route.capability],
       bodyFields: route.bodyFields,
       serviceName: deps.config.service.name,
-      ...(route.extensions ? { extensions: route.extensions } : {}),
+      tags: deps.config.service.tags,
+      ...(route.extensions ? { extensions: route.extensions(origin) } : {}),
+      ...(challenge ? { signInChallenge: challenge } : {}),
       // only a paid call needs to identify its body
       requestHash: paid ? requestHash(route.path, route.body) : '',
       settleFirst: (network) => settlesFirst(deps.config.settleFirst, network, route.capability),

@@ -21,6 +21,7 @@ import {
 import { createHash } from 'node:crypto';
 import { canonicalJson } from '../http/canonical-json.ts';
 import { ApiError } from '../errors.ts';
+import { SIGN_IN_WITH_X } from '../x402/sign-in-with-x.ts';
 import type { Ledger, PaymentRecord, StoredResult } from '../store/ledger.ts';
 import type { PaymentRail, PaymentRails } from './rails.ts';
 import { storedProof, storedRequirement, type DecodedProof, type PaymentProof, type PaymentRequirement, type SettlementReceipt, type Wire } from './model.ts';
@@ -48,6 +49,13 @@ export interface PaidCall {
   bodyFields: Record<string, unknown>;
   /** v2 resource.serviceName */
   serviceName?: string;
+  /** v2 resource.tags */
+  tags?: string[];
+  /**
+   * a fresh sign-in-with-x challenge for this 402 (its nonce is single-use, so it is never cached): added to the
+   * cached `extensions` of the PAYMENT-REQUIRED header (src/x402/sign-in-with-x.ts)
+   */
+  signInChallenge?: Record<string, unknown>;
   /** v2 `extensions` of this route's 402, assembled in one place (src/http/route-extensions.ts) */
   extensions?: Record<string, unknown>;
   /** identifies the request body, so a proof is honoured only for the request it paid for */
@@ -96,6 +104,8 @@ interface ReceivedProof {
 interface PaymentRequiredDocument {
   body: string;
   header: string;
+  /** what the header encodes, to encode it again with a fresh sign-in challenge */
+  v2: Parameters<typeof v2PaymentRequiredHeader>[0];
 }
 
 export class PaymentGate {
@@ -494,24 +504,26 @@ export class PaymentGate {
     if (document === undefined) {
       const accepts = rails.map((rail) => this.requirementFor(rail, call));
       const route = { url: call.resource, description: call.description, bodyFields: call.bodyFields };
-      document = {
-        body: v1PaymentRequiredBody(error, accepts, route),
-        header: v2PaymentRequiredHeader({
-          error,
-          resource: {
-            url: call.resource,
-            description: call.description,
-            mimeType: 'application/json',
-            ...(call.serviceName ? { serviceName: call.serviceName } : {}),
-          },
-          accepts,
-          extensions: call.extensions ?? {},
-        }),
+      const v2 = {
+        error,
+        resource: {
+          url: call.resource,
+          description: call.description,
+          mimeType: 'application/json',
+          ...(call.serviceName ? { serviceName: call.serviceName } : {}),
+          ...(call.tags?.length ? { tags: call.tags } : {}),
+        },
+        accepts,
+        extensions: call.extensions ?? {},
       };
+      document = { body: v1PaymentRequiredBody(error, accepts, route), header: v2PaymentRequiredHeader(v2), v2 };
       if (this.paymentRequiredCache.size >= 1000) this.paymentRequiredCache.clear();
       this.paymentRequiredCache.set(cacheKey, document);
     }
-    return { status: 402, body: document.body, headers: { [V2_REQUIRED_HEADER]: document.header, 'Cache-Control': 'no-store' } };
+    const header = call.signInChallenge
+      ? v2PaymentRequiredHeader({ ...document.v2, extensions: { ...document.v2.extensions, [SIGN_IN_WITH_X]: call.signInChallenge } })
+      : document.header;
+    return { status: 402, body: document.body, headers: { [V2_REQUIRED_HEADER]: header, 'Cache-Control': 'no-store' } };
   }
 
   private async discardMedia(ids: string[]): Promise<void> {

@@ -24,6 +24,8 @@ export interface V2Resource {
   description: string;
   mimeType: string;
   serviceName?: string;
+  /** catalogue tags (bazaar: at most 5 of at most 32 printable ASCII characters) */
+  tags?: string[];
 }
 
 export interface V2PaymentRequired {
