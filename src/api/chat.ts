@@ -121,6 +121,7 @@ export const chatEndpoint: Endpoint = {
   summary: 'Generate a chat completion',
   requestSchema: chatRequestSchema,
   responseSchema: chatResponseSchema,
+  metered: true,
   example: (model) => ({
     request: { model: model.id, prompt: 'Write a haiku about the sea', max_tokens: Math.min(64, (model as ChatModelConfig).maxTokens) },
     response: { id: 'chat_3q2-7wAAAAAAAAAA', model: model.id, response: 'Grey waves fold and break', usage: { tokens: 23 } },

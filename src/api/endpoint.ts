@@ -82,6 +82,8 @@ export interface Endpoint {
   summary: string;
   requestSchema: z.ZodType;
   responseSchema: z.ZodType;
+  /** priced at a ceiling and charged the result's cost (x402 `upto`) where a rail offers it */
+  metered?: boolean;
   prepare: (body: unknown, context: EndpointContext) => PreparedCall;
   /**
    * An example call for catalogues (the x402 bazaar extension): a valid body naming this model, and a 200 body of

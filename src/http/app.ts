@@ -89,7 +89,7 @@ export function createApp(deps: AppDeps): Hono {
         const replay = await paidResultForSignIn({ header: signInHeader, origin, networks: gate.enabledNetworks, ledger: deps.ledger, requestHash: hash });
         if (replay) return c.json(replay.body, replay.status as 200, { 'Cache-Control': 'private, no-store' });
       }
-      return respondPaid(c, deps, { path: endpoint.path, capability: endpoint.capability, description: endpoint.description, bodyFields, extensions: extensionsFor, body, prepared, usageOf: endpoint.usageOf });
+      return respondPaid(c, deps, { path: endpoint.path, capability: endpoint.capability, description: endpoint.description, bodyFields, extensions: extensionsFor, body, prepared, usageOf: endpoint.usageOf, metered: endpoint.metered });
     });
   }
   app.route('/', openaiRoutes(deps, log));

@@ -45,6 +45,8 @@ export interface PaidRoute {
   extensions?: ((origin: string) => Record<string, unknown>) | undefined;
   body: unknown;
   prepared: PreparedCall;
+  /** charged the result's metered cost under x402 `upto` where a rail offers it */
+  metered?: boolean | undefined;
   /** a paid 200 body as the route answers it (default: JSON) */
   deliver?: (body: unknown, headers: Record<string, string>) => Promise<Response> | Response;
   /** tokens a kept 200 body reports, for the headers of a replay */
@@ -107,6 +109,7 @@ export async function respondPaid(c: Context, deps: PaidRouteDeps, route: PaidRo
       // only a paid call needs to identify its body
       requestHash: paid ? requestHash(route.path, route.body) : '',
       settleFirst: (network) => settlesFirst(deps.config.settleFirst, network, route.capability),
+      metered: route.metered === true && !prepared.events,
       work: () => counted(work),
     });
 
@@ -114,7 +117,7 @@ export async function respondPaid(c: Context, deps: PaidRouteDeps, route: PaidRo
 
   const response = await handle(prepared.run);
   if (response.status !== 200) return gateJson(c, response);
-  const headers = { ...response.headers, ...chargeHeaders(prepared.amount, usage ?? route.usageOf?.(response.body)) };
+  const headers = { ...response.headers, ...chargeHeaders(response.charged ?? prepared.amount, usage ?? route.usageOf?.(response.body)) };
   if (route.deliver) return route.deliver(response.body, headers);
   return gateJson(c, { ...response, headers });
 }

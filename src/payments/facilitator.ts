@@ -19,7 +19,11 @@ export interface Facilitator {
   /** extra fields for the requirement (Solana: { feePayer }) that only the facilitator knows */
   requirementExtra(): Promise<Record<string, unknown>>;
   verify(proof: PaymentProof, requirement: PaymentRequirement): Promise<VerifyResult>;
-  settle(proof: PaymentProof, requirement: PaymentRequirement): Promise<SettleOutcome>;
+  /**
+   * Settles `amount`: the requirement's for exact; for upto the actual cost, at most the requirement's (the
+   * ceiling the payer authorized); an upto zero moves nothing ('settled' with transaction '').
+   */
+  settle(proof: PaymentProof, requirement: PaymentRequirement, amount?: bigint): Promise<SettleOutcome>;
   /**
    * For reconciliation of an 'unknown' settlement: asks the chain what became of it.
    * 'unknown' again means the chain cannot tell yet.

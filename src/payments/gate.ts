@@ -23,7 +23,7 @@ import { canonicalJson } from '../http/canonical-json.ts';
 import { ApiError } from '../errors.ts';
 import { SIGN_IN_WITH_X } from '../x402/sign-in-with-x.ts';
 import type { Ledger, PaymentRecord, StoredResult } from '../store/ledger.ts';
-import type { PaymentRail, PaymentRails } from './rails.ts';
+import { facilitatorFor, type PaymentRail, type PaymentRails } from './rails.ts';
 import { storedProof, storedRequirement, type DecodedProof, type PaymentProof, type PaymentRequirement, type SettlementReceipt, type Wire } from './model.ts';
 import { SchemeRegistry } from './schemes/registry.ts';
 import { isAcceptedProof, withinValidity } from './replay.ts';
@@ -62,6 +62,11 @@ export interface PaidCall {
   requestHash: string;
   /** whether to settle before running the work on this network (see payments/settle-first.ts) */
   settleFirst: (network: NetworkName) => boolean;
+  /**
+   * The price is a ceiling and the work reports its actual cost: `upto` is offered beside `exact` on rails
+   * that have it (x402 v2), and settles that cost.
+   */
+  metered?: boolean;
   work: () => Promise<WorkResult>;
 }
 
@@ -69,6 +74,8 @@ export interface WorkResult {
   body: unknown;
   /** media ids the body refers to */
   media: string[];
+  /** metered calls: what the result costs, at most the quote (absent: the quote) */
+  cost?: bigint;
 }
 
 export interface GateResponse {
@@ -76,6 +83,8 @@ export interface GateResponse {
   /** a JSON value, or an already serialised JSON document */
   body: unknown;
   headers: Record<string, string>;
+  /** what the payer was charged for this answer (atomic units); absent when nothing was paid */
+  charged?: bigint;
 }
 
 export interface GateDeps {
@@ -142,9 +151,14 @@ export class PaymentGate {
       payTo: rail.payTo,
       asset: rail.asset,
       maxTimeoutSeconds: call.maxTimeoutSeconds,
-      extra: rail.extra,
+      extra: scheme === 'upto' && rail.upto ? { ...rail.extra, ...rail.upto.extra } : rail.extra,
       resource: { url: call.resource, description: call.description },
     };
+  }
+
+  /** `upto` is offered for metered calls on rails that have it. */
+  private uptoOffered(rail: PaymentRail, call: PaidCall): boolean {
+    return Boolean(call.metered && rail.upto);
   }
 
   async handle(call: PaidCall): Promise<GateResponse> {
@@ -182,7 +196,7 @@ export class PaymentGate {
       );
     }
     const scheme = this.schemes.get(proof.scheme, rail.network.family);
-    if (!scheme) {
+    if (!scheme || (proof.scheme === 'upto' && !this.uptoOffered(rail, call))) {
       const accepted = this.schemes.names(rail.network.family).map((name) => `"${name}"`).join(', ');
       return this.paymentRequired(call, [rail], `unsupported_scheme: ${proof.scheme} (accepted on ${rail.network.name}: ${accepted})`);
     }
@@ -293,7 +307,8 @@ export class PaymentGate {
 
     const observe = this.deps.observe ?? NO_PAYMENT_OBSERVER;
     const labels = { network: rail.network.name, scheme: requirement.scheme, model: call.model };
-    const verification = await observe.verify(labels, rail.facilitator.verify(proof, requirement)).catch((error: unknown) => {
+    const facilitator = facilitatorFor(rail, requirement.scheme)!;
+    const verification = await observe.verify(labels, facilitator.verify(proof, requirement)).catch((error: unknown) => {
       log.error({ err: error, key }, 'facilitator verify failed');
       return undefined;
     });
@@ -309,7 +324,10 @@ export class PaymentGate {
     }
     const payer = verification.payer;
     await ledger.transition(key, ['reserved'], { state: 'verified', payer });
-    if (call.settleFirst(rail.network.name)) return this.settleThenWork(call, rail, requirement, proof, wires, key, payer, labels);
+    // upto settles the cost of the result, so it always works first
+    if (requirement.scheme !== 'upto' && call.settleFirst(rail.network.name)) {
+      return this.settleThenWork(call, rail, requirement, proof, wires, key, payer, labels);
+    }
 
     let result: WorkResult;
     try {
@@ -319,18 +337,21 @@ export class PaymentGate {
       throw error;
     }
 
+    // What is charged: the price, or (upto) the result's cost, never above the ceiling the payer authorized.
+    const charged = requirement.scheme === 'upto' && result.cost !== undefined && result.cost < requirement.amount ? result.cost : requirement.amount;
     // The result is recorded before settlement starts, so it is never lost whatever settlement does.
     const stored: StoredResult = { status: 200, body: result.body, media: result.media };
-    await ledger.transition(key, ['verified'], { state: 'pending', result: stored });
+    await ledger.transition(key, ['verified'], { state: 'pending', result: stored, settledAmount: charged.toString() });
 
-    const outcome = await observe.settle(labels, requirement.amount, rail.facilitator.settle(proof, requirement)).catch((error: unknown) => {
+    const outcome = await observe.settle(labels, charged, facilitator.settle(proof, requirement, charged)).catch((error: unknown) => {
       log.error({ err: error, key }, 'settlement threw; outcome unknown');
       return { status: 'unknown' as const, reason: errorText(error), payer, transaction: '' };
     });
     if (outcome.status === 'settled') {
-      await ledger.transition(key, ['pending'], { state: 'settled', txHash: outcome.transaction });
-      log.info({ key, network: rail.network.name, tx: outcome.transaction, amount: requirement.amount.toString() }, 'payment settled');
-      return this.delivered(stored, rail, outcome.transaction, outcome.payer || payer, wires);
+      // an upto cost of 0 moves nothing: no transaction
+      await ledger.transition(key, ['pending'], { state: 'settled', txHash: outcome.transaction || null });
+      log.info({ key, network: rail.network.name, tx: outcome.transaction, amount: charged.toString() }, 'payment settled');
+      return this.delivered(stored, rail, outcome.transaction, outcome.payer || payer, wires, charged);
     }
     if (outcome.status === 'failed') {
       await ledger.transition(key, ['pending'], { state: 'failed', error: outcome.reason, result: null });
@@ -360,7 +381,7 @@ export class PaymentGate {
   ): Promise<GateResponse> {
     const { ledger, log } = this.deps;
     const observe = this.deps.observe ?? NO_PAYMENT_OBSERVER;
-    await ledger.transition(key, ['verified'], { state: 'pending' });
+    await ledger.transition(key, ['verified'], { state: 'pending', settledAmount: requirement.amount.toString() });
     const outcome = await observe.settle(labels, requirement.amount, rail.facilitator.settle(proof, requirement)).catch((error: unknown) => {
       log.error({ err: error, key }, 'settlement threw; outcome unknown');
       return { status: 'unknown' as const, reason: errorText(error), payer, transaction: '' };
@@ -374,7 +395,7 @@ export class PaymentGate {
       return this.settlementPending(outcome.transaction || null);
     }
     await ledger.transition(key, ['pending'], { state: 'settled', txHash: outcome.transaction });
-    return this.workForSettled(call, rail, key, outcome.transaction, outcome.payer || payer, wires);
+    return this.workForSettled(call, rail, key, outcome.transaction, outcome.payer || payer, wires, requirement.amount);
   }
 
   /** Runs the work of a settled payment once per instance at a time, and keeps its result. */
@@ -385,6 +406,7 @@ export class PaymentGate {
     transaction: string,
     payer: string,
     wires: Wire[],
+    charged: bigint,
   ): Promise<GateResponse> {
     if (this.working.has(key)) {
       throw new ApiError(409, 'payment_in_progress', 'this payment is already being processed; retry shortly with the same proof', {
@@ -401,7 +423,7 @@ export class PaymentGate {
       });
       const stored: StoredResult = { status: 200, body: result.body, media: result.media };
       await this.deps.ledger.transition(key, ['settled'], { state: 'settled', result: stored });
-      return this.delivered(stored, rail, transaction, payer, wires);
+      return this.delivered(stored, rail, transaction, payer, wires, charged);
     } finally {
       this.working.delete(key);
     }
@@ -425,10 +447,12 @@ export class PaymentGate {
       return this.answerAsUnknown(call, rail, proof, requirement, mismatch);
     }
     switch (existing.state) {
-      case 'settled':
-        if (existing.result) return this.delivered(existing.result, rail, existing.txHash ?? '', existing.payer, wires);
+      case 'settled': {
+        const charged = BigInt(existing.settledAmount ?? existing.amount);
+        if (existing.result) return this.delivered(existing.result, rail, existing.txHash ?? '', existing.payer, wires, charged);
         // paid before the work ran (settle-first) and the work did not complete: run it now
-        return this.workForSettled(call, rail, existing.key, existing.txHash ?? '', existing.payer, wires);
+        return this.workForSettled(call, rail, existing.key, existing.txHash ?? '', existing.payer, wires, charged);
+      }
       case 'pending':
         return this.settlementPending(existing.txHash);
       default:
@@ -475,9 +499,9 @@ export class PaymentGate {
     return headers;
   }
 
-  private delivered(result: StoredResult, rail: PaymentRail, transaction: string, payer: string, wires: Wire[]): GateResponse {
-    const receipt: SettlementReceipt = { success: true, transaction, network: rail.network.name, payer };
-    return { status: result.status, body: result.body, headers: this.receiptHeaders(receipt, wires) };
+  private delivered(result: StoredResult, rail: PaymentRail, transaction: string, payer: string, wires: Wire[], charged: bigint): GateResponse {
+    const receipt: SettlementReceipt = { success: true, transaction, network: rail.network.name, payer, amount: charged };
+    return { status: result.status, body: result.body, headers: this.receiptHeaders(receipt, wires), charged };
   }
 
   private settlementFailed(call: PaidCall, rail: PaymentRail, wires: Wire[], reason: string, transaction: string, payer: string): GateResponse {
@@ -499,10 +523,16 @@ export class PaymentGate {
    * distinct (resource, amount, networks, reason): it is the hot path.
    */
   paymentRequired(call: PaidCall, rails: PaymentRail[], error: string): GateResponse {
-    const cacheKey = `${call.resource}|${call.amount}|${call.maxTimeoutSeconds}|${rails.map((r) => r.network.name).join(',')}|${error}`;
+    const cacheKey = `${call.resource}|${call.amount}|${call.maxTimeoutSeconds}|${rails.map((r) => r.network.name).join(',')}|${call.metered ?? false}|${error}`;
     let document = this.paymentRequiredCache.get(cacheKey);
     if (document === undefined) {
       const accepts = rails.map((rail) => this.requirementFor(rail, call));
+      // upto exists only in v2: beside each rail's exact, in PAYMENT-REQUIRED alone
+      const metered = rails.filter((rail) => this.uptoOffered(rail, call));
+      const v2Accepts = rails.flatMap((rail) =>
+        this.uptoOffered(rail, call) ? [this.requirementFor(rail, call), this.requirementFor(rail, call, 'upto')] : [this.requirementFor(rail, call)],
+      );
+      const extensions = Object.assign({}, ...metered.map((rail) => rail.upto!.extensions), call.extensions ?? {});
       const route = { url: call.resource, description: call.description, bodyFields: call.bodyFields };
       const v2 = {
         error,
@@ -513,8 +543,8 @@ export class PaymentGate {
           ...(call.serviceName ? { serviceName: call.serviceName } : {}),
           ...(call.tags?.length ? { tags: call.tags } : {}),
         },
-        accepts,
-        extensions: call.extensions ?? {},
+        accepts: v2Accepts,
+        extensions,
       };
       document = { body: v1PaymentRequiredBody(error, accepts, route), header: v2PaymentRequiredHeader(v2), v2 };
       if (this.paymentRequiredCache.size >= 1000) this.paymentRequiredCache.clear();

@@ -27,6 +27,8 @@ export interface PaymentProof {
   /** scheme-specific: an EIP-3009 authorization, a Solana transaction... checked by the scheme */
   payload: Record<string, unknown>;
   wire: Wire;
+  /** v2: the `extensions` the client sent with it (gas-sponsoring signatures for upto) */
+  extensions?: Record<string, unknown>;
 }
 
 /** A proof as a codec read it: its network as the client spelled it (a v1 name or a CAIP-2 id), not yet resolved. */
@@ -82,7 +84,8 @@ export function proofFromStored(value: unknown): PaymentProof | undefined {
   const row = value as Record<string, unknown>;
   const network = typeof row.network === 'string' ? resolveNetworkName(row.network) : undefined;
   if (!network || typeof row.scheme !== 'string' || typeof row.payload !== 'object' || row.payload === null) return undefined;
-  return { scheme: row.scheme, network, payload: row.payload as Record<string, unknown>, wire: row.wire === 2 ? 2 : 1 };
+  const extensions = typeof row.extensions === 'object' && row.extensions !== null ? { extensions: row.extensions as Record<string, unknown> } : {};
+  return { scheme: row.scheme, network, payload: row.payload as Record<string, unknown>, wire: row.wire === 2 ? 2 : 1, ...extensions };
 }
 
 export function caip2Of(network: NetworkName): string {

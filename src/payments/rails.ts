@@ -3,6 +3,15 @@
 import type { Network, NetworkName } from '../x402/networks.ts';
 import type { Facilitator } from './facilitator.ts';
 
+/** The `upto` scheme on a rail (EVM, where Permit2 and the upto proxy exist), for metered calls. */
+export interface UptoOffer {
+  facilitator: Facilitator;
+  /** added to the rail's `extra` in an upto requirement: facilitatorAddress, assetTransferMethod */
+  extra: Record<string, unknown>;
+  /** v2 `extensions` the 402 declares when this facilitator sponsors the payer's Permit2 approval */
+  extensions: Record<string, unknown>;
+}
+
 export interface PaymentRail {
   network: Network;
   payTo: string;
@@ -10,6 +19,15 @@ export interface PaymentRail {
   facilitator: Facilitator;
   /** requirement `extra` (EVM: EIP-712 name/version; Solana: feePayer), fixed at startup */
   extra: Record<string, unknown>;
+  /** present where `upto` is offered beside `exact` */
+  upto?: UptoOffer;
 }
 
 export type PaymentRails = ReadonlyMap<NetworkName, PaymentRail>;
+
+/** The facilitator that verifies and settles `scheme` on this rail, if the rail takes that scheme. */
+export function facilitatorFor(rail: PaymentRail, scheme: string): Facilitator | undefined {
+  if (scheme === 'exact') return rail.facilitator;
+  if (scheme === 'upto') return rail.upto?.facilitator;
+  return undefined;
+}

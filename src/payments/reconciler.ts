@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import type { Ledger, PaymentRecord } from '../store/ledger.ts';
 import type { MediaStore } from '../media/media-store.ts';
 import { proofFromStored, requirementFromStored } from './model.ts';
-import type { PaymentRails } from './rails.ts';
+import { facilitatorFor, type PaymentRails } from './rails.ts';
 import type { NetworkName } from '../x402/networks.ts';
 import { NO_PAYMENT_OBSERVER, paymentLabels, type PaymentObserver } from './payment-metrics.ts';
 
@@ -98,7 +98,9 @@ export class Reconciler {
         resolve(undefined);
       }, Math.max(0, deadline - Date.now()));
     });
-    const check = rail.facilitator
+    const facilitator = facilitatorFor(rail, proof.scheme);
+    if (!facilitator) return;
+    const check = facilitator
       .checkSettlement(proof, requirement, payment.txHash ?? '')
       .catch((error: unknown) => {
         log.warn({ err: error, key: payment.key }, 'settlement check failed; will retry');

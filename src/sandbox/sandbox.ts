@@ -6,6 +6,8 @@ import { NETWORKS, type NetworkName } from '../x402/networks.ts';
 import { ApiError } from '../errors.ts';
 import { startEvmSandbox, type EvmSandbox } from './evm/evm-sandbox.ts';
 import { LocalEvmFacilitator } from '../payments/facilitators/local-evm.ts';
+import { LocalEvmUptoFacilitator } from '../payments/facilitators/local-evm-upto.ts';
+import { localUptoOffer } from '../payments/upto-offer.ts';
 import { startSvmSandbox } from './svm/svm-sandbox.ts';
 import { LocalSvmFacilitator } from '../payments/facilitators/local-svm.ts';
 import type { PaymentRail } from '../payments/rails.ts';
@@ -46,12 +48,29 @@ async function startEvmChain(name: NetworkName, settlementTimeoutMs: number): Pr
     // wait, its first look missed, waits a whole interval for the next: keep that short on a local node
     pollingIntervalMs: 10,
   });
+  // Permit2 and the upto proxy are on every sandbox chain; a key of its own keeps upto's nonces apart
+  const upto = new LocalEvmUptoFacilitator({
+    network,
+    rpcUrl: chain.rpcUrl,
+    settlementPrivateKey: chain.uptoSettlementPrivateKey,
+    asset: chain.asset,
+    receiptTimeoutMs: settlementTimeoutMs,
+    pollingIntervalMs: 10,
+  });
+  const uptoOffer = await localUptoOffer(upto, 'auto', name);
   return {
     network: name,
     rpcUrl: chain.rpcUrl,
     asset: chain.asset,
     payTo: chain.payTo,
-    rail: { network, payTo: chain.payTo, asset: chain.asset, facilitator, extra: await facilitator.requirementExtra() },
+    rail: {
+      network,
+      payTo: chain.payTo,
+      asset: chain.asset,
+      facilitator,
+      extra: await facilitator.requirementExtra(),
+      ...(uptoOffer ? { upto: uptoOffer } : {}),
+    },
     async faucet(address, amount) {
       if (!/^0x[0-9a-fA-F]{40}$/.test(address)) {
         throw new ApiError(400, 'invalid_request', `address: not an EVM address`, { field: 'address' });

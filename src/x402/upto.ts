@@ -60,13 +60,15 @@ export interface GasSponsoring {
 }
 
 /**
- * Reads the gas-sponsoring infos out of a payment's `extensions`. Present but malformed is an error
- * (a client that meant to be sponsored would otherwise fail later for a worse reason).
+ * Reads the gas-sponsoring infos out of a payment's `extensions`. @x402/fetch echoes every declared extension,
+ * so an info without a signer (`from`) is the 402's own declaration coming back, not a submission; one that
+ * has a signer but is malformed is an error (a client meaning to be sponsored would fail later, worse).
  */
 export function readGasSponsoring(extensions: Record<string, unknown> | undefined): GasSponsoring | string {
   const info = (key: string): unknown => {
     const extension = extensions?.[key];
-    return extension && typeof extension === 'object' ? (extension as { info?: unknown }).info : undefined;
+    const value = extension && typeof extension === 'object' ? (extension as { info?: unknown }).info : undefined;
+    return value && typeof value === 'object' && 'from' in value ? value : undefined;
   };
   const sponsoring: GasSponsoring = {};
   const eip2612 = info(EIP2612_GAS_SPONSORING);

@@ -43,7 +43,7 @@ import {
   type GasSponsoring,
   type UptoPermit2Payload,
 } from '../../x402/upto.ts';
-import type { SettleOutcome, VerifyResult } from '../facilitator.ts';
+import type { Facilitator, SettleOutcome, VerifyResult } from '../facilitator.ts';
 import { isRevert, revertString, shortMessage } from './evm-errors.ts';
 import { evmSender, type TransactionSender } from './evm-sender.ts';
 
@@ -119,7 +119,7 @@ const invalid = (invalidReason: string, payer?: string): Verified => ({
   result: payer === undefined ? { isValid: false, invalidReason } : { isValid: false, invalidReason, payer },
 });
 
-export class LocalEvmUptoFacilitator {
+export class LocalEvmUptoFacilitator implements Facilitator {
   readonly #network: EvmNetwork;
   readonly #asset: Address;
   readonly #receiptTimeoutMs: number;
@@ -155,7 +155,7 @@ export class LocalEvmUptoFacilitator {
   }
 
   /** `extra` of an upto requirement: the token's EIP-712 domain comes from the exact rail's extra. */
-  requirementExtra(): Record<string, unknown> {
+  async requirementExtra(): Promise<Record<string, unknown>> {
     return { facilitatorAddress: this.#account.address, assetTransferMethod: 'permit2' };
   }
 
@@ -177,7 +177,7 @@ export class LocalEvmUptoFacilitator {
    * Settles `amount` (the actual cost, at most the ceiling). Zero moves nothing and sends nothing
    * (transaction ""), after the same verification.
    */
-  async settle(payment: UptoPayment, requirement: UptoRequirement, amount: bigint): Promise<SettleOutcome> {
+  async settle(payment: UptoPayment, requirement: UptoRequirement, amount: bigint = requirement.amount): Promise<SettleOutcome> {
     // Re-verified here against the ceiling: settle never trusts that verify ran, and the simulation turns a
     // doomed transaction (spent nonce, expired) into a failure that costs no gas.
     const verified = await this.#verify(payment, requirement);
@@ -209,7 +209,7 @@ export class LocalEvmUptoFacilitator {
   }
 
   /** For reconciliation: what became of a settlement whose outcome was unknown. */
-  async checkSettlement(payment: UptoPayment, transaction: string): Promise<SettleOutcome> {
+  async checkSettlement(payment: UptoPayment, _requirement: UptoRequirement, transaction: string): Promise<SettleOutcome> {
     const parsed = uptoPermit2PayloadSchema.safeParse(payment.payload);
     if (!parsed.success) return { status: 'failed', reason: 'invalid_payload' };
     const { from: payer, nonce, deadline } = parsed.data.permit2Authorization;

@@ -3,11 +3,12 @@ import type { ChainFamily } from '../../x402/networks.ts';
 import type { PaymentScheme } from './scheme.ts';
 import { exactEvm } from './exact-evm.ts';
 import { exactSvm } from './exact-svm.ts';
+import { uptoEvm } from './upto-evm.ts';
 
 export class SchemeRegistry {
   private readonly schemes = new Map<string, PaymentScheme>();
 
-  constructor(schemes: readonly PaymentScheme[] = [exactEvm, exactSvm]) {
+  constructor(schemes: readonly PaymentScheme[] = [exactEvm, exactSvm, uptoEvm]) {
     for (const scheme of schemes) this.register(scheme);
   }
 

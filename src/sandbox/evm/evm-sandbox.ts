@@ -45,6 +45,8 @@ export interface EvmSandbox {
   /** pays settlement gas; funded with native currency */
   settlementPrivateKey: Hex;
   settlementAddress: Address;
+  /** settles `upto` payments (the facilitator its payers name); funded, and apart from the exact key's nonces */
+  uptoSettlementPrivateKey: Hex;
   /** receives payments; a separate generated account (its key is not kept) */
   payTo: Address;
   /**
@@ -95,6 +97,8 @@ export async function startEvmSandbox(network: EvmNetwork, options: EvmSandboxOp
     const settlementPrivateKey = generatePrivateKey();
     const settlementAddress = privateKeyToAccount(settlementPrivateKey).address;
     await testClient.setBalance({ address: settlementAddress, value: parseEther('1000') });
+    const uptoSettlementPrivateKey = generatePrivateKey();
+    await testClient.setBalance({ address: privateKeyToAccount(uptoSettlementPrivateKey).address, value: parseEther('1000') });
     const payTo = privateKeyToAccount(generatePrivateKey()).address;
 
     // The token is moved to the network's real USDC address, so the sandbox's 402 bodies name the same
@@ -161,6 +165,7 @@ export async function startEvmSandbox(network: EvmNetwork, options: EvmSandboxOp
       eip712: { ...network.eip712 },
       settlementPrivateKey,
       settlementAddress,
+      uptoSettlementPrivateKey,
       payTo,
       faucet,
       balanceOf,

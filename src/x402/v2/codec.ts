@@ -99,7 +99,7 @@ export function decodeV2Proof(header: string): V2Proof | string {
     return `unsupported_x402_version: ${x402Version} (PAYMENT-SIGNATURE carries x402Version 2; send version 1 in X-PAYMENT)`;
   }
   return {
-    proof: { scheme: accepted.scheme, network: accepted.network, payload, wire: 2 },
+    proof: { scheme: accepted.scheme, network: accepted.network, payload, wire: 2, ...(extensions ? { extensions } : {}) },
     accepted: { scheme: accepted.scheme, amount: BigInt(accepted.amount), asset: accepted.asset, payTo: accepted.payTo },
     extensions: extensions ?? {},
   };
