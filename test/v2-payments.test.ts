@@ -86,9 +86,11 @@ describe('every 402 speaks both versions', () => {
         assert.equal(v2.resource.url, `${service.url}${endpoint.path}`);
         assert.equal(v2.resource.mimeType, 'application/json');
         assert.equal(typeof v2.resource.serviceName, 'string');
-        assert.equal(v2.accepts.length, 1);
-        const [a2, a1] = [v2.accepts[0], v1.accepts[0]];
         const name = v1.accepts[0].network as NetworkName;
+        // chat on an EVM network is also offered metered (upto, v2 only) after its exact requirement
+        const metered = endpoint.path === CHAT.path && NETWORKS[name].family === 'evm';
+        assert.deepEqual(v2.accepts.map((a: any) => a.scheme), metered ? ['exact', 'upto'] : ['exact']);
+        const [a2, a1] = [v2.accepts[0], v1.accepts[0]];
         assert.equal(NETWORKS[name].caip2, a2.network);
         assert.ok(network === name || network === NETWORKS[name].caip2, 'either spelling of X-Network names the same network');
         assert.equal(a2.amount, a1.maxAmountRequired);
@@ -101,7 +103,8 @@ describe('every 402 speaks both versions', () => {
     const response = await postJson(`${service.url}${CHAT.path}`, CHAT.body);
     const v2 = decode(response.headers.get('PAYMENT-REQUIRED'));
     const v1 = (await response.json()) as any;
-    assert.deepEqual(v2.accepts.map((a: any) => a.network), v1.accepts.map((a: any) => NETWORKS[a.network as NetworkName].caip2));
+    const exact = v2.accepts.filter((a: any) => a.scheme === 'exact');
+    assert.deepEqual(exact.map((a: any) => a.network), v1.accepts.map((a: any) => NETWORKS[a.network as NetworkName].caip2));
     assert.ok(response.headers.get('PAYMENT-REQUIRED')!.length < 8192);
   });
 
