@@ -77,8 +77,8 @@ describe('every 402 speaks both versions', () => {
         const { v1, v2, response } = await quote(endpoint.path, endpoint.body, network);
         assert.equal(response.headers.get('cache-control'), 'no-store');
         const header = response.headers.get('PAYMENT-REQUIRED')!;
-        // with the bazaar and sign-in-with-x extensions (test/discovery.test.ts checks every network at once)
-        assert.ok(header.length < 6 * 1024, `PAYMENT-REQUIRED is ${header.length} bytes`);
+        // with the bazaar and sign-in-with-x extensions, and chat's upto offer with its gas sponsoring (test/discovery.test.ts checks every network at once)
+        assert.ok(header.length < 6.5 * 1024, `PAYMENT-REQUIRED is ${header.length} bytes`);
         const parsed = PaymentRequiredV2Schema.safeParse(v2);
         assert.ok(parsed.success, JSON.stringify(parsed.error?.issues));
         assert.equal(v2.x402Version, 2);

@@ -528,9 +528,11 @@ export class PaymentGate {
     if (document === undefined) {
       const accepts = rails.map((rail) => this.requirementFor(rail, call));
       // upto exists only in v2: beside each rail's exact, in PAYMENT-REQUIRED alone
-      const metered = rails.filter((rail) => this.uptoOffered(rail, call));
+      // upto is offered when X-Network names the network (one rail): beside every network at once it would
+      // take PAYMENT-REQUIRED past 8 KB, and a proof under upto is still accepted on any rail that offers it
+      const metered = rails.length === 1 ? rails.filter((rail) => this.uptoOffered(rail, call)) : [];
       const v2Accepts = rails.flatMap((rail) =>
-        this.uptoOffered(rail, call) ? [this.requirementFor(rail, call), this.requirementFor(rail, call, 'upto')] : [this.requirementFor(rail, call)],
+        metered.includes(rail) ? [this.requirementFor(rail, call), this.requirementFor(rail, call, 'upto')] : [this.requirementFor(rail, call)],
       );
       const extensions = Object.assign({}, ...metered.map((rail) => rail.upto!.extensions), call.extensions ?? {});
       const route = { url: call.resource, description: call.description, bodyFields: call.bodyFields };

@@ -92,46 +92,19 @@ export function uptoPaymentKey(chainId: number, payload: UptoPermit2Payload): st
   return `permit2:${chainId}:${from.toLowerCase()}:${BigInt(nonce).toString()}`;
 }
 
-const infoSchema = (required: string[], properties: Record<string, object>) => ({
-  $schema: 'https://json-schema.org/draft/2020-12/schema',
-  type: 'object',
-  properties,
-  required,
-});
-const address = { type: 'string', pattern: '^0x[a-fA-F0-9]{40}$' };
-const uint = { type: 'string', pattern: '^[0-9]+$' };
-const hexString = { type: 'string', pattern: '^0x[a-fA-F0-9]+$' };
-const version = { type: 'string', pattern: '^[0-9]+(\\.[0-9]+)*$' };
-
 /**
  * The 402's `extensions` entries declaring that our facilitator sponsors the Permit2 approval of a payer
  * without native gas (the official client signs only when the key is present and its allowance is short).
+ * Declared by `info` alone: the client reads nothing else, and PAYMENT-REQUIRED must stay well under 8 KB
+ * (what the payer sends back is checked by the zod schemas above).
  */
-export function gasSponsoringDeclarations(): Record<string, { info: { description: string; version: '1' }; schema: object }> {
+export function gasSponsoringDeclarations(): Record<string, { info: { description: string; version: '1' } }> {
   return {
     [EIP2612_GAS_SPONSORING]: {
       info: { description: 'The facilitator accepts an EIP-2612 permit to the canonical Permit2 and pays its gas.', version: '1' },
-      schema: infoSchema(['from', 'asset', 'spender', 'amount', 'nonce', 'deadline', 'signature', 'version'], {
-        from: address,
-        asset: address,
-        spender: address,
-        amount: uint,
-        nonce: uint,
-        deadline: uint,
-        signature: hexString,
-        version,
-      }),
     },
     [ERC20_APPROVAL_GAS_SPONSORING]: {
       info: { description: 'The facilitator broadcasts a signed approve(Permit2) and pays its gas.', version: '1' },
-      schema: infoSchema(['from', 'asset', 'spender', 'amount', 'signedTransaction', 'version'], {
-        from: address,
-        asset: address,
-        spender: address,
-        amount: uint,
-        signedTransaction: hexString,
-        version,
-      }),
     },
   };
 }
