@@ -81,13 +81,15 @@ test('Solana: a pending settlement is retried with the same proof and X-Network,
     const headers = new Headers(init?.headers);
     const proof = headers.get('X-PAYMENT');
     if (proof) {
-      const code = response.status === 409 ? ((await response.clone().json()) as { code: string }).code : undefined;
-      sent.push({ proof, network: headers.get('X-Network'), status: response.status, code });
-      if (code === 'settlement_pending') {
-        // the settlement was broadcast but held back: let it land, and let the gateway find out
+      const pending = response.status === 409 ? ((await response.clone().json()) as { code: string; transaction: string }) : undefined;
+      sent.push({ proof, network: headers.get('X-Network'), status: response.status, code: pending?.code });
+      if (pending?.code === 'settlement_pending') {
+        // the settlement was broadcast but held back: let it land, and wait until the gateway has found out
+        // (a reconciler pass may find the payment leased by the periodic one, so pass until it is settled)
         await mining.mine();
         await mining.setAutomine(true);
-        await service.reconciler.runOnce();
+        do await service.reconciler.runOnce();
+        while ((await (await fetch(`${service.url}/api/v1/payments/${pending.transaction}`)).json()).state !== 'settled');
       }
     }
     return response;
