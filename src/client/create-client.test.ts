@@ -89,7 +89,7 @@ test('Solana: a pending settlement is retried with the same proof and X-Network,
         await mining.mine();
         await mining.setAutomine(true);
         do await service.reconciler.runOnce();
-        while ((await (await fetch(`${service.url}/api/v1/payments/${pending.transaction}`)).json()).state !== 'settled');
+        while (((await (await fetch(`${service.url}/api/v1/payments/${pending.transaction}`)).json()) as { state: string }).state !== 'settled');
       }
     }
     return response;
