@@ -3,8 +3,8 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
-import { serve, type ServerType } from '@hono/node-server';
+import { createServer, type Server } from 'node:http';
+import { getRequestListener } from '@hono/node-server';
 import type { Logger } from 'pino';
 import { createLogger } from './logging.ts';
 import type { Config } from './config/load.ts';
@@ -25,7 +25,7 @@ import { chatEndpoint } from './api/chat.ts';
 import { imagesEndpoint } from './api/images.ts';
 import { ttsEndpoint } from './api/tts.ts';
 import { createApp } from './http/app.ts';
-import { answerParserErrors } from './http/parser-errors.ts';
+import { answerParserErrors, answerUnbuildableRequests } from './http/parser-errors.ts';
 import { HttpMetrics } from './http/metrics.ts';
 import { BACKLOG_CAP, PaymentMetrics } from './payments/payment-metrics.ts';
 import { checkReadiness } from './http/readiness-checks.ts';
@@ -117,10 +117,18 @@ export async function startService(config: Config, options: { log?: Logger } = {
     }),
   });
 
-  const server: ServerType = await new Promise((resolve) => {
-    const started = serve({ fetch: app.fetch, hostname: config.host, port: config.port }, () => resolve(started));
+  // node:http with @hono/node-server's listener rather than its serve(), which cannot take an errorHandler
+  const server: Server = createServer(
+    getRequestListener(app.fetch, { hostname: config.host, errorHandler: answerUnbuildableRequests(log) }),
+  );
+  answerParserErrors(server);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
   });
-  answerParserErrors(server as Server);
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const url = `http://${host}:${address.port}`;

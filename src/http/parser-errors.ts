@@ -1,13 +1,19 @@
-// Requests that Node's HTTP parser rejects before any route sees them (headers over the size limit, a
-// malformed request line, a request too slow to arrive) still get the service's one JSON error shape.
+// Requests that never reach a route still get the service's one JSON error shape: those Node's HTTP parser
+// rejects (headers over the size limit, a malformed request line, a request too slow to arrive), and those
+// @hono/node-server cannot turn into a Request (a request-target with backslashes, a Host that is not a host).
 import { STATUS_CODES, type Server } from 'node:http';
 import type { Socket } from 'node:net';
+import { RequestError } from '@hono/node-server';
+import type { Logger } from 'pino';
 import { ApiError } from '../errors.ts';
+import { describeCause } from './render-error.ts';
+
+const MALFORMED = 'malformed HTTP request';
 
 function errorFor(code: string | undefined): ApiError {
   if (code === 'HPE_HEADER_OVERFLOW') return new ApiError(431, 'headers_too_large', 'request headers are over the size limit (16 KiB)');
   if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return new ApiError(408, 'request_timeout', 'the request did not arrive in time');
-  return new ApiError(400, 'invalid_request', 'malformed HTTP request');
+  return new ApiError(400, 'invalid_request', MALFORMED);
 }
 
 export function answerParserErrors(server: Server): void {
@@ -23,4 +29,19 @@ export function answerParserErrors(server: Server): void {
         `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
     );
   });
+}
+
+/**
+ * The `errorHandler` of @hono/node-server's request listener (its default answers a bare 400 or 500): a request it
+ * cannot build is a 400, anything else that escaped the app a logged 500, both as JSON.
+ */
+export function answerUnbuildableRequests(log: Logger): (error: unknown) => Response {
+  return (error) => {
+    const apiError =
+      error instanceof RequestError
+        ? new ApiError(400, 'invalid_request', MALFORMED)
+        : new ApiError(500, 'internal_error', 'internal error; nothing was charged');
+    if (apiError.status >= 500) log.error({ cause: describeCause(error) }, 'unhandled error outside the app');
+    return Response.json(apiError.toBody(), { status: apiError.status, headers: { Connection: 'close' } });
+  };
 }
