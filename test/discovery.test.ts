@@ -74,12 +74,11 @@ describe('discovery with the embedded catalog', () => {
       parseUsdc(range('/api/v1/ai/tts').max),
     );
     assert.equal(await priceOf(service, '/api/v1/ai/chat', { model: chat.id, prompt: '', max_tokens: 1 }), parseUsdc(range('/api/v1/ai/chat').min));
-    // chat's max is a bound: the most tokens and a prompt filling the whole body limit
-    const long = 'a'.repeat(100_000);
+    // chat's max is a bound: the most tokens and the longest prompt the model takes (16 characters per message)
     const longest = await priceOf(service, '/api/v1/ai/chat', {
       model: chat.id,
-      messages: [{ role: 'user', content: long }],
-      prompt: long,
+      messages: [{ role: 'user', content: 'a'.repeat(chat.maxInputChars / 2 - 16) }],
+      prompt: 'a'.repeat(chat.maxInputChars / 2 - 16),
       max_tokens: chat.maxTokens,
     });
     assert.ok(longest <= parseUsdc(range('/api/v1/ai/chat').max));

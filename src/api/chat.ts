@@ -13,6 +13,9 @@ import { allowedOptions, type Endpoint, type EndpointContext, type PreparedCall 
 import { parseOrThrow } from './validate.ts';
 import { specChatEvents } from './chat-events.ts';
 
+/** what each message counts toward a model's maxInputChars beyond its text: its role markers */
+export const PROMPT_CHARS_PER_MESSAGE = 16;
+
 /** messages, then input, then prompt as a final user message. */
 export function toMessages(request: ChatRequest): ModelMessage[] {
   const turns = [...(request.messages ?? []), ...(request.input ?? [])];
@@ -58,6 +61,16 @@ export function prepareChat(call: ChatCall, { catalog, providers }: EndpointCont
   }
   const options = allowedOptions(model, call.options, providers.optionsSchema(model));
   const inputChars = call.messages.reduce((sum, message) => sum + String(message.content).length, 0);
+  // before the quote: a prompt the model cannot hold would be paid for and then fail
+  const promptSize = inputChars + PROMPT_CHARS_PER_MESSAGE * call.messages.length;
+  if (model.maxInputChars !== undefined && promptSize > model.maxInputChars) {
+    throw new ApiError(
+      400,
+      'invalid_request',
+      `prompt: ${promptSize} characters (${PROMPT_CHARS_PER_MESSAGE} per message included) is over model ${model.id}'s limit of ${model.maxInputChars}`,
+      { field: 'prompt' },
+    );
+  }
   const request = (signal?: AbortSignal): ChatCompletionRequest => {
     const settings = providers.settings(model);
     const timeout = AbortSignal.timeout(settings.timeoutMs);

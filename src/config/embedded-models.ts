@@ -24,6 +24,7 @@ export function embeddedModels(): ModelConfig[] {
       allowedOptions: ['seed'],
       maxTokens: DEMO_CHAT_MODEL.maxTokens,
       defaultMaxTokens: DEMO_CHAT_MODEL.defaultMaxTokens,
+      maxInputChars: DEMO_CHAT_MODEL.maxInputChars,
       price: { perRequest: '1000', perThousandOutputTokens: '2000', perThousandInputChars: '500' },
     },
     {

@@ -101,6 +101,12 @@ export const chatModel = z.object({
   modelPath: z.string().optional(),
   maxTokens: z.number().int().positive(),
   defaultMaxTokens: z.number().int().positive(),
+  /**
+   * the largest prompt a request may send, in characters of all its messages plus PROMPT_CHARS_PER_MESSAGE for
+   * each message (its role markers): set it from the model's context so a prompt that cannot fit is refused (400)
+   * before any quote; unset, only the body limit bounds it
+   */
+  maxInputChars: z.number().int().positive().optional(),
   price: price.chat,
 });
 export const imageModel = z.object({

@@ -8,7 +8,11 @@ import { priceInUsdc, priceText } from '../pricing/price-text.ts';
 function limits(model: ModelConfig): Record<string, unknown> {
   switch (model.capability) {
     case 'chat':
-      return { maxTokens: model.maxTokens, defaultMaxTokens: model.defaultMaxTokens };
+      return {
+        maxTokens: model.maxTokens,
+        defaultMaxTokens: model.defaultMaxTokens,
+        ...(model.maxInputChars !== undefined ? { maxInputChars: model.maxInputChars } : {}),
+      };
     case 'image':
       return { sizes: model.sizes, defaultSize: model.defaultSize, maxN: model.maxN };
     case 'speech':

@@ -11,14 +11,14 @@ export interface PriceRange {
 }
 
 /**
- * One model's range. Chat's largest prompt is bounded by the body limit (a character is at least one byte of
- * JSON), so its max is an upper bound, reached only by a body of that size; the smallest call asks one token
- * of an empty prompt.
+ * One model's range. Chat's largest prompt is bounded by the model's maxInputChars, else by the body limit (a
+ * character is at least one byte of JSON), so its max is an upper bound; the smallest call asks one token of an
+ * empty prompt.
  */
 export function modelPriceRange(model: ModelConfig, bodyLimitBytes: number): PriceRange {
   switch (model.capability) {
     case 'chat':
-      return { min: quoteChat(model, 1, 0), max: quoteChat(model, model.maxTokens, bodyLimitBytes) };
+      return { min: quoteChat(model, 1, 0), max: quoteChat(model, model.maxTokens, Math.min(bodyLimitBytes, model.maxInputChars ?? Infinity)) };
     case 'image': {
       const perSize = model.sizes.map((size) => quoteImages(model, size, 1));
       return { min: smallest(perSize), max: largest(perSize) * BigInt(model.maxN) };

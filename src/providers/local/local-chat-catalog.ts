@@ -22,6 +22,8 @@ export interface LocalChatModelDescription {
   maxTokens: number;
   /** output tokens when the request does not say */
   defaultMaxTokens: number;
+  /** the largest prompt (the catalog's maxInputChars) sure to fit in the context */
+  maxInputChars: number;
   /** file name of the generated GGUF under `<dataDir>/models/` */
   fileName: string;
 }
@@ -40,6 +42,9 @@ export const DEMO_CHAT_MODEL: LocalChatModelDescription = {
   contextSize: DEMO_CHAT_CONTEXT_LENGTH,
   maxTokens: 512,
   defaultMaxTokens: 128,
+  // every token covers at least one UTF-8 byte (byte fallback), so a character is at most 4 tokens, and so is a
+  // message's 16-character allowance (its markers take ~4); 16 tokens are kept for the template's own
+  maxInputChars: Math.floor((DEMO_CHAT_CONTEXT_LENGTH - 16) / 4),
   fileName: `${DEMO_CHAT_MODEL_NAME}-v${DEMO_CHAT_MODEL_VERSION}.gguf`,
 };
 
