@@ -18,7 +18,6 @@ import {
   parseTransaction,
   recoverTransactionAddress,
   recoverTypedDataAddress,
-  TransactionReceiptNotFoundError,
   WaitForTransactionReceiptTimeoutError,
   BaseError,
   ContractFunctionRevertedError,
@@ -46,6 +45,7 @@ import {
 import type { Facilitator, SettleOutcome, VerifyResult } from '../facilitator.ts';
 import { isRevert, revertString, shortMessage } from './evm-errors.ts';
 import { evmSender, type TransactionSender } from './evm-sender.ts';
+import { settlementFromChain } from './evm-settlement-check.ts';
 
 /** The proxy's ABI plus the errors that bubble up from Permit2 through it, so reverts decode by name. */
 const proxyAbi = [
@@ -213,29 +213,15 @@ export class LocalEvmUptoFacilitator implements Facilitator {
     const parsed = uptoPermit2PayloadSchema.safeParse(payment.payload);
     if (!parsed.success) return { status: 'failed', reason: 'invalid_payload' };
     const { from: payer, nonce, deadline } = parsed.data.permit2Authorization;
-    const hash = /^0x[0-9a-fA-F]{64}$/.test(transaction) ? (transaction as Hex) : undefined;
-    try {
-      const receipt = hash
-        ? await this.#public.getTransactionReceipt({ hash }).catch((error: unknown) => {
-            if (error instanceof TransactionReceiptNotFoundError) return undefined;
-            throw error;
-          })
-        : undefined;
-      if (receipt) {
-        return receipt.status === 'success'
-          ? { status: 'settled', transaction, payer }
-          : { status: 'failed', reason: 'invalid_upto_evm_transaction_failed', payer, transaction };
-      }
-      const block = await this.#public.getBlock({ blockTag: 'latest' });
-      if (await this.#nonceUsed(payer as Address, BigInt(nonce), block.number)) {
-        // spent, by a transaction we cannot name (a payer may also invalidate its own nonce; x402 clients do not)
-        return { status: 'settled', transaction: hash ?? '', payer };
-      }
-      if (block.timestamp > BigInt(deadline)) return { status: 'failed', reason: 'permit2_deadline_expired', payer, transaction };
-      return { status: 'unknown', reason: 'settlement_pending', payer, transaction };
-    } catch (error) {
-      return { status: 'unknown', reason: `rpc_unavailable: ${shortMessage(error)}`, payer, transaction };
-    }
+    return settlementFromChain({
+      client: this.#public,
+      payer,
+      transaction,
+      nonceUsed: (blockNumber) => this.#nonceUsed(payer as Address, BigInt(nonce), blockNumber),
+      expired: (timestamp) => timestamp > BigInt(deadline),
+      revertedReason: 'invalid_upto_evm_transaction_failed',
+      expiredReason: 'permit2_deadline_expired',
+    });
   }
 
   async #nonceUsed(owner: Address, nonce: bigint, blockNumber?: bigint): Promise<boolean> {

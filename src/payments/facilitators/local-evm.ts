@@ -11,7 +11,6 @@ import {
   isAddressEqual,
   parseSignature,
   recoverTypedDataAddress,
-  TransactionReceiptNotFoundError,
   type Address,
   type Hex,
   type PrivateKeyAccount,
@@ -30,6 +29,7 @@ const authorizationUsedEvent = parseAbiItem('event AuthorizationUsed(address ind
 import { isRevert, reasonForRevert, shortMessage } from './evm-errors.ts';
 import { evmSender, type EvmSender } from './evm-sender.ts';
 import { rpcFetch } from './rpc-fetch.ts';
+import { settlementFromChain } from './evm-settlement-check.ts';
 import type { NonceAllocator, PendingCount } from './nonce-allocator.ts';
 
 export interface LocalEvmFacilitatorOptions {
@@ -218,42 +218,24 @@ export class LocalEvmFacilitator implements Facilitator {
     const parsed = evmExactPayloadSchema.safeParse(proof.payload);
     if (!parsed.success) return { status: 'failed', reason: 'invalid_payload' };
     const { from, nonce, validBefore } = parsed.data.authorization;
-    const payer = from;
-    // No hash when the process died between starting settlement and hearing back from the node:
-    // then only the nonce's state on-chain can tell.
-    const hash = /^0x[0-9a-fA-F]{64}$/.test(transaction) ? (transaction as Hex) : undefined;
-    try {
-      const receipt = hash
-        ? await this.#public.getTransactionReceipt({ hash }).catch((error: unknown) => {
-            if (error instanceof TransactionReceiptNotFoundError) return undefined;
-            throw error;
-          })
-        : undefined;
-      if (receipt) {
-        return receipt.status === 'success'
-          ? { status: 'settled', transaction, payer }
-          : { status: 'failed', reason: 'invalid_transaction_state', payer, transaction };
-      }
-      // No receipt for our transaction; read the nonce and the clock at one block so they agree.
-      const block = await this.#public.getBlock({ blockTag: 'latest' });
-      const used = await this.#public.readContract({
-        address: this.#asset,
-        abi: eip3009Abi,
-        functionName: 'authorizationState',
-        args: [from as Address, nonce as Hex],
-        blockNumber: block.number,
-      });
-      // The nonce is consumed: the transfer landed, possibly through another transaction.
-      // (A payer-signed cancelAuthorization also consumes it; x402 clients do not send those.)
-      if (used) return { status: 'settled', transaction: hash ?? (await this.#settlingTransaction(from as Address, nonce as Hex)), payer };
-      // Past validBefore no block can include it any more: certainly not settled.
-      if (block.timestamp >= BigInt(validBefore)) {
-        return { status: 'failed', reason: 'invalid_exact_evm_payload_authorization_valid_before', payer, transaction };
-      }
-      return { status: 'unknown', reason: 'settlement_pending', payer, transaction };
-    } catch (error) {
-      return { status: 'unknown', reason: `rpc_unavailable: ${shortMessage(error)}`, payer, transaction };
-    }
+    return settlementFromChain({
+      client: this.#public,
+      payer: from,
+      transaction,
+      nonceUsed: (blockNumber) =>
+        this.#public.readContract({
+          address: this.#asset,
+          abi: eip3009Abi,
+          functionName: 'authorizationState',
+          args: [from as Address, nonce as Hex],
+          blockNumber,
+        }),
+      // past validBefore no block can include it any more
+      expired: (timestamp) => timestamp >= BigInt(validBefore),
+      revertedReason: 'invalid_transaction_state',
+      expiredReason: 'invalid_exact_evm_payload_authorization_valid_before',
+      findTransaction: () => this.#settlingTransaction(from as Address, nonce as Hex),
+    });
   }
 
   /** All checks of verify(); returns the typed authorization when every one passes. */
