@@ -4,6 +4,8 @@
 // and none moving any money.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { createServer, request, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import {
   address,
   appendTransactionMessageInstructions,
@@ -30,7 +32,7 @@ import { NETWORKS, type SvmNetwork } from '../../x402/networks.ts';
 import type { PaymentPayload, PaymentRequirements } from '../../x402/types.ts';
 import { startSvmSandbox, type SvmSandbox } from '../../sandbox/svm/svm-sandbox.ts';
 import { LocalSvmFacilitator, svmPaymentKey } from './local-svm.ts';
-import { onV1Wire } from '../../../test/support/v1-wire-facilitator.ts';
+import { onV1Wire, proofOf, requirementOf } from '../../../test/support/v1-wire-facilitator.ts';
 
 const solana = NETWORKS.solana as SvmNetwork;
 const PRICE = 10_000n; // 0.01 USDC
@@ -339,4 +341,129 @@ test('readiness: the sandbox payTo is ready; a payTo without a USDC token accoun
   const problems = await facilitator.readinessProblems(fresh);
   assert.equal(problems.length, 1);
   assert.match(problems[0]!, new RegExp(`^solana: payTo ${fresh} has no associated token account for mint ${sandbox.asset}.*spl-token create-account`));
+});
+
+// ---- the settle path's RPCs ----
+
+interface RpcCall {
+  method: string;
+  skipPreflight?: boolean;
+}
+
+/** A pass-through in front of the sandbox RPC that records each JSON-RPC method a facilitator calls. */
+async function recordingRpc(): Promise<{ url: string; calls: RpcCall[]; close(): Promise<void> }> {
+  const target = new URL(sandbox.rpcUrl);
+  const calls: RpcCall[] = [];
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      const message = JSON.parse(body.toString()) as { method: string; params?: [unknown, { skipPreflight?: boolean }?] };
+      const options = message.params?.[1];
+      calls.push(message.method === 'sendTransaction' ? { method: message.method, skipPreflight: options?.skipPreflight === true } : { method: message.method });
+      const forward = request({ host: target.hostname, port: target.port, method: 'POST', path: '/', headers: { 'content-type': 'application/json' } }, (answer) => {
+        res.writeHead(answer.statusCode ?? 502, { 'content-type': 'application/json' });
+        answer.pipe(res);
+      });
+      forward.end(body);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    calls,
+    close: () => new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    }),
+  };
+}
+
+function facilitatorOn(rpcUrl: string): LocalSvmFacilitator {
+  return new LocalSvmFacilitator({
+    network: solana,
+    rpcUrl,
+    feePayer: sandbox.feePayer.secretKey,
+    asset: sandbox.asset,
+    confirmTimeoutMs: 2_000,
+    pollingIntervalMs: 20,
+  });
+}
+
+const lamportsOf = async (owner: Address) => (await createSolanaRpc(sandbox.rpcUrl).getBalance(owner).send()).value;
+
+test('verify then settle of one payment: four RPCs, one simulation of ours and the preflight', async () => {
+  const rpc = await recordingRpc();
+  try {
+    const own = facilitatorOn(rpc.url);
+    const payer = await fundedPayer();
+    // the same proof and requirement objects, as the gate hands them to verify and then to settle
+    const proof = proofOf(await build({ payer }));
+    const required = requirementOf(await requirements());
+    assert.deepEqual(await own.verify(proof, required), { isValid: true, payer: payer.address });
+    assert.deepEqual(rpc.calls.map((c) => c.method).sort(), ['getSignatureStatuses', 'simulateTransaction']);
+
+    rpc.calls.length = 0;
+    const outcome = await own.settle(proof, required);
+    assert.equal(outcome.status, 'settled', JSON.stringify(outcome));
+    // no second verification: the transaction verify signed is sent, and the RPC's preflight checks it again
+    assert.deepEqual(rpc.calls, [{ method: 'sendTransaction', skipPreflight: false }, { method: 'getSignatureStatuses' }]);
+  } finally {
+    await rpc.close();
+  }
+});
+
+test('settle without a verify by this process simulates once itself and skips the preflight', async () => {
+  const rpc = await recordingRpc();
+  try {
+    const own = facilitatorOn(rpc.url);
+    const payer = await fundedPayer();
+    const before = await balances(payer.address);
+    const outcome = await own.settle(proofOf(await build({ payer })), requirementOf(await requirements()));
+    assert.equal(outcome.status, 'settled', JSON.stringify(outcome));
+    assert.equal(before.payer - (await balances(payer.address)).payer, PRICE);
+    // a full verification (its two reads in parallel, in either order), then the send without a second simulation
+    assert.deepEqual(rpc.calls.slice(0, 2).map((c) => c.method).sort(), ['getSignatureStatuses', 'simulateTransaction']);
+    assert.deepEqual(rpc.calls.slice(2), [{ method: 'sendTransaction', skipPreflight: true }, { method: 'getSignatureStatuses' }]);
+  } finally {
+    await rpc.close();
+  }
+});
+
+test('verified, then the blockhash expires before settlement: failed blockhash_expired, nothing moves, no fee paid', async () => {
+  const payer = await fundedPayer();
+  const proof = proofOf(await build({ payer }));
+  const required = requirementOf(await requirements());
+  const own = facilitator.inner;
+  assert.equal((await own.verify(proof, required)).isValid, true);
+  const before = await balances(payer.address);
+  const feePayerLamports = await lamportsOf(sandbox.feePayer.address);
+
+  sandbox.advanceBlocks(151); // the work took longer than the payer's blockhash lives
+  assert.deepEqual(await own.settle(proof, required), { status: 'failed', reason: 'blockhash_expired', payer: payer.address });
+  assert.deepEqual(await balances(payer.address), before);
+  assert.equal(await lamportsOf(sandbox.feePayer.address), feePayerLamports);
+});
+
+test('verified, then the payer moves the funds away: the preflight refuses it, nothing moves, no fee paid', async () => {
+  const payer = await fundedPayer();
+  const proof = proofOf(await build({ payer }));
+  const required = requirementOf(await requirements());
+  const own = facilitator.inner;
+  assert.equal((await own.verify(proof, required)).isValid, true);
+
+  // While the work runs the payer spends the balance elsewhere (a transfer of everything, with its own fee payer).
+  const elsewhere = await fundedPayer();
+  const drain = await build({ payer, feePayer: payer, payTo: elsewhere.address, amount: 1_000_000n });
+  await createSolanaRpc(sandbox.rpcUrl).sendTransaction((drain.payload as { transaction: string }).transaction as never, { encoding: 'base64' }).send();
+  assert.equal(await sandbox.balanceOf(payer.address), 0n);
+  const payeeBefore = await sandbox.balanceOf(sandbox.payTo);
+  const feePayerLamports = await lamportsOf(sandbox.feePayer.address);
+
+  const outcome = await own.settle(proof, required);
+  assert.equal(outcome.status, 'failed', JSON.stringify(outcome));
+  assert.equal(outcome.reason, 'invalid_exact_svm_transaction_failed');
+  assert.equal(await sandbox.balanceOf(sandbox.payTo), payeeBefore);
+  assert.equal(await lamportsOf(sandbox.feePayer.address), feePayerLamports);
 });

@@ -1,11 +1,21 @@
 // Verifies and settles x402 "exact" Solana payments ourselves: our RPC, our fee payer, one network.
 // The payer sends a v0 transaction signed by them as token authority, with our fee payer as account 0;
 // we prove off-chain that it moves exactly the price to the payee and nothing of ours, then simulate it
-// fee-payer-signed; settling adds our signature, sends it, and polls its status. Works against any
-// Solana RPC (the sandbox's or a real one) through @solana/kit.
+// fee-payer-signed; settling sends it and polls its status. Works against any Solana RPC (the sandbox's
+// or a real one) through @solana/kit, over the process's keep-alive pool (svm-rpc.ts).
+//
+// The RPCs of a paid call, and why each is there (docs/architecture.md, "The Solana settle path"):
+//   verify:  simulateTransaction (the on-chain half of verification: balance, accounts, blockhash, fee payer
+//            signature; its BlockhashNotFound is the expired-blockhash answer, so no isBlockhashValid before it)
+//            and, beside it in parallel, getSignatureStatuses with history (an already-landed transaction is
+//            refused as duplicate_settlement, which a simulation does not say).
+//   settle:  sendTransaction, then getSignatureStatuses until confirmed (the first read at once: a cluster
+//            that executed it on receipt answers at once; then a growing wait, bounded by confirmTimeoutMs).
+//            isBlockhashValid only while the signature is unseen: once the blockhash is gone it never lands.
+//   A settle after this process's own verify (the gate's path) does not verify again: the verified, signed
+//   transaction is kept for it, and the RPC's preflight is then the one simulation that matters (see settle()).
 import {
   createKeyPairSignerFromBytes,
-  createSolanaRpc,
   getAddressDecoder,
   getBase58Decoder,
   getBase58Encoder,
@@ -34,6 +44,7 @@ import {
   DEFAULT_MAX_COMPUTE_UNIT_PRICE,
   type DecodedPayment,
 } from './svm-exact-checks.ts';
+import { createKeepAliveSolanaRpc } from './svm-rpc.ts';
 
 export { svmPaymentKey } from '../../x402/payment-key.ts';
 
@@ -50,11 +61,18 @@ export interface LocalSvmFacilitatorOptions {
   maxComputeUnitLimit?: number;
   /** how long settle() polls for confirmation before answering 'unknown' */
   confirmTimeoutMs: number;
-  /** status polling period; default 400 ms (one slot); the sandbox wants ~20 */
+  /** the first wait between status reads; default 400 ms (one slot); the sandbox wants ~20 */
   pollingIntervalMs?: number;
 }
 
 const USDC_DECIMALS = 6;
+/**
+ * How long settle() may rely on this process's verification of the same proof and requirement (instead of
+ * verifying again). Well inside a blockhash's ~60-90 s life; the RPC's preflight checks again anyway.
+ */
+const VERIFIED_REUSE_MS = 60_000;
+/** Confirmation polling backs off by half each read, up to this many polling intervals between reads. */
+const MAX_POLL_INTERVALS = 4;
 
 type Checked =
   | { ok: true; payment: DecodedPayment; signed: Transaction; signature: Signature }
@@ -104,6 +122,8 @@ export class LocalSvmFacilitator implements Facilitator {
   readonly #rpc: Rpc<SolanaRpcApi>;
   readonly #feePayerAddress: Address;
   readonly #signer: Promise<KeyPairSigner>;
+  /** payments this process verified, with their signed transaction, for the settle() that follows */
+  readonly #verified = new WeakMap<PaymentProof, { requirement: PaymentRequirement; checked: Checked & { ok: true }; at: number }>();
 
   constructor(options: LocalSvmFacilitatorOptions) {
     if (!isAddress(options.asset)) throw new Error(`invalid asset mint ${options.asset}`);
@@ -113,7 +133,7 @@ export class LocalSvmFacilitator implements Facilitator {
     this.#maxLimit = options.maxComputeUnitLimit ?? DEFAULT_MAX_COMPUTE_UNIT_LIMIT;
     this.#confirmTimeoutMs = options.confirmTimeoutMs;
     this.#pollingIntervalMs = options.pollingIntervalMs ?? 400;
-    this.#rpc = createSolanaRpc(options.rpcUrl);
+    this.#rpc = createKeepAliveSolanaRpc(options.rpcUrl);
     if (options.feePayer instanceof Uint8Array) {
       if (options.feePayer.length !== 64) throw new Error('the fee payer secret key must be 64 bytes');
       this.#feePayerAddress = getAddressDecoder().decode(options.feePayer.subarray(32));
@@ -154,23 +174,36 @@ export class LocalSvmFacilitator implements Facilitator {
 
   async verify(proof: PaymentProof, requirement: PaymentRequirement): Promise<VerifyResult> {
     const checked = await this.#verify(proof, requirement);
-    if (checked.ok) return { isValid: true, payer: checked.payment.payer };
+    if (checked.ok) {
+      this.#verified.set(proof, { requirement, checked, at: Date.now() });
+      return { isValid: true, payer: checked.payment.payer };
+    }
     return checked.payer === undefined
       ? { isValid: false, invalidReason: checked.reason }
       : { isValid: false, invalidReason: checked.reason, payer: checked.payer };
   }
 
   async settle(proof: PaymentProof, requirement: PaymentRequirement): Promise<SettleOutcome> {
-    // Re-verified: settle never trusts that verify ran, and an expired blockhash or a spent balance is
-    // caught here, before anything is sent.
-    const checked = await this.#verify(proof, requirement);
+    // settle() never trusts that verify() ran: a payment this process did not verify moments ago with this
+    // very requirement (the reconciler's, another caller's) is verified in full, simulation included. One it
+    // did verify keeps that verification and its signed transaction (what it checked cannot have changed:
+    // the proof and requirement are the same objects, nothing in them depends on the clock).
+    const recent = this.#verified.get(proof);
+    const reuse = recent !== undefined && recent.requirement === requirement && Date.now() - recent.at <= VERIFIED_REUSE_MS;
+    const checked = reuse ? recent.checked : await this.#verify(proof, requirement);
+    this.#verified.delete(proof);
     if (!checked.ok) return failed(checked.reason, checked.payer);
     const { payment, signed, signature } = checked;
     const payer = payment.payer;
 
+    // The RPC's preflight is one more simulation. Right after our own full verify (milliseconds ago) it would
+    // only repeat it: skipped. After a verification made before the work ran (perhaps seconds ago) it is
+    // the check that matters: the payer may have moved the funds meanwhile, or the blockhash expired, and
+    // a transaction that fails on chain still costs our fee payer its fee; preflight refuses it unsent
+    // (blockhash_expired, or the simulation's failure) and nothing is charged.
     try {
       await this.#rpc
-        .sendTransaction(getBase64EncodedWireTransaction(signed), { encoding: 'base64', preflightCommitment: 'confirmed' })
+        .sendTransaction(getBase64EncodedWireTransaction(signed), { encoding: 'base64', skipPreflight: !reuse, preflightCommitment: 'confirmed' })
         .send();
     } catch (error) {
       // The RPC answered with an error: the transaction was refused and can never land as sent.
@@ -192,14 +225,20 @@ export class LocalSvmFacilitator implements Facilitator {
     return this.#status(signature, checked.payment, true);
   }
 
-  /** Polls the signature's status until it is final either way or the deadline passes. */
+  /**
+   * Polls the signature's status until it is final either way or the deadline passes: the first read at once
+   * (a cluster that executes on receipt, like the sandbox, has answered by then), then waits growing by half
+   * from the polling interval up to MAX_POLL_INTERVALS of it, the last one cut to the deadline.
+   */
   async #confirm(signature: Signature, payment: DecodedPayment, deadline: number): Promise<SettleOutcome> {
-    for (;;) {
+    const longest = this.#pollingIntervalMs * MAX_POLL_INTERVALS;
+    for (let wait = this.#pollingIntervalMs; ; wait = Math.min(longest, wait * 1.5)) {
       const outcome = await this.#status(signature, payment, false);
-      if (outcome.status !== 'unknown' || Date.now() >= deadline) {
+      const left = deadline - Date.now();
+      if (outcome.status !== 'unknown' || left <= 0) {
         return outcome.status === 'unknown' ? { ...outcome, reason: 'settlement_confirmation_timeout' } : outcome;
       }
-      await new Promise((resolve) => setTimeout(resolve, this.#pollingIntervalMs));
+      await new Promise((resolve) => setTimeout(resolve, Math.min(wait, left)));
     }
   }
 
@@ -231,22 +270,19 @@ export class LocalSvmFacilitator implements Facilitator {
     if (!checked.ok) return checked;
     const payer = checked.payment.payer;
     try {
-      const { value: statuses } = await this.#rpc
-        .getSignatureStatuses([checked.signature], { searchTransactionHistory: true })
-        .send();
+      // Both at once: neither depends on the other. The simulation also answers for the blockhash.
+      const [{ value: statuses }, { value: simulation }] = await Promise.all([
+        this.#rpc.getSignatureStatuses([checked.signature], { searchTransactionHistory: true }).send(),
+        this.#rpc
+          .simulateTransaction(getBase64EncodedWireTransaction(checked.signed), {
+            encoding: 'base64',
+            sigVerify: true,
+            replaceRecentBlockhash: false,
+            commitment: 'confirmed',
+          })
+          .send(),
+      ]);
       if (statuses[0]) return { ok: false, reason: 'duplicate_settlement', payer };
-      const { value: valid } = await this.#rpc
-        .isBlockhashValid(checked.payment.blockhash as Blockhash, { commitment: 'confirmed' })
-        .send();
-      if (!valid) return { ok: false, reason: 'blockhash_expired', payer };
-      const { value: simulation } = await this.#rpc
-        .simulateTransaction(getBase64EncodedWireTransaction(checked.signed), {
-          encoding: 'base64',
-          sigVerify: true,
-          replaceRecentBlockhash: false,
-          commitment: 'confirmed',
-        })
-        .send();
       if (simulation.err) {
         if (simulation.err === 'BlockhashNotFound') return { ok: false, reason: 'blockhash_expired', payer };
         if (simulation.err === 'AlreadyProcessed') return { ok: false, reason: 'duplicate_settlement', payer };
