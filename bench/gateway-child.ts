@@ -12,8 +12,9 @@ export interface GatewayChild {
   stop(): Promise<void>;
 }
 
-export async function startGatewayChild(env: Record<string, string> = {}): Promise<GatewayChild> {
-  const child = spawn(process.execPath, [SERVE], { stdio: ['pipe', 'pipe', 'inherit'], env: { ...process.env, ...env } });
+/** `serve` may name another checkout's bench/serve.ts (with its own node_modules), to measure two versions side by side. */
+export async function startGatewayChild(env: Record<string, string> = {}, serve = SERVE): Promise<GatewayChild> {
+  const child = spawn(process.execPath, [serve], { stdio: ['pipe', 'pipe', 'inherit'], env: { ...process.env, ...env } });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const stop = async () => {
     if (child.exitCode !== null || child.signalCode !== null) return;

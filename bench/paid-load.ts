@@ -18,6 +18,8 @@ export interface PaidRun {
   /** settled requests per second */
   rps: number;
   latency: LatencyStats;
+  /** each settled request's latency, ms (to merge runs) */
+  settledMs: number[];
   statuses: Record<string, number>;
   serverCpuPct: number | null;
   network: string;
@@ -85,6 +87,7 @@ export async function paidThroughput(
     seconds,
     rps: settled.length / seconds,
     latency: stats(settled.map((reply) => reply.ms)),
+    settledMs: settled.map((reply) => reply.ms),
     statuses,
     serverCpuPct: serverCpuSeconds === null ? null : (serverCpuSeconds / seconds) * 100,
     network: payer.network,
