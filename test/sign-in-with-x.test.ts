@@ -71,6 +71,24 @@ test('the challenge offers every enabled network with its signature type, bound 
   assert.notEqual((await challenge()).info.nonce, info.nonce, 'a fresh nonce each time');
 });
 
+test('each 402 is filled in afresh: PAYMENT-REQUIRED is the plain base64 of its JSON, issued now, valid for five minutes', async () => {
+  const headers: string[] = [];
+  for (let i = 0; i < 3; i++) {
+    const before = Date.now();
+    const response = await postJson(`${service.url}${PATH}`, BODY);
+    const header = response.headers.get('PAYMENT-REQUIRED')!;
+    headers.push(header);
+    // the header is pre-encoded around the challenge's fresh fields: it must still be exactly base64(JSON)
+    const json = Buffer.from(header, 'base64').toString('utf8');
+    assert.equal(Buffer.from(json, 'utf8').toString('base64'), header);
+    const { info } = (JSON.parse(json) as { extensions: { 'sign-in-with-x': { info: ChallengeInfo } } }).extensions['sign-in-with-x'];
+    const issued = Date.parse(info.issuedAt);
+    assert.ok(issued >= before - 1 && issued <= Date.now() + 1, `issuedAt ${info.issuedAt} is the time of the answer`);
+    assert.equal(Date.parse(info.expirationTime!) - issued, 5 * 60 * 1000);
+  }
+  assert.equal(new Set(headers).size, headers.length);
+});
+
 describe('EVM payer (EIP-191)', () => {
   let buyer: PrivateKeyAccount;
   let paid: { transaction: string; amount: string };

@@ -89,7 +89,7 @@ export async function respondPaid(c: Context, deps: PaidRouteDeps, route: PaidRo
   const paymentSignatureHeader = c.req.header('PAYMENT-SIGNATURE');
   const paid = paymentHeader !== undefined || paymentSignatureHeader !== undefined;
   const origin = requestOrigin(c, deps.config);
-  // a fresh sign-in-with-x challenge (single-use nonce) for an unpaid call's 402
+  // the route's sign-in-with-x challenge for an unpaid call's 402 (the gate gives each 402 a fresh nonce)
   const challenge = paid ? undefined : await signInChallenge(origin, `${origin}${route.path}`, deps.gate.enabledNetworks);
   const handle = (work: () => Promise<WorkOutput>) =>
     deps.gate.handle({

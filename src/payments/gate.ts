@@ -11,17 +11,20 @@ import {
   acceptedMismatch,
   decodeV2Proof,
   paymentIdOf,
+  v2PaymentRequired,
   v2PaymentRequiredHeader,
   v2Receipt,
   V2_PROOF_HEADER,
   V2_RECEIPT_HEADER,
   V2_REQUIRED_HEADER,
+  type V2PaymentRequiredParts,
   type V2Proof,
 } from '../x402/v2/codec.ts';
 import { createHash } from 'node:crypto';
 import { canonicalJson } from '../http/canonical-json.ts';
 import { ApiError } from '../errors.ts';
-import { SIGN_IN_WITH_X } from '../x402/sign-in-with-x.ts';
+import { freshSignInValues, SIGN_IN_PLACEHOLDERS, SIGN_IN_WITH_X, type SignInChallenge } from '../x402/sign-in-with-x.ts';
+import { splicedHeader, type HeaderFiller } from '../x402/spliced-header.ts';
 import type { Ledger, PaymentRecord, StoredResult } from '../store/ledger.ts';
 import { facilitatorFor, type PaymentRail, type PaymentRails } from './rails.ts';
 import { storedProof, storedRequirement, type DecodedProof, type PaymentProof, type PaymentRequirement, type SettlementReceipt, type Wire } from './model.ts';
@@ -52,10 +55,10 @@ export interface PaidCall {
   /** v2 resource.tags */
   tags?: string[];
   /**
-   * a fresh sign-in-with-x challenge for this 402 (its nonce is single-use, so it is never cached): added to the
-   * cached `extensions` of the PAYMENT-REQUIRED header (src/x402/sign-in-with-x.ts)
+   * the sign-in-with-x challenge for this route: added to the `extensions` of the PAYMENT-REQUIRED header with a
+   * fresh nonce and timestamps on each 402 (its nonce is single-use; src/x402/sign-in-with-x.ts)
    */
-  signInChallenge?: Record<string, unknown>;
+  signInChallenge?: SignInChallenge;
   /** v2 `extensions` of this route's 402, assembled in one place (src/http/route-extensions.ts) */
   extensions?: Record<string, unknown>;
   /** identifies the request body, so a proof is honoured only for the request it paid for */
@@ -114,7 +117,9 @@ interface PaymentRequiredDocument {
   body: string;
   header: string;
   /** what the header encodes, to encode it again with a fresh sign-in challenge */
-  v2: Parameters<typeof v2PaymentRequiredHeader>[0];
+  v2: V2PaymentRequiredParts;
+  /** the header with the sign-in challenge, fresh values filled into it pre-encoded (made on first use) */
+  signedIn?: { challenge: SignInChallenge; fill: HeaderFiller };
 }
 
 export class PaymentGate {
@@ -552,10 +557,19 @@ export class PaymentGate {
       if (this.paymentRequiredCache.size >= 1000) this.paymentRequiredCache.clear();
       this.paymentRequiredCache.set(cacheKey, document);
     }
-    const header = call.signInChallenge
-      ? v2PaymentRequiredHeader({ ...document.v2, extensions: { ...document.v2.extensions, [SIGN_IN_WITH_X]: call.signInChallenge } })
-      : document.header;
+    const header = call.signInChallenge ? this.signedInHeader(document, call.signInChallenge) : document.header;
     return { status: 402, body: document.body, headers: { [V2_REQUIRED_HEADER]: header, 'Cache-Control': 'no-store' } };
+  }
+
+  /** PAYMENT-REQUIRED with the sign-in challenge holding a fresh nonce and timestamps. */
+  private signedInHeader(document: PaymentRequiredDocument, challenge: SignInChallenge): string {
+    if (document.signedIn?.challenge !== challenge) {
+      const { v2 } = document;
+      const documentWith = (values: readonly string[]) =>
+        v2PaymentRequired({ ...v2, extensions: { ...v2.extensions, [SIGN_IN_WITH_X]: challenge.withValues(values) } });
+      document.signedIn = { challenge, fill: splicedHeader(documentWith, SIGN_IN_PLACEHOLDERS) };
+    }
+    return document.signedIn.fill(freshSignInValues());
   }
 
   private async discardMedia(ids: string[]): Promise<void> {

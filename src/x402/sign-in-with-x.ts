@@ -10,6 +10,7 @@ import {
   validateSIWxMessage,
   verifySIWxSignature,
 } from '@x402/extensions/sign-in-with-x';
+import { randomFillSync } from 'node:crypto';
 import { ApiError } from '../errors.ts';
 import { NETWORKS, type NetworkName } from './networks.ts';
 
@@ -52,13 +53,61 @@ function serverFor(origin: string) {
 }
 
 /**
- * A fresh challenge for PAYMENT-REQUIRED.extensions["sign-in-with-x"]: `{ info: { domain, uri, statement, version,
- * nonce, issuedAt, expirationTime, resources }, supportedChains, schema }`, one chain per enabled network.
+ * The challenge of PAYMENT-REQUIRED.extensions["sign-in-with-x"]: `{ info: { domain, uri, version, nonce, issuedAt,
+ * resources, expirationTime, statement }, supportedChains, schema }`, one chain per enabled network. Its shape is
+ * the official extension's own (built once per origin and resource by its enrich hook); only the three fields
+ * that hook makes fresh on each 402 (its `dynamicInfoFields`) change, so the gate pre-encodes the rest
+ * (x402/spliced-header.ts) and fills in `freshSignInValues()` per answer.
  */
-export async function signInChallenge(origin: string, resourceUrl: string, networks: readonly NetworkName[]): Promise<Record<string, unknown>> {
+export interface SignInChallenge {
+  /** the challenge holding these [nonce, issuedAt, expirationTime] */
+  withValues(values: readonly string[]): Record<string, unknown>;
+}
+
+/** stand-ins for [nonce, issuedAt, expirationTime], each as wide as the values put in its place */
+export const SIGN_IN_PLACEHOLDERS: readonly string[] = ['{sign-in-with-x nonce}'.padEnd(32, '.'), '{issuedAt}'.padEnd(24, '.'), '{expirationTime}'.padEnd(24, '.')];
+
+const challenges = new Map<string, Promise<SignInChallenge>>();
+/** The challenge for one origin and resource, made once (the official hook is async and builds a schema each time). */
+export function signInChallenge(origin: string, resourceUrl: string, networks: readonly NetworkName[]): Promise<SignInChallenge> {
+  const key = `${origin} ${resourceUrl} ${networks.join(',')}`;
+  let challenge = challenges.get(key);
+  if (!challenge) {
+    challenge = officialChallenge(origin, resourceUrl, networks);
+    // origins are few (see http/origin.ts); bounded anyway
+    if (challenges.size >= 256) challenges.clear();
+    challenges.set(key, challenge);
+    challenge.catch(() => challenges.delete(key));
+  }
+  return challenge;
+}
+
+async function officialChallenge(origin: string, resourceUrl: string, networks: readonly NetworkName[]): Promise<SignInChallenge> {
   const requirements = networks.map((name) => ({ network: NETWORKS[name].caip2 }));
   const enrich = serverFor(origin).enrichPaymentRequiredResponse!;
-  return (await enrich(declaration, { resourceInfo: { url: resourceUrl }, requirements } as never)) as Record<string, unknown>;
+  const challenge = (await enrich(declaration, { resourceInfo: { url: resourceUrl }, requirements } as never)) as { info: Record<string, unknown> };
+  // spreading keeps each key where the official hook put it: the same JSON, field for field
+  return {
+    withValues: ([nonce, issuedAt, expirationTime]) => ({ ...challenge, info: { ...challenge.info, nonce, issuedAt, expirationTime } }),
+  };
+}
+
+const noncePool = Buffer.alloc(16 * 256);
+let noncePoolUsed = noncePool.length;
+
+/**
+ * [nonce, issuedAt, expirationTime] for one 402, as the official hook makes them: 16 random bytes in hex, now, and
+ * now plus the challenge's lifetime. The random bytes are drawn from the CSPRNG a few KB at a time (one call per
+ * 256 nonces instead of one each, as node's randomUUID does); each is handed out once.
+ */
+export function freshSignInValues(now = Date.now()): string[] {
+  if (noncePoolUsed === noncePool.length) {
+    randomFillSync(noncePool);
+    noncePoolUsed = 0;
+  }
+  const nonce = noncePool.toString('hex', noncePoolUsed, noncePoolUsed + 16);
+  noncePoolUsed += 16;
+  return [nonce, new Date(now).toISOString(), new Date(now + SIWX_MAX_AGE_SECONDS * 1000).toISOString()];
 }
 
 function refuse(reason: string, message: string): never {

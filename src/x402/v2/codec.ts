@@ -72,12 +72,15 @@ export function v2Requirements(requirement: PaymentRequirement): V2Requirements 
   };
 }
 
-export function v2PaymentRequiredHeader(document: {
+export interface V2PaymentRequiredParts {
   error: string;
   resource: V2Resource;
   accepts: PaymentRequirement[];
   extensions: Record<string, unknown>;
-}): string {
+}
+
+/** The PAYMENT-REQUIRED document (its JSON, before base64). */
+export function v2PaymentRequired(document: V2PaymentRequiredParts): V2PaymentRequired {
   const required: V2PaymentRequired = {
     x402Version: 2,
     error: document.error,
@@ -85,7 +88,11 @@ export function v2PaymentRequiredHeader(document: {
     accepts: document.accepts.map(v2Requirements),
   };
   if (Object.keys(document.extensions).length > 0) required.extensions = document.extensions;
-  return encodeHeader(required);
+  return required;
+}
+
+export function v2PaymentRequiredHeader(document: V2PaymentRequiredParts): string {
+  return encodeHeader(v2PaymentRequired(document));
 }
 
 /** Returns the decoded proof, or the reason the header cannot be one (the 402's `error`). */
