@@ -70,10 +70,10 @@ const last = { appMs: NaN, paymentMs: NaN, workMs: NaN, upstreamFetchMs: NaN };
 function timedWork(call: PaidCall): PaidCall {
   return {
     ...call,
-    work: async () => {
+    work: async (payment) => {
       const started = performance.now();
       try {
-        return await call.work();
+        return await call.work(payment);
       } finally {
         last.workMs = performance.now() - started;
       }
@@ -102,7 +102,7 @@ class PaymentExcludedGate extends PaymentGate {
   }
   override async handle(call: PaidCall): Promise<GateResponse> {
     if (call.paymentHeader === undefined) return super.handle(call);
-    const result = await timedWork(call).work();
+    const result = await timedWork(call).work({ charge: call.amount });
     last.paymentMs = 0;
     return { status: 200, body: result.body, headers: { 'X-PAYMENT-RESPONSE': this.#receipt } };
   }

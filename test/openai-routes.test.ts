@@ -15,6 +15,7 @@ import { startTestService, postJson } from './support/service.ts';
 import { balanceOf, decodeReceipt, fundedEvmBuyer } from './support/sandbox-wallet.ts';
 import { signEvmProof } from './support/evm-proof.ts';
 import { CHAT_TEXT, CHAT_USAGE, startOpenAIUpstream, type OpenAIUpstream } from './support/openai-upstream.ts';
+import { sseData, until } from './support/sse.ts';
 import { embeddedModels } from '../src/config/embedded-models.ts';
 import { decodeHeader } from '../src/x402/encoding.ts';
 import { evmPaymentKey } from '../src/x402/payment-key.ts';
@@ -80,32 +81,6 @@ async function quote(path: string, body: unknown, network: NetworkName = 'base')
 /** What the buyer spent on `network`, read on-chain. */
 async function spent(buyer: PrivateKeyAccount, network: NetworkName = 'base'): Promise<bigint> {
   return FUNDS - (await balanceOf(service, network, buyer.address));
-}
-
-/** Waits for a condition, never for a fixed time. */
-async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined): Promise<T> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setImmediate(resolve));
-  }
-}
-
-/** The server-sent events of a response, each `data:` value as it arrives. */
-async function* sseData(response: Response): AsyncGenerator<string> {
-  const decoder = new TextDecoder();
-  let buffer = '';
-  for await (const bytes of response.body!) {
-    buffer += decoder.decode(bytes, { stream: true });
-    for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
-      const event = buffer.slice(0, end);
-      buffer = buffer.slice(end + 2);
-      const data = event.split('\n').find((line) => line.startsWith('data: '));
-      if (data) yield data.slice(6);
-    }
-  }
 }
 
 async function signedProof(buyer: PrivateKeyAccount, path: string, body: unknown, network: NetworkName) {

@@ -7,11 +7,13 @@
 // gate then settles when the work resolves, as for any call; its outcome is the stream's last event (the
 // receipt, or why nothing was charged). A client that leaves aborts the work, which the gate treats as a
 // failed work: nothing is charged, or, if the payment was settled first, the same proof runs it again.
+// Under `upto` the charge is the streamed answer's metered cost, known only after the last token: the stream's
+// headers then carry no amount, and its last event's receipt says what was charged.
 import type { Context } from 'hono';
 import type { Config } from '../config/load.ts';
 import type { Capability } from '../config/schema.ts';
 import type { EndpointContext, EventStream, PreparedCall, StreamFailure, StreamReceipt, WorkOutput } from '../api/endpoint.ts';
-import type { GateResponse, PaymentGate } from '../payments/gate.ts';
+import type { GateResponse, PaymentGate, WorkPayment } from '../payments/gate.ts';
 import type { ModelCatalog } from '../providers/catalog.ts';
 import type { ProviderRegistry } from '../providers/registry.ts';
 import type { MediaStore } from '../media/media-store.ts';
@@ -91,7 +93,7 @@ export async function respondPaid(c: Context, deps: PaidRouteDeps, route: PaidRo
   const origin = requestOrigin(c, deps.config);
   // the route's sign-in-with-x challenge for an unpaid call's 402 (the gate gives each 402 a fresh nonce)
   const challenge = paid ? undefined : await signInChallenge(origin, `${origin}${route.path}`, deps.gate.enabledNetworks);
-  const handle = (work: () => Promise<WorkOutput>) =>
+  const handle = (work: (payment: WorkPayment) => Promise<WorkOutput>) =>
     deps.gate.handle({
       paymentHeader,
       paymentSignatureHeader,
@@ -109,8 +111,8 @@ export async function respondPaid(c: Context, deps: PaidRouteDeps, route: PaidRo
       // only a paid call needs to identify its body
       requestHash: paid ? requestHash(route.path, route.body) : '',
       settleFirst: (network) => settlesFirst(deps.config.settleFirst, network, route.capability),
-      metered: route.metered === true && !prepared.events,
-      work: () => counted(work),
+      metered: route.metered === true,
+      work: (payment) => counted(() => work(payment)),
     });
 
   if (prepared.events) return respondStreamed(c, route, prepared.events, handle);
@@ -139,7 +141,7 @@ async function respondStreamed(
   c: Context,
   route: PaidRoute,
   events: EventStream,
-  handle: (work: () => Promise<WorkOutput>) => Promise<GateResponse>,
+  handle: (work: (payment: WorkPayment) => Promise<WorkOutput>) => Promise<GateResponse>,
 ): Promise<Response> {
   const encoder = new TextEncoder();
   const client = new AbortController();
@@ -162,29 +164,32 @@ async function respondStreamed(
     open = false;
   };
 
-  let started!: () => void;
-  const workStarted = new Promise<'streaming'>((resolve) => (started = () => resolve('streaming')));
-  const answered = handle(() => {
-    started();
+  let started!: (payment: WorkPayment) => void;
+  const workStarted = new Promise<WorkPayment>((resolve) => (started = resolve));
+  const answered = handle((payment) => {
+    started(payment);
     return events.run(write, client.signal);
   });
   const first = await Promise.race([workStarted, answered.then(() => 'answered' as const, () => 'answered' as const)]);
-  const headers = { ...SSE_HEADERS, ...chargeHeaders(route.prepared.amount, undefined) };
 
   if (first === 'answered') {
     // no work ran: a refusal (402, 409, an error) answered as usual, or a kept result replayed as a stream
     const response = await answered;
     if (response.status !== 200) return gateJson(c, response);
-    write(events.end(response.body, receiptOf(response, route.prepared.amount), true));
+    const charged = response.charged ?? route.prepared.amount;
+    write(events.end(response.body, receiptOf(response, charged), true));
     close();
     const replayUsage = route.usageOf?.(response.body);
-    return new Response(body, { status: 200, headers: { ...headers, ...response.headers, ...chargeHeaders(route.prepared.amount, replayUsage) } });
+    return new Response(body, { status: 200, headers: { ...SSE_HEADERS, ...response.headers, ...chargeHeaders(charged, replayUsage) } });
   }
 
+  // the amount goes out with the first byte when it is already known (exact); under upto only the last event has it
+  const headers = { ...SSE_HEADERS, ...(first.charge === undefined ? {} : chargeHeaders(first.charge, undefined)) };
   answered
     .then(
       (response) => {
-        write(response.status === 200 ? events.end(response.body, receiptOf(response, route.prepared.amount), false) : events.failure(failureOf(response)));
+        const charged = response.charged ?? route.prepared.amount;
+        write(response.status === 200 ? events.end(response.body, receiptOf(response, charged), false) : events.failure(failureOf(response)));
       },
       (error: unknown) => {
         const apiError = toApiError(error) ?? new ApiError(500, 'internal_error', 'internal error; nothing was charged');

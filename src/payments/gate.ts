@@ -70,7 +70,13 @@ export interface PaidCall {
    * that have it (x402 v2), and settles that cost.
    */
   metered?: boolean;
-  work: () => Promise<WorkResult>;
+  work: (payment: WorkPayment) => Promise<WorkResult>;
+}
+
+/** What the work is told of its payment when it starts (a stream states it in its headers). */
+export interface WorkPayment {
+  /** what the payer is charged, when known before the work runs; absent under `upto`, where the result's cost decides */
+  charge?: bigint;
 }
 
 export interface WorkResult {
@@ -336,7 +342,7 @@ export class PaymentGate {
 
     let result: WorkResult;
     try {
-      result = await call.work();
+      result = await call.work(requirement.scheme === 'upto' ? {} : { charge: requirement.amount });
     } catch (error) {
       await ledger.transition(key, ['verified'], { state: 'released', error: errorText(error) });
       throw error;
@@ -420,7 +426,7 @@ export class PaymentGate {
     }
     this.working.add(key);
     try {
-      const result = await call.work().catch((error: unknown) => {
+      const result = await call.work({ charge: charged }).catch((error: unknown) => {
         const paid = error instanceof ApiError ? error : new ApiError(502, 'upstream_error', 'generation failed');
         throw new ApiError(paid.status, paid.code, `${paid.message.replace(/; nothing was charged.*$/, '')}; your payment is settled: retry with the same ${proofHeaderOf(wires)} to run it again at no charge`, {
           headers: paid.headers,

@@ -28,6 +28,8 @@ interface OpenAIRoute {
   requestSchema: z.ZodType;
   prepare: (body: unknown, context: EndpointContext) => PreparedCall;
   usageOf?: PaidRoute['usageOf'];
+  /** charged the result's metered cost under x402 `upto` where a rail offers it (chat, as the spec route) */
+  metered?: boolean;
   deliver?: (deps: PaidRouteDeps) => PaidRoute['deliver'];
 }
 
@@ -39,6 +41,7 @@ export const OPENAI_ROUTES: readonly OpenAIRoute[] = [
     requestSchema: openaiChatRequestSchema,
     prepare: prepareChatCompletion,
     usageOf: usageOfChatCompletion,
+    metered: chatEndpoint.metered,
   },
   {
     path: '/v1/images/generations',
@@ -73,6 +76,7 @@ export function openaiRoutes(deps: PaidRouteDeps, log: Logger): Hono {
         body,
         prepared,
         usageOf: route.usageOf,
+        metered: route.metered,
         ...(deliver ? { deliver } : {}),
       });
       return asOpenAIError(response);
