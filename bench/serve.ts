@@ -1,6 +1,7 @@
 // Child process of the bench: the real service (sandbox chains for base, or for the comma-separated networks in
 // BENCH_NETWORKS; temp data dir, port 0, the default request log on stdout, as an operator runs it).
-// The ledger is SQLite in the temp data dir, or the PostgreSQL database named by BENCH_DATABASE_URL.
+// The ledger is SQLite in the temp data dir, or the PostgreSQL database named by BENCH_DATABASE_URL;
+// BENCH_SETTLEMENT_BATCHING=1 turns settlementBatching on.
 // Prints one JSON line {"url", "pid"} on stdout once listening (among the log lines); stops when stdin closes or on SIGTERM/SIGINT.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,6 +16,7 @@ const config = loadConfig({}, {
   dataDir,
   sandbox: { enabled: true, networks: (process.env.BENCH_NETWORKS ?? 'base').split(',') },
   ...(process.env.BENCH_DATABASE_URL ? { databaseUrl: process.env.BENCH_DATABASE_URL } : {}),
+  ...(process.env.BENCH_SETTLEMENT_BATCHING === '1' ? { settlementBatching: true } : {}),
 });
 const service = await startService(config);
 

@@ -1,6 +1,6 @@
 // Builds the contracts the EVM sandbox places on its chains and writes their committed artifacts; the
 // service never compiles at run time. Run after editing a contract (or to rebuild Permit2):
-//   npx node scripts/compile-contracts.ts            # TestUSDC and the upto proxy (solc npm package)
+//   npx node scripts/compile-contracts.ts            # TestUSDC, the upto proxy and Multicall3's batch (solc npm package)
 //   npx node scripts/compile-contracts.ts --permit2  # also Permit2, from source (see buildPermit2)
 // No native solc and no compiler download: both compilers are npm packages (devDependencies).
 import { execFileSync } from 'node:child_process';
@@ -166,4 +166,5 @@ function write(artifactName: string, artifact: object): void {
 
 buildOwn('TestUSDC.sol', 'TestUSDC', 'test-usdc.artifact.json');
 buildOwn('UptoPermit2Proxy.sol', 'UptoPermit2Proxy', 'upto-proxy.artifact.json');
+buildOwn('Multicall3.sol', 'Multicall3', 'multicall3.artifact.json');
 if (process.argv.includes('--permit2')) buildPermit2();

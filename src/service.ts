@@ -74,7 +74,7 @@ export async function startService(config: Config, options: { log?: Logger } = {
 
   let sandbox: Sandbox | undefined;
   if (config.sandbox.enabled) {
-    sandbox = await startSandbox(config.sandbox.networks, config.settlementTimeoutMs);
+    sandbox = await startSandbox(config.sandbox.networks, config.settlementTimeoutMs, { settlementBatching: config.settlementBatching });
     for (const [name, chain] of sandbox.chains) if (!rails.has(name)) rails.set(name, chain.rail);
     log.warn(
       { networks: Object.fromEntries([...sandbox.chains].map(([name, chain]) => [name, chain.rpcUrl])) },

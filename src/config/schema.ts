@@ -240,6 +240,12 @@ export const configSchema = z
     settleFirst: z.array(settleFirstRule).default([]),
     /** how long a settlement may wait for confirmation before it is treated as 'unknown' */
     settlementTimeoutMs: z.number().int().positive().default(30_000),
+    /**
+     * EVM exact settlements that queue up while the settlement key is sending go out together in one Multicall3
+     * aggregate3 transaction, each transfer allowed to fail alone (needs Multicall3 at its canonical address;
+     * the sandbox places it). Off by default: measured, it did not pay on the sandbox chain (README, "Settlement batching").
+     */
+    settlementBatching: z.boolean().default(false),
     /** how often pending settlements are reconciled */
     reconcileIntervalMs: z.number().int().positive().default(15_000),
     /**

@@ -40,6 +40,7 @@ function facilitatorFor(network: Network, settings: NetworkConfig, asset: string
       asset: asset as `0x${string}`,
       eip712: settings.eip712 ?? network.eip712,
       receiptTimeoutMs: config.settlementTimeoutMs,
+      batchSettlements: config.settlementBatching,
     });
   }
   return createLocalSvmFacilitator({ network, rpcUrl: f.rpcUrl, secretKey: secret, asset, confirmTimeoutMs: config.settlementTimeoutMs });

@@ -33,7 +33,7 @@ export interface Sandbox {
   stop(): Promise<void>;
 }
 
-async function startEvmChain(name: NetworkName, settlementTimeoutMs: number): Promise<SandboxChain> {
+async function startEvmChain(name: NetworkName, settlementTimeoutMs: number, options: SandboxOptions): Promise<SandboxChain> {
   const network = NETWORKS[name];
   if (network.family !== 'evm') throw new Error(`${name} is not an EVM network`);
   const chain: EvmSandbox = await startEvmSandbox(network);
@@ -47,6 +47,7 @@ async function startEvmChain(name: NetworkName, settlementTimeoutMs: number): Pr
     // anvil mines a few ms after eth_sendRawTransaction answers (later as its chain grows), and viem's receipt
     // wait, its first look missed, waits a whole interval for the next: keep that short on a local node
     pollingIntervalMs: 10,
+    batchSettlements: options.settlementBatching,
   });
   // Permit2 and the upto proxy are on every sandbox chain; a key of its own keeps upto's nonces apart
   const upto = new LocalEvmUptoFacilitator({
@@ -134,9 +135,16 @@ const faucetRequest = z
 
 const balanceRequest = z.object({ network: z.string(), address: z.string().min(1).max(100) }).strict();
 
-export async function startSandbox(networks: readonly NetworkName[], settlementTimeoutMs: number): Promise<Sandbox> {
+export interface SandboxOptions {
+  /** EVM exact settlements batched through Multicall3 (config settlementBatching) */
+  settlementBatching?: boolean;
+}
+
+export async function startSandbox(networks: readonly NetworkName[], settlementTimeoutMs: number, options: SandboxOptions = {}): Promise<Sandbox> {
   const started = await Promise.allSettled(
-    networks.map((name) => (NETWORKS[name].family === 'evm' ? startEvmChain : startSvmChain)(name, settlementTimeoutMs)),
+    networks.map((name) =>
+      NETWORKS[name].family === 'evm' ? startEvmChain(name, settlementTimeoutMs, options) : startSvmChain(name, settlementTimeoutMs),
+    ),
   );
   const chains = new Map<NetworkName, SandboxChain>();
   for (const outcome of started) if (outcome.status === 'fulfilled') chains.set(outcome.value.network, outcome.value);

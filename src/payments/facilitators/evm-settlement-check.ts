@@ -1,7 +1,7 @@
 // Reconciliation of an EVM settlement whose outcome was unknown, for any scheme whose authorization is spent by
 // consuming a one-use nonce (EIP-3009 for exact, Permit2 for upto): our transaction's receipt when we have its
 // hash, else the nonce's state and the clock read at one block so they agree.
-import { TransactionReceiptNotFoundError, type Hex, type PublicClient } from 'viem';
+import { TransactionReceiptNotFoundError, type Hex, type PublicClient, type TransactionReceipt } from 'viem';
 import type { SettleOutcome } from '../facilitator.ts';
 import { shortMessage } from './evm-errors.ts';
 
@@ -20,6 +20,11 @@ export interface NonceSettlementCheck {
   expiredReason: string;
   /** names the transaction that consumed the nonce when we lost our own hash ('' if it cannot) */
   findTransaction?: () => Promise<string>;
+  /**
+   * whether our successful transaction carried this authorization's transfer; a batch transaction succeeds
+   * even when one of its calls failed. Absent: success means it did.
+   */
+  carried?: (receipt: TransactionReceipt) => boolean;
 }
 
 export async function settlementFromChain(check: NonceSettlementCheck): Promise<SettleOutcome> {
@@ -32,17 +37,17 @@ export async function settlementFromChain(check: NonceSettlementCheck): Promise<
           throw error;
         })
       : undefined;
-    if (receipt) {
-      return receipt.status === 'success'
-        ? { status: 'settled', transaction, payer }
-        : { status: 'failed', reason: check.revertedReason, payer, transaction };
-    }
+    if (receipt?.status === 'reverted') return { status: 'failed', reason: check.revertedReason, payer, transaction };
+    if (receipt && (check.carried?.(receipt) ?? true)) return { status: 'settled', transaction, payer };
     const block = await client.getBlock({ blockTag: 'latest' });
     // The nonce is consumed: the transfer landed, possibly through another transaction.
     // (A payer may also cancel or invalidate its own nonce; x402 clients do not.)
     if (await check.nonceUsed(block.number)) {
-      return { status: 'settled', transaction: hash ?? (check.findTransaction ? await check.findTransaction() : ''), payer };
+      const ours = hash && !receipt ? hash : undefined;
+      return { status: 'settled', transaction: ours ?? (check.findTransaction ? await check.findTransaction() : ''), payer };
     }
+    // Our batch was mined without this transfer, and nothing else used the nonce: that hash can never settle it.
+    if (receipt) return { status: 'failed', reason: check.revertedReason, payer, transaction };
     if (check.expired(block.timestamp)) return { status: 'failed', reason: check.expiredReason, payer, transaction };
     return { status: 'unknown', reason: 'settlement_pending', payer, transaction };
   } catch (error) {

@@ -3,7 +3,19 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { toHex, type Address, type Hex, type LocalAccount } from 'viem';
+import {
+  createPublicClient,
+  createTestClient,
+  createWalletClient,
+  encodeFunctionData,
+  http,
+  parseAbi,
+  parseSignature,
+  toHex,
+  type Address,
+  type Hex,
+  type LocalAccount,
+} from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { exact } from 'x402/schemes';
 import { decodeHeader } from '../../x402/encoding.ts';
@@ -11,7 +23,10 @@ import { NETWORKS, type EvmNetwork } from '../../x402/networks.ts';
 import type { PaymentPayload, PaymentRequirements } from '../../x402/types.ts';
 import { startEvmSandbox, type EvmSandbox } from '../../sandbox/evm/evm-sandbox.ts';
 import { LocalEvmFacilitator } from './local-evm.ts';
-import { onV1Wire } from '../../../test/support/v1-wire-facilitator.ts';
+import { onV1Wire, proofOf, requirementOf } from '../../../test/support/v1-wire-facilitator.ts';
+import { eip3009Abi } from './eip3009-abi.ts';
+import { MULTICALL3_ADDRESS } from './multicall3-abi.ts';
+import { ProcessNonces, type NonceAllocator, type NonceUse, type PendingCount } from './nonce-allocator.ts';
 
 const base = NETWORKS.base as EvmNetwork;
 const PRICE = '10000'; // 0.01 USDC
@@ -395,4 +410,137 @@ test('readiness: the sandbox is ready; a settlement account without gas is repor
   const problems = await broke.readinessProblems();
   assert.equal(problems.length, 1);
   assert.match(problems[0]!, /^base: settlement account 0x[0-9a-fA-F]{40} has no native gas/);
+});
+
+// ---- settlement batching ----
+
+/** A key's nonces whose first send waits until the test opens the gate, so later settlements queue up. */
+function gatedNonces() {
+  let open!: () => void;
+  const gate = new Promise<void>((resolve) => (open = resolve));
+  const state = { entered: false, open };
+  const nonces = (pendingCount: PendingCount): NonceAllocator => {
+    const inner = new ProcessNonces(pendingCount);
+    return {
+      async withNextNonce<T>(use: (nonce: number) => Promise<NonceUse<T>>): Promise<T> {
+        state.entered = true;
+        await gate;
+        return inner.withNextNonce(use);
+      },
+    };
+  };
+  return { state, nonces };
+}
+
+async function until(what: string, condition: () => boolean): Promise<void> {
+  for (let i = 0; !condition(); i++) {
+    if (i > 2_000) throw new Error(`never happened: ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+test('batching: settlements queued behind a send go out in one Multicall3 transaction; a used and an unfunded authorization fail alone, the others settle, balances exact', async () => {
+  const key = generatePrivateKey();
+  await sandbox.faucet(privateKeyToAccount(key).address, 1n); // the faucet also gives gas
+  const { state, nonces } = gatedNonces();
+  const batching = new LocalEvmFacilitator({
+    network: base,
+    rpcUrl: sandbox.rpcUrl,
+    settlementPrivateKey: key,
+    asset: sandbox.asset,
+    eip712: sandbox.eip712,
+    receiptTimeoutMs: 5_000,
+    pollingIntervalMs: 20,
+    nonces,
+    batchSettlements: true,
+  });
+  const [lone, good1, good2, reused, unfunded] = await Promise.all(Array.from({ length: 5 }, () => fundedPayer()));
+  const requirement = requirementOf(requirements());
+  const proofs = await Promise.all([lone, good1, good2, reused, unfunded].map(async (payer) => proofOf(await pay(payer!, requirements()))));
+  for (const proof of proofs) assert.equal((await batching.verify(proof, requirement)).isValid, true);
+
+  // Between verify and settle, two go bad in ways only the chain sees: one authorization is used by
+  // someone else's transaction, one payer moves its funds away.
+  const chainClient = { chain: sandbox.chain, transport: http(sandbox.rpcUrl) };
+  const chain = createPublicClient({ ...chainClient, pollingInterval: 20 });
+  const outsider = await fundedPayer();
+  const { authorization: a, signature } = proofs[3]!.payload as { authorization: Record<string, string>; signature: Hex };
+  const { r, s, v } = parseSignature(signature);
+  const frontRun = await createWalletClient({ ...chainClient, account: outsider }).sendTransaction({
+    to: sandbox.asset,
+    data: encodeFunctionData({
+      abi: eip3009Abi,
+      functionName: 'transferWithAuthorization',
+      args: [a.from as Address, a.to as Address, BigInt(a.value!), BigInt(a.validAfter!), BigInt(a.validBefore!), a.nonce as Hex, Number(v), r, s],
+    }),
+  });
+  assert.equal((await chain.waitForTransactionReceipt({ hash: frontRun })).status, 'success');
+  const drain = await createWalletClient({ ...chainClient, account: unfunded! }).writeContract({
+    address: sandbox.asset,
+    abi: parseAbi(['function transfer(address to, uint256 value) returns (bool)']),
+    functionName: 'transfer',
+    args: [randomAddress(), await sandbox.balanceOf(unfunded!.address)],
+  });
+  assert.equal((await chain.waitForTransactionReceipt({ hash: drain })).status, 'success');
+
+  const payers = [lone, good1, good2, reused, unfunded].map((p) => p!.address);
+  const before = await Promise.all([...payers, sandbox.payTo].map((address) => sandbox.balanceOf(address)));
+
+  // The first settlement holds the key's ordered section; the other four queue behind it.
+  const first = batching.settle(proofs[0]!, requirement);
+  await until('the first send reached the nonce', () => state.entered);
+  const rest = proofs.slice(1).map((proof) => batching.settle(proof, requirement));
+  await until('four settlements wait for the next transaction', () => batching.settlementsWaiting === 4);
+  state.open();
+  const [loneOutcome, ...outcomes] = await Promise.all([first, ...rest]);
+
+  assert.equal(loneOutcome!.status, 'settled');
+  const loneHash = loneOutcome!.status === 'settled' ? (loneOutcome!.transaction as Hex) : '0x';
+  assert.equal((await chain.getTransaction({ hash: loneHash })).to, sandbox.asset.toLowerCase(), 'a lone settlement goes straight to the token');
+  const batchHash = outcomes[0]!.status === 'settled' ? (outcomes[0]!.transaction as Hex) : '0x';
+  assert.deepEqual(outcomes, [
+    { status: 'settled', transaction: batchHash, payer: good1!.address },
+    { status: 'settled', transaction: batchHash, payer: good2!.address },
+    { status: 'failed', reason: 'invalid_transaction_state', payer: reused!.address, transaction: batchHash },
+    { status: 'failed', reason: 'invalid_transaction_state', payer: unfunded!.address, transaction: batchHash },
+  ]);
+  assert.equal((await chain.getTransaction({ hash: batchHash })).to, MULTICALL3_ADDRESS.toLowerCase());
+
+  const after = await Promise.all([...payers, sandbox.payTo].map((address) => sandbox.balanceOf(address)));
+  const moved = before.map((value, i) => value - after[i]!);
+  const price = 10_000n;
+  assert.deepEqual(moved, [price, price, price, 0n, 0n, -3n * price], 'three paid, the spoiled two moved nothing');
+
+  // Reconciliation reads each payment's own outcome out of the shared batch transaction.
+  assert.deepEqual(await batching.checkSettlement(proofs[1]!, requirement, batchHash), { status: 'settled', transaction: batchHash, payer: good1!.address });
+  assert.deepEqual(await batching.checkSettlement(proofs[4]!, requirement, batchHash), {
+    status: 'failed',
+    reason: 'invalid_transaction_state',
+    payer: unfunded!.address,
+    transaction: batchHash,
+  });
+  // not in our batch, but its authorization was used by the outsider's transaction: settled, by that one
+  assert.deepEqual(await batching.checkSettlement(proofs[3]!, requirement, batchHash), { status: 'settled', transaction: frontRun, payer: reused!.address });
+});
+
+test('readiness: batching on a chain without Multicall3 is reported', async () => {
+  const testClient = createTestClient({ chain: sandbox.chain, transport: http(sandbox.rpcUrl), mode: 'anvil' });
+  const code = await createPublicClient({ transport: http(sandbox.rpcUrl) }).getCode({ address: MULTICALL3_ADDRESS });
+  assert.ok(code, 'the sandbox places Multicall3');
+  const batching = new LocalEvmFacilitator({
+    network: base,
+    rpcUrl: sandbox.rpcUrl,
+    settlementPrivateKey: sandbox.settlementPrivateKey,
+    asset: sandbox.asset,
+    eip712: sandbox.eip712,
+    receiptTimeoutMs: 2_000,
+    batchSettlements: true,
+  });
+  assert.deepEqual(await batching.readinessProblems(), []);
+  await testClient.setCode({ address: MULTICALL3_ADDRESS, bytecode: '0x' });
+  try {
+    assert.deepEqual(await batching.readinessProblems(), [`base: settlement batching is on but there is no Multicall3 at ${MULTICALL3_ADDRESS}`]);
+  } finally {
+    await testClient.setCode({ address: MULTICALL3_ADDRESS, bytecode: code });
+  }
 });

@@ -7,7 +7,6 @@ import {
   encodeFunctionData,
   http,
   isAddress,
-  parseAbiItem,
   isAddressEqual,
   parseSignature,
   recoverTypedDataAddress,
@@ -25,9 +24,17 @@ import type { PaymentProof, PaymentRequirement } from '../model.ts';
 import type { Facilitator, SettleOutcome, VerifyResult } from '../facilitator.ts';
 import { eip3009Abi, transferWithAuthorizationTypes } from './eip3009-abi.ts';
 
-const authorizationUsedEvent = parseAbiItem('event AuthorizationUsed(address indexed authorizer, bytes32 indexed nonce)');
 import { isRevert, reasonForRevert, shortMessage } from './evm-errors.ts';
 import { evmSender, type EvmSender } from './evm-sender.ts';
+import {
+  authorizationUsedEvent,
+  receiptUsesAuthorization,
+  sendAndWatch,
+  SettlementBatcher,
+  type SettlementCall,
+  type SubmitResult,
+} from './evm-settlement-batcher.ts';
+import { MULTICALL3_ADDRESS } from './multicall3-abi.ts';
 import { rpcFetch } from './rpc-fetch.ts';
 import { settlementFromChain } from './evm-settlement-check.ts';
 import type { NonceAllocator, PendingCount } from './nonce-allocator.ts';
@@ -49,6 +56,11 @@ export interface LocalEvmFacilitatorOptions {
   now?: () => number;
   /** the settlement key's nonces when other instances send with it too (the shared ledger's) */
   nonces?: (pendingCount: PendingCount) => NonceAllocator | undefined;
+  /**
+   * settlements that queue up while the key is sending go out together in one Multicall3 transaction
+   * (evm-settlement-batcher.ts); needs Multicall3 at its canonical address. Default off: see README, "Settlement batching".
+   */
+  batchSettlements?: boolean;
 }
 
 /** settle() trusts a verify() of the same payload object by this process this recently (see settle()). */
@@ -91,6 +103,7 @@ export class LocalEvmFacilitator implements Facilitator {
   readonly #account: PrivateKeyAccount;
   readonly #public: PublicClient<Transport, Chain>;
   readonly #sender: EvmSender;
+  readonly #batcher: SettlementBatcher | undefined;
   /** gas estimates of payloads this process verified, and when (settle() skips a fresh re-verification) */
   readonly #verified = new WeakMap<PaymentProof, { gas: bigint; at: number }>();
 
@@ -113,6 +126,12 @@ export class LocalEvmFacilitator implements Facilitator {
     const transport = http(options.rpcUrl, { fetchFn: rpcFetch });
     this.#public = createPublicClient({ chain, transport, pollingInterval: this.#pollingIntervalMs });
     this.#sender = evmSender({ client: this.#public, account: this.#account, chainId: options.network.chainId, nonces: options.nonces });
+    this.#batcher = options.batchSettlements ? new SettlementBatcher(this.#sender, { pollingIntervalMs: this.#pollingIntervalMs }) : undefined;
+  }
+
+  /** Settlements waiting to share the next batch transaction (0 without batching). */
+  get settlementsWaiting(): number {
+    return this.#batcher?.waiting ?? 0;
   }
 
   /** The address that sends settlements and pays their gas. */
@@ -130,6 +149,9 @@ export class LocalEvmFacilitator implements Facilitator {
     if (!(await this.#public.getCode({ address: this.#asset }))) problems.push(`${network}: no contract at asset ${this.#asset}`);
     if ((await this.#public.getBalance({ address: this.#account.address })) === 0n) {
       problems.push(`${network}: settlement account ${this.#account.address} has no native gas to send settlements`);
+    }
+    if (this.#batcher && !(await this.#public.getCode({ address: MULTICALL3_ADDRESS }))) {
+      problems.push(`${network}: settlement batching is on but there is no Multicall3 at ${MULTICALL3_ADDRESS}`);
     }
     return problems;
   }
@@ -164,13 +186,16 @@ export class LocalEvmFacilitator implements Facilitator {
   async #settleAuthorization(auth: Authorization, gas: bigint): Promise<SettleOutcome> {
     const payer = auth.from;
     const deadline = Date.now() + this.#receiptTimeoutMs;
-    const call = {
+    const call: SettlementCall = {
       to: this.#asset,
       data: encodeFunctionData({ abi: eip3009Abi, functionName: 'transferWithAuthorization', args: transferArgs(auth) }),
       gas: (gas * GAS_MARGIN_PERCENT) / 100n,
     };
     for (let attempt = 0; ; attempt++) {
-      const sent = await this.#sender.send(call);
+      const timeoutMs = Math.max(0, deadline - Date.now());
+      const sent: SubmitResult = this.#batcher
+        ? await this.#batcher.submit(call, timeoutMs)
+        : await sendAndWatch(this.#sender, call, timeoutMs, this.#pollingIntervalMs);
       if (sent.status === 'rejected') {
         // Nothing left this process, or the node refused it: a certain failure.
         const reason = isRevert(sent.error) ? reasonForRevert(sent.error, 'settlement_rejected') : 'settlement_rejected';
@@ -179,9 +204,10 @@ export class LocalEvmFacilitator implements Facilitator {
       if (sent.status === 'uncertain') {
         return { status: 'unknown', reason: `broadcast_uncertain: ${shortMessage(sent.error)}`, payer, transaction: sent.transaction };
       }
-      const watched = await this.#sender.watch(sent, Math.max(0, deadline - Date.now()), this.#pollingIntervalMs);
+      const { watched } = sent;
       if (watched.status === 'mined') {
-        return watched.receipt.status === 'success'
+        // A batch transaction succeeds even when our call in it failed: only our AuthorizationUsed event says it moved.
+        return receiptUsesAuthorization(watched.receipt, this.#asset, auth.from, auth.nonce)
           ? { status: 'settled', transaction: sent.transaction, payer }
           : { status: 'failed', reason: 'invalid_transaction_state', payer, transaction: sent.transaction };
       }
@@ -235,6 +261,7 @@ export class LocalEvmFacilitator implements Facilitator {
       revertedReason: 'invalid_transaction_state',
       expiredReason: 'invalid_exact_evm_payload_authorization_valid_before',
       findTransaction: () => this.#settlingTransaction(from as Address, nonce as Hex),
+      carried: (receipt) => receiptUsesAuthorization(receipt, this.#asset, from as Address, nonce as Hex),
     });
   }
 
