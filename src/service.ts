@@ -65,7 +65,7 @@ export async function startService(config: Config, options: { log?: Logger } = {
   // rails first: a missing secret stops startup before the ledger is opened
   // (a shared ledger also coordinates settlement keys' nonces: the rails ask for it at their first send)
   let openedLedger: Ledger | undefined;
-  const rails = await configuredRails(config, process.env, () => openedLedger);
+  const rails = await configuredRails(config, process.env, () => openedLedger, log);
   const { ledger, engine } = await openLedger(config, log);
   openedLedger = ledger;
   log.info({ engine }, 'payments ledger ready');
@@ -107,7 +107,7 @@ export async function startService(config: Config, options: { log?: Logger } = {
     extraRoutes: sandbox && sandboxPages(sandbox),
     readiness: () =>
       checkReadiness(
-        { config, ledger, media, sandboxRpcUrls: new Map([...(sandbox?.chains ?? [])].map(([name, chain]) => [name, chain.rpcUrl])) },
+        { config, ledger, media, rails, sandboxRpcUrls: new Map([...(sandbox?.chains ?? [])].map(([name, chain]) => [name, chain.rpcUrl])) },
         [...rails.keys()],
       ),
     health: () => ({

@@ -44,6 +44,12 @@ const networkConfig = z.object({
   /** EIP-712 domain of the asset (EVM); defaults to USDC's on that network */
   eip712: z.object({ name: z.string(), version: z.string() }).optional(),
   facilitator: z.discriminatedUnion('type', [localFacilitator, remoteFacilitator]),
+  /**
+   * the metered `upto` scheme beside `exact` (EVM only; payments/upto-offer.ts): "auto" offers it where it can be
+   * paid (local: Permit2 and the upto proxy have code, checked at startup; remote: its /supported lists upto),
+   * "on" insists (local: no code check; remote: startup stops unless /supported lists it), "off" never
+   */
+  upto: z.enum(['auto', 'on', 'off']).default('auto'),
 });
 export type NetworkConfig = z.infer<typeof networkConfig>;
 

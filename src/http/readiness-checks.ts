@@ -2,11 +2,15 @@
 // facilitator, the ledger, the media store, each upstream provider) with its status and latency. /healthz
 // stays liveness only. 503 when some paid route cannot be served: the ledger or media store is down, no
 // chain answers, or every provider behind one capability is down.
+// Each rail offering `upto` is probed too (Permit2 and the upto proxy still have code; a remote facilitator
+// still lists upto). Its failure is not a 503: chat is still paid under `exact` there, and an upto proof is
+// refused at verification without a charge. It is `degraded` instead ("upto:<network>").
 import type { Config } from '../config/load.ts';
 import type { Capability } from '../config/schema.ts';
 import type { Ledger } from '../store/ledger.ts';
 import type { MediaStore } from '../media/media-store.ts';
 import { NETWORKS, type NetworkName } from '../x402/networks.ts';
+import type { PaymentRails } from '../payments/rails.ts';
 
 const PROBE_TIMEOUT_MS = 3_000;
 
@@ -23,8 +27,12 @@ export interface ReadinessReport {
   ledger: CheckResult;
   media: CheckResult;
   providers: Record<string, CheckResult>;
+  /** per network offering upto: can upto still be paid there */
+  upto: Record<string, CheckResult>;
   /** paid routes that cannot be served now, by capability */
   unavailable: Capability[];
+  /** what works less well without stopping a route: "upto:<network>" where upto is down (exact still pays) */
+  degraded: string[];
 }
 
 export interface ReadinessDeps {
@@ -33,6 +41,8 @@ export interface ReadinessDeps {
   media: MediaStore;
   /** JSON-RPC URLs of the sandbox chains, which have no entry in config.networks */
   sandboxRpcUrls: ReadonlyMap<NetworkName, string>;
+  /** the rails, for their upto checks */
+  rails?: PaymentRails;
 }
 
 async function timed(probe: (signal: AbortSignal) => Promise<void>): Promise<CheckResult> {
@@ -86,13 +96,20 @@ function chainProbe(deps: ReadinessDeps, name: NetworkName): (signal: AbortSigna
 export async function checkReadiness(deps: ReadinessDeps, networks: readonly NetworkName[]): Promise<ReadinessReport> {
   const { config } = deps;
   const providerNames = Object.keys(config.providers);
-  const [chainResults, ledger, media, providerResults] = await Promise.all([
+  const uptoRails = networks.flatMap((name) => {
+    const offer = deps.rails?.get(name)?.upto;
+    return offer ? [{ name, offer }] : [];
+  });
+  const [chainResults, ledger, media, providerResults, uptoResults] = await Promise.all([
     Promise.all(networks.map((name) => timed(chainProbe(deps, name)))),
     // a read by a key that never exists: a round trip to the database without writing
     timed(async () => void (await deps.ledger.get('readyz:probe'))),
     timed(async () => void (await deps.media.info('readyz-probe'))),
     Promise.all(providerNames.map((name) => timed((signal) => httpAnswers(`${config.providers[name]!.baseURL.replace(/\/+$/, '')}/models`, signal)))),
+    Promise.all(uptoRails.map(({ offer }) => timed(() => offer.check()))),
   ]);
+  const upto = Object.fromEntries(uptoRails.map(({ name }, i) => [name, uptoResults[i]!]));
+  const degraded = uptoRails.filter((_, i) => uptoResults[i]!.status === 'down').map(({ name }) => `upto:${name}`);
   const chains = Object.fromEntries(networks.map((name, i) => [name, chainResults[i]!]));
   const providers = Object.fromEntries(providerNames.map((name, i) => [name, providerResults[i]!]));
   const anyChain = chainResults.some((result) => result.status === 'ok');
@@ -104,5 +121,5 @@ export async function checkReadiness(deps: ReadinessDeps, networks: readonly Net
       !anyChain ||
       !config.models.some((model) => model.capability === capability && (providers[model.provider]?.status ?? 'ok') === 'ok'),
   );
-  return { status: unavailable.length === 0 ? 'ready' : 'not_ready', chains, ledger, media, providers, unavailable };
+  return { status: unavailable.length === 0 ? 'ready' : 'not_ready', chains, ledger, media, providers, upto, unavailable, degraded };
 }

@@ -1,13 +1,20 @@
 // Rails for real networks, from config: the operator's payTo, the network's USDC (or a configured asset),
-// and a local facilitator (our RPC + our key from the environment) or a remote one.
+// and a local facilitator (our RPC + our key from the environment) or a remote one; on EVM networks the
+// metered `upto` scheme beside `exact` where it can be paid (upto-offer.ts, the network's `upto` setting).
+// A local upto facilitator settles from the same key as exact and through the same EvmSender (one nonce
+// sequence per key, shared with the other instances through the ledger): one key to fund and guard, and the
+// payer's witness names the address that already holds the gas.
 import type { Config } from '../config/load.ts';
 import type { NetworkConfig } from '../config/schema.ts';
 import { ConfigError } from '../config/load.ts';
 import { readSecret } from '../config/secret.ts';
 import { NETWORKS, type Network, type NetworkName } from '../x402/networks.ts';
 import type { Facilitator } from './facilitator.ts';
-import type { PaymentRail } from './rails.ts';
+import type { PaymentRail, UptoOffer } from './rails.ts';
 import { LocalEvmFacilitator } from './facilitators/local-evm.ts';
+import { LocalEvmUptoFacilitator } from './facilitators/local-evm-upto.ts';
+import { localUptoOffer, remoteUptoOffer } from './upto-offer.ts';
+import type { Logger } from 'pino';
 import { RemoteFacilitator } from './facilitators/remote.ts';
 import { createLocalSvmFacilitator } from './facilitators/local-svm-factory.ts';
 import type { PendingCount } from './facilitators/nonce-allocator.ts';
@@ -18,14 +25,7 @@ type Env = Record<string, string | undefined>;
 
 function facilitatorFor(network: Network, settings: NetworkConfig, asset: string, config: Config, env: Env, ledger?: () => Ledger | undefined): Facilitator {
   const f = settings.facilitator;
-  if (f.type === 'remote') {
-    return new RemoteFacilitator({
-      url: f.url,
-      network,
-      authorization: f.authorizationEnv ? readSecret(env, f.authorizationEnv) : undefined,
-      timeoutMs: f.timeoutMs,
-    });
-  }
+  if (f.type === 'remote') return remoteFacilitatorFor(network, settings, env);
   const secret = readSecret(env, f.secretKeyEnv);
   if (network.family === 'evm') {
     if (!/^0x[0-9a-fA-F]{64}$/.test(secret)) throw new ConfigError(`${f.secretKeyEnv} must be a 0x-prefixed 32-byte hex private key`);
@@ -46,13 +46,49 @@ function facilitatorFor(network: Network, settings: NetworkConfig, asset: string
   return createLocalSvmFacilitator({ network, rpcUrl: f.rpcUrl, secretKey: secret, asset, confirmTimeoutMs: config.settlementTimeoutMs });
 }
 
+function remoteFacilitatorFor(network: Network, settings: NetworkConfig, env: Env, scheme: 'exact' | 'upto' = 'exact'): RemoteFacilitator {
+  const f = settings.facilitator;
+  if (f.type !== 'remote') throw new Error('not a remote facilitator');
+  return new RemoteFacilitator({
+    url: f.url,
+    network,
+    authorization: f.authorizationEnv ? readSecret(env, f.authorizationEnv) : undefined,
+    timeoutMs: f.timeoutMs,
+    scheme,
+  });
+}
+
+/** The rail's upto offer, if any (EVM only); a ConfigError when the setting cannot be honoured. */
+async function uptoOfferFor(network: Network, settings: NetworkConfig, exact: Facilitator, asset: string, config: Config, env: Env, log?: Logger): Promise<UptoOffer | undefined> {
+  if (network.family !== 'evm' || settings.upto === 'off') return undefined;
+  const f = settings.facilitator;
+  if (f.type === 'remote') return remoteUptoOffer(remoteFacilitatorFor(network, settings, env, 'upto'), settings.upto, network.name, log);
+  // the exact facilitator's sender: the same key's one nonce sequence
+  const sender = exact instanceof LocalEvmFacilitator ? exact.sender : undefined;
+  const upto = new LocalEvmUptoFacilitator({
+    network,
+    rpcUrl: f.rpcUrl,
+    settlementPrivateKey: readSecret(env, f.secretKeyEnv) as `0x${string}`,
+    asset: asset as `0x${string}`,
+    receiptTimeoutMs: config.settlementTimeoutMs,
+    sender,
+  });
+  return localUptoOffer(upto, settings.upto, network.name, log);
+}
+
 /**
  * One rail per configured network. Every secret that is missing or malformed is named in one ConfigError
  * (never its value), so startup stops once with all of them.
  */
-export async function configuredRails(config: Config, env: Env = process.env, ledger?: () => Ledger | undefined): Promise<Map<NetworkName, PaymentRail>> {
+export async function configuredRails(
+  config: Config,
+  env: Env = process.env,
+  ledger?: () => Ledger | undefined,
+  log?: Logger,
+): Promise<Map<NetworkName, PaymentRail>> {
   const rails = new Map<NetworkName, PaymentRail>();
   const problems: string[] = [];
+  const built: { name: NetworkName; rail: PaymentRail; upto: Promise<UptoOffer | undefined> }[] = [];
   for (const [name, settings] of Object.entries(config.networks) as [NetworkName, NetworkConfig][]) {
     const network = NETWORKS[name];
     const asset = settings.asset ?? network.usdc;
@@ -66,7 +102,19 @@ export async function configuredRails(config: Config, env: Env = process.env, le
     }
     const extra =
       network.family === 'evm' ? (settings.eip712 ?? network.eip712) : await facilitator.requirementExtra();
-    rails.set(name, { network, payTo: settings.payTo, asset, facilitator, extra });
+    // every network's upto check (eth_getCode or /supported) at once: startup waits for the slowest only
+    const upto = uptoOfferFor(network, settings, facilitator, asset, config, env, log);
+    upto.catch(() => undefined); // awaited below; never an unhandled rejection if startup stops first
+    built.push({ name, rail: { network, payTo: settings.payTo, asset, facilitator, extra }, upto });
+  }
+  for (const { name, rail, upto } of built) {
+    try {
+      const offer = await upto;
+      rails.set(name, offer ? { ...rail, upto: offer } : rail);
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      problems.push(`networks.${name}: ${error.message}`);
+    }
   }
   if (problems.length > 0) throw new ConfigError(`invalid configuration (${problems.length} problem${problems.length === 1 ? '' : 's'}):\n  ${problems.join('\n  ')}`);
   return rails;

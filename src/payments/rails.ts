@@ -10,6 +10,8 @@ export interface UptoOffer {
   extra: Record<string, unknown>;
   /** v2 `extensions` the 402 declares when this facilitator sponsors the payer's Permit2 approval */
   extensions: Record<string, unknown>;
+  /** readiness: resolves while upto can still be paid here (the contracts have code; a remote still lists it), else throws why */
+  check(): Promise<void>;
 }
 
 export interface PaymentRail {

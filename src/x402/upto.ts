@@ -96,10 +96,13 @@ export function uptoPaymentKey(chainId: number, payload: UptoPermit2Payload): st
  * The 402's `extensions` entries declaring that our facilitator sponsors the Permit2 approval of a payer
  * without native gas (the official client signs only when the key is present and its allowance is short).
  * Declared by `info` alone: the client reads nothing else, and PAYMENT-REQUIRED must stay well under 8 KB
- * (what the payer sends back is checked by the zod schemas above).
+ * (what the payer sends back is checked by the zod schemas above). `only`: the keys a remote facilitator's
+ * /supported lists (it carries them out, not us).
  */
-export function gasSponsoringDeclarations(): Record<string, { info: { description: string; version: '1' } }> {
-  return {
+type GasSponsoringDeclaration = { info: { description: string; version: '1' } };
+
+export function gasSponsoringDeclarations(only?: readonly string[]): Record<string, GasSponsoringDeclaration> {
+  const all: Record<string, GasSponsoringDeclaration> = {
     [EIP2612_GAS_SPONSORING]: {
       info: { description: 'The facilitator accepts an EIP-2612 permit to the canonical Permit2 and pays its gas.', version: '1' },
     },
@@ -107,4 +110,5 @@ export function gasSponsoringDeclarations(): Record<string, { info: { descriptio
       info: { description: 'The facilitator broadcasts a signed approve(Permit2) and pays its gas.', version: '1' },
     },
   };
+  return only ? Object.fromEntries(Object.entries(all).filter(([key]) => only.includes(key))) : all;
 }

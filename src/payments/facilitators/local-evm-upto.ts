@@ -149,6 +149,11 @@ export class LocalEvmUptoFacilitator implements Facilitator {
     if (!isAddressEqual(this.#sender.address, this.#account.address)) throw new Error('the sender must send from the settlement key');
   }
 
+  /** What sends its transactions (the key's one sender, shared with the exact facilitator). */
+  get sender(): TransactionSender {
+    return this.#sender;
+  }
+
   /** The witness's facilitator: the key that sends settlements. */
   get facilitatorAddress(): Address {
     return this.#account.address;
@@ -161,11 +166,17 @@ export class LocalEvmUptoFacilitator implements Facilitator {
 
   /** Whether Permit2 and the upto proxy have code on this chain (upto is offered only where both do). */
   async contractsDeployed(): Promise<boolean> {
-    const [permit2, proxy] = await Promise.all([
-      this.#public.getCode({ address: PERMIT2_ADDRESS }),
-      this.#public.getCode({ address: UPTO_PROXY_ADDRESS }),
-    ]);
-    return Boolean(permit2 && permit2 !== '0x' && proxy && proxy !== '0x');
+    return (await this.missingContracts()).length === 0;
+  }
+
+  /** Which of Permit2 and the upto proxy have no code on this chain, named with their addresses. */
+  async missingContracts(): Promise<string[]> {
+    const contracts = [
+      ['Permit2', PERMIT2_ADDRESS],
+      ['the upto proxy', UPTO_PROXY_ADDRESS],
+    ] as const;
+    const codes = await Promise.all(contracts.map(([, address]) => this.#public.getCode({ address })));
+    return contracts.filter((_, i) => !codes[i] || codes[i] === '0x').map(([name, address]) => `${name} (${address})`);
   }
 
   async verify(payment: UptoPayment, requirement: UptoRequirement): Promise<VerifyResult> {

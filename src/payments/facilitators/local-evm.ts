@@ -134,6 +134,11 @@ export class LocalEvmFacilitator implements Facilitator {
     return this.#batcher?.waiting ?? 0;
   }
 
+  /** The settlement key's one sender in this process: a facilitator of another scheme sending from the same key uses it. */
+  get sender(): EvmSender {
+    return this.#sender;
+  }
+
   /** The address that sends settlements and pays their gas. */
   get settlementAddress(): Address {
     return this.#account.address;

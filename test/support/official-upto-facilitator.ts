@@ -1,0 +1,68 @@
+// The official x402 facilitator for `upto` over HTTP: @x402/core's x402Facilitator with @x402/evm's upto
+// facilitator scheme (a viem signer on a sandbox chain) and the EIP-2612 gas-sponsoring extension, served at
+// /supported, /verify and /settle on 127.0.0.1. What our remote facilitator client is tested against.
+import { Hono } from 'hono';
+import { serve } from '@hono/node-server';
+import type { AddressInfo } from 'node:net';
+import { x402Facilitator } from '@x402/core/facilitator';
+import { toFacilitatorEvmSigner } from '@x402/evm';
+import { UptoEvmScheme } from '@x402/evm/upto/facilitator';
+import { EIP2612_GAS_SPONSORING } from '@x402/extensions';
+import { createWalletClient, defineChain, http, publicActions, type Address, type Hex } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+
+export interface OfficialUptoFacilitator {
+  url: string;
+  /** the address payers' witnesses must name: the key that sends settlements */
+  address: Address;
+  /** every /settle request's paymentRequirements.amount, in order */
+  settledAmounts: string[];
+  stop(): Promise<void>;
+}
+
+export async function startOfficialUptoFacilitator(options: { rpcUrl: string; chainId: number; privateKey: Hex }): Promise<OfficialUptoFacilitator> {
+  const chain = defineChain({
+    id: options.chainId,
+    name: 'sandbox',
+    nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+    rpcUrls: { default: { http: [options.rpcUrl] } },
+  });
+  const account = privateKeyToAccount(options.privateKey);
+  // as the x402 facilitator examples build it: one viem wallet client extended with the public actions
+  const client = createWalletClient({ account, chain, transport: http(options.rpcUrl) }).extend(publicActions);
+  const signer = toFacilitatorEvmSigner({
+    address: account.address,
+    readContract: (args) => client.readContract(args as Parameters<typeof client.readContract>[0]),
+    verifyTypedData: (args) => client.verifyTypedData(args as Parameters<typeof client.verifyTypedData>[0]),
+    writeContract: (args) => client.writeContract(args as Parameters<typeof client.writeContract>[0]),
+    sendTransaction: (args) => client.sendTransaction(args),
+    waitForTransactionReceipt: (args) => client.waitForTransactionReceipt({ ...args, pollingInterval: 10 }),
+    getCode: (args) => client.getCode(args),
+  });
+  const facilitator = new x402Facilitator()
+    .register(`eip155:${options.chainId}`, new UptoEvmScheme(signer))
+    .registerExtension(EIP2612_GAS_SPONSORING);
+
+  const settledAmounts: string[] = [];
+  const app = new Hono();
+  app.get('/supported', (c) => c.json(facilitator.getSupported()));
+  app.post('/verify', async (c) => {
+    const { paymentPayload, paymentRequirements } = await c.req.json();
+    return c.json(await facilitator.verify(paymentPayload, paymentRequirements));
+  });
+  app.post('/settle', async (c) => {
+    const { paymentPayload, paymentRequirements } = await c.req.json();
+    settledAmounts.push(paymentRequirements.amount);
+    return c.json(await facilitator.settle(paymentPayload, paymentRequirements));
+  });
+  const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
+    const started = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, () => resolve(started));
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    address: account.address,
+    settledAmounts,
+    stop: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
