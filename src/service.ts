@@ -89,7 +89,7 @@ export async function startService(config: Config, options: { log?: Logger } = {
   const providers = new ProviderRegistry(config, createLocalEngines(config));
   const metrics = new HttpMetrics();
   const observe = new PaymentMetrics(metrics.registry, async () => (await ledger.listPending(BACKLOG_CAP)).length);
-  const gate = new PaymentGate({ rails, ledger, media, log, observe });
+  const gate = new PaymentGate({ rails, ledger, media, log, observe, maxFailedAttempts: config.maxFailedAttempts });
   const reconciler = new Reconciler(
     { ledger, rails, media, log, observe },
     { abandonedAfterMs: config.abandonedAfterMs, leaseMs: config.reconcileLeaseMs, settlingGraceMs: config.settlingGraceMs },

@@ -80,3 +80,12 @@ test('a service name or tag a catalogue would drop stops startup, naming the set
   refused({ description: 'two\nlines' }, /service\.description/);
   refused({ iconUrl: 'https://x.example/i.png' }, /iconUrl/);
 });
+
+test('failed attempts per proof: 3 unsettled and 5 settled first by default, each at least 1', () => {
+  assert.deepEqual(loadConfig({}, {}).maxFailedAttempts, { unsettled: 3, settled: 5 });
+  assert.deepEqual(loadConfig({}, { maxFailedAttempts: { settled: 10 } }).maxFailedAttempts, { unsettled: 3, settled: 10 });
+  assert.throws(
+    () => loadConfig({}, { maxFailedAttempts: { unsettled: 0, settled: 1.5 } }),
+    (error: Error) => error instanceof ConfigError && /maxFailedAttempts\.unsettled/.test(error.message) && /maxFailedAttempts\.settled/.test(error.message),
+  );
+});

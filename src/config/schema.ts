@@ -276,6 +276,16 @@ export const configSchema = z
      * released, this long after the death, whatever abandonedAfterMs says. Keep it above the longest event-loop stall.
      */
     reservationLeaseMs: z.number().int().min(1_000).default(10_000),
+    /**
+     * A paid call whose work fails (upstream error, model failure) is never charged and its proof is released, so
+     * the same proof may be sent again: its work may fail `unsettled` times in all, then the proof is refused
+     * (402 payment_attempts_exhausted; a new payment is needed). Settled first (settleFirst), each retry of the
+     * proof reruns the paid-for work at no charge: it may fail `settled` times, then the payment stays settled
+     * without a result, marked payment_attempts_exhausted in the ledger for the operator to refund.
+     */
+    maxFailedAttempts: z
+      .object({ unsettled: z.number().int().min(1).default(3), settled: z.number().int().min(1).default(5) })
+      .default({ unsettled: 3, settled: 5 }),
     /** where generated media is kept */
     media: mediaConfig.default({ store: 'file' }),
     /** generated media is deleted this many days after it was made (checked hourly and at startup); 0 keeps it forever */

@@ -24,6 +24,7 @@ const adminPaymentSchema = z.object({
   requirements: z.record(z.string(), z.unknown()).describe('The payment requirement the proof paid'),
   resultAvailable: z.boolean(),
   leaseUntil: z.string().nullable(),
+  failedAttempts: z.number().int().describe('Times the paid work of this payment failed (see maxFailedAttempts); error payment_attempts_exhausted on a settled payment without a result: owed a refund'),
   createdAt: z.string(),
   updatedAt: z.string(),
 });

@@ -25,7 +25,7 @@ import { canonicalJson } from '../http/canonical-json.ts';
 import { ApiError } from '../errors.ts';
 import { freshSignInValues, SIGN_IN_PLACEHOLDERS, SIGN_IN_WITH_X, type SignInChallenge } from '../x402/sign-in-with-x.ts';
 import { splicedHeader, type HeaderFiller } from '../x402/spliced-header.ts';
-import type { Ledger, PaymentRecord, StoredResult } from '../store/ledger.ts';
+import { UNBOUNDED_ATTEMPTS, type Ledger, type PaymentRecord, type StoredResult } from '../store/ledger.ts';
 import { facilitatorFor, type PaymentRail, type PaymentRails } from './rails.ts';
 import { storedProof, storedRequirement, type DecodedProof, type PaymentProof, type PaymentRequirement, type SettlementReceipt, type Wire } from './model.ts';
 import { SchemeRegistry } from './schemes/registry.ts';
@@ -105,9 +105,22 @@ export interface GateDeps {
   observe?: PaymentObserver;
   /** the schemes accepted, by (scheme, chain family); exact on EVM and Solana by default */
   schemes?: SchemeRegistry;
+  /** how often one payment's work may fail (config.maxFailedAttempts); unbounded when absent */
+  maxFailedAttempts?: FailedAttemptLimits;
+}
+
+/** How many times the paid work of one payment may fail before its proof is refused (see config.maxFailedAttempts). */
+export interface FailedAttemptLimits {
+  /** settled after the work: the proof was released each time, nothing was charged */
+  unsettled: number;
+  /** settled before the work (settle-first): each retry reran paid-for work */
+  settled: number;
 }
 
 const PAYMENT_REQUIRED = 'X-PAYMENT header is required';
+
+/** the reason a payment whose work failed too often is refused, on the 402 and in the ledger */
+export const ATTEMPTS_EXHAUSTED = 'payment_attempts_exhausted';
 
 /** A proof as it arrived: the payment, the wires to answer on, and (v2) what the client says it accepted. */
 interface ReceivedProof {
@@ -131,6 +144,7 @@ interface PaymentRequiredDocument {
 export class PaymentGate {
   private readonly deps: GateDeps;
   private readonly schemes: SchemeRegistry;
+  private readonly attempts: FailedAttemptLimits;
   /** serialised 402 answers; bounded, since the key includes client-influenced parts (resource origin) */
   private readonly paymentRequiredCache = new Map<string, PaymentRequiredDocument>();
   /** settled payments whose work is running in this instance (settle-first) */
@@ -146,6 +160,7 @@ export class PaymentGate {
   constructor(deps: GateDeps) {
     this.deps = deps;
     this.schemes = deps.schemes ?? new SchemeRegistry();
+    this.attempts = deps.maxFailedAttempts ?? { unsettled: UNBOUNDED_ATTEMPTS, settled: UNBOUNDED_ATTEMPTS };
     this.anyNetworkRails = [...deps.rails.values()].sort((a, b) => Number(a.network.family === 'svm') - Number(b.network.family === 'svm'));
   }
 
@@ -313,7 +328,7 @@ export class PaymentGate {
       requestHash: call.requestHash,
       payload: storedProof(proof),
       requirements: storedRequirement(requirement),
-    });
+    }, this.attempts.unsettled);
     if (!reservation.reserved) return this.alreadyUsed(call, rail, reservation.existing, wires, proof, requirement);
 
     const observe = this.deps.observe ?? NO_PAYMENT_OBSERVER;
@@ -344,7 +359,8 @@ export class PaymentGate {
     try {
       result = await call.work(requirement.scheme === 'upto' ? {} : { charge: requirement.amount });
     } catch (error) {
-      await ledger.transition(key, ['verified'], { state: 'released', error: errorText(error) });
+      // released, so the same proof may try again, but only so often (reserve refuses it past the bound)
+      await ledger.transition(key, ['verified'], { state: 'released', error: errorText(error), countFailure: true });
       throw error;
     }
 
@@ -406,10 +422,13 @@ export class PaymentGate {
       return this.settlementPending(outcome.transaction || null);
     }
     await ledger.transition(key, ['pending'], { state: 'settled', txHash: outcome.transaction });
-    return this.workForSettled(call, rail, key, outcome.transaction, outcome.payer || payer, wires, requirement.amount);
+    return this.workForSettled(call, rail, key, outcome.transaction, outcome.payer || payer, wires, requirement.amount, 0);
   }
 
-  /** Runs the work of a settled payment once per instance at a time, and keeps its result. */
+  /**
+   * Runs the work of a settled payment once per instance at a time, and keeps its result. Its failures are
+   * counted: the last one allowed marks the payment for a refund instead of inviting another retry.
+   */
   private async workForSettled(
     call: PaidCall,
     rail: PaymentRail,
@@ -418,6 +437,7 @@ export class PaymentGate {
     payer: string,
     wires: Wire[],
     charged: bigint,
+    failedBefore: number,
   ): Promise<GateResponse> {
     if (this.working.has(key)) {
       throw new ApiError(409, 'payment_in_progress', 'this payment is already being processed; retry shortly with the same proof', {
@@ -426,11 +446,14 @@ export class PaymentGate {
     }
     this.working.add(key);
     try {
-      const result = await call.work({ charge: charged }).catch((error: unknown) => {
+      const result = await call.work({ charge: charged }).catch(async (error: unknown) => {
+        const exhausted = failedBefore + 1 >= this.attempts.settled;
+        await this.deps.ledger.transition(key, ['settled'], { state: 'settled', countFailure: true, ...(exhausted ? { error: ATTEMPTS_EXHAUSTED } : {}) });
         const paid = error instanceof ApiError ? error : new ApiError(502, 'upstream_error', 'generation failed');
-        throw new ApiError(paid.status, paid.code, `${paid.message.replace(/; nothing was charged.*$/, '')}; your payment is settled: retry with the same ${proofHeaderOf(wires)} to run it again at no charge`, {
-          headers: paid.headers,
-        });
+        const next = exhausted
+          ? `your payment is settled, but its work has now failed ${failedBefore + 1} times: it will not run again, and the payment is recorded for a refund by the operator`
+          : `your payment is settled: retry with the same ${proofHeaderOf(wires)} to run it again at no charge`;
+        throw new ApiError(paid.status, paid.code, `${paid.message.replace(/; nothing was charged.*$/, '')}; ${next}`, { headers: paid.headers });
       });
       const stored: StoredResult = { status: 200, body: result.body, media: result.media };
       await this.deps.ledger.transition(key, ['settled'], { state: 'settled', result: stored });
@@ -454,7 +477,13 @@ export class PaymentGate {
     requirement: PaymentRequirement,
     mismatch?: string,
   ): Promise<GateResponse> {
-    if (!isAcceptedProof(existing, proof) || existing.requestHash !== call.requestHash || !withinValidity(existing, proof)) {
+    const genuine = isAcceptedProof(existing, proof) && withinValidity(existing, proof);
+    // only the payment's own proof hears that it is used up, whatever the body
+    if (genuine) {
+      const exhausted = this.attemptsExhausted(call, rail, existing);
+      if (exhausted) return exhausted;
+    }
+    if (!genuine || existing.requestHash !== call.requestHash) {
       return this.answerAsUnknown(call, rail, proof, requirement, mismatch);
     }
     switch (existing.state) {
@@ -462,7 +491,7 @@ export class PaymentGate {
         const charged = BigInt(existing.settledAmount ?? existing.amount);
         if (existing.result) return this.delivered(existing.result, rail, existing.txHash ?? '', existing.payer, wires, charged);
         // paid before the work ran (settle-first) and the work did not complete: run it now
-        return this.workForSettled(call, rail, existing.key, existing.txHash ?? '', existing.payer, wires, charged);
+        return this.workForSettled(call, rail, existing.key, existing.txHash ?? '', existing.payer, wires, charged, existing.failedAttempts);
       }
       case 'pending':
         return this.settlementPending(existing.txHash);
@@ -471,6 +500,30 @@ export class PaymentGate {
           headers: { 'Retry-After': '1' },
         });
     }
+  }
+
+  /**
+   * The answer to a payment whose work failed as often as allowed, if it did. Unsettled: a 402 (nothing was
+   * charged; a new payment is needed). Settled first: a 409 naming the transaction, which is owed a refund.
+   */
+  private attemptsExhausted(call: PaidCall, rail: PaymentRail, existing: PaymentRecord): GateResponse | undefined {
+    const failures = existing.failedAttempts;
+    if ((existing.state === 'released' || existing.state === 'failed') && failures >= this.attempts.unsettled) {
+      return this.paymentRequired(
+        call,
+        [rail],
+        `${ATTEMPTS_EXHAUSTED}: the paid work failed ${failures} times with this payment, which is no longer accepted; nothing was charged: sign a new payment`,
+      );
+    }
+    if (existing.state === 'settled' && existing.result === null && failures >= this.attempts.settled) {
+      const error = new ApiError(
+        409,
+        ATTEMPTS_EXHAUSTED,
+        `this payment is settled but its work failed ${failures} times; it will not run again, and the payment is recorded for a refund by the operator (quote its transaction)`,
+      );
+      return { status: error.status, body: { ...error.toBody(), transaction: existing.txHash }, headers: error.headers };
+    }
+    return undefined;
   }
 
   /**

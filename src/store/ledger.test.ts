@@ -123,6 +123,36 @@ function ledgerSuite(name: string, open: () => Promise<Opened>): void {
       }
     });
 
+    test('failed attempts: counted per key; past the bound a released key is not reserved again, whichever request', async () => {
+      const p = payment();
+      assert.equal(await ledger.reserve(p, 2).then(() => ledger.get(p.key)).then((r) => r?.failedAttempts), 0);
+      const failOnce = async () => {
+        await ledger.transition(p.key, ['reserved'], { state: 'verified' });
+        assert.ok(await ledger.transition(p.key, ['verified'], { state: 'released', error: 'upstream 500', countFailure: true }));
+      };
+      await failOnce();
+      assert.equal((await ledger.get(p.key))?.failedAttempts, 1);
+      assert.deepEqual(await ledger.reserve(p, 2), { reserved: true }, 'one failure of two allowed: reserved again');
+      assert.equal((await ledger.get(p.key))?.failedAttempts, 1, 'a new reservation keeps the count');
+      await failOnce();
+      const refused = await ledger.reserve({ ...p, requestHash: 'another-request' }, 2);
+      assert.equal(refused.reserved, false);
+      assert.equal(!refused.reserved && refused.existing.state, 'released');
+      assert.equal(!refused.reserved && refused.existing.failedAttempts, 2);
+      assert.deepEqual(await ledger.reserve(p, 3), { reserved: true }, 'a higher bound lets it run again');
+      // a verification failure is not a failed attempt of the work
+      await ledger.transition(p.key, ['reserved'], { state: 'released', error: 'invalid_signature' });
+      assert.equal((await ledger.get(p.key))?.failedAttempts, 2);
+      // settled first: failures are counted on the settled row, which stays settled
+      const q = payment();
+      await ledger.reserve(q);
+      await ledger.transition(q.key, ['reserved'], { state: 'settled', txHash: '0xfeed' });
+      assert.ok(await ledger.transition(q.key, ['settled'], { state: 'settled', countFailure: true, error: 'payment_attempts_exhausted' }));
+      const settled = await ledger.get(q.key);
+      assert.deepEqual([settled?.state, settled?.failedAttempts, settled?.error, settled?.txHash], ['settled', 1, 'payment_attempts_exhausted', '0xfeed']);
+      assert.equal((await ledger.listPayments({ state: 'settled' }, 10)).payments.find((row) => row.key === q.key)?.failedAttempts, 1);
+    });
+
     test('transition: guarded by `from`, with its fields written', async () => {
       const p = payment();
       await ledger.reserve(p);
@@ -531,10 +561,14 @@ describe('SQLite migrations', () => {
              DROP INDEX payments_created; ALTER TABLE payments DROP COLUMN model; ALTER TABLE payments DROP COLUMN lease_until;
              ALTER TABLE payments DROP COLUMN settled_amount;
              ALTER TABLE payments DROP COLUMN held_by; ALTER TABLE payments DROP COLUMN held_until;
+             ALTER TABLE payments DROP COLUMN failed_attempts;
              DELETE FROM schema_migrations WHERE version > 1;`);
     db.close();
     const upgraded = new SqliteLedger(path);
     assert.equal((await upgraded.get(before.key))?.model, '', 'rows from before the model column get an empty model');
+    assert.equal((await upgraded.get(before.key))?.failedAttempts, 0, 'and no failed attempts');
+    const versions = new DatabaseSync(path).prepare('SELECT version FROM schema_migrations ORDER BY version').all();
+    assert.deepEqual(versions.map((row) => row.version), [1, 2, 3, 4, 5, 6, 7, 8, 9], 'numbered as on PostgreSQL (8 is a no-op here)');
     const p = await pendingPayment(upgraded);
     assert.equal((await upgraded.claimPending(1, 1_000))[0]?.key, p.key);
     assert.equal((await upgraded.get(p.key))?.model, 'local/demo-bigram');
@@ -551,7 +585,7 @@ describe('PostgreSQL migrations', () => {
     await client.connect();
     const { rows } = await client.query<{ version: number }>('SELECT version FROM schema_migrations ORDER BY version');
     await client.end();
-    assert.deepEqual(rows.map((r) => r.version), [1, 2, 3, 4, 5, 6, 7, 8]);
+    assert.deepEqual(rows.map((r) => r.version), [1, 2, 3, 4, 5, 6, 7, 8, 9]);
     await Promise.all(ledgers.map((l) => l.close()));
   });
 
@@ -566,7 +600,8 @@ describe('PostgreSQL migrations', () => {
     await client.connect();
     await client.query(`DROP TABLE siwx_nonces; DROP TABLE payment_ids; DROP TABLE settlement_nonces; DROP INDEX payments_request_hash; DROP INDEX payments_created;
       ALTER TABLE payments DROP COLUMN model; ALTER TABLE payments DROP COLUMN settled_amount;
-      ALTER TABLE payments DROP COLUMN held_by; ALTER TABLE payments DROP COLUMN held_until; DELETE FROM schema_migrations WHERE version >= 3`);
+      ALTER TABLE payments DROP COLUMN held_by; ALTER TABLE payments DROP COLUMN held_until; ALTER TABLE payments DROP COLUMN failed_attempts;
+      DELETE FROM schema_migrations WHERE version >= 3`);
     await client.end();
     const upgraded = await PostgresLedger.open({ connectionString: url });
     assert.equal((await upgraded.get(before.key))?.model, '');

@@ -50,6 +50,8 @@ export interface PaymentRecord extends NewPayment {
   updatedAt: string;
   /** while in the future, a reconciler holds this pending payment (see claimPending) */
   leaseUntil: string | null;
+  /** times this payment's paid work failed (the proof was then released, or, settled first, left without a result) */
+  failedAttempts: number;
 }
 
 export interface PaymentUpdate {
@@ -59,6 +61,8 @@ export interface PaymentUpdate {
   txHash?: string | null;
   error?: string | null;
   result?: StoredResult | null;
+  /** the paid work failed once more: failedAttempts goes up by one (see reserve's maxFailedAttempts) */
+  countFailure?: boolean;
 }
 
 /** A payment as operators list it: every fact but the stored result body and the raw X-PAYMENT payload. */
@@ -119,6 +123,9 @@ export interface ReservationHolder {
 
 export const DEFAULT_RESERVATION_LEASE_MS = 10_000;
 
+/** reserve()'s bound on failed attempts when none is given: none in practice (the largest 32-bit integer) */
+export const UNBOUNDED_ATTEMPTS = 2_147_483_647;
+
 export interface Ledger {
   /**
    * Nonces of a settlement key coordinated through this ledger, for ledgers several instances share
@@ -127,9 +134,10 @@ export interface Ledger {
   settlementNonces?(chainId: number, address: string, pendingCount: PendingCount): NonceAllocator;
   /**
    * Atomically claims the key for this ledger's holder: succeeds for a new key, one whose earlier use moved no
-   * funds, or one reserved by a holder whose lease ran out (it died before settlement began).
+   * funds, or one reserved by a holder whose lease ran out (it died before settlement began). A key whose work
+   * already failed `maxFailedAttempts` times is never claimed again (default: no bound).
    */
-  reserve(payment: NewPayment): Promise<ReserveOutcome>;
+  reserve(payment: NewPayment, maxFailedAttempts?: number): Promise<ReserveOutcome>;
   /** Extends the lease of every reservation this ledger's holder still works on; returns how many. */
   heartbeat(): Promise<number>;
   /** Moves a payment to a new state; `from` guards against racing writers. Returns false if the state was not `from`. */

@@ -18,6 +18,7 @@ import {
   type ReservationHolder,
   type RevenueRow,
   DEFAULT_RESERVATION_LEASE_MS,
+  UNBOUNDED_ATTEMPTS,
 } from './ledger.ts';
 import { randomUUID } from 'node:crypto';
 import { POSTGRES_DIALECT, paymentConditions, payerMatch } from './payment-query.ts';
@@ -64,6 +65,9 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   `CREATE TABLE payment_ids (id text PRIMARY KEY, payload_hash text NOT NULL, created_at timestamptz NOT NULL DEFAULT now());`,
   // 8: account nonces of settlement keys shared by several instances (src/store/postgres-nonces.ts)
   SETTLEMENT_NONCES_MIGRATION,
+  // 9: how many times a payment's paid work failed, so a proof cannot be retried without limit
+  `ALTER TABLE payments ADD COLUMN failed_attempts integer NOT NULL DEFAULT 0;
+   CREATE INDEX payment_ids_created ON payment_ids (created_at);`,
 ];
 
 /** created_at to the microsecond, as ISO text: a page cursor must not lose the precision the column has. */
@@ -71,7 +75,7 @@ const CREATED_EXACT = `to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24
 
 /** Columns of a listing: everything but the result body and the payload, plus whether a result is stored. */
 const SUMMARY_COLUMNS = `key, network, payer, amount, settled_amount, asset, pay_to, resource, model, request_hash, state, tx_hash, error,
-  requirements, created_at, updated_at, lease_until, result IS NOT NULL AS result_available, ${CREATED_EXACT}`;
+  requirements, created_at, updated_at, lease_until, failed_attempts, result IS NOT NULL AS result_available, ${CREATED_EXACT}`;
 
 /** Key of the advisory lock held while migrating; any constant works as long as every instance uses the same. */
 const MIGRATION_LOCK = 4021_0402;
@@ -97,6 +101,7 @@ interface Row {
   created_at: Date;
   updated_at: Date;
   lease_until: Date | null;
+  failed_attempts: number;
 }
 
 type SummaryRow = Omit<Row, 'result' | 'payload'> & { result_available: boolean; created_exact: string };
@@ -120,6 +125,7 @@ function commonFields(row: Omit<Row, 'result' | 'payload'>): Omit<PaymentRecord,
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
     leaseUntil: row.lease_until && row.lease_until.toISOString(),
+    failedAttempts: row.failed_attempts,
   };
 }
 
@@ -197,7 +203,7 @@ export class PostgresLedger implements Ledger {
     }
   }
 
-  async reserve(payment: NewPayment): Promise<ReserveOutcome> {
+  async reserve(payment: NewPayment, maxFailedAttempts = UNBOUNDED_ATTEMPTS): Promise<ReserveOutcome> {
     // One statement: a new key is inserted; an existing one is taken over only if its earlier use moved no
     // funds. Concurrent callers with one key serialise on the key's index entry; exactly one gets a row back.
     const claimed = await this.pool.query(
@@ -209,7 +215,7 @@ export class PostgresLedger implements Ledger {
          tx_hash = NULL, settled_amount = NULL, error = NULL, result = NULL, payload = EXCLUDED.payload,
          requirements = EXCLUDED.requirements, updated_at = EXCLUDED.updated_at, lease_until = NULL,
          held_by = EXCLUDED.held_by, held_until = EXCLUDED.held_until
-       WHERE payments.state IN ('released', 'failed')
+       WHERE (payments.state IN ('released', 'failed') AND payments.failed_attempts < $14)
           OR (payments.state IN ('reserved', 'verified') AND payments.held_until < now())
        RETURNING key`,
       [
@@ -226,6 +232,7 @@ export class PostgresLedger implements Ledger {
         JSON.stringify(payment.requirements),
         this.holder.instanceId,
         this.holder.leaseMs,
+        maxFailedAttempts,
       ],
     );
     if (claimed.rowCount === 1) return { reserved: true };
@@ -254,6 +261,7 @@ export class PostgresLedger implements Ledger {
     if (update.error !== undefined) set('error', update.error);
     if (update.settledAmount !== undefined) set('settled_amount', update.settledAmount);
     if (update.result !== undefined) set('result', update.result && JSON.stringify(update.result));
+    if (update.countFailure) sets.push('failed_attempts = failed_attempts + 1');
     values.push(key, from);
     const outcome = await this.pool.query(
       `UPDATE payments SET ${sets.join(', ')} WHERE key = $${values.length - 1} AND state = ANY($${values.length}::text[])`,

@@ -16,6 +16,7 @@ import {
   type ReservationHolder,
   type RevenueRow,
   DEFAULT_RESERVATION_LEASE_MS,
+  UNBOUNDED_ATTEMPTS,
 } from './ledger.ts';
 import { randomUUID } from 'node:crypto';
 import { payerMatch, SQLITE_DIALECT, paymentConditions } from './payment-query.ts';
@@ -57,11 +58,16 @@ const MIGRATIONS: string[] = [
    ALTER TABLE payments ADD COLUMN held_until TEXT;`,
   // 7: x402 payment-identifier: each client-chosen id bound to the one payment it first came with
   `CREATE TABLE payment_ids (id TEXT PRIMARY KEY, payload_hash TEXT NOT NULL, created_at TEXT NOT NULL);`,
+  // 8: settlement nonces are shared through PostgreSQL only; nothing here (keeps both engines' numbers alike)
+  `-- no change`,
+  // 9: how many times a payment's paid work failed, so a proof cannot be retried without limit
+  `ALTER TABLE payments ADD COLUMN failed_attempts INTEGER NOT NULL DEFAULT 0;
+   CREATE INDEX payment_ids_created ON payment_ids (created_at);`,
 ];
 
 /** Columns of a listing: everything but the result body and the payload, plus whether a result is stored. */
 const SUMMARY_COLUMNS = `key, network, payer, amount, settled_amount, asset, pay_to, resource, model, request_hash, state, tx_hash, error,
-  requirements, created_at, updated_at, lease_until, result IS NOT NULL AS result_available`;
+  requirements, created_at, updated_at, lease_until, failed_attempts, result IS NOT NULL AS result_available`;
 
 /** Revenue sums are exact without big integers in SQL: amounts are zero-padded to 36 digits and summed as four
  *  9-digit chunks (each sum stays far below 2^63), then put back together as a bigint. */
@@ -88,6 +94,7 @@ interface Row {
   created_at: string;
   updated_at: string;
   lease_until: string | null;
+  failed_attempts: number;
 }
 
 type SummaryRow = Omit<Row, 'result' | 'payload'> & { result_available: number };
@@ -111,6 +118,7 @@ function commonFields(row: Omit<Row, 'result' | 'payload'>): Omit<PaymentRecord,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     leaseUntil: row.lease_until,
+    failedAttempts: row.failed_attempts,
   };
 }
 
@@ -155,7 +163,7 @@ export class SqliteLedger implements Ledger {
     }
   }
 
-  async reserve(payment: NewPayment): Promise<ReserveOutcome> {
+  async reserve(payment: NewPayment, maxFailedAttempts = UNBOUNDED_ATTEMPTS): Promise<ReserveOutcome> {
     const nowMs = Date.now();
     const now = new Date(nowMs).toISOString();
     const claimed = this.db
@@ -168,7 +176,7 @@ export class SqliteLedger implements Ledger {
            tx_hash = NULL, settled_amount = NULL, error = NULL, result = NULL, payload = excluded.payload,
            requirements = excluded.requirements, updated_at = excluded.updated_at, lease_until = NULL,
            held_by = excluded.held_by, held_until = excluded.held_until
-         WHERE payments.state IN ('released', 'failed')
+         WHERE (payments.state IN ('released', 'failed') AND payments.failed_attempts < ?)
             OR (payments.state IN ('reserved', 'verified') AND payments.held_until IS NOT NULL AND payments.held_until < excluded.updated_at)
          RETURNING key`,
       )
@@ -188,6 +196,7 @@ export class SqliteLedger implements Ledger {
         now,
         this.holder.instanceId,
         new Date(nowMs + this.holder.leaseMs).toISOString(),
+        maxFailedAttempts,
       );
     if (claimed) return { reserved: true };
     const existing = await this.get(payment.key);
@@ -210,6 +219,7 @@ export class SqliteLedger implements Ledger {
     if (update.error !== undefined) (sets.push('error = ?'), values.push(update.error));
     if (update.settledAmount !== undefined) (sets.push('settled_amount = ?'), values.push(update.settledAmount));
     if (update.result !== undefined) (sets.push('result = ?'), values.push(update.result && JSON.stringify(update.result)));
+    if (update.countFailure) sets.push('failed_attempts = failed_attempts + 1');
     const placeholders = from.map(() => '?').join(', ');
     const outcome = this.db
       .prepare(`UPDATE payments SET ${sets.join(', ')} WHERE key = ? AND state IN (${placeholders})`)
