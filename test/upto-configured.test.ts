@@ -20,7 +20,9 @@ import { NETWORKS, type EvmNetwork } from '../src/x402/networks.ts';
 import { ConfigError, loadConfig } from '../src/config/load.ts';
 import { configuredRails } from '../src/payments/configured-rails.ts';
 import { startService, type RunningService } from '../src/service.ts';
-import { PERMIT2_ADDRESS, UPTO_PROXY_ADDRESS } from '../src/x402/upto.ts';
+import { EIP2612_GAS_SPONSORING, PERMIT2_ADDRESS, UPTO_PROXY_ADDRESS, gasSponsoringDeclarations } from '../src/x402/upto.ts';
+import { RemoteFacilitator } from '../src/payments/facilitators/remote.ts';
+import { requirementFromStored } from '../src/payments/model.ts';
 import { LocalEvmFacilitator } from '../src/payments/facilitators/local-evm.ts';
 import { LocalEvmUptoFacilitator } from '../src/payments/facilitators/local-evm-upto.ts';
 import { startFacilitatorServer } from './support/facilitator-server.ts';
@@ -211,6 +213,23 @@ test('a remote official facilitator listing upto in /supported settles an upto p
   const settlesBefore = official.settledAmounts.length;
   const charged = await paysBelowCeiling(remote, base, await buyer(base, { eth: false }));
   assert.deepEqual(official.settledAmounts.slice(settlesBefore), [charged.toString()], 'one /settle, for the metered amount');
+});
+
+test('through the remote: a charge above the ceiling is refused with its reason, a zero charge settles without a transaction', async () => {
+  const account = await buyer(base, { eth: false });
+  const ceiling = 50_000n;
+  const offer = { caip2: 'eip155:8453', asset: base.asset, payTo: base.payTo, ceiling, facilitatorAddress: official.address, eip712: base.eip712 };
+  const signed = await signUptoPayment(account, base.rpcUrl, offer, gasSponsoringDeclarations([EIP2612_GAS_SPONSORING]));
+  const proof = { scheme: 'upto', network: 'base' as const, payload: signed.payload, wire: 2 as const, ...(signed.extensions ? { extensions: signed.extensions } : {}) };
+  const requirement = { ...requirementFromStored(signed.requirements)!, network: 'base' as const };
+  const uptoRemote = new RemoteFacilitator({ url: official.url, network: NETWORKS.base, timeoutMs: 20_000, scheme: 'upto' });
+
+  assert.deepEqual(await uptoRemote.verify(proof, requirement), { isValid: true, payer: account.address });
+  const above = await uptoRemote.settle(proof, requirement, ceiling + 1n);
+  assert.equal(above.status, 'failed');
+  assert.equal(above.status === 'failed' && above.reason, 'invalid_upto_evm_payload_settlement_exceeds_amount');
+  assert.deepEqual(await uptoRemote.settle(proof, requirement, 0n), { status: 'settled', transaction: '', payer: account.address });
+  assert.equal(await base.balanceOf(account.address), 10_000_000n, 'nothing moved');
 });
 
 test('/readyz probes the upto contracts: their code gone is degraded, not a 503 (exact still pays)', async () => {
