@@ -1,23 +1,31 @@
 // Child process of the bench: the peer the gateway is compared with. The official x402 v2 stack as its README
 // sets it up: a Hono app behind @x402/hono's paymentMiddleware, whose resource server verifies and settles through
-// the official in-process facilitator (@x402/core x402Facilitator with @x402/evm's exact scheme, viem signer),
-// on the same sandbox anvil and token the gateway uses. Its paid route draws the same picture with the same
-// built-in engine (PreviewImageModel) and answers it as base64 JSON: no ledger, no media store, no request log.
-// Settings: BENCH_PEER (JSON: rpcUrl, chainId, asset, payTo, amount, eip712 {name, version}, settlementKey).
+// the official in-process facilitator (@x402/core x402Facilitator with @x402/evm's exact scheme, viem signer; or
+// with family "svm", @x402/svm's exact scheme with a kit fee-payer signer), on the same sandbox chain and token
+// the gateway uses. Its paid route draws the same picture with the same built-in engine (PreviewImageModel) and
+// answers it as base64 JSON: no ledger, no media store, no request log.
+// Settings: BENCH_PEER (JSON: EVM: rpcUrl, chainId, asset, payTo, amount, eip712 {name, version}, settlementKey;
+// Solana: family "svm", rpcUrl, network (CAIP-2), asset, payTo, amount, feePayerSeed (32 bytes as numbers)).
 // Prints one JSON line {"url", "pid"} once listening; stops when stdin closes or on SIGTERM/SIGINT.
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import { paymentMiddleware, x402ResourceServer } from '@x402/hono';
 import { x402Facilitator } from '@x402/core/facilitator';
 import type { FacilitatorClient } from '@x402/core/server';
+import type { SchemeNetworkFacilitator, SchemeNetworkServer } from '@x402/core/types';
 import { toFacilitatorEvmSigner } from '@x402/evm';
 import { ExactEvmScheme as ExactEvmFacilitatorScheme } from '@x402/evm/exact/facilitator';
 import { ExactEvmScheme as ExactEvmServerScheme } from '@x402/evm/exact/server';
+import { toFacilitatorSvmSigner } from '@x402/svm';
+import { ExactSvmScheme as ExactSvmFacilitatorScheme } from '@x402/svm/exact/facilitator';
+import { ExactSvmScheme as ExactSvmServerScheme } from '@x402/svm/exact/server';
+import { createKeyPairSignerFromPrivateKeyBytes } from '@solana/kit';
 import { createWalletClient, defineChain, http, nonceManager, publicActions, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { PreviewImageModel } from '../src/providers/local/preview-image-model.ts';
 
 export interface PeerSettings {
+  family?: 'evm';
   rpcUrl: string;
   chainId: number;
   asset: Hex;
@@ -27,37 +35,64 @@ export interface PeerSettings {
   settlementKey: Hex;
 }
 
+export interface SvmPeerSettings {
+  family: 'svm';
+  rpcUrl: string;
+  network: `${string}:${string}`;
+  asset: string;
+  payTo: string;
+  amount: string;
+  /** the fee payer's 32-byte private key */
+  feePayerSeed: number[];
+}
+
 export const PEER_IMAGE_PATH = '/api/v1/ai/images';
 
-const settings = JSON.parse(process.env.BENCH_PEER ?? '') as PeerSettings;
-const network = `eip155:${settings.chainId}` as const;
-const chain = defineChain({
-  id: settings.chainId,
-  name: 'sandbox',
-  nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
-  rpcUrls: { default: { http: [settings.rpcUrl] } },
-});
-// viem's nonce manager, as viem advises for concurrent sends from one local account (without it, concurrent
-// settlements read the same pending nonce and most are refused)
-const account = privateKeyToAccount(settings.settlementKey, { nonceManager });
-// As the x402 facilitator examples build it: one viem wallet client extended with the public actions.
-const client = createWalletClient({ account, chain, transport: http(settings.rpcUrl) }).extend(publicActions);
-const signer = toFacilitatorEvmSigner({
-  address: account.address,
-  readContract: (args) => client.readContract(args as Parameters<typeof client.readContract>[0]),
-  verifyTypedData: (args) => client.verifyTypedData(args as Parameters<typeof client.verifyTypedData>[0]),
-  writeContract: (args) => client.writeContract(args as Parameters<typeof client.writeContract>[0]),
-  sendTransaction: (args) => client.sendTransaction(args),
-  waitForTransactionReceipt: (args) => client.waitForTransactionReceipt({ ...args, pollingInterval: 10 }),
-  getCode: (args) => client.getCode(args),
-});
-const facilitator = new x402Facilitator().register(network, new ExactEvmFacilitatorScheme(signer));
+const settings = JSON.parse(process.env.BENCH_PEER ?? '') as PeerSettings | SvmPeerSettings;
+
+/** The official EVM facilitator and server schemes, as the x402 facilitator examples build them. */
+function evmSchemes(settings: PeerSettings) {
+  const network = `eip155:${settings.chainId}` as const;
+  const chain = defineChain({
+    id: settings.chainId,
+    name: 'sandbox',
+    nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+    rpcUrls: { default: { http: [settings.rpcUrl] } },
+  });
+  // viem's nonce manager, as viem advises for concurrent sends from one local account (without it, concurrent
+  // settlements read the same pending nonce and most are refused)
+  const account = privateKeyToAccount(settings.settlementKey, { nonceManager });
+  // As the x402 facilitator examples build it: one viem wallet client extended with the public actions.
+  const client = createWalletClient({ account, chain, transport: http(settings.rpcUrl) }).extend(publicActions);
+  const signer = toFacilitatorEvmSigner({
+    address: account.address,
+    readContract: (args) => client.readContract(args as Parameters<typeof client.readContract>[0]),
+    verifyTypedData: (args) => client.verifyTypedData(args as Parameters<typeof client.verifyTypedData>[0]),
+    writeContract: (args) => client.writeContract(args as Parameters<typeof client.writeContract>[0]),
+    sendTransaction: (args) => client.sendTransaction(args),
+    waitForTransactionReceipt: (args) => client.waitForTransactionReceipt({ ...args, pollingInterval: 10 }),
+    getCode: (args) => client.getCode(args),
+  });
+  return { network, facilitator: new ExactEvmFacilitatorScheme(signer), server: new ExactEvmServerScheme(), extra: { ...settings.eip712 } };
+}
+
+/** The official Solana facilitator (a kit fee-payer signer on the sandbox RPC) and server schemes. */
+async function svmSchemes(settings: SvmPeerSettings) {
+  const feePayer = await createKeyPairSignerFromPrivateKeyBytes(Uint8Array.from(settings.feePayerSeed));
+  const signer = toFacilitatorSvmSigner(feePayer, { defaultRpcUrl: settings.rpcUrl });
+  return { network: settings.network, facilitator: new ExactSvmFacilitatorScheme(signer), server: new ExactSvmServerScheme(), extra: {} };
+}
+
+const schemes: { network: `${string}:${string}`; facilitator: SchemeNetworkFacilitator; server: SchemeNetworkServer; extra: Record<string, unknown> } =
+  settings.family === 'svm' ? await svmSchemes(settings) : evmSchemes(settings);
+const network = schemes.network;
+const facilitator = new x402Facilitator().register(network, schemes.facilitator);
 const inProcess: FacilitatorClient = {
   verify: (payload, requirements) => facilitator.verify(payload, requirements),
   settle: (payload, requirements) => facilitator.settle(payload, requirements),
   getSupported: async () => facilitator.getSupported() as Awaited<ReturnType<FacilitatorClient['getSupported']>>,
 };
-const resourceServer = new x402ResourceServer(inProcess).register(network, new ExactEvmServerScheme());
+const resourceServer = new x402ResourceServer(inProcess).register(network, schemes.server);
 
 const engine = new PreviewImageModel();
 const app = new Hono();
@@ -69,7 +104,7 @@ app.use(
           scheme: 'exact',
           network,
           payTo: settings.payTo,
-          price: { amount: settings.amount, asset: settings.asset, extra: { ...settings.eip712 } },
+          price: { amount: settings.amount, asset: settings.asset, extra: schemes.extra },
         },
         description: 'A generated image',
         mimeType: 'application/json',

@@ -16,7 +16,7 @@ import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import { alternatingLoad, fixedLoad, jsonRequest, newAgent, send, stats, type LatencyStats, type LoadResult, type Reply, type RequestSpec, type TimedLoadOptions } from './load.ts';
 import { evmPayer } from './payers.ts';
 import { paidHeaders, type PaymentRequired } from './sign.ts';
-import type { PeerSettings } from './official-peer.ts';
+import type { PeerSettings, SvmPeerSettings } from './official-peer.ts';
 import { NETWORKS, type EvmNetwork } from '../src/x402/networks.ts';
 
 const PEER = fileURLToPath(new URL('./official-peer.ts', import.meta.url));
@@ -53,12 +53,12 @@ async function request(origin: URL, spec: RequestSpec): Promise<Reply> {
   }
 }
 
-const header = (reply: Reply, name: string): string | undefined => {
+export const header = (reply: Reply, name: string): string | undefined => {
   const value = reply.headers[name.toLowerCase()];
   return Array.isArray(value) ? value[0] : value;
 };
 
-function decodedReceipt(value: string | undefined): boolean {
+export function decodedReceipt(value: string | undefined): boolean {
   if (!value) return false;
   try {
     return (JSON.parse(Buffer.from(value, 'base64').toString('utf8')) as { success?: boolean }).success === true;
@@ -67,7 +67,8 @@ function decodedReceipt(value: string | undefined): boolean {
   }
 }
 
-async function startPeer(settings: PeerSettings): Promise<{ url: URL; stop(): Promise<void> }> {
+/** Starts bench/official-peer.ts with these settings; resolves once it listens. */
+export async function startPeer(settings: PeerSettings | SvmPeerSettings): Promise<{ url: URL; stop(): Promise<void> }> {
   const child = spawn(process.execPath, [PEER], { stdio: ['pipe', 'pipe', 'inherit'], env: { ...process.env, BENCH_PEER: JSON.stringify(settings) } });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const line = await new Promise<string>((resolve, reject) => {
