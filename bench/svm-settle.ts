@@ -7,7 +7,9 @@
 //     @x402/fetch 2.x with @x402/svm's exact client scheme; BENCH_OFFICIAL=0 leaves it out;
 //   - with BENCH_BASELINE_DIR naming another checkout of this repository (with node_modules), its gateway too:
 //     before and after a change, measured in one run.
-// A call counts when it answered 200 with a successful settlement receipt. Settings: BENCH_PAID_REQUESTS (240 per
+// A call counts when it answered 200 with a successful settlement receipt. For the gateways, the CPU time of the
+// gateway process per settled call (its sandbox chain, in the same process, included) is printed beside: less
+// sensitive to other jobs' load than throughput. Settings: BENCH_PAID_REQUESTS (240 per
 // side), BENCH_PAID_CONCURRENCY (8), BENCH_ROUNDS (6).
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
@@ -39,6 +41,8 @@ interface Round {
   settledMs: number[];
   seconds: number;
   statuses: Record<string, number>;
+  /** CPU seconds of the gateway process (its sandbox chain included) over the round, where measured */
+  serverCpuSeconds?: number;
 }
 interface Side {
   name: string;
@@ -62,8 +66,9 @@ async function gatewaySide(name: string, serve?: string): Promise<Side> {
     name,
     url: gateway.url,
     async round() {
-      const run = await paidThroughput(gateway.url, { requests: perRound, concurrency, call: PAID_IMAGE, payer: solanaPayer('solana', perRound) });
-      return { sent: run.requests, settledMs: run.settledMs, seconds: run.seconds, statuses: run.statuses };
+      const run = await paidThroughput(gateway.url, { requests: perRound, concurrency, serverPid: gateway.pid, call: PAID_IMAGE, payer: solanaPayer('solana', perRound) });
+      const round: Round = { sent: run.requests, settledMs: run.settledMs, seconds: run.seconds, statuses: run.statuses };
+      return run.serverCpuPct === null ? round : { ...round, serverCpuSeconds: (run.serverCpuPct / 100) * run.seconds };
     },
     stop: () => gateway.stop(),
   };
@@ -138,13 +143,22 @@ try {
     const settledMs = runs.flatMap((r) => r.settledMs);
     const statuses: Record<string, number> = {};
     for (const run of runs) for (const [status, n] of Object.entries(run.statuses)) statuses[status] = (statuses[status] ?? 0) + n;
-    return { name: side.name, rps: settledMs.length / seconds, latency: stats(settledMs), settled: settledMs.length, sent: runs.reduce((n, r) => n + r.sent, 0), statuses };
+    const cpu = runs.every((r) => r.serverCpuSeconds !== undefined) ? runs.reduce((n, r) => n + r.serverCpuSeconds!, 0) : undefined;
+    return {
+      name: side.name,
+      rps: settledMs.length / seconds,
+      latency: stats(settledMs),
+      settled: settledMs.length,
+      sent: runs.reduce((n, r) => n + r.sent, 0),
+      statuses,
+      cpuMsPerCall: cpu === undefined ? undefined : (cpu * 1000) / settledMs.length,
+    };
   });
   process.stdout.write(`paid image calls on the sandbox Solana chain, ${concurrency} in flight, ${rounds} interleaved rounds:\n`);
   for (const row of rows) {
     process.stdout.write(
       `  ${row.name.padEnd(40)}${row.rps.toFixed(1).padStart(7)} req/s  p50 ${row.latency.p50.toFixed(1).padStart(6)} ms  p99 ${row.latency.p99.toFixed(1).padStart(6)} ms  ` +
-        `settled ${row.settled}/${row.sent} (${Object.entries(row.statuses).map(([s, n]) => `${s}x${n}`).join(' ')})\n`,
+        `${row.cpuMsPerCall === undefined ? '' : `gateway CPU ${row.cpuMsPerCall.toFixed(1)} ms/call  `}settled ${row.settled}/${row.sent} (${Object.entries(row.statuses).map(([s, n]) => `${s}x${n}`).join(' ')})\n`,
     );
   }
   for (const row of rows.slice(1)) process.stdout.write(`  RATIO ${rows[0]!.name} / ${row.name}: ${(rows[0]!.rps / row.rps).toFixed(2)}x\n`);
