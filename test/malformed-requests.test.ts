@@ -1,36 +1,9 @@
 // Requests too malformed to reach a route (a request-target with backslashes, a Host with a space, a request line
-// Node's parser refuses, oversized headers) still get a 4xx in the one JSON error shape, and the service lives on.
+// Node's parser refuses, oversized headers, CONNECT, an unknown Expect) still get a 4xx in the one JSON error shape, and the service lives on.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { connect } from 'node:net';
 import { startTestService } from './support/service.ts';
-
-interface RawAnswer {
-  status: number;
-  headers: Map<string, string>;
-  body: string;
-}
-
-/** Writes bytes to the service over a plain TCP socket and reads the answer until the server closes it. */
-function sendRaw(url: string, bytes: string): Promise<RawAnswer> {
-  const { hostname, port } = new URL(url);
-  return new Promise((resolve, reject) => {
-    const socket = connect({ host: hostname, port: Number(port) });
-    const chunks: Buffer[] = [];
-    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
-    socket.on('error', reject);
-    socket.on('close', () => {
-      const text = Buffer.concat(chunks).toString('utf8');
-      const [head = '', body = ''] = text.split(/\r\n\r\n(.*)/s);
-      const [statusLine = '', ...headerLines] = head.split('\r\n');
-      const headers = new Map(
-        headerLines.map((line) => [line.slice(0, line.indexOf(':')).trim().toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]),
-      );
-      resolve({ status: Number(statusLine.split(' ')[1]), headers, body });
-    });
-    socket.end(bytes);
-  });
-}
+import { sendRaw, type RawAnswer } from './support/raw-http.ts';
 
 function assertJsonError(answer: RawAnswer, status: number, code: string): void {
   assert.equal(answer.status, status, `status line of: ${answer.body}`);
@@ -48,6 +21,8 @@ test('malformed requests get a JSON error in the one shape and the service keeps
       { name: 'a Host with a space', bytes: 'GET /healthz HTTP/1.1\r\nHost: a b\r\nConnection: close\r\n\r\n', status: 400, code: 'invalid_request' },
       { name: 'a Host that is not a host', bytes: 'POST /api/v1/ai/chat HTTP/1.1\r\nHost: a/b?c\r\nContent-Length: 0\r\nConnection: close\r\n\r\n', status: 400, code: 'invalid_request' },
       { name: 'a request line Node refuses', bytes: 'NOT AN HTTP REQUEST\r\n\r\n', status: 400, code: 'invalid_request' },
+      { name: 'CONNECT (Node drops it unanswered by default)', bytes: 'CONNECT 127.0.0.1:80 HTTP/1.1\r\nHost: 127.0.0.1:80\r\n\r\n', status: 400, code: 'invalid_request' },
+      { name: 'an Expect other than 100-continue (Node answers a bare 417)', bytes: 'POST /api/v1/ai/chat HTTP/1.1\r\nHost: localhost\r\nExpect: garbage\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}', status: 417, code: 'invalid_request' },
       { name: 'headers over the size limit', bytes: `GET /healthz HTTP/1.1\r\nHost: localhost\r\nX-Big: ${'a'.repeat(70_000)}\r\n\r\n`, status: 431, code: 'headers_too_large' },
     ];
     for (const { name, bytes, status, code } of cases) {

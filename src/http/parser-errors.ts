@@ -1,7 +1,8 @@
 // Requests that never reach a route still get the service's one JSON error shape: those Node's HTTP parser
-// rejects (headers over the size limit, a malformed request line, a request too slow to arrive), and those
-// @hono/node-server cannot turn into a Request (a request-target with backslashes, a Host that is not a host).
-import { STATUS_CODES, type Server } from 'node:http';
+// rejects (headers over the size limit, a malformed request line, a request too slow to arrive), those Node
+// answers itself (CONNECT, which it would drop unanswered; an Expect other than 100-continue, a bare 417), and
+// those @hono/node-server cannot turn into a Request (a request-target with backslashes, a Host that is not a host).
+import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { RequestError } from '@hono/node-server';
 import type { Logger } from 'pino';
@@ -16,18 +17,33 @@ function errorFor(code: string | undefined): ApiError {
   return new ApiError(400, 'invalid_request', MALFORMED);
 }
 
+/** Writes the error as the whole HTTP answer on a socket no response object owns, then closes it. */
+function endWithError(socket: Socket, apiError: ApiError): void {
+  const body = JSON.stringify(apiError.toBody());
+  const headers = Object.entries(apiError.headers).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+  socket.end(
+    `HTTP/1.1 ${apiError.status} ${STATUS_CODES[apiError.status]}\r\nContent-Type: application/json\r\n${headers}` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}
+
 export function answerParserErrors(server: Server): void {
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => {
     if (error.code === 'ECONNRESET' || !socket.writable) {
       socket.destroy();
       return;
     }
-    const apiError = errorFor(error.code);
-    const body = JSON.stringify(apiError.toBody());
-    socket.end(
-      `HTTP/1.1 ${apiError.status} ${STATUS_CODES[apiError.status]}\r\nContent-Type: application/json\r\n` +
-        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-    );
+    endWithError(socket, errorFor(error.code));
+  });
+  // without a listener Node closes a CONNECT's connection with no answer at all; this service is no proxy
+  server.on('connect', (_request: IncomingMessage, socket: Socket) => {
+    endWithError(socket, new ApiError(400, 'invalid_request', 'CONNECT is not supported: this service is not a proxy'));
+  });
+  // without a listener Node answers an Expect it does not know with a bare 417
+  server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => {
+    const apiError = new ApiError(417, 'invalid_request', 'only "Expect: 100-continue" is supported', { field: 'Expect' });
+    response.writeHead(apiError.status, { 'Content-Type': 'application/json', Connection: 'close' }).end(JSON.stringify(apiError.toBody()));
+    request.resume();
   });
 }
 

@@ -13,6 +13,8 @@ export interface ChildService {
   process: ChildProcess;
   /** every JSON line it printed so far (its pino logs) */
   logs: Record<string, unknown>[];
+  /** everything it wrote so far, stdout and stderr, as written (for tests that grep all of it) */
+  output: string[];
   /** SIGTERM and wait for the exit (graceful stop); deletes its data dir */
   stop(): Promise<void>;
   /** SIGKILL: no handler runs, nothing is cleaned up by the child */
@@ -34,8 +36,11 @@ export async function startChildService(
     },
   });
   const logs: Record<string, unknown>[] = [];
+  const output: string[] = [];
+  child.stdout!.on('data', (chunk: Buffer) => output.push(chunk.toString()));
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => {
+    output.push(chunk.toString());
     if (stderr.length < 20_000) stderr += chunk.toString();
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -66,6 +71,7 @@ export async function startChildService(
     url,
     process: child,
     logs,
+    output,
     async stop() {
       if (running()) {
         child.kill('SIGTERM');

@@ -1,0 +1,314 @@
+// The bounded fuzz suite: a few thousand generated hostile requests against a real gateway process (live
+// config on local chains: base on anvil, solana on litesvm, an OpenAI-compatible upstream), started with known
+// secret values (settlement key, Solana fee-payer key, admin and metrics tokens, upstream API key) and its whole
+// output captured. Bodies, headers, paths, methods and payment proofs on every wire come from a seeded Prng
+// (test/support/fuzz-requests.ts, fuzz-proofs.ts); requests fetch cannot send go over a raw socket. Each answer
+// must be below 500, an error in the shape its route speaks (the service's { error, code }, OpenAI's on /v1, the
+// x402 402), never a success for a tampered proof, and free of every secret. At the end the process is alive,
+// /healthz and /readyz say ok, and no secret (nor any prompt) is in anything it logged.
+// FUZZ_SEED=<n> replays or explores another list of requests; FUZZ_REQUESTS=<n> changes how many.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { getBase58Decoder } from '@solana/kit';
+import { ExactSvmSchemeV1 } from '@x402/svm/exact/v1/client';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { startEvmSandbox, type EvmSandbox } from '../src/sandbox/evm/evm-sandbox.ts';
+import { startSvmSandbox, type SvmSandbox } from '../src/sandbox/svm/svm-sandbox.ts';
+import { generateSvmKeypair } from '../src/sandbox/svm/keypair.ts';
+import { embeddedModels } from '../src/config/embedded-models.ts';
+import { NETWORKS, type EvmNetwork, type SvmNetwork } from '../src/x402/networks.ts';
+import type { PaymentRequirements } from '../src/x402/types.ts';
+import { startChildService, type ChildService } from './support/child-service.ts';
+import { startOpenAIUpstream, type OpenAIUpstream } from './support/openai-upstream.ts';
+import { signEvmProof } from './support/evm-proof.ts';
+import { Prng, fuzzSeed } from './support/prng.ts';
+import { sendRaw } from './support/raw-http.ts';
+import {
+  PAID_ROUTES,
+  fetchable,
+  fuzzBody,
+  fuzzHeaders,
+  fuzzMethod,
+  fuzzPath,
+  fuzzRawRequest,
+  requestBytes,
+  type FuzzRequest,
+  type KnownIds,
+  type PaidRoute,
+} from './support/fuzz-requests.ts';
+import { fuzzProofRequest, type ProofMaterial, type Quote, type SettledCall } from './support/fuzz-proofs.ts';
+
+const SEED = fuzzSeed(0x402f022);
+const REQUESTS = Number(process.env.FUZZ_REQUESTS ?? 2_000);
+const IN_FLIGHT = 6;
+/** in every prompt the fuzz sends: it must never reach a log line */
+const PROMPT_CANARY = 'zq7canary';
+
+const secret = (bytes: number) => randomBytes(bytes).toString('hex');
+const SECRETS = { admin: `adm-${secret(16)}`, metrics: `met-${secret(16)}`, upstream: `sk-${secret(20)}` };
+
+let evm: EvmSandbox;
+let svm: SvmSandbox;
+let upstream: OpenAIUpstream;
+let gateway: ChildService;
+/** every secret value, in each form it could leak in */
+let secretForms: { name: string; value: string }[] = [];
+let startupSeconds = 0;
+
+const withCanary = (route: PaidRoute): PaidRoute => ({
+  ...route,
+  body: JSON.parse(JSON.stringify(route.body).replace(/"(prompt|content|text|input)":"/g, `"$1":"${PROMPT_CANARY} `)) as Record<string, unknown>,
+});
+const ROUTES = PAID_ROUTES.map(withCanary);
+
+before(async () => {
+  const started = performance.now();
+  [evm, svm, upstream] = await Promise.all([
+    startEvmSandbox(NETWORKS.base as EvmNetwork),
+    startSvmSandbox(NETWORKS.solana as SvmNetwork),
+    startOpenAIUpstream(),
+  ]);
+  const feePayer = getBase58Decoder().decode(svm.feePayer.secretKey);
+  secretForms = [
+    { name: 'admin token', value: SECRETS.admin },
+    { name: 'metrics token', value: SECRETS.metrics },
+    { name: 'upstream API key', value: SECRETS.upstream },
+    { name: 'EVM settlement key', value: evm.settlementPrivateKey.slice(2).toLowerCase() },
+    { name: 'EVM settlement key (base64)', value: Buffer.from(evm.settlementPrivateKey.slice(2), 'hex').toString('base64') },
+    { name: 'Solana fee-payer key (base58)', value: feePayer },
+    { name: 'Solana fee-payer seed (hex)', value: Buffer.from(svm.feePayer.secretKey.subarray(0, 32)).toString('hex') },
+    { name: 'Solana fee-payer seed (base58)', value: getBase58Decoder().decode(svm.feePayer.secretKey.subarray(0, 32)) },
+    { name: 'Solana fee-payer key (JSON)', value: JSON.stringify([...svm.feePayer.secretKey.subarray(0, 8)]).slice(0, -1) },
+  ];
+  gateway = await startChildService(
+    {
+      logLevel: 'debug',
+      networks: {
+        base: { payTo: evm.payTo, asset: evm.asset, eip712: evm.eip712, facilitator: { type: 'local', rpcUrl: evm.rpcUrl, secretKeyEnv: 'FUZZ_BASE_KEY' } },
+        solana: { payTo: svm.payTo, asset: svm.asset, facilitator: { type: 'local', rpcUrl: svm.rpcUrl, secretKeyEnv: 'FUZZ_SOLANA_KEY' } },
+      },
+      adminTokenEnv: 'FUZZ_ADMIN_TOKEN',
+      metricsTokenEnv: 'FUZZ_METRICS_TOKEN',
+      providers: { up: { type: 'openai-compatible', baseURL: upstream.baseURL, apiKeyEnv: 'FUZZ_UPSTREAM_KEY', maxRetries: 0, timeoutMs: 30_000 } },
+      models: [
+        ...embeddedModels(),
+        { id: 'up/chat', provider: 'up', upstreamModel: 'mock-chat-1', capability: 'chat', maxTokens: 256, defaultMaxTokens: 16, price: { perRequest: '1000', perThousandOutputTokens: '2000', perThousandInputChars: '100' } },
+      ],
+    },
+    {
+      FUZZ_BASE_KEY: evm.settlementPrivateKey,
+      FUZZ_SOLANA_KEY: feePayer,
+      FUZZ_ADMIN_TOKEN: SECRETS.admin,
+      FUZZ_METRICS_TOKEN: SECRETS.metrics,
+      FUZZ_UPSTREAM_KEY: SECRETS.upstream,
+    },
+  );
+  startupSeconds = (performance.now() - started) / 1000;
+});
+
+after(async () => {
+  await gateway?.stop();
+  await Promise.all([evm?.stop(), svm?.stop(), upstream?.close()]);
+});
+
+const decodeHeader = (value: string | null): Record<string, unknown> => JSON.parse(Buffer.from(value ?? '', 'base64').toString('utf8')) as Record<string, unknown>;
+
+async function quote(route: PaidRoute, network: 'base' | 'solana'): Promise<Quote> {
+  const response = await fetch(`${gateway.url}${route.path}`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', 'X-Network': network },
+    body: JSON.stringify(route.body),
+  });
+  assert.equal(response.status, 402, `${route.path} quote: ${await response.clone().text()}`);
+  const v1 = ((await response.json()) as { accepts: PaymentRequirements[] }).accepts[0]!;
+  const required = decodeHeader(response.headers.get('PAYMENT-REQUIRED')) as { resource: unknown; accepts: Quote['v2'][] };
+  const v2 = required.accepts.find((accept) => accept.scheme === 'exact')!;
+  return { route, v1, v2, resource: required.resource };
+}
+
+/** Real payments made before the fuzz: the proofs its replays reuse, and the media and payment ids it aims at. */
+async function payForReal(material: ProofMaterial, known: KnownIds): Promise<void> {
+  const calls: { quote: Quote; headers: Record<string, string> }[] = [];
+  // the upstream's chat and the image engine: quick, where the embedded chat model would load first
+  for (const q of material.evm.quotes.filter((q) => !q.route.body.stream && (q.route.path.endsWith('/images') || q.route.body.model === 'up/chat'))) {
+    const v1 = decodeHeader(await signEvmProof(material.evm.buyer, q.v1, material.evm.chainId));
+    const onV2 = calls.length % 2 === 1;
+    const envelope = onV2 ? { x402Version: 2, resource: q.resource, accepted: q.v2, payload: v1.payload } : v1;
+    calls.push({ quote: q, headers: { [onV2 ? 'PAYMENT-SIGNATURE' : 'X-PAYMENT']: Buffer.from(JSON.stringify(envelope)).toString('base64') } });
+  }
+  const svm = material.svm!;
+  const svmIndex = svm.quotes.findIndex((q) => q.route.body.model === 'up/chat' && !q.route.body.stream);
+  const svmProof = { ...svm.signed[svmIndex]![0]!, scheme: 'exact', network: 'solana' };
+  calls.push({ quote: svm.quotes[svmIndex]!, headers: { 'X-PAYMENT': Buffer.from(JSON.stringify(svmProof)).toString('base64') } });
+  for (const { quote: q, headers } of calls) {
+    const body = JSON.stringify(q.route.body);
+    const all = { 'Content-Type': 'application/json', ...headers };
+    const response = await fetch(`${gateway.url}${q.route.path}`, { method: 'POST', headers: all, body });
+    const text = await response.text();
+    assert.equal(response.status, 200, `setup payment on ${q.route.path}: ${text}`);
+    known.media.push(...[...text.matchAll(/\/media\/([A-Za-z0-9_-]+(?:\.[a-z0-9]+)?)/g)].map((match) => match[1]!));
+    const receipt = response.headers.get('PAYMENT-RESPONSE') ?? response.headers.get('X-PAYMENT-RESPONSE');
+    const transaction = decodeHeader(receipt).transaction;
+    if (typeof transaction === 'string') known.payments.push(transaction);
+    material.settled.push({ route: q.route, body, headers: all } satisfies SettledCall);
+  }
+}
+
+async function prepare(): Promise<{ material: ProofMaterial; known: KnownIds }> {
+  const buyer = privateKeyToAccount(generatePrivateKey());
+  const svmBuyer = await generateSvmKeypair();
+  await Promise.all([evm.faucet(buyer.address, 1_000_000_000n), svm.faucet(svmBuyer.address, 1_000_000_000n)]);
+  const evmQuotes = await Promise.all(ROUTES.map((route) => quote(route, 'base')));
+  const svmRoutes = ROUTES.filter((route) => /chat|images/.test(route.path));
+  const svmQuotes = await Promise.all(svmRoutes.map((route) => quote(route, 'solana')));
+  const client = new ExactSvmSchemeV1(svmBuyer.signer, { rpcUrl: svm.rpcUrl });
+  const signed: { payload: { transaction: string } }[][] = [];
+  for (const q of svmQuotes) {
+    const proofs = [];
+    for (let i = 0; i < 2; i++) proofs.push((await client.createPaymentPayload(1, q.v1 as never)) as unknown as { payload: { transaction: string } });
+    signed.push(proofs);
+  }
+  const material: ProofMaterial = { evm: { buyer, chainId: 8453, quotes: evmQuotes }, svm: { quotes: svmQuotes, signed }, settled: [] };
+  const known: KnownIds = { media: [], payments: [], adminToken: SECRETS.admin };
+  await payForReal(material, known);
+  return { material, known };
+}
+
+/** The seeded list of requests. */
+async function generate(prng: Prng, material: ProofMaterial, known: KnownIds): Promise<FuzzRequest[]> {
+  const requests: FuzzRequest[] = [];
+  for (let i = 0; i < REQUESTS; i++) {
+    const kind = prng.pick(['body', 'body', 'body', 'headers', 'path', 'method', 'raw', 'proof', 'proof', 'proof']);
+    if (kind === 'proof') {
+      requests.push(await fuzzProofRequest(prng, material));
+    } else if (kind === 'raw') {
+      requests.push(fuzzRawRequest(prng));
+    } else if (kind === 'body' || kind === 'headers') {
+      const route = prng.pick(ROUTES);
+      const body = kind === 'body' ? fuzzBody(prng, route) : JSON.stringify(route.body);
+      const headers = { 'Content-Type': 'application/json', ...(prng.chance(0.5) ? { 'X-Network': prng.pick(['base', 'solana']) } : {}), ...fuzzHeaders(prng, known) };
+      requests.push({ label: `${kind} fuzz on ${route.path}`, surface: route.surface, method: 'POST', path: route.path, headers, body });
+    } else if (kind === 'path') {
+      const path = fuzzPath(prng, known);
+      const method = prng.pick(['GET', 'POST', 'HEAD']);
+      const body = method === 'POST' ? JSON.stringify(prng.pick(ROUTES).body) : undefined;
+      const headers = { 'Content-Type': 'application/json', ...fuzzHeaders(prng, known) };
+      const raw = prng.chance(0.5) ? requestBytes(method, path, headers, body) : undefined;
+      requests.push({ label: `path fuzz${raw ? ' (raw)' : ''}`, surface: 'spec', method, path, headers, ...(body ? { body } : {}), ...(raw ? { raw } : {}) });
+    } else {
+      const method = fuzzMethod(prng);
+      const route = prng.pick(ROUTES);
+      const path = prng.chance(0.5) ? route.path : fuzzPath(prng, known);
+      const body = prng.chance(0.5) ? JSON.stringify(route.body) : undefined;
+      const headers = { 'Content-Type': 'application/json', ...fuzzHeaders(prng, known) };
+      const raw = fetchable(method) && method === method.toUpperCase() && !(body && ['GET', 'HEAD'].includes(method)) ? undefined : requestBytes(method, path, headers, body);
+      requests.push({ label: `method ${method}`, surface: route.surface, method, path, headers, ...(body ? { body } : {}), ...(raw ? { raw } : {}) });
+    }
+  }
+  return requests;
+}
+
+interface Answer {
+  status: number;
+  headers: Record<string, string>;
+  /** the (first) response's body */
+  body: string;
+  /** everything the server sent (a raw answer may hold more than one response) */
+  all: string;
+  /** it went over a raw socket */
+  raw: boolean;
+}
+
+/** Sends a request through fetch, or as raw bytes when it says so or fetch refuses to carry it. */
+async function send(request: FuzzRequest): Promise<Answer> {
+  let init: RequestInit | undefined;
+  const expects = Object.keys(request.headers).some((name) => name.toLowerCase() === 'expect');
+  if (!request.raw && !expects && request.path.startsWith('/')) {
+    try {
+      init = { method: request.method, headers: new Headers(request.headers), redirect: 'manual', ...(request.body !== undefined ? { body: request.body } : {}) };
+      new Request(`${gateway.url}${request.path}`, init);
+    } catch {
+      init = undefined; // a header value, method or body fetch will not send: the same bytes over a socket
+    }
+  }
+  if (init) {
+    const response = await fetch(`${gateway.url}${request.path}`, init);
+    const headers = Object.fromEntries(response.headers);
+    const body = await response.text();
+    return { status: response.status, headers, body, all: JSON.stringify(headers) + body, raw: false };
+  }
+  const answer = await sendRaw(gateway.url, request.raw ?? requestBytes(request.method, request.path, request.headers, request.body), { halfClose: request.mayGoUnanswered });
+  return { status: answer.status, headers: Object.fromEntries(answer.headers), body: answer.body, all: answer.text, raw: true };
+}
+
+const OPENAI_POST_PATHS = new Set(PAID_ROUTES.filter((route) => route.surface === 'openai').map((route) => route.path));
+
+/** What is wrong with an answer, or undefined. */
+function judge(request: FuzzRequest, answer: Answer): string | undefined {
+  if (Number.isNaN(answer.status)) return request.mayGoUnanswered ? undefined : 'no answer: the connection closed without a response';
+  if (answer.status >= 500) return `status ${answer.status}`;
+  if (request.tampered && answer.status < 300) return `a tampered proof was served (${answer.status})`;
+  for (const { name, value } of secretForms) {
+    if (answer.all.includes(value)) return `the ${name} is in the answer`;
+  }
+  if (answer.status < 400 || request.method.toUpperCase() === 'HEAD') return undefined;
+  const { body } = answer;
+  let parsed: Record<string, unknown>;
+  try {
+    parsed = JSON.parse(body) as Record<string, unknown>;
+  } catch {
+    return `a ${answer.status} whose body is not JSON: ${answer.body.slice(0, 200)}`;
+  }
+  const type = answer.headers['content-type'] ?? '';
+  if (!type.startsWith('application/json')) return `a ${answer.status} with Content-Type ${type}`;
+  if (answer.status === 402) {
+    return parsed.x402Version === 1 && typeof parsed.error === 'string' && Array.isArray(parsed.accepts) ? undefined : `a 402 that is not the x402 body: ${body.slice(0, 200)}`;
+  }
+  const error = parsed.error as Record<string, unknown> | string | undefined;
+  const specShape = typeof error === 'string' && typeof parsed.code === 'string' && (parsed.field === undefined || typeof parsed.field === 'string');
+  const openaiShape = typeof error === 'object' && error !== null && typeof error.message === 'string' && typeof error.type === 'string' && 'code' in error && 'param' in error;
+  const pathname = request.path.split('?')[0]!;
+  const routedOpenAI = !answer.raw && request.method === 'POST' && OPENAI_POST_PATHS.has(pathname);
+  if (routedOpenAI) return openaiShape ? undefined : `not OpenAI's error shape: ${body.slice(0, 200)}`;
+  if (answer.raw || pathname.startsWith('/v1/')) return specShape || openaiShape ? undefined : `not an error shape: ${body.slice(0, 200)}`;
+  return specShape ? undefined : `not the service's error shape: ${body.slice(0, 200)}`;
+}
+
+test(`fuzz: ${REQUESTS} generated requests (seed ${SEED}), no 5xx, every error in its shape, no secret anywhere`, { timeout: 600_000 }, async (t) => {
+  const started = performance.now();
+  const { material, known } = await prepare();
+  const prepared = performance.now();
+  const prng = new Prng(SEED);
+  const requests = await generate(prng, material, known);
+  const generated = performance.now();
+  const failures: string[] = [];
+  let next = 0;
+  const worker = async () => {
+    while (next < requests.length) {
+      const index = next++;
+      const request = requests[index]!;
+      let problem: string | undefined;
+      try {
+        problem = judge(request, await send(request));
+      } catch (error) {
+        problem = `the request failed: ${(error as Error).message} ${String((error as { cause?: unknown }).cause ?? '')}`;
+      }
+      if (problem) failures.push(`#${index} ${request.label} [${request.method} ${request.path.slice(0, 80)}]: ${problem}`);
+    }
+  };
+  await Promise.all(Array.from({ length: IN_FLIGHT }, worker));
+  t.diagnostic(`chains and gateway up in ${startupSeconds.toFixed(1)} s, prepared in ${((prepared - started) / 1000).toFixed(1)} s, generated in ${((generated - prepared) / 1000).toFixed(1)} s, sent in ${((performance.now() - generated) / 1000).toFixed(1)} s`);
+
+  assert.equal(gateway.process.exitCode, null, 'the gateway process is alive');
+  const health = await fetch(`${gateway.url}/healthz`);
+  assert.equal(health.status, 200);
+  assert.equal(((await health.json()) as { status: string }).status, 'ok');
+  const ready = await fetch(`${gateway.url}/readyz`);
+  assert.equal(ready.status, 200, await ready.clone().text());
+
+  const output = gateway.output.join('');
+  for (const { name, value } of secretForms) if (output.includes(value)) failures.push(`the ${name} is in the gateway's output`);
+  if (output.includes(PROMPT_CANARY)) failures.push(`a prompt is in the gateway's output: ${output.slice(Math.max(0, output.indexOf(PROMPT_CANARY) - 300), output.indexOf(PROMPT_CANARY) + 100)}`);
+  assert.deepEqual(failures.slice(0, 40), [], `seed ${SEED} (rerun: FUZZ_SEED=${SEED}): ${failures.length} of ${requests.length} requests failed`);
+});
