@@ -233,10 +233,16 @@ async function send(request: FuzzRequest): Promise<Answer> {
     }
   }
   if (init) {
-    const response = await fetch(`${gateway.url}${request.path}`, init);
-    const headers = Object.fromEntries(response.headers);
-    const body = await response.text();
-    return { status: response.status, headers, body, all: JSON.stringify(headers) + body, raw: false };
+    try {
+      const response = await fetch(`${gateway.url}${request.path}`, init);
+      const headers = Object.fromEntries(response.headers);
+      const body = await response.text();
+      return { status: response.status, headers, body, all: JSON.stringify(headers) + body, raw: false };
+    } catch (error) {
+      // a pooled keep-alive connection the server closed as fetch reused it (its idle timeout, on a loaded machine):
+      // the same request again on a connection of its own, whose answer is judged as any other
+      if (!(error instanceof TypeError && String((error.cause as Error | undefined)?.message).match(/other side closed|ECONNRESET/))) throw error;
+    }
   }
   const answer = await sendRaw(gateway.url, request.raw ?? requestBytes(request.method, request.path, request.headers, request.body), { halfClose: request.mayGoUnanswered });
   return { status: answer.status, headers: Object.fromEntries(answer.headers), body: answer.body, all: answer.text, raw: true };
