@@ -15,13 +15,16 @@
 //       subtracted (bench/upstream-overhead.ts);
 //   (g) paid image calls on base beside the official x402 stack (@x402/hono middleware + the in-process
 //       @x402/core/@x402/evm facilitator) on the same sandbox anvil, rounds interleaved, and the unpaid 402 of
-//       both (bench/peer-compare.ts; alone: node bench/peer.ts).
+//       both (bench/peer-compare.ts; alone: node bench/peer.ts);
+//   (h) the same short chat (max_tokens 512, a ~30-token answer) paid under exact and under upto on base, calls taking
+//       turns: what each is charged (PAYMENT-RESPONSE, checked on-chain) and its paid latency (bench/upto-compare.ts;
+//       alone: node bench/upto.ts).
 // The gateway (sandbox chains for base and solana), the bare server and the in-process measurements each
 // run in their own child process; this process only generates load. Settings (env): BENCH_SECONDS (5),
 // BENCH_WARMUP_SECONDS (1), BENCH_CONNECTIONS (50), BENCH_ROUNDS (5: (a) and (c) take turns, BENCH_SECONDS / BENCH_ROUNDS
 // each, so load from other jobs weighs on both alike), BENCH_PAID_REQUESTS (200), BENCH_PAID_CONCURRENCY (8),
 // BENCH_GATE_ITERATIONS (100), BENCH_OVERHEAD_ITERATIONS (2000), BENCH_OVERHEAD_WARMUP (1000),
-// BENCH_OVERHEAD_PAID_ITERATIONS (300).
+// BENCH_OVERHEAD_PAID_ITERATIONS (300), BENCH_UPTO_CALLS (20).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -33,6 +36,7 @@ import { paidHeaders, type PaymentRequired } from './sign.ts';
 import { evmPayer, solanaPayer } from './payers.ts';
 import { paidThroughput, type PaidRun } from './paid-load.ts';
 import { compareWithOfficial, formatComparison } from './peer-compare.ts';
+import { compareExactAndUpto, formatExactUpto } from './upto-compare.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const num = (name: string, fallback: number): number => {
@@ -50,6 +54,7 @@ const settings = {
   overheadIterations: num('BENCH_OVERHEAD_ITERATIONS', 2000),
   overheadWarmup: num('BENCH_OVERHEAD_WARMUP', 1000),
   overheadPaidIterations: num('BENCH_OVERHEAD_PAID_ITERATIONS', 300),
+  uptoCalls: num('BENCH_UPTO_CALLS', 20),
 };
 const TARGET_RATIO = 0.5;
 const TARGET_PEER_RATIO = 1.0;
@@ -362,6 +367,8 @@ async function main(): Promise<void> {
       rounds: settings.rounds,
       unpaid: { connections: settings.connections, seconds: settings.seconds, warmupSeconds: settings.warmupSeconds },
     });
+    log(`(h) the same short chat under exact and under upto: ${settings.uptoCalls} calls each, taking turns…`);
+    const upto = await compareExactAndUpto(gateway.url, { calls: settings.uptoCalls });
     await gateway.stop();
 
     // (e) the gate's own overhead, in-process in a fresh child.
@@ -521,6 +528,8 @@ async function main(): Promise<void> {
 
     out.push(...formatComparison(peer));
     out.push('');
+    out.push(...formatExactUpto(upto));
+    out.push('');
 
     const names = Object.keys(unpaid) as EndpointName[];
     const ratioMet = names.every((n) => unpaid[n]!.ratio >= TARGET_RATIO);
@@ -574,6 +583,7 @@ async function main(): Promise<void> {
       paid,
       unpaidSameConcurrency: unpaidSame,
       peer,
+      upto,
       gate,
       overhead,
       targets,
