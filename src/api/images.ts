@@ -8,7 +8,7 @@ import { allowedOptions, exampleMediaUrl, type Endpoint } from './endpoint.ts';
 import type { ImageModelConfig } from '../config/schema.ts';
 import { offeredOrThrow, parseOrThrow } from './validate.ts';
 import { storeAll } from './store-media.ts';
-import { inspectImage } from '../media/inspect-image.ts';
+import { inspectImage, ownPngFacts, type ImageFacts } from '../media/inspect-image.ts';
 
 export const imagesEndpoint: Endpoint = {
   path: '/api/v1/ai/images',
@@ -51,7 +51,9 @@ export const imagesEndpoint: Endpoint = {
           throw toUpstreamError(error, model.id);
         }
         if (files.length !== n) throw new ApiError(502, 'upstream_error', `model ${model.id} returned ${files.length} of ${n} images; nothing was charged`);
-        const ids = await storeAll(media, await checkedImages(files, model.id, size));
+        // our own engine's PNGs are only read from their header; every other provider's output is decoded whole
+        const inspect = providers.isEmbedded(model) ? ownPngFacts : inspectImage;
+        const ids = await storeAll(media, await checkedImages(files, model.id, size, inspect));
         const response: ImageResponse = { model: model.id, images: ids.map(mediaUrl) };
         return { body: response, media: ids };
       },
@@ -60,10 +62,15 @@ export const imagesEndpoint: Endpoint = {
 };
 
 /** Each file decoded and of the size paid for, typed by what its bytes are; else the model failed (502). */
-async function checkedImages(files: { uint8Array: Uint8Array }[], modelId: string, size: string) {
+async function checkedImages(
+  files: { uint8Array: Uint8Array }[],
+  modelId: string,
+  size: string,
+  inspect: (bytes: Uint8Array, paidSize: string) => ImageFacts | undefined | Promise<ImageFacts | undefined>,
+) {
   return Promise.all(
     files.map(async ({ uint8Array }) => {
-      const facts = await inspectImage(uint8Array, size);
+      const facts = await inspect(uint8Array, size);
       if (!facts) throw new ApiError(502, 'upstream_error', `model ${modelId} returned something that is not an image; nothing was charged`);
       const got = `${facts.width}x${facts.height}`;
       if (got !== size) throw new ApiError(502, 'upstream_error', `model ${modelId} returned a ${got} image, not the ${size} paid for; nothing was charged`);

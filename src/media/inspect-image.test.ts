@@ -2,7 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import sharp from 'sharp';
 import { crc32, deflateSync } from 'node:zlib';
-import { inspectImage } from './inspect-image.ts';
+import { inspectImage, ownPngFacts } from './inspect-image.ts';
+import { PreviewImageModel } from '../providers/local/preview-image-model.ts';
 
 const solid = (format: 'png' | 'jpeg' | 'webp' | 'gif' | 'tiff', width = 64, height = 32) =>
   sharp({ create: { width, height, channels: 3, background: { r: 200, g: 80, b: 40 } } }).toFormat(format).toBuffer();
@@ -38,4 +39,22 @@ test('an image of another size than paid for is reported from its header, never 
   const png = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', header), chunk('IDAT', deflateSync(Buffer.alloc(64))), chunk('IEND', Buffer.alloc(0))]);
   assert.deepEqual(await inspectImage(png, '256x256'), { mediaType: 'image/png', width: 16_000, height: 16_000 });
   assert.equal(await inspectImage(png, '16000x16000'), undefined, 'at the paid size it is decoded, and found cut short');
+});
+
+test("our own engine's PNG is read from its header: the size it was drawn at, no decode", async () => {
+  const { images } = await new PreviewImageModel().doGenerate({ prompt: 'a lighthouse', n: 1, size: '1024x768', providerOptions: {} } as never);
+  const drawn = images[0] as Uint8Array;
+  assert.deepEqual(ownPngFacts(drawn), { mediaType: 'image/png', width: 1024, height: 768 });
+  assert.deepEqual(ownPngFacts(drawn), await inspectImage(drawn, '1024x768'), 'the header says what a full decode says');
+});
+
+test('a header read is for PNGs only: anything else is not ours', async () => {
+  for (const [what, bytes] of [
+    ['JPEG', await solid('jpeg')],
+    ['HTML', Buffer.from('<html>error page</html>')],
+    ['empty', Buffer.alloc(0)],
+    ['a PNG signature alone', (await solid('png')).subarray(0, 12)],
+  ] as const) {
+    assert.equal(ownPngFacts(bytes), undefined, what);
+  }
 });

@@ -5,6 +5,8 @@ import sharp from 'sharp';
 
 const SERVED_FORMATS: Record<string, string> = { png: 'image/png', jpeg: 'image/jpeg', webp: 'image/webp', gif: 'image/gif' };
 
+const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+
 export interface ImageFacts {
   mediaType: string;
   width: number;
@@ -30,4 +32,18 @@ export async function inspectImage(bytes: Uint8Array, paidSize: string): Promise
   } catch {
     return undefined;
   }
+}
+
+/**
+ * Type and size of a PNG this service drew itself (the embedded engine's output), read from its IHDR header
+ * without decoding: sharp has just encoded it, so a second decode (the full cost of inspectImage) proves
+ * nothing. Never for a provider's output, which may be anything. Undefined when it is not a PNG.
+ */
+export function ownPngFacts(bytes: Uint8Array): ImageFacts | undefined {
+  // signature (8), IHDR length (4) and type (4), then width and height (4 each, big-endian)
+  if (bytes.length < 24 || !PNG_SIGNATURE.equals(bytes.subarray(0, 8)) || Buffer.from(bytes.subarray(12, 16)).toString('latin1') !== 'IHDR') {
+    return undefined;
+  }
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  return { mediaType: 'image/png', width: view.getUint32(16), height: view.getUint32(20) };
 }

@@ -102,6 +102,11 @@ export class ProviderRegistry {
     return LOCAL_OPTION_SCHEMAS[model.provider];
   }
 
+  /** whether one of the embedded engines (this process's own code) serves the model, not an upstream */
+  isEmbedded(model: ModelConfig): boolean {
+    return (Object.values(LOCAL_PROVIDERS) as string[]).includes(model.provider);
+  }
+
   language(model: ChatModelConfig): LanguageModel {
     if (model.provider === LOCAL_PROVIDERS.chat) return this.local.chat(model);
     return this.upstreamChat(model);
