@@ -1,6 +1,9 @@
 // Sends transactions from one settlement key: the short ordered section (nonce, local signing, send) and the
 // watch for the receipt that tells a dropped transaction (sent again, same bytes) from a replaced one (its
 // nonce went to another transaction: the caller decides whether to send its call again).
+// Every transaction it broadcast is kept (hash and signed bytes) until its nonce is mined, so one the node
+// loses is sent again even once nobody waits for it any more (its caller answered 'unknown' and left it to
+// the reconciler): a lost transaction would otherwise leave a nonce gap that stalls every later one.
 // Every facilitator that sends from the same key in this process must use the same EvmSender (evmSender()
 // hands it out per chain and address), and instances sharing a key coordinate through the ledger's
 // NonceAllocator (see nonce-allocator.ts).
@@ -54,6 +57,8 @@ export type SendResult =
 export interface TransactionSender {
   readonly address: Address;
   send(request: TransactionRequest): Promise<SendResult>;
+  /** sends again what it broadcast and the node lost (see EvmSender.rebroadcast) */
+  rebroadcast?(): Promise<unknown>;
 }
 
 export type WatchResult =
@@ -87,6 +92,9 @@ export class EvmSender implements TransactionSender {
   #nonceAllocator: NonceAllocator | undefined;
   #fees: { value: Fees; at: number } | undefined;
   #feesLoading: Promise<Fees> | undefined;
+  /** broadcast transactions whose nonce is not yet mined, by nonce */
+  readonly #unmined = new Map<number, { transaction: Hex; raw: Hex }>();
+  #rebroadcasting: Promise<number | undefined> | undefined;
 
   constructor(options: EvmSenderOptions) {
     this.#client = options.client;
@@ -134,10 +142,10 @@ export class EvmSender implements TransactionSender {
       const transaction = keccak256(raw);
       try {
         await this.#client.sendRawTransaction({ serializedTransaction: raw });
-        return { spent: true, value: { status: 'broadcast', transaction, nonce, raw } };
+        return { spent: true, value: this.#broadcast(transaction, nonce, raw) };
       } catch (error) {
         // Trust our own eyes over the error: if the node has the transaction, it was broadcast.
-        if (await this.#known(transaction)) return { spent: true, value: { status: 'broadcast', transaction, nonce, raw } };
+        if (await this.#known(transaction)) return { spent: true, value: this.#broadcast(transaction, nonce, raw) };
         if (isNodeRejection(error)) {
           return { spent: false, stale: STALE_NONCE.test(errorText(error)), value: { status: 'rejected', error } };
         }
@@ -148,32 +156,64 @@ export class EvmSender implements TransactionSender {
     });
   }
 
+  #broadcast(transaction: Hex, nonce: number, raw: Hex): SendResult {
+    this.#unmined.set(nonce, { transaction, raw });
+    return { status: 'broadcast', transaction, nonce, raw };
+  }
+
   /**
    * Waits until `sent` is mined, replaced, or `timeoutMs` passes. Every HEALTH_CHECK_EVERY_MS without a
-   * receipt it asks the node for the transaction: gone and its nonce unused means dropped (sent again, the
-   * same bytes: the same hash, never a second payment); gone and its nonce used means replaced.
+   * receipt it reads the key's mined count: past its nonce without its receipt means replaced; else every
+   * transaction of this key the node lost (this one, or one below it that holds it back) is sent again, the
+   * same bytes: the same hash, never a second payment.
    */
   async watch(sent: { transaction: Hex; nonce: number; raw: Hex }, timeoutMs: number, pollingIntervalMs: number): Promise<WatchResult> {
     const deadline = Date.now() + timeoutMs;
     let nextHealthCheck = Date.now() + HEALTH_CHECK_EVERY_MS;
     for (;;) {
       const receipt = await this.#receipt(sent.transaction);
-      if (receipt) return { status: 'mined', receipt };
+      if (receipt) return this.#mined(sent.nonce, receipt);
       if (Date.now() >= deadline) return { status: 'timeout' };
       if (Date.now() >= nextHealthCheck) {
         nextHealthCheck = Date.now() + HEALTH_CHECK_EVERY_MS;
-        if (!(await this.#known(sent.transaction))) {
-          const mined = await this.#client.getTransactionCount({ address: this.account.address, blockTag: 'latest' }).catch(() => undefined);
-          if (mined !== undefined && mined > sent.nonce) {
-            // mined just now, or its nonce went elsewhere: the receipt tells which
-            const late = await this.#receipt(sent.transaction);
-            return late ? { status: 'mined', receipt: late } : { status: 'replaced' };
-          }
-          await this.#client.sendRawTransaction({ serializedTransaction: sent.raw }).catch(() => undefined);
+        const mined = await this.rebroadcast();
+        if (mined !== undefined && mined > sent.nonce) {
+          // mined just now, or its nonce went elsewhere: the receipt tells which
+          const late = await this.#receipt(sent.transaction);
+          if (late) return this.#mined(sent.nonce, late);
+          this.#unmined.delete(sent.nonce);
+          return { status: 'replaced' };
         }
       }
       await new Promise((resolve) => setTimeout(resolve, pollingIntervalMs));
     }
+  }
+
+  #mined(nonce: number, receipt: TransactionReceipt): WatchResult {
+    // its nonce and every one below are used: none of those can be mined any more
+    for (const kept of this.#unmined.keys()) if (kept <= nonce) this.#unmined.delete(kept);
+    return { status: 'mined', receipt };
+  }
+
+  /**
+   * Sends again, in nonce order, every transaction of this key that is not mined and that the node no longer
+   * has (dropped from its mempool, or lost by a restarted node); forgets those whose nonce is mined. Returns
+   * the key's mined count (undefined if the node did not answer). One run at a time: callers share it.
+   * The watch calls it, and so does the reconciler's check of a pending settlement (checkSettlement).
+   */
+  rebroadcast(): Promise<number | undefined> {
+    return (this.#rebroadcasting ??= this.#rebroadcast().finally(() => (this.#rebroadcasting = undefined)));
+  }
+
+  async #rebroadcast(): Promise<number | undefined> {
+    const mined = await this.#client.getTransactionCount({ address: this.account.address, blockTag: 'latest' }).catch(() => undefined);
+    if (mined === undefined) return undefined;
+    for (const nonce of this.#unmined.keys()) if (nonce < mined) this.#unmined.delete(nonce);
+    const waiting = [...this.#unmined].sort(([a], [b]) => a - b);
+    for (const [, { transaction, raw }] of waiting) {
+      if (!(await this.#known(transaction))) await this.#client.sendRawTransaction({ serializedTransaction: raw }).catch(() => undefined);
+    }
+    return mined;
   }
 
   /** Fees for a transaction sent now, within the bound stated at the top of this file. */

@@ -25,6 +25,8 @@ export interface NonceSettlementCheck {
    * even when one of its calls failed. Absent: success means it did.
    */
   carried?: (receipt: TransactionReceipt) => boolean;
+  /** sends again what this process broadcast and the node lost (EvmSender.rebroadcast), while it is pending */
+  rebroadcast?: () => Promise<unknown>;
 }
 
 export async function settlementFromChain(check: NonceSettlementCheck): Promise<SettleOutcome> {
@@ -49,6 +51,8 @@ export async function settlementFromChain(check: NonceSettlementCheck): Promise<
     // Our batch was mined without this transfer, and nothing else used the nonce: that hash can never settle it.
     if (receipt) return { status: 'failed', reason: check.revertedReason, payer, transaction };
     if (check.expired(block.timestamp)) return { status: 'failed', reason: check.expiredReason, payer, transaction };
+    // still able to land: if the node dropped our transaction (or one below it that holds it back), it is sent again
+    await check.rebroadcast?.();
     return { status: 'unknown', reason: 'settlement_pending', payer, transaction };
   } catch (error) {
     return { status: 'unknown', reason: `rpc_unavailable: ${shortMessage(error)}`, payer, transaction };

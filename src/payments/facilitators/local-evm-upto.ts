@@ -232,6 +232,7 @@ export class LocalEvmUptoFacilitator implements Facilitator {
       expired: (timestamp) => timestamp > BigInt(deadline),
       revertedReason: 'invalid_upto_evm_transaction_failed',
       expiredReason: 'permit2_deadline_expired',
+      rebroadcast: async () => this.#sender.rebroadcast?.(),
     });
   }
 

@@ -267,6 +267,7 @@ export class LocalEvmFacilitator implements Facilitator {
       expiredReason: 'invalid_exact_evm_payload_authorization_valid_before',
       findTransaction: () => this.#settlingTransaction(from as Address, nonce as Hex),
       carried: (receipt) => receiptUsesAuthorization(receipt, this.#asset, from as Address, nonce as Hex),
+      rebroadcast: () => this.#sender.rebroadcast(),
     });
   }
 
