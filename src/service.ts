@@ -70,7 +70,7 @@ export async function startService(config: Config, options: { log?: Logger } = {
   openedLedger = ledger;
   log.info({ engine }, 'payments ledger ready');
   const heartbeat = startReservationHeartbeat(ledger, config.reservationLeaseMs, log);
-  const { store: media, close: closeMedia } = mediaStoreFromConfig(config);
+  const { store: media, close: closeMedia } = await mediaStoreFromConfig(config);
 
   let sandbox: Sandbox | undefined;
   if (config.sandbox.enabled) {
