@@ -291,7 +291,7 @@ export const configSchema = z
     /** generated media is deleted this many days after it was made (checked hourly and at startup); 0 keeps it forever */
     mediaRetentionDays: z.number().nonnegative().default(30),
     /**
-     * ledger rows in a final state (settled, failed, released) are deleted this many days after their last change
+     * ledger rows in a final state (settled, failed, released), and payment identifiers, are deleted this many days after their last change
      * (checked hourly and at startup, in every instance); rows still in flight never are. 0 keeps them forever.
      */
     ledgerRetentionDays: z.number().int().nonnegative().default(90),

@@ -1,4 +1,5 @@
-// Ledger retention on a real SQLite ledger: old final rows go (in several batches), in-flight and recent rows stay.
+// Ledger retention on a real SQLite ledger: old final rows go (in several batches), in-flight and recent rows stay;
+// so do old payment identifiers.
 // (Both engines' pruneFinal is covered by the shared suite in ledger.test.ts; this is the timer around it.)
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -72,6 +73,22 @@ test('prunes old final rows at startup, batch after batch; in-flight and recent 
   await retention.stop();
   for (const key of [...oldSettled.slice(0, 3), ...oldFailed, ...oldReleased]) assert.equal(await ledger.get(key), undefined);
   for (const key of [...oldInFlight, ...recentSettled, ...almost]) assert.ok(await ledger.get(key), `${key} stays`);
+  await ledger.close();
+});
+
+test('payment identifiers bound before the retention period go too; recent ones stay bound', async () => {
+  const path = join(dir, 'ids.db');
+  const ledger = new SqliteLedger(path);
+  for (const id of ['pay_old_one_0123456789', 'pay_old_two_0123456789', 'pay_recent_0123456789']) await ledger.bindPaymentId(id, `hash-${id}`);
+  const db = new DatabaseSync(path);
+  db.prepare('UPDATE payment_ids SET created_at = ? WHERE id LIKE ?').run(new Date(Date.now() - 91 * DAY).toISOString(), 'pay_old_%');
+  db.close();
+
+  const retention = startLedgerRetention(ledger, 90, quiet, { intervalMs: 60_000 });
+  assert.equal(await retention.pruneNow(), 2);
+  await retention.stop();
+  assert.equal(await ledger.bindPaymentId('pay_recent_0123456789', 'hash-other'), 'hash-pay_recent_0123456789');
+  assert.equal(await ledger.bindPaymentId('pay_old_one_0123456789', 'hash-other'), 'hash-other', 'forgotten, so bound afresh');
   await ledger.close();
 });
 

@@ -41,7 +41,7 @@ async function pendingPayment(ledger: Ledger, tx: string | null = null): Promise
   return p;
 }
 
-/** A ledger under test, and a back door to age its rows (created_at and updated_at), which the API never sets. */
+/** A ledger under test, and a back door to age a payment's row (created_at and updated_at) or a payment id's, which the API never sets. */
 interface Opened {
   ledger: Ledger;
   backdate(key: string, at: Date): Promise<void>;
@@ -451,6 +451,21 @@ function ledgerSuite(name: string, open: () => Promise<Opened>): void {
       assert.equal(await ledger.bindPaymentId('pay_fedcba9876543210', 'hash-x'), 'hash-x');
     });
 
+    test('prunePaymentIds: ids bound before the cutoff go, in batches; recent ones stay bound; a pruned id binds afresh', async () => {
+      const old = ['pay_old_a_0123456789', 'pay_old_b_0123456789', 'pay_old_c_0123456789'];
+      for (const id of old) {
+        await ledger.bindPaymentId(id, `hash-${id}`);
+        await backdate(id, new Date(Date.now() - 100 * DAY));
+      }
+      await ledger.bindPaymentId('pay_recent_0123456789', 'hash-recent');
+      const cutoff = new Date(Date.now() - 90 * DAY);
+      assert.equal(await ledger.prunePaymentIds(cutoff, 2), 2, 'the limit is honoured');
+      assert.equal(await ledger.prunePaymentIds(cutoff, 100), 1);
+      assert.equal(await ledger.prunePaymentIds(cutoff, 100), 0, 'nothing left to prune');
+      assert.equal(await ledger.bindPaymentId('pay_recent_0123456789', 'hash-other'), 'hash-recent', 'a recent id stays bound');
+      assert.equal(await ledger.bindPaymentId(old[0]!, 'hash-other'), 'hash-other', 'a pruned id is free again');
+    });
+
     test('50 concurrent re-reservations of one released key: exactly one wins', async () => {
       const p = payment();
       await ledger.reserve(p);
@@ -473,6 +488,7 @@ ledgerSuite('SqliteLedger', async () => {
       const { DatabaseSync } = await import('node:sqlite');
       const db = new DatabaseSync(path);
       db.prepare('UPDATE payments SET created_at = ?, updated_at = ? WHERE key = ?').run(at.toISOString(), at.toISOString(), key);
+      db.prepare('UPDATE payment_ids SET created_at = ? WHERE id = ?').run(at.toISOString(), key);
       db.close();
     },
   };
@@ -494,6 +510,7 @@ ledgerSuite('PostgresLedger', async () => {
       const client = new pg.Client({ connectionString: url });
       await client.connect();
       await client.query('UPDATE payments SET created_at = $1, updated_at = $1 WHERE key = $2', [at, key]);
+      await client.query('UPDATE payment_ids SET created_at = $1 WHERE id = $2', [at, key]);
       await client.end();
     },
   };

@@ -172,6 +172,12 @@ export interface Ledger {
    */
   pruneFinal(olderThan: Date, limit: number): Promise<number>;
   /**
+   * Deletes up to `limit` payment identifiers (bindPaymentId) bound before `olderThan`; returns how many went. Safe
+   * for replay protection, which is the payment's own key (and, once settled, the chain): a forgotten id only
+   * stops answering payment_id_conflict for a new payment under that id.
+   */
+  prunePaymentIds(olderThan: Date, limit: number): Promise<number>;
+  /**
    * The newest settled payment of `payer` for this request (same requestHash) whose result is stored: what a
    * payer signing in (sign-in-with-x) gets again. EVM addresses match whatever their letter case.
    */

@@ -367,6 +367,15 @@ export class PostgresLedger implements Ledger {
     return outcome.rowCount ?? 0;
   }
 
+  async prunePaymentIds(olderThan: Date, limit: number): Promise<number> {
+    const outcome = await this.pool.query(
+      `DELETE FROM payment_ids WHERE id IN (
+         SELECT id FROM payment_ids WHERE created_at < $1 LIMIT $2 FOR UPDATE SKIP LOCKED)`,
+      [olderThan, limit],
+    );
+    return outcome.rowCount ?? 0;
+  }
+
   async findPaidResult(payer: string, requestHash: string): Promise<PaymentRecord | undefined> {
     const outcome = await this.pool.query(
       `SELECT * FROM payments WHERE request_hash = $1 AND state = 'settled' AND result IS NOT NULL

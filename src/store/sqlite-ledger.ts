@@ -339,6 +339,13 @@ export class SqliteLedger implements Ledger {
     return Number(outcome.changes);
   }
 
+  async prunePaymentIds(olderThan: Date, limit: number): Promise<number> {
+    const outcome = this.db
+      .prepare('DELETE FROM payment_ids WHERE id IN (SELECT id FROM payment_ids WHERE created_at < ? LIMIT ?)')
+      .run(olderThan.toISOString(), limit);
+    return Number(outcome.changes);
+  }
+
   async findPaidResult(payer: string, requestHash: string): Promise<PaymentRecord | undefined> {
     const row = this.db
       .prepare(
