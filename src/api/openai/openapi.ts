@@ -30,7 +30,7 @@ export function withOpenAIRoutes(document: Record<string, unknown>): Record<stri
         summary: `${route.description} (OpenAI-compatible)`,
         requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(route.requestSchema) } } },
         responses: {
-          '200': { description: 'Paid result; X-Payment-Amount, X-Payment-Amount-USDC and (chat) X-Usage-* headers', content: ok[route.path] },
+          '200': { description: 'Paid result; X-Payment-Amount, X-Payment-Amount-USDC and (chat) X-Usage-* headers (a chat stream paid under upto: the amount only in its last event)', content: ok[route.path] },
           '400': error,
           '402': { description: 'x402 Payment Required, as on the spec routes', content: { 'application/json': { schema: { $ref: '#/components/schemas/PaymentRequired' } } } },
           '409': error,
