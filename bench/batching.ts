@@ -39,12 +39,14 @@ async function blockNumber(rpcUrl: string): Promise<number> {
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
-const gateways = await Promise.all([startGatewayChild({ BENCH_SETTLEMENT_BATCHING: '0' }), startGatewayChild({ BENCH_SETTLEMENT_BATCHING: '1' })]);
+// BENCH_BATCHING_SIDES=0,0 (or 1,1) runs the same setting on both sides: how far apart two equal gateways measure
+const settings = (process.env.BENCH_BATCHING_SIDES ?? '0,1').split(',').map((side) => side.trim() === '1');
+const gateways = await Promise.all(settings.map((on) => startGatewayChild({ BENCH_SETTLEMENT_BATCHING: on ? '1' : '0' })));
 try {
   const lines: string[] = [`settlement batching, paid image calls, ${requests} per side and load, ${rounds} interleaved rounds:`];
   for (const concurrency of concurrencies) {
     const sides: Side[] = await Promise.all(
-      gateways.map(async (gateway, i) => ({ name: i === 0 ? 'one transaction each' : 'batched (Multicall3)', gateway, rpcUrl: await rpcUrlOf(gateway), runs: [], blocks: 0 })),
+      gateways.map(async (gateway, i) => ({ name: `${i + 1}: ${settings[i] ? 'batched (Multicall3)' : 'one transaction each'}`, gateway, rpcUrl: await rpcUrlOf(gateway), runs: [], blocks: 0 })),
     );
     for (let round = 0; round < rounds; round++) {
       const order = round % 2 === 0 ? sides : [...sides].reverse();
@@ -69,7 +71,7 @@ try {
       const p50 = median(side.runs.map((run) => run.latency.p50));
       const p99 = Math.max(...side.runs.map((run) => run.latency.p99));
       lines.push(
-        `    ${side.name.padEnd(22)}${(settled / seconds).toFixed(1).padStart(7)} req/s  p50 ${p50.toFixed(1).padStart(6)} ms  p99 ${p99.toFixed(1).padStart(6)} ms  ` +
+        `    ${side.name.padEnd(25)}${(settled / seconds).toFixed(1).padStart(7)} req/s  p50 ${p50.toFixed(1).padStart(6)} ms  p99 ${p99.toFixed(1).padStart(6)} ms  ` +
           `${settled}/${side.runs.reduce((sum, run) => sum + run.requests, 0)} settled, ${(side.blocks / settled).toFixed(2)} blocks per call`,
       );
     }
