@@ -27,6 +27,7 @@ import { signInChallenge } from '../x402/sign-in-with-x.ts';
 import { requestHash } from './canonical-json.ts';
 import { settlesFirst } from '../payments/settle-first.ts';
 import { toApiError } from './render-error.ts';
+import { plainResponse } from './response-headers.ts';
 
 export interface PaidRouteDeps {
   config: Config;
@@ -125,9 +126,8 @@ export async function respondPaid(c: Context, deps: PaidRouteDeps, route: PaidRo
 }
 
 function gateJson(c: Context, response: GateResponse): Response {
-  if (typeof response.body === 'string') {
-    return c.body(response.body, response.status as 200, { ...response.headers, 'Content-Type': 'application/json' });
-  }
+  // an already serialised document (the 402): its headers stay a plain record to the socket
+  if (typeof response.body === 'string') return plainResponse(c, response.body, response.status, { ...response.headers, 'Content-Type': 'application/json' });
   return c.json(response.body, response.status as 200, response.headers);
 }
 

@@ -10,14 +10,18 @@ import { serve } from '@hono/node-server';
 import type { AddressInfo } from 'node:net';
 import { requestId } from './request-id.ts';
 import { openCors } from './cors.ts';
+import { plainResponse } from './response-headers.ts';
 
 const allowHeaders = ['Content-Type', 'X-PAYMENT', 'X-Network'];
 const exposeHeaders = ['X-PAYMENT-RESPONSE', 'X-Request-Id', 'Retry-After'];
 
-function app(middlewares: MiddlewareHandler[]): Hono {
+function app(middlewares: MiddlewareHandler[], plain = false): Hono {
   const a = new Hono();
   for (const m of middlewares) a.use(m);
   a.post('/string', (c) => c.body('{"x402Version":1}', 402, { 'Content-Type': 'application/json' }));
+  // the gateway's 402 answers with plainResponse(); the same answer built by Hono is what it must equal
+  const paymentRequired = { 'PAYMENT-REQUIRED': 'eyJ4NDAyVmVyc2lvbiI6Mn0=', 'Cache-Control': 'no-store', 'Content-Type': 'application/json' };
+  a.post('/plain', (c) => (plain ? plainResponse(c, '{"x402Version":1}', 402, paymentRequired) : c.body('{"x402Version":1}', 402, paymentRequired)));
   a.post('/receipt', (c) => c.json({ ok: true }, 200, { 'X-PAYMENT-RESPONSE': 'abc' }));
   a.get('/text', (c) => c.text('hello'));
   // a stream with its length, as the media route sends (without one, node-server frames a stream it no
@@ -34,7 +38,7 @@ function app(middlewares: MiddlewareHandler[]): Hono {
 }
 
 const hono = app([honoRequestId({ headerName: 'X-Request-Id' }), cors({ origin: '*', allowHeaders, exposeHeaders })]);
-const ours = app([requestId(), openCors({ allowHeaders, exposeHeaders })]);
+const ours = app([requestId(), openCors({ allowHeaders, exposeHeaders })], true);
 
 async function snapshot(target: Hono | string, path: string, init: RequestInit) {
   const response = typeof target === 'string' ? await fetch(`${target}${path}`, { ...init, redirect: 'manual' }) : await target.request(path, init);
@@ -47,6 +51,8 @@ async function snapshot(target: Hono | string, path: string, init: RequestInit) 
 
 const cases: [string, RequestInit][] = [
   ['/string', { method: 'POST' }],
+  ['/plain', { method: 'POST' }],
+  ['/plain', { method: 'POST', headers: { 'X-Request-Id': 'caller-chosen-id' } }],
   ['/receipt', { method: 'POST', headers: { Origin: 'https://buyer.example', 'X-Request-Id': 'abc-123_=' } }],
   ['/text', {}],
   ['/stream', {}],

@@ -6,15 +6,40 @@
 // than everything else the answer does. Here c.res is only looked at once it exists: a response built
 // without the prepared headers (a raw Response) gets the missing ones added, copied first when its
 // headers are immutable (fetch(), Response.redirect()), as Hono would.
+// The same headers are also kept as a plain record (c.get('responseHeaders')) for plainResponse(): a response
+// Hono builds has a web Headers, which checks every value and which @hono/node-server converts back for
+// node:http; for the unpaid 402 and its several-KB PAYMENT-REQUIRED that was a visible share of the answer.
 import type { Context, MiddlewareHandler } from 'hono';
+
+declare module 'hono' {
+  interface ContextVariableMap {
+    /** what every response to this request carries (see withResponseHeaders) */
+    responseHeaders: Readonly<Record<string, string>>;
+  }
+}
+
+/** responses built by plainResponse(): they hold the headers already */
+const complete = new WeakSet<Response>();
 
 export function withResponseHeaders(headersOf: (c: Context) => Readonly<Record<string, string>>): MiddlewareHandler {
   return async (c, next) => {
     const headers = headersOf(c);
     for (const name in headers) c.header(name, headers[name]);
+    const gathered = c.get('responseHeaders');
+    c.set('responseHeaders', gathered ? { ...gathered, ...headers } : headers);
     await next();
-    ensureResponseHeaders(c, headers);
+    if (!complete.has(c.res)) ensureResponseHeaders(c, headers);
   };
+}
+
+/**
+ * A string response whose headers stay a plain record, every middleware's headers included (the handler's
+ * own win, as with c.body()): @hono/node-server hands it to node:http as it is.
+ */
+export function plainResponse(c: Context, body: string, status: number, headers: Readonly<Record<string, string>>): Response {
+  const response = new Response(body, { status, headers: { ...c.get('responseHeaders'), ...headers } });
+  complete.add(response);
+  return response;
 }
 
 function ensureResponseHeaders(c: Context, headers: Readonly<Record<string, string>>): void {
