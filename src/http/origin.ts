@@ -46,7 +46,20 @@ function isTrusted(list: BlockList, address: string | undefined): boolean {
   return list.check(address, isIP(address) === 6 ? 'ipv6' : 'ipv4');
 }
 
+declare module 'hono' {
+  interface ContextVariableMap {
+    /** requestOrigin() of this request, worked out once (a paid call asks for it several times) */
+    requestOrigin: string;
+  }
+}
+
 export function requestOrigin(c: Context, options: OriginOptions): string {
+  let origin = c.get('requestOrigin');
+  if (origin === undefined) c.set('requestOrigin', (origin = originOf(c, options)));
+  return origin;
+}
+
+function originOf(c: Context, options: OriginOptions): string {
   if (options.publicUrl) return options.publicUrl.replace(/\/+$/, '');
   const socket = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming?.socket;
   // without a socket (app.request() in-process) there is nothing but the URL to go by

@@ -161,12 +161,12 @@ export class PaymentGate {
     this.deps = deps;
     this.schemes = deps.schemes ?? new SchemeRegistry();
     this.attempts = deps.maxFailedAttempts ?? { unsettled: UNBOUNDED_ATTEMPTS, settled: UNBOUNDED_ATTEMPTS };
+    this.enabledNetworks = [...deps.rails.keys()];
     this.anyNetworkRails = [...deps.rails.values()].sort((a, b) => Number(a.network.family === 'svm') - Number(b.network.family === 'svm'));
   }
 
-  get enabledNetworks(): NetworkName[] {
-    return [...this.deps.rails.keys()];
-  }
+  /** the networks of the rails, fixed once the gate is made (as anyNetworkRails is) */
+  readonly enabledNetworks: readonly NetworkName[];
 
   /** The server's own requirement for this call on this rail (every rail offers `exact`). */
   requirementFor(rail: PaymentRail, call: PaidCall, scheme = 'exact'): PaymentRequirement {

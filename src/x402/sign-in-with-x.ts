@@ -67,19 +67,39 @@ export interface SignInChallenge {
 /** stand-ins for [nonce, issuedAt, expirationTime], each as wide as the values put in its place */
 export const SIGN_IN_PLACEHOLDERS: readonly string[] = ['{sign-in-with-x nonce}'.padEnd(32, '.'), '{issuedAt}'.padEnd(24, '.'), '{expirationTime}'.padEnd(24, '.')];
 
-const challenges = new Map<string, Promise<SignInChallenge>>();
-/** The challenge for one origin and resource, made once (the official hook is async and builds a schema each time). */
-export function signInChallenge(origin: string, resourceUrl: string, networks: readonly NetworkName[]): Promise<SignInChallenge> {
-  const key = `${origin} ${resourceUrl} ${networks.join(',')}`;
-  let challenge = challenges.get(key);
-  if (!challenge) {
-    challenge = officialChallenge(origin, resourceUrl, networks);
+interface ChallengeEntry {
+  made: Promise<SignInChallenge>;
+  ready?: SignInChallenge;
+}
+/**
+ * by networks (a gate's own list, fixed for its life), origin, then resource URL: each made once (the official
+ * hook is async and builds its schema each time), so the 402 path neither waits nor builds a key string
+ */
+const challenges = new WeakMap<readonly NetworkName[], Map<string, Map<string, ChallengeEntry>>>();
+
+/** The challenge for one origin and resource, for these networks; the challenge itself once it is made. */
+export function signInChallenge(origin: string, resourceUrl: string, networks: readonly NetworkName[]): SignInChallenge | Promise<SignInChallenge> {
+  let byOrigin = challenges.get(networks);
+  if (!byOrigin) challenges.set(networks, (byOrigin = new Map()));
+  let byResource = byOrigin.get(origin);
+  if (!byResource) {
     // origins are few (see http/origin.ts); bounded anyway
-    if (challenges.size >= 256) challenges.clear();
-    challenges.set(key, challenge);
-    challenge.catch(() => challenges.delete(key));
+    if (byOrigin.size >= 64) byOrigin.clear();
+    byOrigin.set(origin, (byResource = new Map()));
   }
-  return challenge;
+  let entry = byResource.get(resourceUrl);
+  if (!entry) {
+    const fresh: ChallengeEntry = { made: officialChallenge(origin, resourceUrl, networks) };
+    const resources = byResource;
+    fresh.made.then(
+      (challenge) => {
+        fresh.ready = challenge;
+      },
+      () => resources.delete(resourceUrl),
+    );
+    resources.set(resourceUrl, (entry = fresh));
+  }
+  return entry.ready ?? entry.made;
 }
 
 async function officialChallenge(origin: string, resourceUrl: string, networks: readonly NetworkName[]): Promise<SignInChallenge> {
