@@ -113,8 +113,10 @@ export function openApiDocument(
             content: jsonContent(`${name}Response`),
           },
           '400': errorResponse('Invalid body, unknown model, or unsupported/mismatched network; never charged'),
-          '402': { description: 'Payment required, or the proof was rejected (reason in error)', content: jsonContent('PaymentRequired') },
-          '409': errorResponse('The proof is being processed, or its settlement is pending: retry with the same proof'),
+          '402': { description: 'Payment required, or the proof was rejected (reason in error; payment_attempts_exhausted: its paid work failed maxFailedAttempts times, nothing was charged, sign a new payment)', content: jsonContent('PaymentRequired') },
+          '409': errorResponse(
+            'The proof is being processed, or its settlement is pending: retry with the same proof. payment_attempts_exhausted: settled first, its work failed too often; recorded for a refund (transaction in the body)',
+          ),
           '413': errorResponse('Body too large'),
           '415': errorResponse('Content-Type is not application/json'),
           '502': errorResponse('The model failed; never charged'),
