@@ -7,8 +7,9 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { PrivateKeyAccount } from 'viem/accounts';
+import { wrapFetchWithPayment } from 'x402-fetch';
 import { startTestService, postJson } from './support/service.ts';
-import { balanceOf, fundedEvmBuyer } from './support/sandbox-wallet.ts';
+import { balanceOf, fundedEvmBuyer, fundedSolanaBuyer } from './support/sandbox-wallet.ts';
 import { signEvmProof } from './support/evm-proof.ts';
 import { CHAT_PATH, startOpenAIUpstream, type OpenAIUpstream } from './support/openai-upstream.ts';
 import { startPostgres, type PostgresServer } from './support/postgres.ts';
@@ -22,7 +23,7 @@ const UPSTREAM_DOWN = { kind: 'status', status: 500, body: { error: { message: '
 const CHAIN_IDS: Partial<Record<NetworkName, number>> = { base: 8453, polygon: 137 };
 /** the default bound (config.maxFailedAttempts.unsettled) */
 const UNSETTLED_LIMIT = 3;
-/** configured here for settle-first calls (polygon) */
+/** configured here for settle-first calls (polygon and solana) */
 const SETTLED_LIMIT = 2;
 
 const decode = (header: string | null): any => JSON.parse(Buffer.from(header ?? '', 'base64').toString('utf8'));
@@ -42,10 +43,10 @@ for (const engine of ['SQLite', 'PostgreSQL'] as const) {
     before(async () => {
       upstream = await startOpenAIUpstream();
       service = await startTestService({
-        networks: ['base', 'polygon'],
+        networks: ['base', 'polygon', 'solana'],
         config: {
           ...(engine === 'PostgreSQL' ? { databaseUrl: await postgres.createDatabase() } : {}),
-          settleFirst: ['polygon:chat'],
+          settleFirst: ['polygon:chat', 'solana:chat'],
           maxFailedAttempts: { settled: SETTLED_LIMIT },
           providers: { flaky: { type: 'openai-compatible', baseURL: upstream.baseURL, maxRetries: 0, timeoutMs: 10_000 } },
           models: [
@@ -91,6 +92,32 @@ for (const engine of ['SQLite', 'PostgreSQL'] as const) {
 
     const paidCall = (headers: Record<string, string>) => postJson(`${service.url}${CHAT}`, BODY, headers);
 
+    /** A funded buyer's proof for BODY on a settle-first network: EVM signed here, Solana by x402-fetch (stopped before sending it). */
+    async function settleFirstProof(network: 'polygon' | 'solana'): Promise<{ headers: Record<string, string>; price: bigint; address: string }> {
+      if (network === 'polygon') {
+        const buyer = await fundedEvmBuyer(service, ['polygon']);
+        return { ...(await paymentHeaders(buyer, 'polygon', 1)), address: buyer.address };
+      }
+      const buyer = await fundedSolanaBuyer(service, ['solana']);
+      let proof = '';
+      const capture: typeof fetch = async (input, init) => {
+        const header = new Headers(init?.headers).get('X-PAYMENT');
+        if (!header) return fetch(input, init);
+        proof = header;
+        return new Response('{}', { status: 499 });
+      };
+      const rpcUrl = service.sandbox!.chains.get('solana')!.rpcUrl;
+      await wrapFetchWithPayment(capture, buyer as never, undefined, undefined, { svmConfig: { rpcUrl } })(`${service.url}${CHAT}`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', 'X-Network': 'solana' },
+        body: JSON.stringify(BODY),
+      });
+      assert.ok(proof, 'x402-fetch signed a Solana proof');
+      const quote = await postJson(`${service.url}${CHAT}`, BODY, { 'X-Network': 'solana' });
+      const price = BigInt(((await quote.json()) as { accepts: { maxAmountRequired: string }[] }).accepts[0]!.maxAmountRequired);
+      return { headers: { 'X-PAYMENT': proof }, price, address: buyer.address };
+    }
+
     for (const wire of [1, 2] as const) {
       const header = wire === 1 ? 'X-PAYMENT' : 'PAYMENT-SIGNATURE';
       test(`${header}: the same proof fails ${UNSETTLED_LIMIT} times uncharged, then is refused; a fresh proof works once the upstream recovers`, async () => {
@@ -133,33 +160,34 @@ for (const engine of ['SQLite', 'PostgreSQL'] as const) {
       });
     }
 
-    test(`settled first: the paid-for work may fail ${SETTLED_LIMIT} times, then the payment is recorded for a refund and its proof refused`, async () => {
-      upstream.reset();
-      const buyer = await fundedEvmBuyer(service, ['polygon']);
-      const funds = await balanceOf(service, 'polygon', buyer.address);
-      const { headers, price } = await paymentHeaders(buyer, 'polygon', 1);
+    for (const network of ['polygon', 'solana'] as const) {
+      test(`settled first on ${network}: the paid-for work may fail ${SETTLED_LIMIT} times, then the payment is recorded for a refund and its proof refused`, async () => {
+        upstream.reset();
+        const { headers, price, address } = await settleFirstProof(network);
+        const funds = await balanceOf(service, network, address);
 
-      upstream.fail(CHAT_PATH, UPSTREAM_DOWN, SETTLED_LIMIT);
-      const first = await paidCall(headers);
-      assert.equal(first.status, 502);
-      assert.match(((await first.json()) as { error: string }).error, /your payment is settled: retry with the same X-PAYMENT to run it again at no charge$/);
-      assert.equal(await balanceOf(service, 'polygon', buyer.address), funds - price, 'settled before the work');
+        upstream.fail(CHAT_PATH, UPSTREAM_DOWN, SETTLED_LIMIT);
+        const first = await paidCall(headers);
+        assert.equal(first.status, 502);
+        assert.match(((await first.json()) as { error: string }).error, /your payment is settled: retry with the same X-PAYMENT to run it again at no charge$/);
+        assert.equal(await balanceOf(service, network, address), funds - price, 'settled before the work');
 
-      const last = await paidCall(headers);
-      assert.equal(last.status, 502);
-      assert.match(((await last.json()) as { error: string }).error, /its work has now failed 2 times: it will not run again, and the payment is recorded for a refund/);
+        const last = await paidCall(headers);
+        assert.equal(last.status, 502);
+        assert.match(((await last.json()) as { error: string }).error, /its work has now failed 2 times: it will not run again, and the payment is recorded for a refund/);
 
-      const refused = await paidCall(headers);
-      assert.equal(refused.status, 409);
-      const body = (await refused.json()) as { code: string; error: string; transaction: string };
-      assert.equal(body.code, 'payment_attempts_exhausted');
-      assert.match(body.transaction, /^0x[0-9a-f]{64}$/);
-      assert.equal(upstream.received(CHAT_PATH).length, SETTLED_LIMIT, 'the working upstream was not called again');
-      assert.equal(await balanceOf(service, 'polygon', buyer.address), funds - price, 'charged once, never again');
+        const refused = await paidCall(headers);
+        assert.equal(refused.status, 409);
+        const body = (await refused.json()) as { code: string; error: string; transaction: string };
+        assert.equal(body.code, 'payment_attempts_exhausted');
+        assert.ok(body.transaction, 'the transaction to claim the refund with');
+        assert.equal(upstream.received(CHAT_PATH).length, SETTLED_LIMIT, 'the working upstream was not called again');
+        assert.equal(await balanceOf(service, network, address), funds - price, 'charged once, never again');
 
-      // what the operator refunds: the settled payment without a result, marked in the ledger
-      const receipt = (await (await fetch(`${service.url}/api/v1/payments/${body.transaction}`)).json()) as Record<string, unknown>;
-      assert.deepEqual([receipt.state, receipt.resultAvailable, receipt.error], ['settled', false, 'payment_attempts_exhausted']);
-    });
+        // what the operator refunds: the settled payment without a result, marked in the ledger
+        const receipt = (await (await fetch(`${service.url}/api/v1/payments/${body.transaction}`)).json()) as Record<string, unknown>;
+        assert.deepEqual([receipt.state, receipt.resultAvailable, receipt.error], ['settled', false, 'payment_attempts_exhausted']);
+      });
+    }
   });
 }
