@@ -24,6 +24,8 @@ export type Fault =
   | { kind: 'status'; status: number; headers?: Record<string, string>; body?: unknown; raw?: Buffer }
   /** waits, then answers normally (or as `then` says) */
   | { kind: 'delay'; ms: number }
+  /** waits until release(), then answers as the next fault says (or normally): a generation the test ends */
+  | { kind: 'hold' }
   /** 200 with a body that is not JSON */
   | { kind: 'malformed' }
   /** 200 headers (plus `headers`), part of the body, then the socket is destroyed */
@@ -58,7 +60,7 @@ export class OpenAIUpstream {
   readonly wav: Buffer = silentWav(800);
   private readonly faults = new Map<string, { fault: Fault; remaining: number }[]>();
   private url_ = '';
-  /** streams held open by a stream-hold fault, each resumed by calling it */
+  /** streams held open by a stream-hold fault and requests held by a hold fault, each resumed by calling it */
   private readonly held: Array<() => void> = [];
   /** streamed answers whose connection was closed by the gateway before their end */
   streamsClosedEarly = 0;
@@ -112,7 +114,7 @@ export class OpenAIUpstream {
     return this.requests.filter((r) => r.path === path && r.method === method);
   }
 
-  /** resumes every held stream */
+  /** resumes every held stream and request */
   release(): void {
     for (const resume of this.held.splice(0)) resume();
   }
@@ -195,8 +197,9 @@ export class OpenAIUpstream {
     }
 
     let fault = this.nextFault(path);
-    while (fault?.kind === 'delay') {
-      await new Promise((resolve) => setTimeout(resolve, fault && 'ms' in fault ? fault.ms : 0));
+    while (fault?.kind === 'delay' || fault?.kind === 'hold') {
+      if (fault.kind === 'hold') await new Promise<void>((resolve) => this.held.push(resolve));
+      else await new Promise((resolve) => setTimeout(resolve, fault && 'ms' in fault ? fault.ms : 0));
       if (res.destroyed || req.socket.destroyed) return;
       fault = this.nextFault(path);
     }
