@@ -34,10 +34,9 @@ export interface SvmMaterial {
 }
 
 export interface UptoMaterial {
-  quote: Quote;
-  /** the official client's payment, `accepted` being the upto requirement */
-  payload: Record<string, unknown>;
-  extensions?: Record<string, unknown>;
+  route: PaidRoute;
+  /** PAYMENT-SIGNATURE envelopes the official upto client made: one that paid during setup, one never sent */
+  proofs: { envelope: Record<string, unknown>; settled: boolean }[];
 }
 
 /** A request that paid during setup: its exact headers and body. */
@@ -244,28 +243,38 @@ function onWire(prng: Prng, quote: Quote, v1: Record<string, unknown>): OnWire {
   ])();
 }
 
-/** An upto payment (v2 only), as the official client made it or with one thing changed. */
+/** An upto payment (v2 only): one the official client signed (paid during setup, or never sent), as it was or changed. */
 function uptoProof(prng: Prng, upto: UptoMaterial): { label: string; headers: Record<string, string>; tampered: boolean } {
-  const payload = structuredClone(upto.payload) as { signature?: string; permit2Authorization?: Record<string, unknown> & { witness?: Record<string, unknown> } };
-  const accepted: Record<string, unknown> = { ...upto.quote.v2 };
-  const envelope: Record<string, unknown> = { x402Version: 2, resource: upto.quote.resource, accepted, payload, ...(upto.extensions ? { extensions: upto.extensions } : {}) };
+  const { envelope: signed, settled } = prng.pick(upto.proofs);
+  const envelope = structuredClone(signed);
+  const accepted = envelope.accepted as Record<string, unknown>;
+  const payload = envelope.payload as { signature?: string; permit2Authorization?: Record<string, unknown> & { witness?: Record<string, unknown> } };
   const permit = payload.permit2Authorization ?? {};
   const [label, tampered] = prng.pick<() => [string, boolean]>([
     () => ['as signed', false],
     () => ((payload.signature = flipChar(prng, payload.signature ?? '0x00', '0123456789abcdef')), ['a signature digit changed', true]),
     () => ((payload.signature = '0x' + '0'.repeat(130)), ['an all-zero signature', true]),
-    () => ((accepted.amount = String(BigInt(upto.quote.v2.amount) * 2n)), ['accepted ceiling doubled', true]),
+    () => ((accepted.amount = String(BigInt(accepted.amount as string) * 2n)), ['accepted ceiling doubled', true]),
     () => ((accepted.amount = '1'), ['accepted ceiling 1', true]),
+    () => ((accepted.scheme = 'exact'), ['accepted scheme exact', true]),
     () => ((permit.spender = stranger.address), ['another spender', true]),
     () => ((permit.deadline = '1'), ['a deadline in 1970', true]),
     () => ((permit.from = stranger.address), ['from a stranger', true]),
     () => (permit.witness && (permit.witness.to = stranger.address), ['witness to a stranger', true]),
     () => ((permit.permitted = { token: stranger.address, amount: '1' }), ['another token permitted', true]),
-    () => ((envelope.extensions = { eip2612GasSponsoring: { info: junkText(prng, 20) } }), ['junk gas-sponsoring extension', false]),
+    () => ((permit.nonce = String(prng.int(1, 1e9))), ['another Permit2 nonce', true]),
+    () => ((envelope.extensions = { eip2612GasSponsoring: { info: junkText(prng, 20) } }), ['a junk gas-sponsoring extension', false]),
   ])();
   const wire = prng.pick(['PAYMENT-SIGNATURE', 'PAYMENT-SIGNATURE', 'X-PAYMENT']);
   // upto exists on v2 only: on X-PAYMENT it is refused whatever it holds
-  return { label: `upto ${label} on ${wire}`, headers: { [wire]: encode(envelope) }, tampered: tampered || wire === 'X-PAYMENT' };
+  return { label: `upto ${settled ? 'paid' : 'unsent'} proof ${label} on ${wire}`, headers: { [wire]: encode(envelope) }, tampered: tampered || wire === 'X-PAYMENT' };
+}
+
+/** One request carrying an upto payment. */
+export function fuzzUptoRequest(prng: Prng, upto: UptoMaterial): FuzzRequest {
+  const { label, headers, tampered } = uptoProof(prng, upto);
+  const { route } = upto;
+  return { label, surface: route.surface, method: 'POST', path: route.path, headers: { 'Content-Type': 'application/json', 'X-Network': 'base', ...headers }, body: JSON.stringify(route.body), tampered };
 }
 
 /** A request that replays a proof that paid during setup: as it was, or changed. */
@@ -295,7 +304,9 @@ function replay(prng: Prng, settled: SettledCall): { label: string; headers: Rec
       return ['with an extra envelope key', settled.body, false];
     },
     () => {
+      const permit = payload.permit2Authorization as Record<string, unknown> | undefined;
       if (payload.authorization) payload.authorization.validBefore = String(BigInt(payload.authorization.validBefore as string) + 1n);
+      else if (permit) permit.deadline = String(BigInt(permit.deadline as string) + 1n);
       else payload.transaction = `${payload.transaction} `;
       headers[name] = encode(envelope);
       return ['with a term changed', settled.body, true];
@@ -312,11 +323,7 @@ export async function fuzzProofRequest(prng: Prng, material: ProofMaterial): Pro
     const { label, headers, body, tampered } = replay(prng, settled);
     return { label, surface: settled.route.surface, method: 'POST', path: settled.route.path, headers: { 'Content-Type': 'application/json', ...headers }, body, tampered };
   }
-  if (kind === 'upto' && material.upto) {
-    const { label, headers, tampered } = uptoProof(prng, material.upto);
-    const route = material.upto.quote.route;
-    return { label, surface: route.surface, method: 'POST', path: route.path, headers: { 'Content-Type': 'application/json', 'X-Network': 'base', ...headers }, body: JSON.stringify(route.body), tampered };
-  }
+  if (kind === 'upto' && material.upto) return fuzzUptoRequest(prng, material.upto);
   if (kind === 'junk' || (kind === 'svm' && !material.svm)) {
     const quote = prng.pick(material.evm.quotes);
     const wire = prng.pick(['X-PAYMENT', 'PAYMENT-SIGNATURE']);

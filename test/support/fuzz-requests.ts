@@ -42,6 +42,9 @@ export const PAID_ROUTES: readonly PaidRoute[] = [
   { path: '/v1/audio/speech', surface: 'openai', body: { model: 'espeak-ng', input: 'Hello', voice: 'en-us', response_format: 'wav' } },
 ];
 
+/** The sandbox faucet, fuzzed as the paid routes are (a body it takes: test USDC to an address). */
+export const FAUCET_ROUTE: PaidRoute = { path: '/sandbox/faucet', surface: 'spec', body: { network: 'base', address: `0x${'ab'.repeat(20)}`, amount: '1000' } };
+
 /** The free routes: every GET the service serves, with the ids and queries they take. */
 function freeTarget(prng: Prng, known: KnownIds): string {
   return prng.pick([

@@ -4,7 +4,7 @@
 import { connect } from 'node:net';
 
 export interface RawAnswer {
-  /** the first response's status; NaN when the server closed without answering */
+  /** the first (non-interim) response's status; NaN when the server closed without answering */
   status: number;
   /** the first response's headers, names lower-cased */
   headers: Map<string, string>;
@@ -40,6 +40,10 @@ export function sendRaw(url: string, bytes: string | Buffer, options: { halfClos
 
 export function parseAnswer(raw: Buffer): RawAnswer {
   const text = raw.toString('utf8');
+  // interim answers (100 Continue) come before the response
+  while (/^HTTP\/1\.[01] 1\d\d /.test(raw.subarray(0, 13).toString('latin1')) && raw.indexOf('\r\n\r\n') >= 0) {
+    raw = raw.subarray(raw.indexOf('\r\n\r\n') + 4);
+  }
   const headEnd = raw.indexOf('\r\n\r\n');
   if (headEnd < 0) return { status: Number.NaN, headers: new Map(), body: '', text };
   const [statusLine = '', ...headerLines] = raw.subarray(0, headEnd).toString('latin1').split('\r\n');
