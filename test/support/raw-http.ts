@@ -26,7 +26,7 @@ export function sendRaw(url: string, bytes: string | Buffer, options: { halfClos
     const chunks: Buffer[] = [];
     socket.on('data', (chunk: Buffer) => {
       chunks.push(chunk);
-      if (socket.writable) socket.end();
+      if (socket.writable && withoutInterim(Buffer.concat(chunks)).length > 0) socket.end();
     });
     socket.on('error', (error: NodeJS.ErrnoException) => {
       // the server may reset a connection it refused while we were still writing: what it sent still counts
@@ -40,10 +40,7 @@ export function sendRaw(url: string, bytes: string | Buffer, options: { halfClos
 
 export function parseAnswer(raw: Buffer): RawAnswer {
   const text = raw.toString('utf8');
-  // interim answers (100 Continue) come before the response
-  while (/^HTTP\/1\.[01] 1\d\d /.test(raw.subarray(0, 13).toString('latin1')) && raw.indexOf('\r\n\r\n') >= 0) {
-    raw = raw.subarray(raw.indexOf('\r\n\r\n') + 4);
-  }
+  raw = withoutInterim(raw);
   const headEnd = raw.indexOf('\r\n\r\n');
   if (headEnd < 0) return { status: Number.NaN, headers: new Map(), body: '', text };
   const [statusLine = '', ...headerLines] = raw.subarray(0, headEnd).toString('latin1').split('\r\n');
@@ -55,6 +52,14 @@ export function parseAnswer(raw: Buffer): RawAnswer {
   if (headers.get('transfer-encoding')?.toLowerCase() === 'chunked') rest = dechunk(rest);
   else if (length !== undefined) rest = rest.subarray(0, Number(length));
   return { status: Number(statusLine.split(' ')[1]), headers, body: rest.toString('utf8'), text };
+}
+
+/** The bytes after any interim answers (100 Continue), which come before the response. */
+function withoutInterim(raw: Buffer): Buffer {
+  while (/^HTTP\/1\.[01] 1\d\d /.test(raw.subarray(0, 13).toString('latin1')) && raw.indexOf('\r\n\r\n') >= 0) {
+    raw = raw.subarray(raw.indexOf('\r\n\r\n') + 4);
+  }
+  return raw;
 }
 
 function dechunk(data: Buffer): Buffer {
