@@ -3,8 +3,8 @@
 // its RSS settles (the idle figure), then makes BENCH_MEMORY_CALLS (1000) paid image calls on base, 8 in flight
 // (bench/paid-load.ts: proofs signed by official client code), and reports the RSS right after them and once
 // settled again. RSS is the service process's own (VmRSS of /proc/<pid>/status); the sandbox anvil processes
-// are reported beside it, not in it. Settles: RSS read every second until two reads 5 s apart differ by under
-// 2 MB (at most BENCH_MEMORY_SETTLE_SECONDS, 60).
+// are reported beside it, not in it. Settles: after at least 15 s (V8 shrinks its heap once idle), RSS read
+// every second until two reads 5 s apart differ by under 2 MB (at most BENCH_MEMORY_SETTLE_SECONDS, 60).
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,6 +20,7 @@ const num = (name: string, fallback: number): number => {
 };
 const CALLS = num('BENCH_MEMORY_CALLS', 1000);
 const SETTLE_SECONDS = num('BENCH_MEMORY_SETTLE_SECONDS', 60);
+const MIN_IDLE_SECONDS = 15;
 
 /** Resident set of `pid` in MB, undefined once it is gone. */
 function rssMb(pid: number): number | undefined {
@@ -50,7 +51,8 @@ async function settledRss(pid: number): Promise<number> {
   for (;;) {
     reads.push(rssMb(pid) ?? NaN);
     const [earlier, now] = [reads.at(-6), reads.at(-1)!];
-    if ((earlier !== undefined && Math.abs(now - earlier) < 2) || Date.now() >= deadline) return now;
+    const stable = earlier !== undefined && Math.abs(now - earlier) < 2 && reads.length > MIN_IDLE_SECONDS;
+    if (stable || Date.now() >= deadline) return now;
     await new Promise((resolve) => setTimeout(resolve, 1000));
   }
 }
