@@ -68,7 +68,7 @@ export function decodedReceipt(value: string | undefined): boolean {
 }
 
 /** Starts bench/official-peer.ts with these settings; resolves once it listens. */
-export async function startPeer(settings: PeerSettings | SvmPeerSettings): Promise<{ url: URL; stop(): Promise<void> }> {
+export async function startPeer(settings: PeerSettings | SvmPeerSettings): Promise<{ url: URL; pid: number; stop(): Promise<void> }> {
   const child = spawn(process.execPath, [PEER], { stdio: ['pipe', 'pipe', 'inherit'], env: { ...process.env, BENCH_PEER: JSON.stringify(settings) } });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const line = await new Promise<string>((resolve, reject) => {
@@ -77,6 +77,7 @@ export async function startPeer(settings: PeerSettings | SvmPeerSettings): Promi
   });
   return {
     url: new URL((JSON.parse(line) as { url: string }).url),
+    pid: child.pid!,
     stop: async () => {
       child.stdin!.end();
       const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);

@@ -1,0 +1,74 @@
+// The unpaid 402 alone (issue 18 item 7): the gateway's answer to an image call without payment beside the
+// official @x402/hono middleware's (bench/official-peer.ts), and, with BENCH_BASELINE_DIR naming another
+// checkout of this repository (with node_modules), that checkout's gateway too: closed loop, BENCH_CONNECTIONS
+// (50) connections, BENCH_ROUNDS (10) interleaved rounds over BENCH_SECONDS (10) per side, each gateway with its
+// default logging. Prints req/s, p50, and each server's CPU per answer (from /proc: less sensitive to other
+// jobs on the machine than req/s, which is what the ratio is of).
+import { generatePrivateKey } from 'viem/accounts';
+import { join } from 'node:path';
+import { startGatewayChild, type GatewayChild } from './gateway-child.ts';
+import { alternatingLoad, jsonRequest, type LoadResult, type TimedLoadOptions } from './load.ts';
+import { PAID_IMAGE } from './paid-load.ts';
+import { startPeer } from './peer-compare.ts';
+import { NETWORKS, type EvmNetwork } from '../src/x402/networks.ts';
+
+const num = (name: string, fallback: number): number => {
+  const value = Number(process.env[name]);
+  return Number.isFinite(value) && value > 0 ? value : fallback;
+};
+const connections = num('BENCH_CONNECTIONS', 50);
+const seconds = num('BENCH_SECONDS', 10);
+const rounds = num('BENCH_ROUNDS', 10);
+const baselineDir = process.env.BENCH_BASELINE_DIR;
+
+const gateways: [string, GatewayChild][] = [['gateway', await startGatewayChild()]];
+if (baselineDir) gateways.push([`gateway (${baselineDir})`, await startGatewayChild({}, join(baselineDir, 'bench/serve.ts'))]);
+const [, gateway] = gateways[0]!;
+try {
+  const health = (await (await fetch(new URL('/healthz', gateway.url))).json()) as { sandboxNetworks: { base: { rpcUrl: string } } };
+  const quote = await fetch(new URL(PAID_IMAGE.path, gateway.url), {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', 'X-Network': 'base' },
+    body: JSON.stringify(PAID_IMAGE.body),
+  });
+  const accept = ((await quote.json()) as { accepts: { asset: `0x${string}`; payTo: `0x${string}`; maxAmountRequired: string; extra: { name: string; version: string } }[] }).accepts[0]!;
+  const peer = await startPeer({
+    rpcUrl: health.sandboxNetworks.base.rpcUrl,
+    chainId: (NETWORKS.base as EvmNetwork).chainId,
+    asset: accept.asset,
+    payTo: accept.payTo,
+    amount: accept.maxAmountRequired,
+    eip712: accept.extra,
+    settlementKey: generatePrivateKey(),
+  });
+  try {
+    const target = (origin: URL, serverPid: number, headers: Record<string, string>): TimedLoadOptions => ({
+      origin,
+      spec: jsonRequest(PAID_IMAGE.path, PAID_IMAGE.body, headers),
+      connections,
+      seconds,
+      warmupSeconds: 1,
+      expectStatus: 402,
+      serverPid,
+    });
+    const sides: [string, TimedLoadOptions][] = [
+      ...gateways.map(([name, g]): [string, TimedLoadOptions] => [name, target(g.url, g.pid, { 'X-Network': 'base' })]),
+      ['official middleware', target(peer.url, peer.pid, {})],
+    ];
+    const results = await alternatingLoad(sides.map(([, t]) => t), rounds);
+    const official = results.at(-1)!;
+    const cpuPerAnswer = (r: LoadResult) => (r.serverCpuPct === null ? '-' : `${((r.serverCpuPct / 100 / r.rps) * 1e6).toFixed(0)} us`);
+    process.stdout.write(`unpaid 402 of ${PAID_IMAGE.path}, ${connections} connections, ${rounds} interleaved rounds:\n`);
+    for (const [i, [name]] of sides.entries()) {
+      const r = results[i]!;
+      const ratio = i < sides.length - 1 ? `  ratio to official ${(r.rps / official.rps).toFixed(2)}x` : '';
+      process.stdout.write(
+        `  ${name.padEnd(40)}${r.rps.toFixed(0).padStart(7)} req/s  p50 ${r.p50.toFixed(2).padStart(6)} ms  server CPU ${cpuPerAnswer(r)}/answer  (${Object.entries(r.statuses).map(([s, n]) => `${s}x${n}`).join(' ')})${ratio}\n`,
+      );
+    }
+  } finally {
+    await peer.stop();
+  }
+} finally {
+  for (const [, g] of gateways) await g.stop();
+}
