@@ -315,8 +315,6 @@ async function send(url: string, request: FuzzRequest): Promise<Answer> {
   return { status: answer.status, headers: Object.fromEntries(answer.headers), body: answer.body, all: answer.text, raw: true };
 }
 
-const OPENAI_POST_PATHS = new Set(PAID_ROUTES.filter((route) => route.surface === 'openai').map((route) => route.path));
-
 /** What is wrong with an answer, or undefined. */
 function judge(request: FuzzRequest, answer: Answer): string | undefined {
   if (Number.isNaN(answer.status)) return request.mayGoUnanswered ? undefined : 'no answer: the connection closed without a response';
@@ -342,9 +340,9 @@ function judge(request: FuzzRequest, answer: Answer): string | undefined {
   const specShape = typeof error === 'string' && typeof parsed.code === 'string' && (parsed.field === undefined || typeof parsed.field === 'string');
   const openaiShape = typeof error === 'object' && error !== null && typeof error.message === 'string' && typeof error.type === 'string' && 'code' in error && 'param' in error;
   const pathname = request.path.split('?')[0]!;
-  const routedOpenAI = !answer.raw && request.method === 'POST' && OPENAI_POST_PATHS.has(pathname);
-  if (routedOpenAI) return openaiShape ? undefined : `not OpenAI's error shape: ${body.slice(0, 200)}`;
-  if (answer.raw || pathname.startsWith('/v1/')) return specShape || openaiShape ? undefined : `not an error shape: ${body.slice(0, 200)}`;
+  // OpenAI's shape anywhere under /v1 (a raw request may never reach a route: either shape)
+  if (!answer.raw && pathname.startsWith('/v1/')) return openaiShape ? undefined : `not OpenAI's error shape: ${body.slice(0, 200)}`;
+  if (answer.raw) return specShape || openaiShape ? undefined : `not an error shape: ${body.slice(0, 200)}`;
   return specShape ? undefined : `not the service's error shape: ${body.slice(0, 200)}`;
 }
 

@@ -17,6 +17,7 @@ import { openCors } from './cors.ts';
 import { requestId } from './request-id.ts';
 import { withFallback } from '../api/fallback.ts';
 import { renderError } from './render-error.ts';
+import { renderOpenAIError } from '../api/openai/errors.ts';
 import { unrouted } from './unrouted.ts';
 import { CHARGE_HEADERS, endpointContext, respondPaid } from './paid-route.ts';
 import { requestOrigin } from './origin.ts';
@@ -121,6 +122,7 @@ export function createApp(deps: AppDeps): Hono {
   if (deps.extraRoutes) app.route('/', deps.extraRoutes);
 
   app.notFound(unrouted(app));
-  app.onError((error, c) => renderError(error, c, log));
+  // under /v1 an OpenAI client reads OpenAI's error shape, also for a path or method no route there serves
+  app.onError((error, c) => (c.req.path.startsWith('/v1/') ? renderOpenAIError(error, c, log) : renderError(error, c, log)));
   return app;
 }
