@@ -340,9 +340,11 @@ function judge(request: FuzzRequest, answer: Answer): string | undefined {
   const specShape = typeof error === 'string' && typeof parsed.code === 'string' && (parsed.field === undefined || typeof parsed.field === 'string');
   const openaiShape = typeof error === 'object' && error !== null && typeof error.message === 'string' && typeof error.type === 'string' && 'code' in error && 'param' in error;
   const pathname = request.path.split('?')[0]!;
-  // OpenAI's shape anywhere under /v1 (a raw request may never reach a route: either shape)
-  if (!answer.raw && pathname.startsWith('/v1/')) return openaiShape ? undefined : `not OpenAI's error shape: ${body.slice(0, 200)}`;
-  if (answer.raw) return specShape || openaiShape ? undefined : `not an error shape: ${body.slice(0, 200)}`;
+  // OpenAI's shape anywhere under /v1; a raw request, or a method Node's parser does not know, may be refused before
+  // any route is known: either shape
+  const beforeRouting = answer.raw || !['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'].includes(request.method);
+  if (!beforeRouting && pathname.startsWith('/v1/')) return openaiShape ? undefined : `not OpenAI's error shape: ${body.slice(0, 200)}`;
+  if (beforeRouting) return specShape || openaiShape ? undefined : `not an error shape: ${body.slice(0, 200)}`;
   return specShape ? undefined : `not the service's error shape: ${body.slice(0, 200)}`;
 }
 
