@@ -258,13 +258,20 @@ describe('a generation that fails is never charged', () => {
     const proof = await signEvmProof(payer, await gw.requirement(CHAT, BROKEN_CHAT_BODY), BASE_CHAIN_ID);
     const before = await gw.balances(payer.address);
     const responses = await Promise.all(Array.from({ length: 20 }, () => gw.pay(CHAT, BROKEN_CHAT_BODY, proof)));
+    let failures = 0;
     for (const response of responses) {
-      const body = (await response.json()) as { code: string };
-      // a failure, or "someone else is using this proof right now"; a failure releases it, so a later
-      // request may run the generation again: what must never happen is a charge
+      const body = (await response.json()) as { code?: string; error?: string };
+      // a failure, "someone else is using this proof right now", or (past the bound on failed attempts,
+      // default 3) "this proof is used up"; a failure releases it, so a later request may run the
+      // generation again, at most the bound's times: what must never happen is a charge
       if (response.status === 409) assert.equal(body.code, 'payment_in_progress');
-      else assert.ok([502, 503, 504].includes(response.status), `status ${response.status}`);
+      else if (response.status === 402) assert.match(body.error ?? '', /^payment_attempts_exhausted/);
+      else {
+        assert.ok([502, 503, 504].includes(response.status), `status ${response.status}`);
+        failures += 1;
+      }
     }
+    assert.ok(failures >= 1 && failures <= 3, `${failures} failed runs`);
     assert.deepEqual(await gw.balances(payer.address), before);
     assert.equal((await gw.row(proof))?.state, 'released');
   });
