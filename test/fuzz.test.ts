@@ -339,7 +339,8 @@ function judge(request: FuzzRequest, answer: Answer): string | undefined {
   const error = parsed.error as Record<string, unknown> | string | undefined;
   const specShape = typeof error === 'string' && typeof parsed.code === 'string' && (parsed.field === undefined || typeof parsed.field === 'string');
   const openaiShape = typeof error === 'object' && error !== null && typeof error.message === 'string' && typeof error.type === 'string' && 'code' in error && 'param' in error;
-  const pathname = request.path.split('?')[0]!;
+  // fetch sends the path as the URL parser normalised it (dot segments, %2e%2e, removed); a raw request as written
+  const pathname = answer.raw ? request.path.split('?')[0]! : new URL(request.path, 'http://x').pathname;
   // OpenAI's shape anywhere under /v1; a raw request, or a method Node's parser does not know, may be refused before
   // any route is known: either shape
   const beforeRouting = answer.raw || !['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'].includes(request.method);

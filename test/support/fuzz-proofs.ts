@@ -210,7 +210,7 @@ function asV2(prng: Prng, quote: Quote, v1: Record<string, unknown>): { envelope
     () => ((accepted.amount = '0'), 'accepted.amount 0'),
     () => ((accepted.payTo = stranger.address), 'accepted.payTo a stranger'),
     () => ((accepted.asset = stranger.address), 'accepted.asset another token'),
-    () => ((accepted.network = prng.pick(['eip155:1', 'base', 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp', ''])), 'accepted.network another'),
+    () => ((accepted.network = prng.pick(['eip155:1', 'polygon', 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp', ''])), 'accepted.network another'),
     () => ((accepted.scheme = prng.pick(['upto', 'EXACT', ''])), 'accepted.scheme another'),
     () => ((envelope.x402Version = prng.pick([1, 3, '2', null])), 'x402Version not 2'),
     () => (delete envelope.accepted, 'no accepted'),
