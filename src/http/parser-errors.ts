@@ -42,8 +42,10 @@ export function answerParserErrors(server: Server): void {
   // without a listener Node answers an Expect it does not know with a bare 417
   server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => {
     const apiError = new ApiError(417, 'invalid_request', 'only "Expect: 100-continue" is supported', { field: 'Expect' });
-    response.writeHead(apiError.status, { 'Content-Type': 'application/json', Connection: 'close' }).end(JSON.stringify(apiError.toBody()));
+    // the body is read and dropped and the connection kept: closing it while the client still sends its body
+    // would reset it, and a reset can discard this answer before the client reads it
     request.resume();
+    response.writeHead(apiError.status, { 'Content-Type': 'application/json' }).end(JSON.stringify(apiError.toBody()));
   });
 }
 
