@@ -8,14 +8,11 @@
 import { startGatewayChild, type GatewayChild } from './gateway-child.ts';
 import { paidThroughput, PAID_IMAGE, type PaidRun } from './paid-load.ts';
 import { evmPayer } from './payers.ts';
+import { envNumber } from './env-number.ts';
 
-const num = (name: string, fallback: number): number => {
-  const value = Number(process.env[name]);
-  return Number.isFinite(value) && value > 0 ? value : fallback;
-};
-const requests = num('BENCH_PAID_REQUESTS', 120);
-const rounds = num('BENCH_ROUNDS', 3);
-const concurrencies = [num('BENCH_PAID_CONCURRENCY', 8), 1];
+const requests = envNumber('BENCH_PAID_REQUESTS', 120);
+const rounds = envNumber('BENCH_ROUNDS', 3);
+const concurrencies = [envNumber('BENCH_PAID_CONCURRENCY', 8), 1];
 
 interface Side {
   name: string;

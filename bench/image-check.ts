@@ -5,13 +5,10 @@
 // BENCH_IMAGE_ITERATIONS (40) checks each.
 import { inspectImage, ownPngFacts } from '../src/media/inspect-image.ts';
 import { PreviewImageModel } from '../src/providers/local/preview-image-model.ts';
+import { envNumber } from './env-number.ts';
 
-const num = (name: string, fallback: number): number => {
-  const value = Number(process.env[name]);
-  return Number.isFinite(value) && value > 0 ? value : fallback;
-};
-const ROUNDS = num('BENCH_IMAGE_ROUNDS', 5);
-const ITERATIONS = num('BENCH_IMAGE_ITERATIONS', 40);
+const ROUNDS = envNumber('BENCH_IMAGE_ROUNDS', 5);
+const ITERATIONS = envNumber('BENCH_IMAGE_ITERATIONS', 40);
 const engine = new PreviewImageModel();
 
 async function draw(size: string, prompt: string): Promise<Uint8Array> {

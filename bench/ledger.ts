@@ -23,15 +23,12 @@ import { PostgresLedger } from '../src/store/postgres-ledger.ts';
 import { startPostgres } from '../test/support/postgres.ts';
 import { startGatewayChild } from './gateway-child.ts';
 import { paidThroughput, type PaidRun } from './paid-load.ts';
+import { envNumber } from './env-number.ts';
 
-const num = (name: string, fallback: number): number => {
-  const value = Number(process.env[name]);
-  return Number.isInteger(value) && value > 0 ? value : fallback;
-};
-const N = num('BENCH_LEDGER_RESERVATIONS', 3000);
-const CONCURRENCY = num('BENCH_LEDGER_CONCURRENCY', 32);
-const PAID_REQUESTS = num('BENCH_LEDGER_PAID_REQUESTS', 200);
-const PAID_CONCURRENCY = num('BENCH_LEDGER_PAID_CONCURRENCY', 8);
+const N = envNumber('BENCH_LEDGER_RESERVATIONS', 3000);
+const CONCURRENCY = envNumber('BENCH_LEDGER_CONCURRENCY', 32);
+const PAID_REQUESTS = envNumber('BENCH_LEDGER_PAID_REQUESTS', 200);
+const PAID_CONCURRENCY = envNumber('BENCH_LEDGER_PAID_CONCURRENCY', 8);
 const WARMUP = 200;
 
 const run = randomBytes(4).toString('hex');

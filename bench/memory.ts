@@ -12,14 +12,11 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { paidThroughput } from './paid-load.ts';
+import { envNumber } from './env-number.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const num = (name: string, fallback: number): number => {
-  const value = Number(process.env[name]);
-  return Number.isFinite(value) && value > 0 ? value : fallback;
-};
-const CALLS = num('BENCH_MEMORY_CALLS', 1000);
-const SETTLE_SECONDS = num('BENCH_MEMORY_SETTLE_SECONDS', 60);
+const CALLS = envNumber('BENCH_MEMORY_CALLS', 1000);
+const SETTLE_SECONDS = envNumber('BENCH_MEMORY_SETTLE_SECONDS', 60);
 const MIN_IDLE_SECONDS = 15;
 
 /** Resident set of `pid` in MB, undefined once it is gone. */

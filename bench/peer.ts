@@ -4,19 +4,16 @@
 import { startGatewayChild } from './gateway-child.ts';
 import { compareWithOfficial, formatComparison } from './peer-compare.ts';
 import { PAID_IMAGE } from './paid-load.ts';
+import { envNumber } from './env-number.ts';
 
-const num = (name: string, fallback: number): number => {
-  const value = Number(process.env[name]);
-  return Number.isFinite(value) && value > 0 ? value : fallback;
-};
 const gateway = await startGatewayChild();
 try {
   const comparison = await compareWithOfficial(gateway.url, {
     call: PAID_IMAGE,
-    requests: num('BENCH_PAID_REQUESTS', 200),
-    concurrency: num('BENCH_PAID_CONCURRENCY', 8),
-    rounds: num('BENCH_ROUNDS', 5),
-    unpaid: { connections: num('BENCH_CONNECTIONS', 50), seconds: num('BENCH_SECONDS', 5), warmupSeconds: num('BENCH_WARMUP_SECONDS', 1) },
+    requests: envNumber('BENCH_PAID_REQUESTS', 200),
+    concurrency: envNumber('BENCH_PAID_CONCURRENCY', 8),
+    rounds: envNumber('BENCH_ROUNDS', 5),
+    unpaid: { connections: envNumber('BENCH_CONNECTIONS', 50), seconds: envNumber('BENCH_SECONDS', 5), warmupSeconds: envNumber('BENCH_WARMUP_SECONDS', 1) },
   });
   process.stdout.write(`${formatComparison(comparison).join('\n')}\n`);
 } finally {

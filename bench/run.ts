@@ -37,24 +37,21 @@ import { evmPayer, solanaPayer } from './payers.ts';
 import { paidThroughput, type PaidRun } from './paid-load.ts';
 import { compareWithOfficial, formatComparison } from './peer-compare.ts';
 import { compareExactAndUpto, formatExactUpto } from './upto-compare.ts';
+import { envNumber } from './env-number.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const num = (name: string, fallback: number): number => {
-  const value = Number(process.env[name]);
-  return Number.isFinite(value) && value > 0 ? value : fallback;
-};
 const settings = {
-  seconds: num('BENCH_SECONDS', 5),
-  warmupSeconds: num('BENCH_WARMUP_SECONDS', 1),
-  connections: num('BENCH_CONNECTIONS', 50),
-  rounds: num('BENCH_ROUNDS', 5),
-  paidRequests: num('BENCH_PAID_REQUESTS', 200),
-  paidConcurrency: num('BENCH_PAID_CONCURRENCY', 8),
-  gateIterations: num('BENCH_GATE_ITERATIONS', 100),
-  overheadIterations: num('BENCH_OVERHEAD_ITERATIONS', 2000),
-  overheadWarmup: num('BENCH_OVERHEAD_WARMUP', 1000),
-  overheadPaidIterations: num('BENCH_OVERHEAD_PAID_ITERATIONS', 300),
-  uptoCalls: num('BENCH_UPTO_CALLS', 20),
+  seconds: envNumber('BENCH_SECONDS', 5),
+  warmupSeconds: envNumber('BENCH_WARMUP_SECONDS', 1),
+  connections: envNumber('BENCH_CONNECTIONS', 50),
+  rounds: envNumber('BENCH_ROUNDS', 5),
+  paidRequests: envNumber('BENCH_PAID_REQUESTS', 200),
+  paidConcurrency: envNumber('BENCH_PAID_CONCURRENCY', 8),
+  gateIterations: envNumber('BENCH_GATE_ITERATIONS', 100),
+  overheadIterations: envNumber('BENCH_OVERHEAD_ITERATIONS', 2000),
+  overheadWarmup: envNumber('BENCH_OVERHEAD_WARMUP', 1000),
+  overheadPaidIterations: envNumber('BENCH_OVERHEAD_PAID_ITERATIONS', 300),
+  uptoCalls: envNumber('BENCH_UPTO_CALLS', 20),
 };
 const TARGET_RATIO = 0.5;
 const TARGET_PEER_RATIO = 1.0;

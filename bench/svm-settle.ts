@@ -23,14 +23,11 @@ import { solanaPayer } from './payers.ts';
 import { decodedReceipt, header, startPeer } from './peer-compare.ts';
 import type { PaymentRequired } from './sign.ts';
 import { NETWORKS } from '../src/x402/networks.ts';
+import { envNumber } from './env-number.ts';
 
-const num = (name: string, fallback: number): number => {
-  const value = Number(process.env[name]);
-  return Number.isFinite(value) && value > 0 ? value : fallback;
-};
-const requests = num('BENCH_PAID_REQUESTS', 240);
-const concurrency = num('BENCH_PAID_CONCURRENCY', 8);
-const rounds = num('BENCH_ROUNDS', 6);
+const requests = envNumber('BENCH_PAID_REQUESTS', 240);
+const concurrency = envNumber('BENCH_PAID_CONCURRENCY', 8);
+const rounds = envNumber('BENCH_ROUNDS', 6);
 const perRound = Math.ceil(requests / rounds);
 const baselineDir = process.env.BENCH_BASELINE_DIR;
 const withOfficial = process.env.BENCH_OFFICIAL !== '0';

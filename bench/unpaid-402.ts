@@ -11,14 +11,11 @@ import { alternatingLoad, jsonRequest, type LoadResult, type TimedLoadOptions } 
 import { PAID_IMAGE } from './paid-load.ts';
 import { startPeer } from './peer-compare.ts';
 import { NETWORKS, type EvmNetwork } from '../src/x402/networks.ts';
+import { envNumber } from './env-number.ts';
 
-const num = (name: string, fallback: number): number => {
-  const value = Number(process.env[name]);
-  return Number.isFinite(value) && value > 0 ? value : fallback;
-};
-const connections = num('BENCH_CONNECTIONS', 50);
-const seconds = num('BENCH_SECONDS', 10);
-const rounds = num('BENCH_ROUNDS', 10);
+const connections = envNumber('BENCH_CONNECTIONS', 50);
+const seconds = envNumber('BENCH_SECONDS', 10);
+const rounds = envNumber('BENCH_ROUNDS', 10);
 const baselineDir = process.env.BENCH_BASELINE_DIR;
 
 const gateways: [string, GatewayChild][] = [['gateway', await startGatewayChild()]];
