@@ -28,6 +28,13 @@ test('malformed requests get a JSON error in the one shape and the service keeps
     for (const { name, bytes, status, code } of cases) {
       await t.test(name, async () => assertJsonError(await sendRaw(service.url, bytes), status, code));
     }
+    await t.test('an Expect other than 100-continue on a 600 KB body: the 417 reaches the client still sending it', async () => {
+      // closing on a client mid-body resets the connection, which can discard the answer: each of these must arrive
+      const body = '{"a":'.repeat(100_000) + '1' + '}'.repeat(100_000);
+      const bytes = `POST /v1/audio/speech HTTP/1.1\r\nHost: localhost\r\nExpect: garbage\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`;
+      const answers = await Promise.all(Array.from({ length: 24 }, () => sendRaw(service.url, bytes)));
+      for (const answer of answers) assertJsonError(answer, 417, 'invalid_request');
+    });
     const health = await fetch(`${service.url}/healthz`);
     assert.equal(health.status, 200);
   } finally {

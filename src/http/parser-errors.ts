@@ -10,6 +10,9 @@ import { ApiError } from '../errors.ts';
 import { describeCause } from './render-error.ts';
 
 const MALFORMED = 'malformed HTTP request';
+/** How much of a refused Expect request's body is read before the 417, and how long it is waited for. */
+const EXPECT_BODY_LINGER_BYTES = 4 * 1024 * 1024;
+const EXPECT_BODY_LINGER_MS = 2_000;
 
 function errorFor(code: string | undefined): ApiError {
   if (code === 'HPE_HEADER_OVERFLOW') return new ApiError(431, 'headers_too_large', 'request headers are over the size limit (16 KiB)');
@@ -42,10 +45,22 @@ export function answerParserErrors(server: Server): void {
   // without a listener Node answers an Expect it does not know with a bare 417
   server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => {
     const apiError = new ApiError(417, 'invalid_request', 'only "Expect: 100-continue" is supported', { field: 'Expect' });
-    // the body is read and dropped and the connection kept: closing it while the client still sends its body
-    // would reset it, and a reset can discard this answer before the client reads it
+    // Answered once the body is read (and dropped): a connection closed while the client still sends its body
+    // is reset, and the reset can discard this answer before the client reads it. Bounded: past
+    // EXPECT_BODY_LINGER_BYTES, or for a client that waits for us before sending its body, answered anyway.
+    let read = 0;
+    const answer = () => {
+      clearTimeout(timer);
+      if (!response.headersSent) response.writeHead(apiError.status, { 'Content-Type': 'application/json' }).end(JSON.stringify(apiError.toBody()));
+    };
+    const timer = setTimeout(answer, EXPECT_BODY_LINGER_MS);
+    request.on('data', (chunk: Buffer) => {
+      read += chunk.length;
+      if (read > EXPECT_BODY_LINGER_BYTES) answer();
+    });
+    request.once('end', answer);
+    request.once('error', answer);
     request.resume();
-    response.writeHead(apiError.status, { 'Content-Type': 'application/json' }).end(JSON.stringify(apiError.toBody()));
   });
 }
 
