@@ -45,7 +45,8 @@ export async function startChildService(
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`child service did not start in time\n${stderr}`)), options.startupTimeoutMs ?? 30_000);
+    // a bound for failures only: on a loaded CI machine a child (chains, ledger, models) can take long to start
+    const timer = setTimeout(() => reject(new Error(`child service did not start in time\n${stderr}`)), options.startupTimeoutMs ?? 120_000);
     createInterface({ input: child.stdout! }).on('line', (line) => {
       let parsed: Record<string, unknown>;
       try {
