@@ -5,13 +5,14 @@ import type { EventStream } from './endpoint.ts';
 import { SSE_DONE, sseData } from './endpoint.ts';
 import type { ChatOutcome, PreparedChat } from './chat.ts';
 import type { ChatResponse } from './schemas.ts';
+import { chatOutput } from './chat-output.ts';
 
 export function specChatEvents(id: string, chat: PreparedChat, toBody: (outcome: ChatOutcome) => ChatResponse): EventStream {
   const model = chat.model.id;
   return {
     async run(write, signal) {
       const outcome = await chat.stream((delta) => write(sseData({ id, model, delta })), signal);
-      return { body: toBody(outcome), media: [], usage: outcome.usage, cost: outcome.cost };
+      return chatOutput(outcome, toBody);
     },
     end(body, receipt, replayed) {
       const result = body as ChatResponse;

@@ -12,6 +12,7 @@ import { chatRequestSchema, chatResponseSchema, type ChatRequest, type ChatRespo
 import { allowedOptions, type Endpoint, type EndpointContext, type PreparedCall } from './endpoint.ts';
 import { parseOrThrow } from './validate.ts';
 import { specChatEvents } from './chat-events.ts';
+import { chatOutput } from './chat-output.ts';
 
 /** what each message counts toward a model's maxInputChars beyond its text: its role markers */
 export const PROMPT_CHARS_PER_MESSAGE = 16;
@@ -152,7 +153,7 @@ export const chatEndpoint: Endpoint = {
       amount: chat.amount,
       async run() {
         const outcome = await chat.complete();
-        return { body: toBody(outcome), media: [], usage: outcome.usage, cost: outcome.cost };
+        return chatOutput(outcome, toBody);
       },
       ...(request.stream ? { events: specChatEvents(id, chat, toBody) } : {}),
     };

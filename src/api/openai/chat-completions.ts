@@ -17,6 +17,7 @@ import type { TokenUsage } from '../../pricing/token-usage.ts';
 import { openaiChatRequestSchema, UNSUPPORTED_CHAT_FIELDS, type OpenAIChatRequest, type OpenAIChatResponse } from './schemas.ts';
 import { openaiErrorBody } from './errors.ts';
 import { withFieldNames } from './field-names.ts';
+import { chatOutput } from '../chat-output.ts';
 
 export function prepareChatCompletion(body: unknown, context: EndpointContext): PreparedCall {
   refuseUnsupported(body);
@@ -52,13 +53,13 @@ export function prepareChatCompletion(body: unknown, context: EndpointContext): 
     amount: chat.amount,
     async run() {
       const outcome = await chat.complete();
-      return { body: toBody(outcome), media: [], usage: outcome.usage, cost: outcome.cost };
+      return chatOutput(outcome, toBody);
     },
     ...(request.stream
       ? {
           events: chunkEvents(request, { id, created, model: chat.model.id }, async (write, signal) => {
             const outcome = await chat.stream(write, signal);
-            return { body: toBody(outcome), media: [], usage: outcome.usage, cost: outcome.cost };
+            return chatOutput(outcome, toBody);
           }),
         }
       : {}),
