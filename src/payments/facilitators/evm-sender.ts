@@ -4,6 +4,8 @@
 // Every transaction it broadcast is kept (hash and signed bytes) until its nonce is mined, so one the node
 // loses is sent again even once nobody waits for it any more (its caller answered 'unknown' and left it to
 // the reconciler): a lost transaction would otherwise leave a nonce gap that stalls every later one.
+// A gap nobody here has the bytes for (the transaction of an instance that died, or of this process before a
+// restart, lost by the node since) is filled with a no-op once it has lasted GAP_GRACE_MS (see #fillGap).
 // Every facilitator that sends from the same key in this process must use the same EvmSender (evmSender()
 // hands it out per chain and address), and instances sharing a key coordinate through the ledger's
 // NonceAllocator (see nonce-allocator.ts).
@@ -70,6 +72,16 @@ export type WatchResult =
 /** Polls between checks that the node still has the transaction (dropped or replaced). */
 const HEALTH_CHECK_EVERY_MS = 1_000;
 
+/**
+ * How long a nonce gap must last, over at least two checks, before it is filled with a no-op. Long enough for
+ * a transaction another instance sent through another node to reach ours, and for a live owner of the nonce
+ * (which re-sends its own lost transactions every HEALTH_CHECK_EVERY_MS) to fill it first with its own bytes.
+ */
+export const GAP_GRACE_MS = 3_000;
+
+/** Gas of a plain transfer: the no-op that fills a gap (0 value to the key itself, no data). */
+const TRANSFER_GAS = 21_000n;
+
 /** A nonce is stale ("too low"): someone else used it; anything else a node says about a nonce is not that. */
 const STALE_NONCE = /nonce too low|nonce has already been used|already known|replacement transaction underpriced|NONCE_EXPIRED/i;
 
@@ -82,6 +94,8 @@ export interface EvmSenderOptions {
    * undefined (or absent): this process only
    */
   nonces?: (pendingCount: PendingCount) => NonceAllocator | undefined;
+  /** how long a nonce gap must last before it is filled; GAP_GRACE_MS when absent (tests may shorten it) */
+  gapGraceMs?: number;
 }
 
 export class EvmSender implements TransactionSender {
@@ -95,12 +109,16 @@ export class EvmSender implements TransactionSender {
   /** broadcast transactions whose nonce is not yet mined, by nonce */
   readonly #unmined = new Map<number, { transaction: Hex; raw: Hex }>();
   #rebroadcasting: Promise<number | undefined> | undefined;
+  readonly #gapGraceMs: number;
+  /** the nonce gap seen at the last check, and since when */
+  #gap: { nonce: number; since: number } | undefined;
 
   constructor(options: EvmSenderOptions) {
     this.#client = options.client;
     this.account = options.account;
     this.#chainId = options.chainId;
     this.#nonceSource = options.nonces;
+    this.#gapGraceMs = options.gapGraceMs ?? GAP_GRACE_MS;
   }
 
   /** Made at the first send: a shared ledger may be opened after the facilitators are built. */
@@ -197,8 +215,9 @@ export class EvmSender implements TransactionSender {
 
   /**
    * Sends again, in nonce order, every transaction of this key that is not mined and that the node no longer
-   * has (dropped from its mempool, or lost by a restarted node); forgets those whose nonce is mined. Returns
-   * the key's mined count (undefined if the node did not answer). One run at a time: callers share it.
+   * has (dropped from its mempool, or lost by a restarted node); forgets those whose nonce is mined; fills a
+   * lasting gap below them (#fillGap). Returns the key's mined count (undefined if the node did not answer).
+   * One run at a time: callers share it.
    * The watch calls it, and so does the reconciler's check of a pending settlement (checkSettlement).
    */
   rebroadcast(): Promise<number | undefined> {
@@ -213,7 +232,48 @@ export class EvmSender implements TransactionSender {
     for (const [, { transaction, raw }] of waiting) {
       if (!(await this.#known(transaction))) await this.#client.sendRawTransaction({ serializedTransaction: raw }).catch(() => undefined);
     }
+    await this.#fillGap(mined).catch(() => undefined); // a failed read or send: the next check tries again
     return mined;
+  }
+
+  /**
+   * Nonce `mined` is the key's next to be mined. If we wait for a transaction above it, hold no bytes for it,
+   * and the node has no transaction at it (its pending count is `mined`: geth and anvil count only what can
+   * be mined next), it is a gap nobody here can fill with its own transaction: one sent by an instance that
+   * died (or by this process before a restart), which the node then lost. Every later transaction of the key
+   * waits behind it for ever. Once the same gap has lasted GAP_GRACE_MS, a no-op takes the nonce: a 0-value
+   * transfer to the key itself. Never the lost transaction again (even had we its bytes): its instance died
+   * before answering its client, so settling it would charge for a result never delivered; its authorization
+   * stays unused and the reconciler fails that payment once it expires. Should the lost transaction reach the
+   * node after all, only one of the two is mined (same nonce): never a second payment.
+   * Outside the ordered section, racing no one: the allocator handed out our waiting nonces above `mined`, so
+   * its counter is past it already. If it re-reads the chain's count (a stale nonce, an error) and gives
+   * `mined` to a new call, the node keeps one of the two and the other's sender moves on (stale or replaced).
+   */
+  async #fillGap(mined: number): Promise<void> {
+    const waiting = [...this.#unmined.keys()].some((nonce) => nonce > mined);
+    if (!waiting || this.#unmined.has(mined) || (await this.pendingCount()) > mined) {
+      this.#gap = undefined;
+      return;
+    }
+    if (this.#gap?.nonce !== mined) {
+      this.#gap = { nonce: mined, since: Date.now() };
+      return;
+    }
+    if (Date.now() - this.#gap.since < this.#gapGraceMs) return;
+    const raw = await this.account.signTransaction({
+      type: 'eip1559',
+      chainId: this.#chainId,
+      nonce: mined,
+      to: this.account.address,
+      value: 0n,
+      gas: TRANSFER_GAS,
+      ...(await this.fees()),
+    });
+    await this.#client.sendRawTransaction({ serializedTransaction: raw });
+    // kept like any transaction of ours: sent again if the node loses it, forgotten once its nonce is mined
+    this.#broadcast(keccak256(raw), mined, raw);
+    this.#gap = undefined;
   }
 
   /** Fees for a transaction sent now, within the bound stated at the top of this file. */
