@@ -1,12 +1,15 @@
 // Several gateway instances sharing one PostgreSQL ledger, as behind a load balancer: separate processes on
 // their own ports, live (non-sandbox) configs whose `base` network settles through a local facilitator on ONE
 // anvil chain started here. A proof is used once across all of them, a pending payment is reconciled by one of
-// them, and a process killed mid-request leaves a ledger the next start repairs.
+// them, a process killed mid-request leaves a ledger the next start repairs, and a settlement transaction that
+// died with its instance (the node lost it) does not stall the key the others still send from.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
+import { createPublicClient, http, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { exact } from 'x402/schemes';
 import { startEvmSandbox, type EvmSandbox } from '../src/sandbox/evm/evm-sandbox.ts';
@@ -21,6 +24,8 @@ import type { PaymentRecord } from '../src/store/ledger.ts';
 import { startPostgres, type PostgresServer } from './support/postgres.ts';
 import { startChildService, type ChildService } from './support/child-service.ts';
 import { postJson } from './support/service.ts';
+import { anvilRpc, pooledTransactions } from './support/anvil-pool.ts';
+import { eip3009Abi } from '../src/payments/facilitators/eip3009-abi.ts';
 
 const base = NETWORKS.base as EvmNetwork;
 const KEY_ENV = 'X402_TEST_SETTLEMENT_KEY';
@@ -376,3 +381,116 @@ describe('two instances, one PostgreSQL ledger', () => {
     assert.equal((await ledger.get(proof.key))?.state, 'settled');
   });
 });
+
+describe('a settlement transaction lost with the instance that sent it', () => {
+  /** The shared ledger's nonce counter of the settlement key (the next nonce it hands out). */
+  async function sharedCounter(): Promise<number | undefined> {
+    const client = new pg.Client({ connectionString: databaseUrl });
+    await client.connect();
+    try {
+      const { rows } = await client.query<{ next_nonce: string | null }>('SELECT next_nonce FROM settlement_nonces');
+      return rows[0]?.next_nonce == null ? undefined : Number(rows[0].next_nonce);
+    } finally {
+      await client.end();
+    }
+  }
+
+  test('the survivor fills the nonce gap with a no-op: its payments all end 200 settled once, the dead payment charges nothing', async () => {
+    const rpc = anvilRpc(sandbox.rpcUrl);
+    const chain = createPublicClient({ chain: sandbox.chain, transport: http(sandbox.rpcUrl) });
+    // the dead instance's authorization expires soon, so its payment's end is seen here, on the real clock
+    const doomed = await startInstance({ maxTimeoutSeconds: { chat: 20, image: 120, speech: 60 } });
+    // the survivor waits for its receipts as long as the test may take, so its clients get their 200s
+    const survivor = await startInstance({ settlementTimeoutMs: 120_000 });
+    const deadPayer = await fundedBuyer();
+    const deadProof = await signedProof(doomed, CHAT, deadPayer);
+    const buyers = [await fundedBuyer(), await fundedBuyer()];
+    const proofs: Awaited<ReturnType<typeof signedProof>>[] = [];
+    for (let i = 0; i < 6; i++) proofs.push(await signedProof(survivor, CHAT, buyers[i % buyers.length]!));
+    const before = await Promise.all([deadPayer, ...buyers].map((buyer) => sandbox.balanceOf(buyer.address)));
+    const payToBefore = await sandbox.balanceOf(sandbox.payTo);
+
+    // the doomed instance broadcasts its settlement and has the shared counter moved past its nonce, then dies
+    await sandbox.setAutomine(false);
+    let lost: { nonce: number; hash: Hex };
+    try {
+      const request = postJson(`${doomed.url}/api/v1/ai/chat`, CHAT, { 'X-Network': 'base', 'X-PAYMENT': deadProof.header }).catch((error: unknown) => error);
+      lost = await waitFor("the doomed instance's settlement in the node's pool", async () => {
+        const [held] = await pooledTransactions(rpc, sandbox.settlementAddress);
+        return held && { nonce: held[0], hash: held[1].hash };
+      });
+      await waitFor('the shared counter to move past it', async () => ((await sharedCounter()) === lost.nonce + 1 ? true : undefined));
+      await doomed.kill();
+      assert.ok((await request) instanceof Error, 'its client never got an answer');
+      // ...and the node loses the transaction: nobody alive has its bytes
+      await rpc('anvil_dropTransaction', [lost.hash]);
+      assert.equal((await pooledTransactions(rpc, sandbox.settlementAddress)).size, 0);
+    } finally {
+      await sandbox.setAutomine(true);
+    }
+
+    let next = 0;
+    const statuses: number[] = [];
+    await Promise.all(
+      Array.from({ length: 3 }, async () => {
+        while (next < proofs.length) {
+          const i = next++;
+          const response = await postJson(`${survivor.url}/api/v1/ai/chat`, CHAT, { 'X-Network': 'base', 'X-PAYMENT': proofs[i]!.header });
+          await response.arrayBuffer();
+          statuses[i] = response.status;
+        }
+      }),
+    );
+
+    assert.deepEqual(statuses, proofs.map(() => 200), 'every payment to the survivor answered 200');
+    const rows = await Promise.all(proofs.map((proof) => ledger.get(proof.key)));
+    assert.ok(rows.every((row) => row?.state === 'settled'), 'every one settled');
+    assert.equal(new Set(rows.map((row) => row?.txHash)).size, proofs.length, 'each in its own transaction');
+    for (const [i, buyer] of buyers.entries()) {
+      const paid = proofs.filter((_, n) => n % buyers.length === i).reduce((sum, proof) => sum + proof.price, 0n);
+      assert.equal(await sandbox.balanceOf(buyer.address), before[i + 1]! - paid, 'each buyer charged exactly its proofs');
+    }
+    const total = proofs.reduce((sum, proof) => sum + proof.price, 0n);
+    assert.equal(await sandbox.balanceOf(sandbox.payTo), payToBefore + total, 'payTo received exactly their total');
+
+    // the lost nonce went to a transfer of nothing from the key to itself; the lost settlement can never be mined
+    const filler = await transactionAtNonce(chain, sandbox.settlementAddress, lost.nonce);
+    assert.notEqual(filler.hash, lost.hash);
+    assert.equal(filler.to?.toLowerCase(), sandbox.settlementAddress.toLowerCase());
+    assert.equal(filler.value, 0n);
+    assert.equal(filler.input, '0x');
+    await assert.rejects(chain.getTransactionReceipt({ hash: lost.hash }));
+
+    // the dead instance's payer is charged nothing; once its authorization expires unused, the payment fails
+    const authorization = (deadProof.payment.payload as EvmExactPayload).authorization;
+    const failed = await waitFor(
+      'the dead payment to be reconciled as failed',
+      async () => {
+        await sandbox.mine(); // a block now and then, so the chain's clock passes the authorization's deadline
+        const row = await ledger.get(deadProof.key);
+        return row?.state === 'failed' ? row : undefined;
+      },
+      90_000,
+    );
+    assert.equal(failed.error, 'invalid_exact_evm_payload_authorization_valid_before');
+    assert.equal(await sandbox.balanceOf(deadPayer.address), before[0], 'the dead payment charged nothing');
+    const used = await chain.readContract({
+      address: sandbox.asset,
+      abi: eip3009Abi,
+      functionName: 'authorizationState',
+      args: [deadPayer.address, authorization.nonce as Hex],
+    });
+    assert.equal(used, false, 'its authorization was never used');
+  });
+});
+
+/** The transaction `from` sent with `nonce`, found in the latest blocks (those mined since the test began). */
+async function transactionAtNonce(chain: ReturnType<typeof createPublicClient>, from: Hex, nonce: number) {
+  const latest = await chain.getBlockNumber();
+  for (let number = latest; number >= 0n; number--) {
+    const block = await chain.getBlock({ blockNumber: number, includeTransactions: true });
+    const found = block.transactions.find((tx) => tx.from.toLowerCase() === from.toLowerCase() && tx.nonce === nonce);
+    if (found) return found;
+  }
+  throw new Error(`no transaction of ${from} with nonce ${nonce}`);
+}

@@ -3,29 +3,21 @@
 // and never asked again) and then lost by the node leaves a gap that holds back every later transaction.
 import { after, before, beforeEach, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createPublicClient, createTestClient, defineChain, http, parseEther, type Address, type Hex } from 'viem';
+import { createPublicClient, createTestClient, defineChain, http, parseEther } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { startAnvil, type AnvilNode } from '../../sandbox/evm/anvil.ts';
 import { EvmSender, type SendResult } from './evm-sender.ts';
 import { ProcessNonces } from './nonce-allocator.ts';
+import { anvilRpc, pooledTransactions, type AnvilRpc } from '../../../test/support/anvil-pool.ts';
 
 const CHAIN_ID = 8453;
 const chain = defineChain({ id: CHAIN_ID, name: 'anvil', nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [] } } });
 let anvil: AnvilNode;
-let rpc: <T>(method: string, params?: unknown[]) => Promise<T>;
+let rpc: AnvilRpc;
 
 before(async () => {
   anvil = await startAnvil({ chainId: CHAIN_ID });
-  rpc = async <T,>(method: string, params: unknown[] = []) => {
-    const response = await fetch(anvil.rpcUrl, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
-    });
-    const answer = (await response.json()) as { result?: T; error?: { message: string } };
-    if (answer.error) throw new Error(`${method}: ${answer.error.message}`);
-    return answer.result as T;
-  };
+  rpc = anvilRpc(anvil.rpcUrl);
 });
 after(() => anvil.stop());
 beforeEach(() => rpc('evm_setAutomine', [true]));
@@ -43,17 +35,7 @@ async function setup(gapGraceMs: number) {
     assert.equal(sent.status, 'broadcast');
     return sent as Extract<SendResult, { status: 'broadcast' }>;
   };
-  /** the key's transactions in the node's pool (ready or waiting behind a gap), by nonce */
-  const pool = async () => {
-    type Held = { hash: Hex; to: Address; value: Hex };
-    const content = await rpc<Record<'pending' | 'queued', Record<string, Record<string, Held>>>>('txpool_content');
-    const byNonce = new Map<number, Held>();
-    for (const part of [content.pending, content.queued]) {
-      const mine = Object.entries(part).find(([from]) => from.toLowerCase() === account.address.toLowerCase())?.[1] ?? {};
-      for (const [nonce, held] of Object.entries(mine)) byNonce.set(Number(nonce), held);
-    }
-    return byNonce;
-  };
+  const pool = () => pooledTransactions(rpc, account.address);
   const received = () => client.getBalance({ address: recipient });
   return { account, client, recipient, dead: sender(), live: sender(), pay, pool, received };
 }
@@ -111,4 +93,18 @@ test('no filler while the node still holds a transaction at the next nonce, or b
   await young.pay(young.live, 7n);
   for (let check = 0; check < 3; check++) await young.live.rebroadcast();
   assert.equal((await young.pool()).has(lost.nonce), false, 'a gap younger than the grace is left alone');
+});
+
+test('a process restarted after the node lost its transaction starts at the lost nonce: no gap to fill', async () => {
+  const { account, client, pay, received } = await setup(0);
+  const processSender = () => new EvmSender({ client, account, chainId: CHAIN_ID }); // its own in-memory counter
+  await rpc('evm_setAutomine', [false]);
+  const lost = await pay(processSender(), 5n); // the process restarts: its memory is gone
+  await rpc('anvil_dropTransaction', [lost.transaction]);
+  const restarted = processSender();
+  const first = await pay(restarted, 7n);
+  assert.equal(first.nonce, lost.nonce, 'the chain counts only what it can mine next');
+  await rpc('evm_mine');
+  assert.equal((await restarted.watch(first, 60_000, 20)).status, 'mined');
+  assert.equal(await received(), 7n);
 });
