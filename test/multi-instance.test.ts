@@ -403,7 +403,6 @@ describe('a settlement transaction lost with the instance that sent it', () => {
     // the survivor waits for its receipts as long as the test may take, so its clients get their 200s
     const survivor = await startInstance({ settlementTimeoutMs: 120_000 });
     const deadPayer = await fundedBuyer();
-    const deadProof = await signedProof(doomed, CHAT, deadPayer);
     const buyers = [await fundedBuyer(), await fundedBuyer()];
     const proofs: Awaited<ReturnType<typeof signedProof>>[] = [];
     for (let i = 0; i < 6; i++) proofs.push(await signedProof(survivor, CHAT, buyers[i % buyers.length]!));
@@ -411,6 +410,7 @@ describe('a settlement transaction lost with the instance that sent it', () => {
     const payToBefore = await sandbox.balanceOf(sandbox.payTo);
 
     // the doomed instance broadcasts its settlement and has the shared counter moved past its nonce, then dies
+    const deadProof = await signedProof(doomed, CHAT, deadPayer); // signed last: it is valid for 20 s only
     await sandbox.setAutomine(false);
     let lost: { nonce: number; hash: Hex };
     try {
@@ -418,8 +418,8 @@ describe('a settlement transaction lost with the instance that sent it', () => {
       lost = await waitFor("the doomed instance's settlement in the node's pool", async () => {
         const [held] = await pooledTransactions(rpc, sandbox.settlementAddress);
         return held && { nonce: held[0], hash: held[1].hash };
-      });
-      await waitFor('the shared counter to move past it', async () => ((await sharedCounter()) === lost.nonce + 1 ? true : undefined));
+      }, 60_000);
+      await waitFor('the shared counter to move past it', async () => ((await sharedCounter()) === lost.nonce + 1 ? true : undefined), 60_000);
       await doomed.kill();
       assert.ok((await request) instanceof Error, 'its client never got an answer');
       // ...and the node loses the transaction: nobody alive has its bytes
