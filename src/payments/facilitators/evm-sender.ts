@@ -242,7 +242,7 @@ export class EvmSender implements TransactionSender {
    * be mined next), it is a gap nobody here can fill with its own transaction: one sent by an instance that
    * died (or by this process before a restart), which the node then lost. Every later transaction of the key
    * waits behind it for ever. Once the same gap has lasted GAP_GRACE_MS, a no-op takes the nonce: a 0-value
-   * transfer to the key itself. Never the lost transaction again (even had we its bytes): its instance died
+   * transfer to the key itself. Never the lost transaction (were its bytes stored somewhere): its instance died
    * before answering its client, so settling it would charge for a result never delivered; its authorization
    * stays unused and the reconciler fails that payment once it expires. Should the lost transaction reach the
    * node after all, only one of the two is mined (same nonce): never a second payment.
