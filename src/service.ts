@@ -24,8 +24,9 @@ import { createLocalEngines } from './providers/local/index.ts';
 import { chatEndpoint } from './api/chat.ts';
 import { imagesEndpoint } from './api/images.ts';
 import { ttsEndpoint } from './api/tts.ts';
-import { createApp } from './http/app.ts';
+import { CORS, createApp, type AppDeps } from './http/app.ts';
 import { answerParserErrors, answerUnbuildableRequests } from './http/parser-errors.ts';
+import { withQuoteLane } from './http/quote-lane.ts';
 import { HttpMetrics } from './http/metrics.ts';
 import { BACKLOG_CAP, PaymentMetrics } from './payments/payment-metrics.ts';
 import { checkReadiness } from './http/readiness-checks.ts';
@@ -94,7 +95,7 @@ export async function startService(config: Config, options: { log?: Logger } = {
     { ledger, rails, media, log, observe },
     { abandonedAfterMs: config.abandonedAfterMs, leaseMs: config.reconcileLeaseMs, settlingGraceMs: config.settlingGraceMs },
   );
-  const app = createApp({
+  const appDeps: AppDeps = {
     config,
     log,
     endpoints: ENDPOINTS,
@@ -115,11 +116,12 @@ export async function startService(config: Config, options: { log?: Logger } = {
       networks: [...rails.values()].map((rail) => ({ network: rail.network.name, payTo: rail.payTo, asset: rail.asset })),
       ...sandbox?.health(),
     }),
-  });
+  };
+  const app = createApp(appDeps);
 
   // node:http with @hono/node-server's listener rather than its serve(), which cannot take an errorHandler
   const server: Server = createServer(
-    getRequestListener(app.fetch, { hostname: config.host, errorHandler: answerUnbuildableRequests(log) }),
+    withQuoteLane(getRequestListener(app.fetch, { hostname: config.host, errorHandler: answerUnbuildableRequests(log) }), { ...appDeps, cors: CORS }),
   );
   answerParserErrors(server);
   await new Promise<void>((resolve, reject) => {

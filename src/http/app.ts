@@ -2,7 +2,7 @@
 import { Hono } from 'hono';
 import type { Logger } from 'pino';
 import type { Config } from '../config/load.ts';
-import type { Endpoint, EndpointContext } from '../api/endpoint.ts';
+import type { Endpoint } from '../api/endpoint.ts';
 import type { PaymentGate } from '../payments/gate.ts';
 import type { ModelCatalog } from '../providers/catalog.ts';
 import type { ProviderRegistry } from '../providers/registry.ts';
@@ -13,9 +13,10 @@ import { adminRoutes } from './admin-routes.ts';
 import { metricsToken, requireBearer } from './admin-auth.ts';
 import type { Ledger } from '../store/ledger.ts';
 import { readJsonBody } from './read-json.ts';
-import { openCors } from './cors.ts';
+import { openCors, type CorsOptions } from './cors.ts';
+import { requestLog } from './request-log.ts';
+import { endpointRoute } from './endpoint-route.ts';
 import { requestId } from './request-id.ts';
-import { withFallback } from '../api/fallback.ts';
 import { renderError } from './render-error.ts';
 import { renderOpenAIError } from '../api/openai/errors.ts';
 import { unrouted } from './unrouted.ts';
@@ -24,7 +25,7 @@ import { requestOrigin } from './origin.ts';
 import { requestHash } from './canonical-json.ts';
 import { openaiRoutes } from '../api/openai/routes.ts';
 import { withOpenAIRoutes } from '../api/openai/openapi.ts';
-import { bodyFieldsOf, openApiDocument } from './openapi.ts';
+import { openApiDocument } from './openapi.ts';
 import { docsRoutes } from './docs-page.ts';
 import { withPrices } from './openapi-prices.ts';
 import { SIGN_IN_WITH_X_HEADER } from '../x402/sign-in-with-x.ts';
@@ -33,7 +34,6 @@ import { discoveryRoutes, paymentInfoByPath } from './discovery.ts';
 import { modelsListing } from './models-listing.ts';
 import type { HttpMetrics } from './metrics.ts';
 import type { ReadinessReport } from './readiness-checks.ts';
-import { routeExtensions } from './route-extensions.ts';
 
 export interface AppDeps {
   config: Config;
@@ -53,35 +53,26 @@ export interface AppDeps {
   extraRoutes?: Hono;
 }
 
+/** CORS for every route: open to all origins, every header a client of the paid routes reads exposed. */
+export const CORS: CorsOptions = {
+  allowHeaders: ['Content-Type', 'X-PAYMENT', 'PAYMENT-SIGNATURE', 'X-Network', SIGN_IN_WITH_X_HEADER, PAYER_TIMESTAMP_HEADER, PAYER_SIGNATURE_HEADER],
+  exposeHeaders: ['X-PAYMENT-RESPONSE', 'PAYMENT-REQUIRED', 'PAYMENT-RESPONSE', 'X-Request-Id', 'Retry-After', ...CHARGE_HEADERS],
+};
+
 export function createApp(deps: AppDeps): Hono {
   const { config, log, gate, metrics } = deps;
   const app = new Hono();
 
   app.use(metrics.middleware());
   app.use(requestId());
-  app.use(
-    openCors({
-      allowHeaders: ['Content-Type', 'X-PAYMENT', 'PAYMENT-SIGNATURE', 'X-Network', SIGN_IN_WITH_X_HEADER, PAYER_TIMESTAMP_HEADER, PAYER_SIGNATURE_HEADER],
-      exposeHeaders: ['X-PAYMENT-RESPONSE', 'PAYMENT-REQUIRED', 'PAYMENT-RESPONSE', 'X-Request-Id', 'Retry-After', ...CHARGE_HEADERS],
-    }),
-  );
-  app.use(async (c, next) => {
-    const started = performance.now();
-    await next();
-    if (!log.isLevelEnabled('info')) return;
-    log.info(
-      { reqId: c.get('requestId'), method: c.req.method, path: c.req.path, status: c.res.status, ms: +(performance.now() - started).toFixed(2) },
-      'request',
-    );
-  });
+  app.use(openCors(CORS));
+  app.use(requestLog(log));
 
   for (const endpoint of deps.endpoints) {
-    const bodyFields = bodyFieldsOf(endpoint);
-    const extensionsFor = routeExtensions(endpoint, config, deps.catalog);
+    const routeFor = endpointRoute(endpoint, config, deps.catalog);
     app.post(endpoint.path, async (c) => {
       const body = await readJsonBody(c, config.bodyLimitBytes);
-      const context = endpointContext(c, deps);
-      const prepared = withFallback(endpoint, body, context, endpoint.prepare(body, context));
+      const route = routeFor(body, endpointContext(c, deps));
       const paid = c.req.header('X-PAYMENT') !== undefined || c.req.header('PAYMENT-SIGNATURE') !== undefined;
       const signInHeader = c.req.header(SIGN_IN_WITH_X_HEADER);
       if (signInHeader !== undefined && !paid) {
@@ -90,7 +81,7 @@ export function createApp(deps: AppDeps): Hono {
         const replay = await paidResultForSignIn({ header: signInHeader, origin, networks: gate.enabledNetworks, ledger: deps.ledger, requestHash: hash });
         if (replay) return c.json(replay.body, replay.status as 200, { 'Cache-Control': 'private, no-store' });
       }
-      return respondPaid(c, deps, { path: endpoint.path, capability: endpoint.capability, description: endpoint.description, bodyFields, extensions: extensionsFor, body, prepared, usageOf: endpoint.usageOf, metered: endpoint.metered });
+      return respondPaid(c, deps, route);
     });
   }
   app.route('/', openaiRoutes(deps, log));

@@ -13,8 +13,14 @@ export interface CorsOptions {
 
 export function openCors(options: CorsOptions): MiddlewareHandler {
   const preflight = cors({ origin: '*', allowHeaders: options.allowHeaders, exposeHeaders: options.exposeHeaders });
-  const headers: Record<string, string> = { 'Access-Control-Allow-Origin': '*' };
-  if (options.exposeHeaders.length > 0) headers['Access-Control-Expose-Headers'] = options.exposeHeaders.join(',');
+  const headers = corsHeaders(options);
   const others = withResponseHeaders(() => headers);
   return (c, next) => (c.req.method === 'OPTIONS' ? preflight(c, next) : others(c, next));
+}
+
+/** What every response other than a preflight carries. */
+export function corsHeaders(options: CorsOptions): Readonly<Record<string, string>> {
+  const headers: Record<string, string> = { 'Access-Control-Allow-Origin': '*' };
+  if (options.exposeHeaders.length > 0) headers['Access-Control-Expose-Headers'] = options.exposeHeaders.join(',');
+  return headers;
 }

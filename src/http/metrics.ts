@@ -58,9 +58,14 @@ export class HttpMetrics {
       const started = performance.now();
       await next();
       // the matched route pattern, never the raw path: /media/:id must not create a series per id
-      const labels = { method: c.req.method, route: routePath(c, -1), status: String(c.res.status) };
-      this.requests.inc(labels);
-      this.latency.observe(labels, (performance.now() - started) / 1000);
+      this.observeRequest(c.req.method, routePath(c, -1), c.res.status, started);
     };
+  }
+
+  /** One answered request, `started` being its performance.now() on arrival. */
+  observeRequest(method: string, route: string, status: number, started: number): void {
+    const labels = { method, route, status: String(status) };
+    this.requests.inc(labels);
+    this.latency.observe(labels, (performance.now() - started) / 1000);
   }
 }

@@ -3,7 +3,7 @@
 // a client alone sends (X-Forwarded-*, Host) decides the `resource` URL, media URLs or a stored receipt.
 import type { Context } from 'hono';
 import type { IncomingMessage } from 'node:http';
-import { BlockList, isIP } from 'node:net';
+import { BlockList, isIP, type Socket } from 'node:net';
 
 const HOST = /^[A-Za-z0-9.-]+(:\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](:\d{1,5})?$/;
 
@@ -55,22 +55,35 @@ declare module 'hono' {
 
 export function requestOrigin(c: Context, options: OriginOptions): string {
   let origin = c.get('requestOrigin');
-  if (origin === undefined) c.set('requestOrigin', (origin = originOf(c, options)));
+  if (origin === undefined) {
+    const socket = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming?.socket;
+    c.set('requestOrigin', (origin = originOf({ header: (name) => c.req.header(name), socket, url: c.req.url }, options)));
+  }
   return origin;
 }
 
-function originOf(c: Context, options: OriginOptions): string {
+/** What the origin is worked out from: a request's headers, its connection, and its URL. */
+export interface OriginSource {
+  header(name: string): string | undefined;
+  /** the connection it came on; absent in-process (app.request()) */
+  socket?: Pick<Socket, 'localAddress' | 'localPort' | 'remoteAddress'> | undefined;
+  /** the absolute URL, used only without a socket */
+  url: string;
+}
+
+export function originOf(request: OriginSource, options: OriginOptions): string {
   if (options.publicUrl) return options.publicUrl.replace(/\/+$/, '');
-  const socket = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming?.socket;
+  const { socket } = request;
   // without a socket (app.request() in-process) there is nothing but the URL to go by
-  if (!socket) return parsedOrigin(c.req.url).origin;
+  if (!socket) return parsedOrigin(request.url).origin;
   const local = socket.localAddress?.replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/i, '') ?? '127.0.0.1';
   const ownAuthority = `${isIP(local) === 6 ? `[${local}]` : local}:${socket.localPort}`;
   if (options.trustedProxies.length > 0 && isTrusted(proxyList(options.trustedProxies), socket.remoteAddress)) {
-    const proto = c.req.header('X-Forwarded-Proto')?.split(',')[0]?.trim().toLowerCase();
-    const host = c.req.header('X-Forwarded-Host')?.split(',')[0]?.trim();
+    const proto = request.header('X-Forwarded-Proto')?.split(',')[0]?.trim().toLowerCase();
+    const forwardedHost = request.header('X-Forwarded-Host')?.split(',')[0]?.trim();
+    const host = request.header('Host');
     const protocol = proto === 'http' || proto === 'https' ? proto : 'http';
-    const authority = host && HOST.test(host) ? host : (c.req.header('Host') && HOST.test(c.req.header('Host')!) ? c.req.header('Host')! : ownAuthority);
+    const authority = forwardedHost && HOST.test(forwardedHost) ? forwardedHost : host && HOST.test(host) ? host : ownAuthority;
     return `${protocol}://${authority}`;
   }
   return `http://${ownAuthority}`;

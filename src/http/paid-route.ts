@@ -13,7 +13,7 @@ import type { Context } from 'hono';
 import type { Config } from '../config/load.ts';
 import type { Capability } from '../config/schema.ts';
 import type { EndpointContext, EventStream, PreparedCall, StreamFailure, StreamReceipt, WorkOutput } from '../api/endpoint.ts';
-import type { GateResponse, PaymentGate, WorkPayment } from '../payments/gate.ts';
+import type { GateResponse, PaidCall, PaymentGate, WorkPayment } from '../payments/gate.ts';
 import type { ModelCatalog } from '../providers/catalog.ts';
 import type { ProviderRegistry } from '../providers/registry.ts';
 import type { MediaStore } from '../media/media-store.ts';
@@ -58,7 +58,10 @@ export interface PaidRoute {
 
 /** Where a route's media ids are served, and what prepare() needs of the service. */
 export function endpointContext(c: Context, deps: PaidRouteDeps): EndpointContext {
-  const origin = requestOrigin(c, deps.config);
+  return endpointContextAt(requestOrigin(c, deps.config), deps);
+}
+
+export function endpointContextAt(origin: string, deps: PaidRouteDeps): EndpointContext {
   return { catalog: deps.catalog, providers: deps.providers, media: deps.media, mediaUrl: (id) => `${origin}/media/${id}` };
 }
 
@@ -88,33 +91,9 @@ export async function respondPaid(c: Context, deps: PaidRouteDeps, route: PaidRo
       usage = result.usage;
       return result;
     });
-  const paymentHeader = c.req.header('X-PAYMENT');
-  const paymentSignatureHeader = c.req.header('PAYMENT-SIGNATURE');
-  const paid = paymentHeader !== undefined || paymentSignatureHeader !== undefined;
-  const origin = requestOrigin(c, deps.config);
-  // the route's sign-in-with-x challenge for an unpaid call's 402 (the gate gives each 402 a fresh nonce)
-  const challenge = paid ? undefined : await signInChallenge(origin, `${origin}${route.path}`, deps.gate.enabledNetworks);
-  const handle = (work: (payment: WorkPayment) => Promise<WorkOutput>) =>
-    deps.gate.handle({
-      paymentHeader,
-      paymentSignatureHeader,
-      networkHeader: c.req.header('X-Network'),
-      resource: `${origin}${route.path}`,
-      model: prepared.model.id,
-      description: route.description,
-      amount: prepared.amount,
-      maxTimeoutSeconds: deps.config.maxTimeoutSeconds[route.capability],
-      bodyFields: route.bodyFields,
-      serviceName: deps.config.service.name,
-      tags: deps.config.service.tags,
-      ...(route.extensions ? { extensions: route.extensions(origin) } : {}),
-      ...(challenge ? { signInChallenge: challenge } : {}),
-      // only a paid call needs to identify its body
-      requestHash: paid ? requestHash(route.path, route.body) : '',
-      settleFirst: (network) => settlesFirst(deps.config.settleFirst, network, route.capability),
-      metered: route.metered === true,
-      work: (payment) => counted(() => work(payment)),
-    });
+  const request = { header: (name: string) => c.req.header(name), origin: requestOrigin(c, deps.config) };
+  const handle = async (work: (payment: WorkPayment) => Promise<WorkOutput>) =>
+    deps.gate.handle(await gateCall(deps, route, request, (payment) => counted(() => work(payment))));
 
   if (prepared.events) return respondStreamed(c, route, prepared.events, handle);
 
@@ -123,6 +102,42 @@ export async function respondPaid(c: Context, deps: PaidRouteDeps, route: PaidRo
   const headers = { ...response.headers, ...chargeHeaders(response.charged ?? prepared.amount, usage ?? route.usageOf?.(response.body)) };
   if (route.deliver) return route.deliver(response.body, headers);
   return gateJson(c, { ...response, headers });
+}
+
+/** What the gate needs of a request to a paid route: its headers and the origin it was made to. */
+export interface PaidRequest {
+  header(name: string): string | undefined;
+  origin: string;
+}
+
+/** The gate's call for one request to a paid route; `work` runs only once its payment is verified. */
+export async function gateCall(deps: PaidRouteDeps, route: PaidRoute, request: PaidRequest, work: PaidCall['work']): Promise<PaidCall> {
+  const paymentHeader = request.header('X-PAYMENT');
+  const paymentSignatureHeader = request.header('PAYMENT-SIGNATURE');
+  const paid = paymentHeader !== undefined || paymentSignatureHeader !== undefined;
+  const { origin } = request;
+  // the route's sign-in-with-x challenge for an unpaid call's 402 (the gate gives each 402 a fresh nonce)
+  const challenge = paid ? undefined : await signInChallenge(origin, `${origin}${route.path}`, deps.gate.enabledNetworks);
+  return {
+    paymentHeader,
+    paymentSignatureHeader,
+    networkHeader: request.header('X-Network'),
+    resource: `${origin}${route.path}`,
+    model: route.prepared.model.id,
+    description: route.description,
+    amount: route.prepared.amount,
+    maxTimeoutSeconds: deps.config.maxTimeoutSeconds[route.capability],
+    bodyFields: route.bodyFields,
+    serviceName: deps.config.service.name,
+    tags: deps.config.service.tags,
+    ...(route.extensions ? { extensions: route.extensions(origin) } : {}),
+    ...(challenge ? { signInChallenge: challenge } : {}),
+    // only a paid call needs to identify its body
+    requestHash: paid ? requestHash(route.path, route.body) : '',
+    settleFirst: (network) => settlesFirst(deps.config.settleFirst, network, route.capability),
+    metered: route.metered === true,
+    work,
+  };
 }
 
 function gateJson(c: Context, response: GateResponse): Response {

@@ -15,20 +15,30 @@ const JSON_TYPE = /^application\/([a-z0-9.+-]+\+)?json\s*(;|$)/i;
  */
 export async function readJsonBody(c: Context, limitBytes: number, plainTextToo = false): Promise<unknown> {
   const type = c.req.header('Content-Type') ?? '';
-  if (!JSON_TYPE.test(type) && !(plainTextToo && /^text\/plain\s*(;|$)/i.test(type))) {
+  if (!isJsonType(type) && !(plainTextToo && /^text\/plain\s*(;|$)/i.test(type))) {
     throw new ApiError(415, 'unsupported_media_type', 'Content-Type must be application/json', { field: 'Content-Type' });
   }
   const tooLarge = () => new ApiError(413, 'payload_too_large', `request body must be at most ${limitBytes} bytes`);
   if (Number(c.req.header('Content-Length')) > limitBytes) throw tooLarge();
 
-  const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
+  const incoming = (c.env as { incoming?: IncomingMessage & { rawBody?: unknown } } | undefined)?.incoming;
+  // read already by the quote lane (quote-lane.ts), which could not answer it
+  if (incoming?.rawBody instanceof Buffer) return parseJsonBody(incoming.rawBody.toString('utf8'));
   // With a Content-Length (at most the limit, checked above) Node's parser delivers exactly that many bytes,
   // so the limit cannot be crossed while reading; chunked bodies keep the iterator and its early stop.
   const bytes =
     incoming && incoming.headers['content-length'] !== undefined && !incoming.readableEnded && !incoming.destroyed
       ? await readIncoming(incoming, limitBytes, tooLarge)
       : await readIterable(incoming ?? (c.req.raw.body as unknown as AsyncIterable<Uint8Array> | null), limitBytes, tooLarge);
-  const text = bytes.toString('utf8');
+  return parseJsonBody(bytes.toString('utf8'));
+}
+
+export function isJsonType(contentType: string): boolean {
+  return JSON_TYPE.test(contentType);
+}
+
+/** A request body's text as JSON: 400 when it is empty, does not parse, or holds a key named __proto__. */
+export function parseJsonBody(text: string): unknown {
   if (text.trim() === '') throw new ApiError(400, 'invalid_json', 'request body is empty; a JSON object is required');
   let body: unknown;
   try {
@@ -57,7 +67,7 @@ function hasProtoKey(root: unknown): boolean {
 }
 
 /** The common case: a Node request with a Content-Length, not read yet. */
-function readIncoming(incoming: IncomingMessage, limitBytes: number, tooLarge: () => ApiError): Promise<Buffer> {
+export function readIncoming(incoming: IncomingMessage, limitBytes: number, tooLarge: () => ApiError): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;

@@ -17,9 +17,13 @@ const UNSAFE = /[^\w\-=]/;
 
 export function requestId(): MiddlewareHandler {
   return withResponseHeaders((c) => {
-    let id = c.req.header(HEADER);
-    if (!id || id.length > MAX_LENGTH || UNSAFE.test(id)) id = randomUUID();
+    const id = requestIdFrom(c.req.header(HEADER));
     c.set('requestId', id);
     return { [HEADER]: id };
   });
+}
+
+/** The id of a request that sent `header` as its X-Request-Id. */
+export function requestIdFrom(header: string | undefined): string {
+  return !header || header.length > MAX_LENGTH || UNSAFE.test(header) ? randomUUID() : header;
 }
