@@ -1,8 +1,8 @@
 // POST /api/v1/ai/images
-import { generateImage } from 'ai';
 import { ApiError } from '../errors.ts';
 import { quoteImages } from '../pricing/quote.ts';
 import { toUpstreamError } from '../providers/upstream-errors.ts';
+import { loadAiSdk } from '../providers/ai-sdk.ts';
 import { imageRequestSchema, imageResponseSchema, type ImageResponse } from './schemas.ts';
 import { allowedOptions, exampleMediaUrl, type Endpoint } from './endpoint.ts';
 import type { ImageModelConfig } from '../config/schema.ts';
@@ -36,6 +36,7 @@ export const imagesEndpoint: Endpoint = {
       async run() {
         const settings = providers.settings(model);
         let files: { uint8Array: Uint8Array; mediaType: string }[];
+        const { generateImage } = await loadAiSdk();
         try {
           const result = await generateImage({
             model: providers.image(model),

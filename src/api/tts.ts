@@ -1,8 +1,8 @@
 // POST /api/v1/ai/tts
-import * as ai from 'ai';
 import { ApiError } from '../errors.ts';
 import { quoteSpeech } from '../pricing/quote.ts';
 import { toUpstreamError } from '../providers/upstream-errors.ts';
+import { loadAiSdk } from '../providers/ai-sdk.ts';
 import { AUDIO_CONTAINERS, AUDIO_MEDIA_TYPES } from '../providers/audio-formats.ts';
 import { inspectAudio } from '../media/inspect-audio.ts';
 import { ttsRequestSchema, ttsResponseSchema, type TtsResponse } from './schemas.ts';
@@ -10,10 +10,6 @@ import { allowedOptions, exampleMediaUrl, type Endpoint } from './endpoint.ts';
 import type { SpeechModelConfig } from '../config/schema.ts';
 import { offeredOrThrow, parseOrThrow } from './validate.ts';
 import { storeAll } from './store-media.ts';
-
-// ai@7 ships generateSpeech (stable) but its type declarations only name the deprecated experimental alias,
-// which warns on every process; same function, so take the stable one under the alias's type.
-const generateSpeech = (ai as unknown as { generateSpeech: typeof ai.experimental_generateSpeech }).generateSpeech;
 
 export const ttsEndpoint: Endpoint = {
   path: '/api/v1/ai/tts',
@@ -46,6 +42,7 @@ export const ttsEndpoint: Endpoint = {
       async run() {
         const settings = providers.settings(model);
         let audio: { uint8Array: Uint8Array; mediaType: string };
+        const { generateSpeech } = await loadAiSdk();
         try {
           const result = await generateSpeech({
             model: providers.speech(model),

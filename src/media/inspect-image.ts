@@ -1,7 +1,7 @@
 // What a model hands back as an image is decoded before it is stored or paid for: an upstream can answer
 // 200 with an HTML error page, an empty string or a truncated file in its image field, and a buyer must
 // never pay for that. The media type stored is the one the bytes are, never the one a provider claims.
-import sharp from 'sharp';
+import { loadSharp } from './load-sharp.ts';
 
 const SERVED_FORMATS: Record<string, string> = { png: 'image/png', jpeg: 'image/jpeg', webp: 'image/webp', gif: 'image/gif' };
 
@@ -20,6 +20,7 @@ export interface ImageFacts {
  */
 export async function inspectImage(bytes: Uint8Array, paidSize: string): Promise<ImageFacts | undefined> {
   if (bytes.length === 0) return undefined;
+  const sharp = await loadSharp(); // outside the try: sharp failing to load is our fault, not the image's
   try {
     const image = sharp(bytes, { failOn: 'error' });
     const { format, width, height } = await image.metadata();

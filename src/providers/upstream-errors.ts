@@ -1,11 +1,12 @@
 // Maps whatever a provider call threw onto the service's error type: the client learns whether to retry,
 // and never sees upstream internals (URLs, keys, bodies).
-import { APICallError, RetryError } from 'ai';
+import { APICallError } from '@ai-sdk/provider';
+import type { RetryError } from 'ai';
 import { ApiError } from '../errors.ts';
 
 export function toUpstreamError(error: unknown, modelId: string): ApiError {
   if (error instanceof ApiError) return error;
-  const cause = RetryError.isInstance(error) ? error.lastError : error;
+  const cause = isRetryError(error) ? error.lastError : error;
   if (isTimeout(cause)) {
     return new ApiError(504, 'upstream_timeout', `model ${modelId} did not answer in time; nothing was charged`, { cause: error });
   }
@@ -28,4 +29,10 @@ export function toUpstreamError(error: unknown, modelId: string): ApiError {
 
 function isTimeout(error: unknown): boolean {
   return error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');
+}
+
+/** ai's RetryError (its retries gave up), told by its name, as ai itself names it: `ai` is imported only for a
+ * generation (ai-sdk.ts), the one place a RetryError comes from, so its class is not loaded to check. */
+function isRetryError(error: unknown): error is RetryError {
+  return error instanceof Error && error.name === 'AI_RetryError';
 }

@@ -5,7 +5,6 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { DEFAULT_RESERVATION_LEASE_MS, type Ledger, type ReservationHolder } from './ledger.ts';
 import { SqliteLedger } from './sqlite-ledger.ts';
-import { PostgresLedger } from './postgres-ledger.ts';
 import { ConfigError } from '../config/load.ts';
 
 export type LedgerEngine = 'sqlite' | 'postgres';
@@ -17,6 +16,8 @@ export async function openLedger(
   // a new id per process: a restarted instance never mistakes its dead predecessor's reservations for its own
   const holder: ReservationHolder = { instanceId: randomUUID(), leaseMs: config.reservationLeaseMs ?? DEFAULT_RESERVATION_LEASE_MS };
   if (config.databaseUrl) {
+    // pg is loaded only for a PostgreSQL ledger: a single SQLite instance never needs it
+    const { PostgresLedger } = await import('./postgres-ledger.ts');
     const ledger = await PostgresLedger.open({
       holder,
       connectionString: config.databaseUrl,

@@ -3,7 +3,7 @@
 // SVG to PNG by sharp. It lets the gateway serve, price and store images with no model at all.
 
 import { createHash } from 'node:crypto';
-import sharp from 'sharp';
+import { loadSharp } from '../../media/load-sharp.ts';
 import {
   InvalidArgumentError,
   UnsupportedFunctionalityError,
@@ -81,6 +81,7 @@ export class PreviewImageModel implements ImageModelV4 {
     const timestamp = new Date();
     const seed = options.seed ?? engineOptions(PREVIEW_IMAGE_ENGINE.options, options.providerOptions, this.provider).seed;
     const seeds = Array.from({ length: options.n }, (_, index) => pictureSeed(prompt, size, index, seed));
+    const sharp = await loadSharp();
     const images = await Promise.all(
       seeds.map(async (seed) => {
         const svg = previewSvg(seed, size.width, size.height);
