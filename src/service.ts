@@ -87,7 +87,7 @@ export async function startService(config: Config, options: { log?: Logger } = {
   const readiness = reportReadiness(rails, log);
 
   const catalog = new ModelCatalog(config.models, config.defaults);
-  const providers = new ProviderRegistry(config, createLocalEngines(config));
+  const providers = await ProviderRegistry.create(config, createLocalEngines(config));
   const metrics = new HttpMetrics();
   const observe = new PaymentMetrics(metrics.registry, async () => (await ledger.listPending(BACKLOG_CAP)).length);
   const gate = new PaymentGate({ rails, ledger, media, log, observe, maxFailedAttempts: config.maxFailedAttempts });

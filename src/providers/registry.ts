@@ -7,8 +7,8 @@
 // downloading the former (same-origin, or resolved public addresses only: public-address.ts) so the bytes are stored and served by us,
 // never the upstream URL. Speech uses @ai-sdk/openai (the compatible package has no speech model), whose
 // options are read under the `openai` key only, so they are moved there.
-import { createOpenAI } from '@ai-sdk/openai';
-import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
+import type { createOpenAI } from '@ai-sdk/openai';
+import type { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import type { SpeechModelV4 } from '@ai-sdk/provider';
 import type { ImageModel, LanguageModel, SpeechModel } from 'ai';
 import type { ChatModelConfig, ImageModelConfig, ModelConfig, SpeechModelConfig } from '../config/schema.ts';
@@ -16,6 +16,7 @@ import type { Config } from '../config/load.ts';
 import { UpstreamUrlRejectedError, limitedFetch } from './openai-compatible/limited-fetch.ts';
 import { guardOtherOrigins, publicOnlyLookup } from './openai-compatible/public-address.ts';
 import { createNodeHttpFetch } from './openai-compatible/node-http-fetch.ts';
+import { loadUpstreamSdk, type UpstreamSdk } from './upstream-sdk.ts';
 import { optionalSecret } from '../config/secret.ts';
 import { perModel } from './per-model.ts';
 import type { EngineOptionsSchema } from './local/engine-options.ts';
@@ -59,10 +60,20 @@ export class ProviderRegistry {
   /** what URLs off a provider's own origin go through: public addresses only, connected to as checked */
   private readonly downloads: typeof fetch;
 
-  constructor(config: Config, local: LocalEngines, transport: typeof fetch = createNodeHttpFetch()) {
+  /** the OpenAI providers' factories: loaded only when the config names an upstream provider */
+  private readonly sdk: UpstreamSdk | undefined;
+
+  /** A registry for `config`, with the upstream providers' SDK loaded when it names any. */
+  static async create(config: Config, local: LocalEngines, transport?: typeof fetch): Promise<ProviderRegistry> {
+    const sdk = Object.keys(config.providers).length > 0 ? await loadUpstreamSdk() : undefined;
+    return new ProviderRegistry(config, local, transport, sdk);
+  }
+
+  constructor(config: Config, local: LocalEngines, transport: typeof fetch = createNodeHttpFetch(), sdk?: UpstreamSdk) {
     this.config = config;
     this.local = local;
     this.fetch = transport;
+    this.sdk = sdk;
     this.downloads = createNodeHttpFetch({
       lookup: publicOnlyLookup(),
       // what node:http does not cover (a redirect to follow) is never handed to a fetch that resolves again
@@ -77,6 +88,8 @@ export class ProviderRegistry {
     if (!upstream) {
       const settings = this.config.providers[name];
       if (!settings) throw new Error(`provider ${name} is not configured`);
+      if (!this.sdk) throw new Error(`provider ${name}: the upstream SDK is not loaded (ProviderRegistry.create loads it)`);
+      const { createOpenAI, createOpenAICompatible } = this.sdk;
       const apiKey = settings.apiKeyEnv ? optionalSecret(process.env, settings.apiKeyEnv) : undefined;
       const fetch = limitedFetch(settings.maxResponseBytes, guardOtherOrigins(new URL(settings.baseURL).origin, this.fetch, this.downloads));
       upstream = {
