@@ -15,11 +15,9 @@ RUN npm install --omit=dev --no-audit --no-fund \
 
 FROM ${NODE_IMAGE} AS runtime
 # glibc: two malloc arenas, not 8 per core for libvips' and libuv's threads (RSS after 1,000 paid calls 487 -> 237 MB
-# with the semi-space bound below), and blocks of 128 KiB and more mmapped at the fixed threshold, not kept in the
-# heap once freed (idle 146 -> 137 MB, after 1,000 paid calls 261 -> 213 MB; README "Idle memory")
+# with the semi-space bound below; README "Own images, lost settlement transactions, memory")
 ENV NODE_ENV=production \
     MALLOC_ARENA_MAX=2 \
-    MALLOC_MMAP_THRESHOLD_=131072 \
     HOST=0.0.0.0 \
     PORT=4021 \
     DATA_DIR=/data

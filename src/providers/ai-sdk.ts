@@ -1,7 +1,8 @@
-// The AI SDK's generation functions (`ai` with its bundled gateway provider: ~6 MB resident) are imported at
-// the first image or speech generation, not at startup: an idle gateway, and one answering only 402s, never
-// calls them. Chat calls its model directly (chat-completion.ts) and needs only types from `ai`.
+// The AI SDK (`ai`, ~6 MB resident with its bundled gateway provider; `ai/internal`, ~4 MB) is imported at the
+// first generation that needs it, not at startup: an idle gateway, and one answering only 402s, never calls it.
+// Images and speech use `ai`'s generate functions; chat (chat-completion.ts) the building blocks of ai/internal.
 import type * as Ai from 'ai';
+import type * as AiInternal from 'ai/internal';
 
 /** ai@7 ships generateSpeech (stable) but its type declarations only name the deprecated experimental alias,
  * which warns on every process; same function, so the stable one is handed out under the alias's type. */
@@ -17,4 +18,10 @@ export function loadAiSdk(): Promise<AiSdk> {
     generateImage: ai.generateImage,
     generateSpeech: (ai as unknown as { generateSpeech: typeof Ai.experimental_generateSpeech }).generateSpeech,
   })));
+}
+
+let loadingInternal: Promise<typeof AiInternal> | undefined;
+
+export function loadAiInternal(): Promise<typeof AiInternal> {
+  return (loadingInternal ??= import('ai/internal'));
 }

@@ -12,14 +12,7 @@
 // produces it (the embedded engine's token callbacks, an upstream's server-sent events), never buffered.
 import type { LanguageModel, LanguageModelUsage, ModelMessage } from 'ai';
 import type { LanguageModelV4, LanguageModelV4CallOptions, SharedV4ProviderOptions } from '@ai-sdk/provider';
-import {
-  asLanguageModelUsage,
-  convertToLanguageModelPrompt,
-  prepareLanguageModelCallOptions,
-  prepareRetries,
-  resolveLanguageModel,
-  standardizePrompt,
-} from 'ai/internal';
+import { loadAiInternal } from './ai-sdk.ts';
 
 export interface ChatCompletionRequest {
   messages: ModelMessage[];
@@ -43,6 +36,8 @@ export interface ChatCompletion {
 
 /** The model, its call options and a retry wrapper, as generateText would prepare them. */
 async function prepareCall(languageModel: LanguageModel, request: ChatCompletionRequest) {
+  const { asLanguageModelUsage, convertToLanguageModelPrompt, prepareLanguageModelCallOptions, prepareRetries, resolveLanguageModel, standardizePrompt } =
+    await loadAiInternal();
   const model: LanguageModelV4 = resolveLanguageModel(languageModel);
   const { abortSignal, providerOptions } = request;
   const { retry } = prepareRetries({ maxRetries: request.maxRetries, abortSignal });
@@ -63,15 +58,15 @@ async function prepareCall(languageModel: LanguageModel, request: ChatCompletion
     provider: model.provider.split('.')[0],
   });
   const options: LanguageModelV4CallOptions = { ...settings, prompt, providerOptions, abortSignal };
-  return { model, options, retry };
+  return { model, options, retry, usageOf: asLanguageModelUsage };
 }
 
 export async function completeChat(languageModel: LanguageModel, request: ChatCompletionRequest): Promise<ChatCompletion> {
-  const { model, options, retry } = await prepareCall(languageModel, request);
+  const { model, options, retry, usageOf } = await prepareCall(languageModel, request);
   const result = await retry(() => model.doGenerate(options));
   let text = '';
   for (const part of result.content) if (part.type === 'text') text += part.text;
-  return { text, usage: asLanguageModelUsage(result.usage), finishReason: result.finishReason.unified };
+  return { text, usage: usageOf(result.usage), finishReason: result.finishReason.unified };
 }
 
 /**
@@ -84,7 +79,7 @@ export async function streamChat(
   request: ChatCompletionRequest,
   onText: (delta: string) => void,
 ): Promise<ChatCompletion> {
-  const { model, options, retry } = await prepareCall(languageModel, request);
+  const { model, options, retry, usageOf } = await prepareCall(languageModel, request);
   const { stream } = await retry(() => model.doStream(options));
   let text = '';
   let finish: { usage: LanguageModelUsage; finishReason: string } | undefined;
@@ -100,7 +95,7 @@ export async function streamChat(
       } else if (part.type === 'error') {
         throw part.error;
       } else if (part.type === 'finish') {
-        finish = { usage: asLanguageModelUsage(part.usage), finishReason: part.finishReason.unified };
+        finish = { usage: usageOf(part.usage), finishReason: part.finishReason.unified };
       }
     }
   } finally {
