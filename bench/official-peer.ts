@@ -13,16 +13,16 @@ import { paymentMiddleware, x402ResourceServer } from '@x402/hono';
 import { x402Facilitator } from '@x402/core/facilitator';
 import type { FacilitatorClient } from '@x402/core/server';
 import type { SchemeNetworkFacilitator, SchemeNetworkServer } from '@x402/core/types';
-import { toFacilitatorEvmSigner } from '@x402/evm';
 import { ExactEvmScheme as ExactEvmFacilitatorScheme } from '@x402/evm/exact/facilitator';
 import { ExactEvmScheme as ExactEvmServerScheme } from '@x402/evm/exact/server';
 import { toFacilitatorSvmSigner } from '@x402/svm';
 import { ExactSvmScheme as ExactSvmFacilitatorScheme } from '@x402/svm/exact/facilitator';
 import { ExactSvmScheme as ExactSvmServerScheme } from '@x402/svm/exact/server';
 import { createKeyPairSignerFromPrivateKeyBytes } from '@solana/kit';
-import { createWalletClient, defineChain, http, nonceManager, publicActions, type Hex } from 'viem';
+import { nonceManager, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { PreviewImageModel } from '../src/providers/local/preview-image-model.ts';
+import { officialEvmSigner } from '../test/support/official-evm-signer.ts';
 
 export interface PeerSettings {
   family?: 'evm';
@@ -53,26 +53,10 @@ const settings = JSON.parse(process.env.BENCH_PEER ?? '') as PeerSettings | SvmP
 /** The official EVM facilitator and server schemes, as the x402 facilitator examples build them. */
 function evmSchemes(settings: PeerSettings) {
   const network = `eip155:${settings.chainId}` as const;
-  const chain = defineChain({
-    id: settings.chainId,
-    name: 'sandbox',
-    nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
-    rpcUrls: { default: { http: [settings.rpcUrl] } },
-  });
   // viem's nonce manager, as viem advises for concurrent sends from one local account (without it, concurrent
   // settlements read the same pending nonce and most are refused)
   const account = privateKeyToAccount(settings.settlementKey, { nonceManager });
-  // As the x402 facilitator examples build it: one viem wallet client extended with the public actions.
-  const client = createWalletClient({ account, chain, transport: http(settings.rpcUrl) }).extend(publicActions);
-  const signer = toFacilitatorEvmSigner({
-    address: account.address,
-    readContract: (args) => client.readContract(args as Parameters<typeof client.readContract>[0]),
-    verifyTypedData: (args) => client.verifyTypedData(args as Parameters<typeof client.verifyTypedData>[0]),
-    writeContract: (args) => client.writeContract(args as Parameters<typeof client.writeContract>[0]),
-    sendTransaction: (args) => client.sendTransaction(args),
-    waitForTransactionReceipt: (args) => client.waitForTransactionReceipt({ ...args, pollingInterval: 10 }),
-    getCode: (args) => client.getCode(args),
-  });
+  const signer = officialEvmSigner({ rpcUrl: settings.rpcUrl, chainId: settings.chainId, account });
   return { network, facilitator: new ExactEvmFacilitatorScheme(signer), server: new ExactEvmServerScheme(), extra: { ...settings.eip712 } };
 }
 

@@ -5,10 +5,10 @@ import { Hono } from 'hono';
 import { serve } from '@hono/node-server';
 import type { AddressInfo } from 'node:net';
 import { x402Facilitator } from '@x402/core/facilitator';
-import { toFacilitatorEvmSigner } from '@x402/evm';
+import { officialEvmSigner } from './official-evm-signer.ts';
 import { UptoEvmScheme } from '@x402/evm/upto/facilitator';
 import { EIP2612_GAS_SPONSORING } from '@x402/extensions';
-import { createWalletClient, defineChain, http, publicActions, type Address, type Hex } from 'viem';
+import type { Address, Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 
 export interface OfficialUptoFacilitator {
@@ -21,24 +21,8 @@ export interface OfficialUptoFacilitator {
 }
 
 export async function startOfficialUptoFacilitator(options: { rpcUrl: string; chainId: number; privateKey: Hex }): Promise<OfficialUptoFacilitator> {
-  const chain = defineChain({
-    id: options.chainId,
-    name: 'sandbox',
-    nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
-    rpcUrls: { default: { http: [options.rpcUrl] } },
-  });
   const account = privateKeyToAccount(options.privateKey);
-  // as the x402 facilitator examples build it: one viem wallet client extended with the public actions
-  const client = createWalletClient({ account, chain, transport: http(options.rpcUrl) }).extend(publicActions);
-  const signer = toFacilitatorEvmSigner({
-    address: account.address,
-    readContract: (args) => client.readContract(args as Parameters<typeof client.readContract>[0]),
-    verifyTypedData: (args) => client.verifyTypedData(args as Parameters<typeof client.verifyTypedData>[0]),
-    writeContract: (args) => client.writeContract(args as Parameters<typeof client.writeContract>[0]),
-    sendTransaction: (args) => client.sendTransaction(args),
-    waitForTransactionReceipt: (args) => client.waitForTransactionReceipt({ ...args, pollingInterval: 10 }),
-    getCode: (args) => client.getCode(args),
-  });
+  const signer = officialEvmSigner({ rpcUrl: options.rpcUrl, chainId: options.chainId, account });
   const facilitator = new x402Facilitator()
     .register(`eip155:${options.chainId}`, new UptoEvmScheme(signer))
     .registerExtension(EIP2612_GAS_SPONSORING);
