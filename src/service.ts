@@ -25,6 +25,7 @@ import { chatEndpoint } from './api/chat.ts';
 import { imagesEndpoint } from './api/images.ts';
 import { ttsEndpoint } from './api/tts.ts';
 import { CORS, createApp, type AppDeps } from './http/app.ts';
+import { HttpPaymentAnswers } from './http/payment-edge.ts';
 import { answerParserErrors, answerUnbuildableRequests } from './http/parser-errors.ts';
 import { withQuoteLane } from './http/quote-lane.ts';
 import { HttpMetrics } from './http/metrics.ts';
@@ -100,6 +101,7 @@ export async function startService(config: Config, options: { log?: Logger } = {
     log,
     endpoints: ENDPOINTS,
     gate,
+    answers: new HttpPaymentAnswers(gate),
     catalog,
     providers,
     media,

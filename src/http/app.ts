@@ -21,8 +21,9 @@ import { renderError } from './render-error.ts';
 import { renderOpenAIError } from '../api/openai/errors.ts';
 import { unrouted } from './unrouted.ts';
 import { CHARGE_HEADERS, endpointContext, respondPaid } from './paid-route.ts';
+import { carriesPayment, PAYMENT_HEADERS, type HttpPaymentAnswers } from './payment-edge.ts';
 import { requestOrigin } from './origin.ts';
-import { requestHash } from './canonical-json.ts';
+import { requestHash } from '../lib/canonical-json.ts';
 import { openaiRoutes } from '../api/openai/routes.ts';
 import { withOpenAIRoutes } from '../api/openai/openapi.ts';
 import { openApiDocument } from './openapi.ts';
@@ -40,6 +41,8 @@ export interface AppDeps {
   log: Logger;
   endpoints: readonly Endpoint[];
   gate: PaymentGate;
+  /** the HTTP wire edge of the gate: its outcomes as answers (shared with the quote lane, for its 402 cache) */
+  answers: HttpPaymentAnswers;
   catalog: ModelCatalog;
   providers: ProviderRegistry;
   media: MediaStore;
@@ -55,7 +58,7 @@ export interface AppDeps {
 
 /** CORS for every route: open to all origins, every header a client of the paid routes reads exposed. */
 export const CORS: CorsOptions = {
-  allowHeaders: ['Content-Type', 'X-PAYMENT', 'PAYMENT-SIGNATURE', 'X-Network', SIGN_IN_WITH_X_HEADER, PAYER_TIMESTAMP_HEADER, PAYER_SIGNATURE_HEADER],
+  allowHeaders: ['Content-Type', ...PAYMENT_HEADERS, 'X-Network', SIGN_IN_WITH_X_HEADER, PAYER_TIMESTAMP_HEADER, PAYER_SIGNATURE_HEADER],
   exposeHeaders: ['X-PAYMENT-RESPONSE', 'PAYMENT-REQUIRED', 'PAYMENT-RESPONSE', 'X-Request-Id', 'Retry-After', ...CHARGE_HEADERS],
 };
 
@@ -73,9 +76,8 @@ export function createApp(deps: AppDeps): Hono {
     app.post(endpoint.path, async (c) => {
       const body = await readJsonBody(c, config.bodyLimitBytes);
       const route = routeFor(body, endpointContext(c, deps));
-      const paid = c.req.header('X-PAYMENT') !== undefined || c.req.header('PAYMENT-SIGNATURE') !== undefined;
       const signInHeader = c.req.header(SIGN_IN_WITH_X_HEADER);
-      if (signInHeader !== undefined && !paid) {
+      if (signInHeader !== undefined && !carriesPayment((name) => c.req.header(name))) {
         const hash = requestHash(endpoint.path, body);
         const origin = requestOrigin(c, config);
         const replay = await paidResultForSignIn({ header: signInHeader, origin, networks: gate.enabledNetworks, ledger: deps.ledger, requestHash: hash });

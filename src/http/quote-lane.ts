@@ -16,7 +16,8 @@ import { corsHeaders, type CorsOptions } from './cors.ts';
 import { endpointRoute, type EndpointRoute } from './endpoint-route.ts';
 import type { HttpMetrics } from './metrics.ts';
 import { originOf } from './origin.ts';
-import { endpointContextAt, gateCall, type PaidRouteDeps } from './paid-route.ts';
+import { endpointContextAt, paidCall, type PaidRouteDeps } from './paid-route.ts';
+import { PAYMENT_HEADERS } from './payment-edge.ts';
 import { isJsonType, parseJsonBody, readIncoming } from './read-json.ts';
 import { requestIdFrom } from './request-id.ts';
 import { logRequest } from './request-log.ts';
@@ -29,7 +30,7 @@ export interface QuoteLaneDeps extends PaidRouteDeps {
 }
 
 /** Headers that send a request to the app: a proof or a sign-in needs the whole paid path. */
-const APP_HEADERS = ['x-payment', 'payment-signature', SIGN_IN_WITH_X_HEADER.toLowerCase(), 'expect', 'transfer-encoding'];
+const APP_HEADERS = [...PAYMENT_HEADERS, SIGN_IN_WITH_X_HEADER, 'Expect', 'Transfer-Encoding'].map((name) => name.toLowerCase());
 
 /** `app` with the quote lane in front of it. */
 export function withQuoteLane(app: RequestListener, deps: QuoteLaneDeps): RequestListener {
@@ -52,7 +53,9 @@ export function withQuoteLane(app: RequestListener, deps: QuoteLaneDeps): Reques
     try {
       const origin = originOf({ header, socket: request.socket, url: `http://${request.headers.host}${path}` }, deps.config);
       const route = routeFor(parseJsonBody(bytes.toString('utf8')), endpointContextAt(origin, deps));
-      answer = await deps.gate.handle(await gateCall(deps, route, { header, origin }, unpaid));
+      const { call, context } = await paidCall(deps, route, { header, origin }, unpaid);
+      const outcome = await deps.gate.process(call);
+      answer = outcome.kind === 'payment_required' ? deps.answers.render(outcome, context, undefined) : undefined;
     } catch {
       answer = undefined;
     }
