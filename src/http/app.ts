@@ -13,10 +13,9 @@ import { adminRoutes } from './admin-routes.ts';
 import { metricsToken, requireBearer } from './admin-auth.ts';
 import type { Ledger } from '../store/ledger.ts';
 import { readJsonBody } from './read-json.ts';
-import { openCors, type CorsOptions } from './cors.ts';
-import { requestLog } from './request-log.ts';
+import type { CorsOptions } from './cors.ts';
+import { frameMiddlewares, type AnswerFrame } from './answer-frame.ts';
 import { endpointRoute } from './endpoint-route.ts';
-import { requestId } from './request-id.ts';
 import { renderError } from './render-error.ts';
 import { renderOpenAIError } from '../api/openai/errors.ts';
 import { unrouted } from './unrouted.ts';
@@ -48,6 +47,8 @@ export interface AppDeps {
   media: MediaStore;
   ledger: Ledger;
   metrics: HttpMetrics;
+  /** what every answer carries and who is told of it (shared with the quote lane) */
+  frame: AnswerFrame;
   /** what /healthz reports beyond liveness (mode, networks, sandbox RPC URLs) */
   health: () => Record<string, unknown>;
   /** GET /readyz: each dependency probed (see readiness-checks.ts); the service always gives it */
@@ -66,10 +67,7 @@ export function createApp(deps: AppDeps): Hono {
   const { config, log, gate, metrics } = deps;
   const app = new Hono();
 
-  app.use(metrics.middleware());
-  app.use(requestId());
-  app.use(openCors(CORS));
-  app.use(requestLog(log));
+  for (const middleware of frameMiddlewares(deps.frame, CORS)) app.use(middleware);
 
   for (const endpoint of deps.endpoints) {
     const routeFor = endpointRoute(endpoint, config, deps.catalog);
