@@ -1,0 +1,108 @@
+// `npm run preflight -- --config <file>` run as an operator runs it, against a sandbox anvil standing in for a
+// real chain: a good config passes with exit 0; a config with a wrong asset, a wrong EIP-712 domain, networks
+// whose RPC is another chain and a key without gas gets every one of those findings printed, and exit 1.
+import { test, after, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startEvmSandbox, type EvmSandbox } from '../src/sandbox/evm/evm-sandbox.ts';
+import { NETWORKS, type EvmNetwork } from '../src/x402/networks.ts';
+import { generatePrivateKey } from 'viem/accounts';
+
+const PREFLIGHT = fileURLToPath(new URL('../src/preflight-main.ts', import.meta.url));
+const PERMIT2 = '0x000000000022D473030F116dDEE9F6B43aC78BA3'; // code, but no ERC-20 behind it
+let chain: EvmSandbox;
+const dir = mkdtempSync(join(tmpdir(), 'x402-preflight-'));
+
+before(async () => {
+  chain = await startEvmSandbox(NETWORKS.base as EvmNetwork);
+});
+after(async () => {
+  await chain?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function preflight(config: Record<string, unknown>, name: string, env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const file = join(dir, `${name}.json`);
+  writeFileSync(file, JSON.stringify({ dataDir: join(dir, name), ...config }));
+  const child = spawn(process.execPath, [PREFLIGHT, '--config', file], {
+    env: { PATH: process.env.PATH, BASE_KEY: chain.settlementPrivateKey, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  return { code, stdout, stderr };
+}
+
+const local = () => ({ type: 'local', rpcUrl: chain.rpcUrl, secretKeyEnv: 'BASE_KEY' });
+
+test('a config whose chain, asset, key, ledger and media store are right is ready to go live (exit 0)', async () => {
+  const { code, stdout, stderr } = await preflight({ networks: { base: { payTo: chain.payTo, facilitator: local() } } }, 'good');
+  assert.equal(code, 0, stdout + stderr);
+  assert.match(stdout, /ok {6}networks\.base: RPC is chain 8453/);
+  assert.match(stdout, /ok {6}networks\.base: asset 0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913 is "USD Coin" version "2", 6 decimals/);
+  assert.match(stdout, /ok {6}networks\.base: settlement key has gas/);
+  assert.match(stdout, /ok {6}ledger: ledger \(SQLite\) answers a read/);
+  assert.match(stdout, /ok {6}media: media store is writable/);
+  assert.match(stdout, /^ready to go live \(0 warnings\)$/m);
+  assert.doesNotMatch(stdout + stderr, new RegExp(chain.settlementPrivateKey.slice(2)), 'the key is never printed');
+});
+
+test('every fatal finding is printed, not only the first: a wrong asset and two networks whose RPC is another chain (exit 1)', async () => {
+  const { code, stdout } = await preflight(
+    {
+      networks: {
+        base: { payTo: chain.payTo, asset: PERMIT2, facilitator: local() },
+        'base-sepolia': { payTo: chain.payTo, asset: chain.asset, eip712: { name: 'USD Coin', version: '1' }, facilitator: local() },
+        polygon: { payTo: chain.payTo, facilitator: local() },
+      },
+    },
+    'bad',
+  );
+  assert.equal(code, 1, stdout);
+  assert.match(stdout, /FATAL {3}networks\.base: asset 0x000000000022D473030F116dDEE9F6B43aC78BA3 does not answer decimals\(\)/);
+  assert.match(stdout, /FATAL {3}networks\.base-sepolia: RPC .* is chain 8453, not base-sepolia \(84532\)/);
+  assert.match(stdout, /FATAL {3}networks\.polygon: RPC .* is chain 8453, not polygon \(137\)/);
+  assert.match(stdout, /^not ready to go live: \d+ fatal findings/m);
+});
+
+test('the EIP-712 domain is compared with what the token answers', async () => {
+  const { code, stdout } = await preflight(
+    { networks: { base: { payTo: chain.payTo, eip712: { name: 'USDC', version: '2' }, facilitator: local() } } },
+    'domain',
+  );
+  assert.equal(code, 1, stdout);
+  assert.match(stdout, /FATAL {3}networks\.base: asset 0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913 is named "USD Coin" but the EIP-712 domain says "USDC"/);
+});
+
+test('a settlement key without gas, and a missing secret, are findings too', async () => {
+  const { code, stdout } = await preflight(
+    {
+      networks: {
+        base: { payTo: chain.payTo, facilitator: { type: 'local', rpcUrl: chain.rpcUrl, secretKeyEnv: 'NO_GAS_KEY' } },
+        polygon: { payTo: chain.payTo, facilitator: { type: 'local', rpcUrl: chain.rpcUrl, secretKeyEnv: 'UNSET_KEY' } },
+      },
+    },
+    'secret',
+    { NO_GAS_KEY: generatePrivateKey() },
+  );
+  assert.equal(code, 1, stdout);
+  assert.match(stdout, /FATAL {3}networks\.base: base: settlement account 0x[0-9a-fA-F]{40} has no native gas/);
+  assert.match(stdout, /FATAL {3}secrets: networks\.polygon: secret UNSET_KEY is not set/);
+  assert.match(stdout, /ok {6}media: media store is writable/, 'the other checks still run');
+});
+
+test('a usage error names the missing flag first (exit 2)', async () => {
+  const child = spawn(process.execPath, [PREFLIGHT], { env: { PATH: process.env.PATH }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  assert.equal(code, 2);
+  assert.match(stderr.split('\n')[0]!, /--config is required/);
+});
