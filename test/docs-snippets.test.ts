@@ -13,6 +13,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { getBase58Decoder } from '@solana/kit';
+import { loadConfig } from '../src/config/load.ts';
 import { startTestService } from './support/service.ts';
 import { fundedEvmBuyerKey, fundedSolanaBuyerKey } from './support/sandbox-wallet.ts';
 import type { RunningService } from '../src/service.ts';
@@ -20,13 +21,14 @@ import type { RunningService } from '../src/service.ts';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const DOCS_ADDRESS = 'http://127.0.0.1:4021';
 const RUN = '<!-- snippet: run -->';
+const CONFIG = '<!-- snippet: config -->';
 const TWIN = /^<!-- twin: (test\/[\w./-]+\.test\.ts) -->$/;
 
 interface Snippet {
   where: string;
-  language: 'ts' | 'sh';
+  language: 'ts' | 'sh' | 'json';
   code: string;
-  mark: { run: true } | { twin: string } | undefined;
+  mark: { run: true } | { twin: string } | { config: true } | undefined;
 }
 
 /** The fenced ts/sh blocks of a markdown file, with the mark on the line before each fence. */
@@ -39,11 +41,14 @@ function snippetsOf(file: string): Snippet[] {
     const end = lines.findIndex((line, j) => j > i && line.trim() === '```');
     if (end < 0) break;
     const language = open[2]!;
+    const before = lines.slice(0, i).reverse().find((line) => line.trim() !== '')?.trim() ?? '';
+    const code = lines.slice(i + 1, end).join('\n');
     if (language === 'ts' || language === 'sh') {
-      const before = lines.slice(0, i).reverse().find((line) => line.trim() !== '')?.trim() ?? '';
       const twin = TWIN.exec(before);
       const mark = before === RUN ? ({ run: true } as const) : twin ? { twin: twin[1]! } : undefined;
-      found.push({ where: `${file}:${i + 1}`, language, code: lines.slice(i + 1, end).join('\n'), mark });
+      found.push({ where: `${file}:${i + 1}`, language, code, mark });
+    } else if (language === 'json' && before === CONFIG) {
+      found.push({ where: `${file}:${i + 1}`, language, code, mark: { config: true } });
     }
     i = end;
   }
@@ -51,7 +56,28 @@ function snippetsOf(file: string): Snippet[] {
 }
 
 const docFiles = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((name) => name.endsWith('.md')).sort().map((name) => `docs/${name}`)];
-const snippets = docFiles.flatMap(snippetsOf);
+const allSnippets = docFiles.flatMap(snippetsOf);
+const snippets = allSnippets.filter((snippet) => snippet.language !== 'json');
+
+/** Relative links of a markdown file: [text](target), without external URLs. */
+function linksOf(file: string): { target: string; anchor: string | undefined }[] {
+  const text = readFileSync(join(ROOT, file), 'utf8').replace(/```[\s\S]*?```/g, '');
+  return [...text.matchAll(/\]\(([^)\s]+)\)/g)]
+    .map((match) => match[1]!)
+    .filter((link) => !/^[a-z]+:/i.test(link))
+    .map((link) => {
+      const [path, anchor] = link.split('#');
+      return { target: path ? join(dirname(file), path) : file, anchor };
+    });
+}
+
+/** GitHub's anchor of a heading: lower case, punctuation dropped, spaces to hyphens. */
+const anchorOf = (heading: string) =>
+  heading
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N} _-]/gu, '')
+    .replace(/ /g, '-');
 
 let service: RunningService;
 let env: Record<string, string>;
@@ -101,6 +127,27 @@ test('the docs have snippets, and every ts/sh snippet is either run here or name
     assert.ok(snippet.mark, `${snippet.where}: a ${snippet.language} snippet needs "${RUN}" or "<!-- twin: test/<file>.test.ts -->" before its fence`);
     if ('twin' in snippet.mark) assert.ok(existsSync(join(ROOT, snippet.mark.twin)), `${snippet.where}: its twin ${snippet.mark.twin} does not exist`);
   }
+});
+
+test('every relative link of the docs reaches a file, and a heading of it when it names one', () => {
+  for (const file of docFiles) {
+    for (const { target, anchor } of linksOf(file)) {
+      assert.ok(existsSync(join(ROOT, target)), `${file}: link to ${target}, which does not exist`);
+      if (anchor && target.endsWith('.md')) {
+        const headings = readFileSync(join(ROOT, target), 'utf8')
+          .split('\n')
+          .filter((line) => /^#{1,6} /.test(line))
+          .map((line) => anchorOf(line.replace(/^#+ /, '')));
+        assert.ok(headings.includes(anchor), `${file}: link to ${target}#${anchor}, which has no such heading`);
+      }
+    }
+  }
+});
+
+test('every config example marked "<!-- snippet: config -->" loads as startup loads a config', () => {
+  const configs = allSnippets.filter((snippet) => snippet.mark && 'config' in snippet.mark);
+  assert.ok(configs.length > 0);
+  for (const snippet of configs) assert.doesNotThrow(() => loadConfig({}, JSON.parse(snippet.code)), snippet.where);
 });
 
 for (const [index, snippet] of snippets.entries()) {
