@@ -1,6 +1,7 @@
 // `npm run preflight -- --config <file>` run as an operator runs it, against a sandbox anvil standing in for a
 // real chain: a good config passes with exit 0; a config with a wrong asset, a wrong EIP-712 domain, networks
-// whose RPC is another chain and a key without gas gets every one of those findings printed, and exit 1.
+// whose RPC is another chain and a key without gas gets every one of those findings printed, and exit 1. The same
+// for Solana on a sandbox litesvm chain (genesis, mint, fee payer, payTo's token account) and a remote facilitator.
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -11,17 +12,24 @@ import { fileURLToPath } from 'node:url';
 import { startEvmSandbox, type EvmSandbox } from '../src/sandbox/evm/evm-sandbox.ts';
 import { NETWORKS, type EvmNetwork } from '../src/x402/networks.ts';
 import { generatePrivateKey } from 'viem/accounts';
+import { startSvmSandbox, type SvmSandbox } from '../src/sandbox/svm/svm-sandbox.ts';
+import { generateSvmKeypair } from '../src/sandbox/svm/keypair.ts';
+import { LocalEvmFacilitator } from '../src/payments/facilitators/local-evm.ts';
+import { startFacilitatorServer } from './support/facilitator-server.ts';
 
 const PREFLIGHT = fileURLToPath(new URL('../src/preflight-main.ts', import.meta.url));
 const PERMIT2 = '0x000000000022D473030F116dDEE9F6B43aC78BA3'; // code, but no ERC-20 behind it
 let chain: EvmSandbox;
+let solana: SvmSandbox;
 const dir = mkdtempSync(join(tmpdir(), 'x402-preflight-'));
 
 before(async () => {
   chain = await startEvmSandbox(NETWORKS.base as EvmNetwork);
+  solana = await startSvmSandbox(NETWORKS.solana as never);
 });
 after(async () => {
   await chain?.stop();
+  await solana?.stop();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -29,7 +37,7 @@ async function preflight(config: Record<string, unknown>, name: string, env: Rec
   const file = join(dir, `${name}.json`);
   writeFileSync(file, JSON.stringify({ dataDir: join(dir, name), ...config }));
   const child = spawn(process.execPath, [PREFLIGHT, '--config', file], {
-    env: { PATH: process.env.PATH, BASE_KEY: chain.settlementPrivateKey, ...env },
+    env: { PATH: process.env.PATH, BASE_KEY: chain.settlementPrivateKey, FEE_PAYER: JSON.stringify([...solana.feePayer.secretKey]), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
@@ -96,6 +104,44 @@ test('a settlement key without gas, and a missing secret, are findings too', asy
   assert.match(stdout, /FATAL {3}networks\.base: base: settlement account 0x[0-9a-fA-F]{40} has no native gas/);
   assert.match(stdout, /FATAL {3}secrets: networks\.polygon: secret UNSET_KEY is not set/);
   assert.match(stdout, /ok {6}media: media store is writable/, 'the other checks still run');
+});
+
+test('Solana: the RPC is the network, the mint has 6 decimals, the fee payer has SOL, payTo has its token account', async () => {
+  const local = { type: 'local', rpcUrl: solana.rpcUrl, secretKeyEnv: 'FEE_PAYER' };
+  const good = await preflight({ networks: { solana: { payTo: solana.payTo, facilitator: local } } }, 'solana-good');
+  assert.equal(good.code, 0, good.stdout + good.stderr);
+  assert.match(good.stdout, /ok {6}networks\.solana: RPC is solana; mint EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v has 6 decimals/);
+  assert.match(good.stdout, /ok {6}networks\.solana: fee payer has SOL and payTo has its token account/);
+
+  const stranger = (await generateSvmKeypair()).address;
+  const bad = await preflight(
+    { networks: { solana: { payTo: stranger, facilitator: local }, 'solana-devnet': { payTo: solana.payTo, facilitator: local } } },
+    'solana-bad',
+  );
+  assert.equal(bad.code, 1, bad.stdout);
+  assert.match(bad.stdout, new RegExp(`FATAL {3}networks\\.solana: solana: payTo ${stranger} has no associated token account`));
+  assert.match(bad.stdout, /FATAL {3}networks\.solana-devnet: RPC .* is not solana-devnet/);
+});
+
+test('a remote facilitator must list exact for each network it is configured for', async () => {
+  const facilitator = new LocalEvmFacilitator({
+    network: NETWORKS.base,
+    rpcUrl: chain.rpcUrl,
+    settlementPrivateKey: chain.settlementPrivateKey,
+    asset: chain.asset,
+    eip712: chain.eip712,
+    receiptTimeoutMs: 30_000,
+  });
+  const server = await startFacilitatorServer('base', facilitator, { versions: [2] });
+  try {
+    const remote = { type: 'remote', url: server.url };
+    const { code, stdout } = await preflight({ networks: { base: { payTo: chain.payTo, facilitator: remote }, polygon: { payTo: chain.payTo, facilitator: remote } } }, 'remote');
+    assert.equal(code, 1, stdout);
+    assert.match(stdout, /ok {6}networks\.base: facilitator supports exact payments on base/);
+    assert.match(stdout, /FATAL {3}networks\.polygon: facilitator .* does not support exact payments on polygon/);
+  } finally {
+    await server.stop();
+  }
 });
 
 test('a usage error names the missing flag first (exit 2)', async () => {
