@@ -125,7 +125,7 @@ test('Solana: the RPC is the network, the mint has 6 decimals, the fee payer has
 
 test('a remote facilitator must list exact for each network it is configured for', async () => {
   const facilitator = new LocalEvmFacilitator({
-    network: NETWORKS.base,
+    network: NETWORKS.base as EvmNetwork,
     rpcUrl: chain.rpcUrl,
     settlementPrivateKey: chain.settlementPrivateKey,
     asset: chain.asset,
