@@ -144,6 +144,14 @@ test('a remote facilitator must list exact for each network it is configured for
   }
 });
 
+test('a config still in sandbox mode, and a database that cannot be reached, are fatal (the password never printed)', async () => {
+  const { code, stdout } = await preflight({}, 'sandbox', { DATABASE_URL: 'postgres://gateway:s3cret-pass@127.0.0.1:9/ledger' });
+  assert.equal(code, 1, stdout);
+  assert.match(stdout, /FATAL {3}config: sandbox mode: no live networks are configured/);
+  assert.match(stdout, /FATAL {3}ledger: cannot use the PostgreSQL ledger at 127\.0\.0\.1:9\/ledger/);
+  assert.doesNotMatch(stdout, /s3cret-pass/);
+});
+
 test('a usage error names the missing flag first (exit 2)', async () => {
   const child = spawn(process.execPath, [PREFLIGHT], { env: { PATH: process.env.PATH }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
