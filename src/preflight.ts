@@ -73,7 +73,7 @@ export async function preflight(env: Env = process.env): Promise<Finding[]> {
       for (const [network, rail] of built) rails.set(network, rail);
     } catch (error) {
       if (!(error instanceof ConfigError)) throw error;
-      findings.push(...configProblems('secrets', error));
+      findings.push(...configProblems('config', error)); // secrets, an upto setting the chain or facilitator cannot honour
     }
   }
 

@@ -102,7 +102,7 @@ test('a settlement key without gas, and a missing secret, are findings too', asy
   );
   assert.equal(code, 1, stdout);
   assert.match(stdout, /FATAL {3}networks\.base: base: settlement account 0x[0-9a-fA-F]{40} has no native gas/);
-  assert.match(stdout, /FATAL {3}secrets: networks\.polygon: secret UNSET_KEY is not set/);
+  assert.match(stdout, /FATAL {3}config: networks\.polygon: secret UNSET_KEY is not set/);
   assert.match(stdout, /ok {6}media: media store is writable/, 'the other checks still run');
 });
 
