@@ -145,8 +145,10 @@ async function chainFindings(config: Config, rail: PaymentRail): Promise<Finding
     return findings;
   }
   const rpcUrl = settings.facilitator.rpcUrl;
-  if (rail.network.family === 'evm') findings.push(...(await evmAssetFindings(subject, rail, rpcUrl)));
-  else findings.push(...(await svmChainFindings(subject, rail, rpcUrl)));
+  const chain = rail.network.family === 'evm' ? await evmAssetFindings(subject, rail, rpcUrl) : await svmChainFindings(subject, rail, rpcUrl);
+  findings.push(...chain);
+  // an RPC that does not answer, or answers for another chain, has said all there is to say about this network
+  if (chain.some((finding) => finding.severity === 'fatal' && finding.message.startsWith('RPC '))) return findings;
   // the checks startup logs as NOT READY: gas of the settlement key or fee payer, payTo's token account, Multicall3
   const problems = await attempt(() => rail.facilitator.readinessProblems?.(rail.payTo) ?? Promise.resolve([]));
   if ('error' in problems) findings.push(fatal(subject, `could not check that ${name} is ready to be paid: ${problems.error}`));

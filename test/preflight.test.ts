@@ -16,6 +16,7 @@ import { startSvmSandbox, type SvmSandbox } from '../src/sandbox/svm/svm-sandbox
 import { generateSvmKeypair } from '../src/sandbox/svm/keypair.ts';
 import { LocalEvmFacilitator } from '../src/payments/facilitators/local-evm.ts';
 import { startFacilitatorServer } from './support/facilitator-server.ts';
+import { unusedPort } from './support/ports.ts';
 
 const PREFLIGHT = fileURLToPath(new URL('../src/preflight-main.ts', import.meta.url));
 const PERMIT2 = '0x000000000022D473030F116dDEE9F6B43aC78BA3'; // code, but no ERC-20 behind it
@@ -150,6 +151,17 @@ test('a config still in sandbox mode, and a database that cannot be reached, are
   assert.match(stdout, /FATAL {3}config: sandbox mode: no live networks are configured/);
   assert.match(stdout, /FATAL {3}ledger: cannot use the PostgreSQL ledger at 127\.0\.0\.1:9\/ledger/);
   assert.doesNotMatch(stdout, /s3cret-pass/);
+});
+
+test('an RPC that does not answer is one fatal finding for its network, found at once', async () => {
+  const rpcUrl = `http://127.0.0.1:${await unusedPort()}`;
+  const started = Date.now();
+  const { code, stdout } = await preflight({ networks: { base: { payTo: chain.payTo, upto: 'off', facilitator: { ...local(), rpcUrl } } } }, 'down');
+  assert.equal(code, 1, stdout);
+  assert.match(stdout, /FATAL {3}networks\.base: RPC answers: down/);
+  assert.match(stdout, /FATAL {3}networks\.base: RPC 127\.0\.0\.1:\d+ gives no chain id/);
+  assert.doesNotMatch(stdout, /could not check that base is ready/, 'no second report of the same outage');
+  assert.ok(Date.now() - started < 60_000);
 });
 
 test('a usage error names the missing flag first (exit 2)', async () => {
