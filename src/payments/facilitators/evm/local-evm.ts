@@ -58,7 +58,7 @@ export interface LocalEvmFacilitatorOptions {
   nonces?: (pendingCount: PendingCount) => NonceAllocator | undefined;
   /**
    * settlements that queue up while the key is sending go out together in one Multicall3 transaction
-   * (evm-settlement-batcher.ts); needs Multicall3 at its canonical address. Default off: see README, "Settlement batching".
+   * (evm-settlement-batcher.ts); needs Multicall3 at its canonical address. Default off: see docs/performance.md, "Settlement batching".
    */
   batchSettlements?: boolean;
 }
