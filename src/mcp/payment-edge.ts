@@ -1,54 +1,74 @@
-// The MCP surface's one door to the payment gate. A tool call is paid like an HTTP call: the same gate, ledger,
-// requirements and rules; only the wire differs (x402's MCP transport carries objects in `_meta`, not base64
-// headers). Until the gate speaks typed outcomes (the seam), this edge talks to it through its header interface:
-// the `_meta["x402/payment"]` object goes in as the PAYMENT-SIGNATURE value the v2 codec decodes, and the
-// PAYMENT-REQUIRED / PAYMENT-RESPONSE headers come back out as the objects MCP clients read.
+// The MCP wire edge of the payment core (x402's MCP transport): the PaymentPayload object of
+// `_meta["x402/payment"]` in, the core's outcome out as the objects MCP payment clients read (the v2
+// PaymentRequired, the SettleResponse). The same core as HTTP's (payments/gate.ts): one ledger, one set of
+// requirements, the same rules; only the documents' carrier differs.
 import type { WorkOutput } from '../api/endpoint.ts';
+import type { Config } from '../config/load.ts';
 import type { TokenUsage } from '../pricing/token-usage.ts';
-import { ApiError, type ErrorCode } from '../errors.ts';
-import { decodeHeader, encodeHeader } from '../x402/encoding.ts';
-import { V2_PROOF_HEADER, V2_RECEIPT_HEADER, V2_REQUIRED_HEADER, type V2PaymentRequired } from '../x402/v2/codec.ts';
-import { gateCall, type PaidRoute, type PaidRouteDeps } from '../http/paid-route.ts';
-import { requestHash } from '../http/canonical-json.ts';
+import type { PaymentGate } from '../payments/gate.ts';
+import type { PaidCall, PaymentOutcome, ReceivedPayment, WireNames } from '../payments/outcome.ts';
+import { settlesFirst } from '../payments/settle-first.ts';
+import { ApiError } from '../errors.ts';
+import { requestHash } from '../lib/canonical-json.ts';
+import { paymentIdOf, v2PaymentRequired, v2ProofFromPayload, v2SettleResponse, type V2PaymentRequired } from '../x402/v2/codec.ts';
+import { refusalError, v2ResourceOf } from '../http/payment-edge.ts';
+import type { PaidRoute } from '../http/paid-route.ts';
+import type { HttpMetrics } from '../http/metrics.ts';
+
+export const PAYMENT_META = 'x402/payment';
+export const PAYMENT_RESPONSE_META = 'x402/payment-response';
+/** how MCP clients are told where their payment goes, in the reasons given back */
+const PAYMENT_FIELD = `_meta["${PAYMENT_META}"]`;
+
+const MCP_NAMES: WireNames = {
+  noPayment: `payment required: call again with a PaymentPayload in ${PAYMENT_FIELD}`,
+  network: 'network argument',
+  noNetwork: 'no network argument was given',
+};
 
 /** The x402 v2 SettleResponse as `_meta["x402/payment-response"]` carries it. */
-export interface SettleResponse {
-  success: boolean;
-  transaction: string;
-  network: string;
-  payer?: string;
-  amount?: string;
-  errorReason?: string;
-  errorMessage?: string;
-}
+export type SettleResponse = Record<string, unknown>;
 
-/** What became of a paid tool call. Refusals that are no payment matter (bad input, a proof in use) are thrown as ApiError. */
+/** What became of a paid tool call. Refusals that are no matter of the payment's terms are thrown as ApiError. */
 export type ToolPayment =
   | { kind: 'delivered'; body: unknown; charged: bigint; usage: Partial<TokenUsage> | undefined; receipt: SettleResponse }
   /** no payment, or one that was refused (its reason in `required.error`); `receipt`: the settlement that failed */
   | { kind: 'payment_required'; required: V2PaymentRequired; receipt?: SettleResponse }
   /** settlement sent, outcome not known yet: the same payment, sent again, gets the result */
-  | { kind: 'pending'; transaction: string | null; message: string };
+  | { kind: 'pending'; transaction: string | null };
+
+export interface McpPaymentDeps {
+  config: Config;
+  gate: PaymentGate;
+  metrics: HttpMetrics;
+}
 
 export interface PaidToolCall {
-  /** the endpoint's prepared call for the tool's input, with the tool's own `extensions` */
+  /** the endpoint's prepared call for the tool's input */
   route: PaidRoute;
   /** `mcp://tool/<name>`: the resource paid for */
   resource: string;
+  /** the tool's v2 `extensions` (bazaar's MCP form, payment-identifier) */
+  extensions: Record<string, unknown>;
   /** the tool input exactly as called: a proof is honoured only for the input it paid */
   input: unknown;
   /** `_meta["x402/payment"]` as received (a v2 PaymentPayload object when well formed); undefined when absent */
   payment: unknown;
   /** the network the caller asked to pay on (the tool's `network` argument), like X-Network */
   network: string | undefined;
-  /** where this service is reached: media URLs in results */
-  origin: string;
 }
 
-export async function payForTool(deps: PaidRouteDeps, call: PaidToolCall): Promise<ToolPayment> {
-  const { route } = call;
-  const proof = call.payment === undefined ? undefined : encodeHeader(call.payment);
-  const headers: Record<string, string | undefined> = { [V2_PROOF_HEADER]: proof, 'X-Network': call.network };
+/** `_meta["x402/payment"]` as the core's payment, or why it is not one. */
+export function paymentFromMeta(value: unknown): ReceivedPayment | string {
+  const v2 = v2ProofFromPayload(value, PAYMENT_FIELD);
+  if (typeof v2 === 'string') return v2;
+  const id = paymentIdOf(v2.extensions);
+  if (typeof id === 'object') throw new ApiError(400, 'invalid_request', id.invalid, { field: PAYMENT_FIELD });
+  return { proof: v2.proof, wires: [2], accepted: v2.accepted, source: PAYMENT_FIELD, ...(id === undefined ? {} : { paymentId: id }) };
+}
+
+export async function payForTool(deps: McpPaymentDeps, tool: PaidToolCall): Promise<ToolPayment> {
+  const { route } = tool;
   let usage: Partial<TokenUsage> | undefined;
   const work = () =>
     deps.metrics.timeGeneration(route.capability, route.prepared.model.id, async (): Promise<WorkOutput> => {
@@ -56,25 +76,50 @@ export async function payForTool(deps: PaidRouteDeps, call: PaidToolCall): Promi
       usage = output.usage;
       return output;
     });
-  const { signInChallenge: _httpOnly, ...httpCall } = await gateCall(deps, route, { header: (name) => headers[name], origin: call.origin }, work);
-  const response = await deps.gate.handle({
-    ...httpCall,
-    resource: call.resource,
-    requestHash: proof === undefined ? '' : requestHash(call.resource, call.input),
-  });
+  const payment = tool.payment === undefined ? undefined : paymentFromMeta(tool.payment);
+  const call: PaidCall = {
+    payment,
+    network: tool.network,
+    names: MCP_NAMES,
+    resource: tool.resource,
+    model: route.prepared.model.id,
+    description: route.description,
+    amount: route.prepared.amount,
+    maxTimeoutSeconds: deps.config.maxTimeoutSeconds[route.capability],
+    // binds a proof to this tool and this exact input
+    requestHash: payment === undefined ? '' : requestHash(tool.resource, tool.input),
+    settleFirst: (network) => settlesFirst(deps.config.settleFirst, network, route.capability),
+    metered: route.metered === true,
+    work,
+  };
+  const outcome = await deps.gate.process(call);
+  switch (outcome.kind) {
+    case 'delivered':
+      return { kind: 'delivered', body: outcome.body, charged: outcome.receipt.amount ?? route.prepared.amount, usage: usage ?? route.usageOf?.(outcome.body), receipt: v2SettleResponse(outcome.receipt) };
+    case 'payment_required':
+      return {
+        kind: 'payment_required',
+        required: paymentRequired(deps, call, tool, outcome),
+        ...(outcome.failed ? { receipt: v2SettleResponse(outcome.failed.receipt) } : {}),
+      };
+    case 'pending':
+      return { kind: 'pending', transaction: outcome.transaction };
+    case 'refused': {
+      const error = refusalError(outcome, payment);
+      const field = outcome.subject === 'network' ? 'network' : outcome.subject === 'payment' ? PAYMENT_FIELD : undefined;
+      throw new ApiError(error.status, error.code, outcome.message, { headers: error.headers, ...(field ? { field } : {}) });
+    }
+  }
+}
 
-  if (response.status === 200) {
-    const receipt = decodeHeader(response.headers[V2_RECEIPT_HEADER] ?? '') as SettleResponse | undefined;
-    if (!receipt) throw new Error('the gate delivered a result without its v2 receipt');
-    return { kind: 'delivered', body: response.body, charged: response.charged ?? route.prepared.amount, usage: usage ?? route.usageOf?.(response.body), receipt };
-  }
-  if (response.status === 402) {
-    const required = decodeHeader(response.headers[V2_REQUIRED_HEADER] ?? '') as V2PaymentRequired | undefined;
-    if (!required) throw new Error('the gate answered 402 without PAYMENT-REQUIRED');
-    const failed = response.headers[V2_RECEIPT_HEADER];
-    return failed === undefined ? { kind: 'payment_required', required } : { kind: 'payment_required', required, receipt: decodeHeader(failed) as SettleResponse };
-  }
-  const body = (typeof response.body === 'string' ? JSON.parse(response.body) : response.body) as { error?: string; code?: ErrorCode; transaction?: string | null };
-  if (body.code === 'settlement_pending') return { kind: 'pending', transaction: body.transaction ?? null, message: body.error ?? 'settlement is pending' };
-  throw new ApiError(response.status, body.code ?? 'internal_error', body.error ?? 'the payment was refused', { headers: response.headers });
+/** The v2 PaymentRequired of a tool call: the core's offers for the rails it names, the tool's extensions. */
+function paymentRequired(deps: McpPaymentDeps, call: PaidCall, tool: PaidToolCall, outcome: Extract<PaymentOutcome, { kind: 'payment_required' }>): V2PaymentRequired {
+  const offers = deps.gate.offers(call, outcome.rails);
+  const { service } = deps.config;
+  return v2PaymentRequired({
+    error: outcome.reason,
+    resource: v2ResourceOf({ call, serviceName: service.name, tags: service.tags }),
+    accepts: offers.requirements,
+    extensions: { ...offers.extensions, ...tool.extensions },
+  });
 }

@@ -11,8 +11,8 @@ import { toApiError } from '../http/render-error.ts';
 import { modelsListing } from '../http/models-listing.ts';
 import { endpointBody, MODELS_TOOL, MODELS_TOOL_DEFINITION, paidTools, toolResource, type PaidTool } from './tools.ts';
 import { toolExtensions } from './discovery.ts';
-import { payForTool } from './payment-edge.ts';
-import { deliveredResult, errorResult, PAYMENT_META, paymentRequiredResult, pendingResult } from './tool-results.ts';
+import { PAYMENT_META, payForTool } from './payment-edge.ts';
+import { deliveredResult, errorResult, paymentRequiredResult, pendingResult } from './tool-results.ts';
 import { mcpInstructions } from './instructions.ts';
 
 export interface McpDeps extends PaidRouteDeps {
@@ -50,8 +50,8 @@ export function mcpSurface(deps: McpDeps): McpSurface {
     for (const field of ['stream', 'stream_options']) {
       if (field in body) throw new ApiError(400, 'invalid_request', `${field} is not a tool input: a tool result is one message`, { field });
     }
-    const route = { ...entry.routeFor(body, endpointContextAt(origin, deps)), extensions: () => entry.extensions };
-    const payment = await payForTool(deps, { route, resource: toolResource(name), input, payment: meta?.[PAYMENT_META], network, origin });
+    const route = entry.routeFor(body, endpointContextAt(origin, deps));
+    const payment = await payForTool(deps, { route, resource: toolResource(name), extensions: entry.extensions, input, payment: meta?.[PAYMENT_META], network });
     switch (payment.kind) {
       case 'delivered':
         return deliveredResult(entry.tool.endpoint.capability, payment, deps.media);

@@ -9,17 +9,15 @@ import { isMediaId, type MediaStore } from '../media/media-store.ts';
 import type { ApiError } from '../errors.ts';
 import { formatUsdc } from '../pricing/usdc.ts';
 import type { V2PaymentRequired } from '../x402/v2/codec.ts';
-import type { SettleResponse, ToolPayment } from './payment-edge.ts';
+import { PAYMENT_RESPONSE_META, type SettleResponse, type ToolPayment } from './payment-edge.ts';
 
-export const PAYMENT_META = 'x402/payment';
-export const PAYMENT_RESPONSE_META = 'x402/payment-response';
 export const X402_ERROR = 'x402/error';
 
 /** Unpaid, or the payment was refused: the requirements again, with the reason in `error`. */
 export function paymentRequiredResult(required: V2PaymentRequired, failedSettlement?: SettleResponse): CallToolResult {
   // a failed settlement is stated beside the requirements; no tool content goes with it
   const data = failedSettlement ? { ...required, [PAYMENT_RESPONSE_META]: failedSettlement } : required;
-  const message = failedSettlement ? `Payment settlement failed: ${failedSettlement.errorReason ?? 'unknown'}; nothing was charged` : required.error;
+  const message = failedSettlement ? `Payment settlement failed: ${String(failedSettlement.errorReason ?? 'unknown')}; nothing was charged` : required.error;
   return {
     isError: true,
     structuredContent: data as unknown as Record<string, unknown>,

@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import { isValidPaymentId, PAYMENT_IDENTIFIER } from '@x402/extensions/payment-identifier';
 import { decodeHeader, encodeHeader } from '../encoding.ts';
-import { caip2Of, type DecodedProof, type PaymentRequirement, type SettlementReceipt } from '../../payments/model.ts';
+import { caip2Of, type DecodedProof, type PaymentRequirement, type SettlementReceipt } from '../model.ts';
 
 export const V2_REQUIRED_HEADER = 'PAYMENT-REQUIRED';
 export const V2_PROOF_HEADER = 'PAYMENT-SIGNATURE';
@@ -99,11 +99,19 @@ export function v2PaymentRequiredHeader(document: V2PaymentRequiredParts): strin
 export function decodeV2Proof(header: string): V2Proof | string {
   const decoded = decodeHeader(header);
   if (decoded === undefined) return 'invalid_payment: PAYMENT-SIGNATURE is not base64-encoded JSON';
-  const parsed = paymentPayloadSchema.safeParse(decoded);
-  if (!parsed.success) return 'invalid_payment: PAYMENT-SIGNATURE must hold { x402Version, accepted, payload }';
+  return v2ProofFromPayload(decoded, V2_PROOF_HEADER, '; send version 1 in X-PAYMENT');
+}
+
+/**
+ * A v2 PaymentPayload object (what PAYMENT-SIGNATURE holds in base64, what the MCP transport's `_meta` holds as
+ * is) as a proof, or the reason it is not one; `where` names what carried it in that reason.
+ */
+export function v2ProofFromPayload(value: unknown, where: string, otherVersions = ''): V2Proof | string {
+  const parsed = paymentPayloadSchema.safeParse(value);
+  if (!parsed.success) return `invalid_payment: ${where} must hold { x402Version, accepted, payload }`;
   const { x402Version, accepted, payload, extensions } = parsed.data;
   if (x402Version !== 2) {
-    return `unsupported_x402_version: ${x402Version} (PAYMENT-SIGNATURE carries x402Version 2; send version 1 in X-PAYMENT)`;
+    return `unsupported_x402_version: ${x402Version} (${where} carries x402Version 2${otherVersions})`;
   }
   return {
     proof: { scheme: accepted.scheme, network: accepted.network, payload, wire: 2, ...(extensions ? { extensions } : {}) },
@@ -128,21 +136,12 @@ export function paymentIdOf(extensions: Record<string, unknown>): string | { inv
   return id;
 }
 
-/** Why what the client accepted is not what this server demands for this call, or undefined when it is. */
-export function acceptedMismatch(accepted: V2Proof['accepted'], requirement: PaymentRequirement): string | undefined {
-  if (accepted.scheme !== requirement.scheme) return 'invalid_scheme: the payment accepted another scheme than required';
-  if (accepted.amount !== requirement.amount) return 'invalid_amount: the payment accepted another amount than required';
-  if (!sameAddress(accepted.asset, requirement.asset)) return 'asset_mismatch: the payment accepted another asset';
-  if (!sameAddress(accepted.payTo, requirement.payTo)) return 'invalid_pay_to: the payment accepted another recipient';
-  return undefined;
-}
-
-/** EVM hex addresses compare case-insensitively; Solana base58 addresses exactly. */
-function sameAddress(a: string, b: string): boolean {
-  return a.startsWith('0x') ? a.toLowerCase() === b.toLowerCase() : a === b;
-}
-
 export function v2Receipt(receipt: SettlementReceipt): string {
+  return encodeHeader(v2SettleResponse(receipt));
+}
+
+/** The v2 SettleResponse document (PAYMENT-RESPONSE's JSON, MCP's `_meta["x402/payment-response"]`). */
+export function v2SettleResponse(receipt: SettlementReceipt): Record<string, unknown> {
   const response: Record<string, unknown> = {
     success: receipt.success,
     transaction: receipt.transaction,
@@ -152,5 +151,5 @@ export function v2Receipt(receipt: SettlementReceipt): string {
   if (receipt.amount !== undefined) response.amount = receipt.amount.toString();
   if (receipt.errorReason !== undefined) response.errorReason = receipt.errorReason;
   if (receipt.errorMessage !== undefined) response.errorMessage = receipt.errorMessage;
-  return encodeHeader(response);
+  return response;
 }
