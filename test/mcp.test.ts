@@ -13,6 +13,9 @@ import { PaymentRequiredV2Schema } from '@x402/core/schemas';
 import type { PaymentPayload, PaymentRequired } from '@x402/core/types';
 import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import { ExactSvmScheme } from '@x402/svm/exact/client';
+import { toClientEvmSigner } from '@x402/evm';
+import { UptoEvmScheme } from '@x402/evm/upto/client';
+import { createPublicClient, http } from 'viem';
 import { validateDiscoveryExtension } from '@x402/extensions/bazaar';
 import { startTestService, postJson } from './support/service.ts';
 import { balanceOf, fundedEvmBuyer, fundedSolanaBuyer } from './support/sandbox-wallet.ts';
@@ -241,6 +244,29 @@ describe('paying a tool call with the official x402 client', () => {
       }
     });
   }
+});
+
+describe('every scheme the requirements offer can pay', () => {
+  test('chat on base under upto (offered beside exact when the network is named): charged the metered cost, at most the ceiling', async () => {
+    const buyer = await fundedEvmBuyer(service, ['base']);
+    const rpc = rpcUrl('base');
+    const client = new x402Client().register('eip155:8453', new UptoEvmScheme(toClientEvmSigner(buyer, createPublicClient({ transport: http(rpc) })), { rpcUrl: rpc }));
+    const required = await quote('chat', { ...CHAT_INPUT, network: 'base' });
+    const upto = required.accepts.find((accept) => accept.scheme === 'upto');
+    assert.ok(upto, 'upto is offered for chat on base');
+    const payment = await client.createPaymentPayload({ ...required, accepts: [upto] });
+    const payTo = service.rails.get('base')!.payTo;
+    const [buyerBefore, payToBefore] = [await balanceOf(service, 'base', buyer.address), await balanceOf(service, 'base', payTo)];
+
+    const result = await call('chat', { ...CHAT_INPUT, network: 'base' }, payment);
+    const receipt = receiptOf(result);
+    assert.equal(receipt.success, true);
+    const charged = BigInt(receipt.amount);
+    assert.ok(charged > 0n && charged <= BigInt(upto.amount), `charged ${charged} of the ceiling ${upto.amount}`);
+    assert.equal((result.structuredContent as any).charged.amount, receipt.amount);
+    assert.equal(await balanceOf(service, 'base', buyer.address), buyerBefore - charged);
+    assert.equal(await balanceOf(service, 'base', payTo), payToBefore + charged);
+  });
 });
 
 describe('one proof, one payment, one generation', () => {
