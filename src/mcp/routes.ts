@@ -2,14 +2,15 @@
 // answer(s) as one JSON document (no sessions, no server-initiated stream), so any instance behind a load
 // balancer can answer any request. GET (a standalone event stream) and DELETE (ending a session) have nothing
 // to serve without sessions: 405, as the MCP SDK's stateless server answers them. Every error here is JSON-RPC.
+// The MCP SDK (~30 MB resident, ~0.4 s to load on its own) is imported at the first POST: a gateway no agent
+// reaches over MCP never loads it.
 import { Hono } from 'hono';
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { Config } from '../config/load.ts';
 import { readJsonBody } from '../http/read-json.ts';
 import { requestOrigin } from '../http/origin.ts';
 import { toApiError } from '../http/render-error.ts';
 import { MCP_PATH, SERVER_JSON_PATH, serverJson } from './discovery.ts';
-import { mcpSurface, type McpDeps } from './server.ts';
+import type { McpDeps, McpSurface } from './server.ts';
 
 /** JSON-RPC 2.0 error codes (the spec's): the body is no JSON, or no valid request; a failure of ours. */
 const PARSE_ERROR = -32700;
@@ -25,8 +26,18 @@ function jsonRpcError(status: number, code: number, message: string, headers: Re
   });
 }
 
+interface LoadedMcp {
+  surface: McpSurface;
+  Transport: typeof import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js').WebStandardStreamableHTTPServerTransport;
+}
+
 export function mcpRoutes(deps: McpDeps & { config: Config }): Hono {
-  const surface = mcpSurface(deps);
+  let loading: Promise<LoadedMcp> | undefined;
+  const load = () =>
+    (loading ??= Promise.all([import('./server.ts'), import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js')]).then(([server, transport]) => ({
+      surface: server.mcpSurface(deps),
+      Transport: transport.WebStandardStreamableHTTPServerTransport,
+    })));
   const app = new Hono();
 
   app.post(MCP_PATH, async (c) => {
@@ -38,16 +49,18 @@ export function mcpRoutes(deps: McpDeps & { config: Config }): Hono {
       if (!apiError) throw error;
       return jsonRpcError(apiError.status, apiError.code === 'invalid_json' ? PARSE_ERROR : INVALID_REQUEST, apiError.message);
     }
-    const server = surface.serverFor(requestOrigin(c, deps.config));
-    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    let server: ReturnType<McpSurface['serverFor']> | undefined;
     try {
+      const { surface, Transport } = await load();
+      server = surface.serverFor(requestOrigin(c, deps.config));
+      const transport = new Transport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       await server.connect(transport);
       return await transport.handleRequest(c.req.raw, { parsedBody: body });
     } catch (error) {
       deps.log.error({ err: error }, 'MCP request failed');
       return jsonRpcError(500, INTERNAL_ERROR, 'internal error');
     } finally {
-      void server.close().catch(() => undefined);
+      void server?.close().catch(() => undefined);
     }
   });
   const methodNotAllowed = () => jsonRpcError(405, TRANSPORT_ERROR, 'Method not allowed: this MCP server is stateless; send JSON-RPC messages with POST', { Allow: 'POST' });

@@ -10,7 +10,7 @@ import { endpointContextAt, type PaidRouteDeps } from '../http/paid-route.ts';
 import { toApiError } from '../http/render-error.ts';
 import { modelsListing } from '../http/models-listing.ts';
 import { endpointBody, MODELS_TOOL, MODELS_TOOL_DEFINITION, paidTools, toolResource, type PaidTool } from './tools.ts';
-import { toolExtensions } from './discovery.ts';
+import { packageVersion, toolExtensions } from './discovery.ts';
 import { PAYMENT_META, payForTool } from './payment-edge.ts';
 import { deliveredResult, errorResult, paymentRequiredResult, pendingResult } from './tool-results.ts';
 import { mcpInstructions } from './instructions.ts';
@@ -26,7 +26,7 @@ export interface McpSurface {
   serverFor(origin: string): Server;
 }
 
-const SERVER_INFO = { name: 'x402-ai-gateway', title: 'x402 AI gateway', version: '1' };
+const SERVER_INFO = { name: 'x402-ai-gateway', title: 'x402 AI gateway', version: packageVersion };
 
 export function mcpSurface(deps: McpDeps): McpSurface {
   const { config, catalog } = deps;
