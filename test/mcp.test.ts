@@ -185,6 +185,20 @@ describe('an unpaid call returns the payment requirements', () => {
     assert.ok(BigInt(large.accepts[0]!.amount) > BigInt(small.accepts[0]!.amount));
   });
 
+  test('a network the gateway does not take: every network is offered, and the reason names it', async () => {
+    const required = await quote('chat', { ...CHAT_INPUT, network: 'mars' });
+    assert.match(required.error ?? '', /"mars" is not a supported network argument/);
+    assert.deepEqual(required.accepts.map((a) => a.network), NETWORK_LIST.map((n) => NETWORKS[n].caip2));
+  });
+
+  test('a payment in the wrong shape or version is refused with the requirements and the reason', async () => {
+    const accepted = (await quote('chat', { ...CHAT_INPUT, network: 'base' })).accepts[0];
+    const v1 = await call('chat', CHAT_INPUT, { x402Version: 1, accepted, payload: {} } as unknown as PaymentPayload);
+    assert.match(requiredOf(v1).error ?? '', /^unsupported_x402_version: 1 \(_meta\["x402\/payment"\] carries x402Version 2\)$/);
+    const junk = await call('chat', CHAT_INPUT, 'not a payload' as unknown as PaymentPayload);
+    assert.match(requiredOf(junk).error ?? '', /^invalid_payment: _meta\["x402\/payment"\] must hold/);
+  });
+
   test('an invalid input is an error result naming the field, with no requirements', async () => {
     const result = await call('generate_image', { prompt: 'x', size: 'huge' });
     assert.equal(result.isError, true);
