@@ -17,7 +17,7 @@ import { balanceOf, fundedEvmBuyer } from './support/sandbox-wallet.ts';
 import { signEvmProof } from './support/evm-proof.ts';
 import { CHAT_PATH, startOpenAIUpstream, type OpenAIUpstream } from './support/openai-upstream.ts';
 import { embeddedModels } from '../src/config/embedded-models.ts';
-import { eip3009Abi } from '../src/payments/facilitators/eip3009-abi.ts';
+import { eip3009Abi } from '../src/payments/facilitators/evm/eip3009-abi.ts';
 import type { RunningService } from '../src/service.ts';
 
 const KEY_ENV = 'MCP_SETTLEMENT_TEST_KEY';

@@ -14,7 +14,7 @@ import { NETWORKS, type EvmNetwork } from '../src/x402/networks.ts';
 import { generatePrivateKey } from 'viem/accounts';
 import { startSvmSandbox, type SvmSandbox } from '../src/sandbox/svm/svm-sandbox.ts';
 import { generateSvmKeypair } from '../src/sandbox/svm/keypair.ts';
-import { LocalEvmFacilitator } from '../src/payments/facilitators/local-evm.ts';
+import { LocalEvmFacilitator } from '../src/payments/facilitators/evm/local-evm.ts';
 import { startFacilitatorServer } from './support/facilitator-server.ts';
 import { unusedPort } from './support/ports.ts';
 
