@@ -17,8 +17,8 @@ import { openCors, type CorsOptions } from './cors.ts';
 import { requestLog } from './request-log.ts';
 import { endpointRoute } from './endpoint-route.ts';
 import { requestId } from './request-id.ts';
-import { renderError } from './render-error.ts';
-import { renderOpenAIError } from '../api/openai/errors.ts';
+import { renderErrorBySurface, type SurfaceShape } from './render-error.ts';
+import { openaiErrorShape } from '../api/openai/errors.ts';
 import { unrouted } from './unrouted.ts';
 import { CHARGE_HEADERS, endpointContext, respondPaid } from './paid-route.ts';
 import { requestOrigin } from './origin.ts';
@@ -59,6 +59,9 @@ export const CORS: CorsOptions = {
   exposeHeaders: ['X-PAYMENT-RESPONSE', 'PAYMENT-REQUIRED', 'PAYMENT-RESPONSE', 'X-Request-Id', 'Retry-After', ...CHARGE_HEADERS],
 };
 
+/** Each surface's error shape by path prefix (the longest wins); the spec's shape everywhere else. */
+export const ERROR_SHAPES: readonly SurfaceShape[] = [{ prefix: '/v1/', shape: openaiErrorShape }];
+
 export function createApp(deps: AppDeps): Hono {
   const { config, log, gate, metrics } = deps;
   const app = new Hono();
@@ -84,7 +87,7 @@ export function createApp(deps: AppDeps): Hono {
       return respondPaid(c, deps, route);
     });
   }
-  app.route('/', openaiRoutes(deps, log));
+  app.route('/', openaiRoutes(deps));
 
   const discovery = { config, endpoints: deps.endpoints, catalog: deps.catalog, networks: gate.enabledNetworks };
   const openapi = withOpenAIRoutes(withPrices(openApiDocument(deps.endpoints, paymentInfoByPath(discovery)), deps.endpoints, deps.catalog));
@@ -113,7 +116,8 @@ export function createApp(deps: AppDeps): Hono {
   if (deps.extraRoutes) app.route('/', deps.extraRoutes);
 
   app.notFound(unrouted(app));
-  // under /v1 an OpenAI client reads OpenAI's error shape, also for a path or method no route there serves
-  app.onError((error, c) => (c.req.path.startsWith('/v1/') ? renderOpenAIError(error, c, log) : renderError(error, c, log)));
+  // one error path (render-error.ts); under /v1 an OpenAI client reads OpenAI's error shape, also for a path or
+  // method no route there serves. A surface with its own shape adds itself to ERROR_SHAPES.
+  app.onError(renderErrorBySurface(log, ERROR_SHAPES));
   return app;
 }
