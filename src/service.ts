@@ -24,8 +24,9 @@ import { createLocalEngines } from './providers/local/index.ts';
 import { chatEndpoint } from './api/chat.ts';
 import { imagesEndpoint } from './api/images.ts';
 import { ttsEndpoint } from './api/tts.ts';
-import { CORS, createApp, type AppDeps } from './http/app.ts';
-import { answerParserErrors, answerUnbuildableRequests } from './http/parser-errors.ts';
+import { CORS, ERROR_SHAPES, createApp, type AppDeps } from './http/app.ts';
+import { answerParserErrors, answerUnbuildableRequests, requireHost } from './http/parser-errors.ts';
+import { errorShapeByPath } from './http/render-error.ts';
 import { withQuoteLane } from './http/quote-lane.ts';
 import { HttpMetrics } from './http/metrics.ts';
 import { BACKLOG_CAP, PaymentMetrics } from './payments/payment-metrics.ts';
@@ -120,8 +121,13 @@ export async function startService(config: Config, options: { log?: Logger } = {
   const app = createApp(appDeps);
 
   // node:http with @hono/node-server's listener rather than its serve(), which cannot take an errorHandler
+  // requireHostHeader off: Node's answer to an HTTP/1.1 request without Host is a bare 400; requireHost's is JSON
   const server: Server = createServer(
-    withQuoteLane(getRequestListener(app.fetch, { hostname: config.host, errorHandler: answerUnbuildableRequests(log) }), { ...appDeps, cors: CORS }),
+    { requireHostHeader: false },
+    requireHost(
+      withQuoteLane(getRequestListener(app.fetch, { hostname: config.host, errorHandler: answerUnbuildableRequests(log) }), { ...appDeps, cors: CORS }),
+      errorShapeByPath(ERROR_SHAPES),
+    ),
   );
   answerParserErrors(server);
   await new Promise<void>((resolve, reject) => {

@@ -70,8 +70,14 @@ export function renderError(error: unknown, c: Context, log: Logger, shape: Erro
 
 /** The app's onError: each path's error in its surface's shape, the spec's where no surface claims the path. */
 export function renderErrorBySurface(log: Logger, surfaces: readonly SurfaceShape[]): (error: Error, c: Context) => Response {
+  const shapeFor = errorShapeByPath(surfaces);
+  return (error, c) => renderError(error, c, log, shapeFor(c.req.path));
+}
+
+/** The error shape of the surface a path belongs to: the longest prefix that matches, else the spec's. */
+export function errorShapeByPath(surfaces: readonly SurfaceShape[]): (path: string) => ErrorShape {
   const byLength = [...surfaces].sort((a, b) => b.prefix.length - a.prefix.length);
-  return (error, c) => renderError(error, c, log, byLength.find((s) => c.req.path.startsWith(s.prefix))?.shape ?? specErrorShape);
+  return (path) => byLength.find((surface) => path.startsWith(surface.prefix))?.shape ?? specErrorShape;
 }
 
 /**
