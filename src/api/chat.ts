@@ -50,8 +50,11 @@ export interface PreparedChat {
   amount: bigint;
   /** the whole answer at once */
   complete(): Promise<ChatOutcome>;
-  /** the answer piece by piece as the model produces it; rejects if the model fails or `signal` aborts */
-  stream(onText: (delta: string) => void, signal: AbortSignal): Promise<ChatOutcome>;
+  /**
+   * The answer piece by piece as the model produces it, the next piece read once `onText`'s promise (if any)
+   * resolves; rejects if the model fails or `signal` aborts.
+   */
+  stream(onText: (delta: string) => Promise<void> | undefined, signal: AbortSignal): Promise<ChatOutcome>;
 }
 
 export function prepareChat(call: ChatCall, { catalog, providers }: EndpointContext): PreparedChat {

@@ -146,6 +146,9 @@ function gateJson(c: Context, response: GateResponse): Response {
   return c.json(response.body, response.status as 200, response.headers);
 }
 
+/** What a stream's body holds that its client has not read yet, before the model is paused. */
+export const STREAM_BUFFER_BYTES = 64 * 1024;
+
 const SSE_HEADERS = {
   'Content-Type': 'text/event-stream; charset=utf-8',
   'Cache-Control': 'no-cache, no-transform',
@@ -162,21 +165,41 @@ async function respondStreamed(
   const client = new AbortController();
   let sink: ReadableStreamDefaultController<Uint8Array> | undefined;
   let open = true;
-  const body = new ReadableStream<Uint8Array>({
-    start(controller) {
-      sink = controller;
+  // Backpressure: the body holds at most STREAM_BUFFER_BYTES the client has not read; past that, write() returns a
+  // promise that resolves once the client reads again (pull) or leaves (cancel), and the events' run loop awaits it
+  // before it reads the next piece from the model.
+  let room: (() => void) | undefined;
+  const wake = () => {
+    room?.();
+    room = undefined;
+  };
+  const body = new ReadableStream<Uint8Array>(
+    {
+      start(controller) {
+        sink = controller;
+      },
+      pull: wake,
+      cancel() {
+        open = false;
+        wake();
+        client.abort(new Error('the client closed the stream before the answer was complete'));
+      },
     },
-    cancel() {
-      open = false;
-      client.abort(new Error('the client closed the stream before the answer was complete'));
-    },
-  });
-  const write = (text: string) => {
-    if (open && text) sink!.enqueue(encoder.encode(text));
+    new ByteLengthQueuingStrategy({ highWaterMark: STREAM_BUFFER_BYTES }),
+  );
+  const write = (text: string): Promise<void> | undefined => {
+    if (!open || !text) return undefined;
+    sink!.enqueue(encoder.encode(text));
+    if ((sink!.desiredSize ?? 0) > 0) return undefined;
+    return new Promise<void>((resolve) => {
+      const previous = room;
+      room = () => (previous?.(), resolve());
+    });
   };
   const close = () => {
     if (open) sink!.close();
     open = false;
+    wake();
   };
 
   let started!: (payment: WorkPayment) => void;
