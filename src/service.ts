@@ -25,6 +25,8 @@ import { chatEndpoint } from './api/chat.ts';
 import { imagesEndpoint } from './api/images.ts';
 import { ttsEndpoint } from './api/tts.ts';
 import { CORS, ERROR_SHAPES, createApp, type AppDeps } from './http/app.ts';
+import { HttpPaymentAnswers } from './http/payment-edge.ts';
+import { answerFrame } from './http/answer-frame.ts';
 import { answerParserErrors, answerUnbuildableRequests, requireHost } from './http/parser-errors.ts';
 import { errorShapeByPath } from './http/render-error.ts';
 import { withQuoteLane } from './http/quote-lane.ts';
@@ -101,6 +103,8 @@ export async function startService(config: Config, options: { log?: Logger } = {
     log,
     endpoints: ENDPOINTS,
     gate,
+    answers: new HttpPaymentAnswers(gate),
+    frame: answerFrame({ log, metrics, cors: CORS }),
     catalog,
     providers,
     media,
@@ -125,7 +129,7 @@ export async function startService(config: Config, options: { log?: Logger } = {
   const server: Server = createServer(
     { requireHostHeader: false },
     requireHost(
-      withQuoteLane(getRequestListener(app.fetch, { hostname: config.host, errorHandler: answerUnbuildableRequests(log) }), { ...appDeps, cors: CORS }),
+      withQuoteLane(getRequestListener(app.fetch, { hostname: config.host, errorHandler: answerUnbuildableRequests(log) }), appDeps),
       errorShapeByPath(ERROR_SHAPES),
     ),
   );
