@@ -90,6 +90,7 @@ export function prepareChat(call: ChatCall, { catalog, providers }: EndpointCont
       providerOptions: { [settings.providerOptionsKey]: options },
       maxRetries: settings.maxRetries,
       abortSignal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+      holdToMaxOutputTokens: settings.upstream,
     };
   };
   const amount = quoteChat(model, maxTokens, inputChars);
@@ -136,7 +137,13 @@ export function prepareChat(call: ChatCall, { catalog, providers }: EndpointCont
 function tokenUsage(usage: LanguageModelUsage): TokenUsage {
   const promptTokens = usage.inputTokens ?? 0;
   const completionTokens = usage.outputTokens ?? 0;
-  return { promptTokens, completionTokens, totalTokens: usage.totalTokens ?? promptTokens + completionTokens };
+  return {
+    promptTokens,
+    completionTokens,
+    totalTokens: usage.totalTokens ?? promptTokens + completionTokens,
+    ...(usage.inputTokenDetails?.cacheReadTokens !== undefined ? { cachedPromptTokens: usage.inputTokenDetails.cacheReadTokens } : {}),
+    ...(usage.outputTokenDetails?.reasoningTokens !== undefined ? { reasoningTokens: usage.outputTokenDetails.reasoningTokens } : {}),
+  };
 }
 
 export function newChatId(prefix: string): string {

@@ -25,6 +25,11 @@ export interface ChatCompletionRequest {
   providerOptions: SharedV4ProviderOptions;
   maxRetries: number;
   abortSignal: AbortSignal;
+  /**
+   * streamChat cuts a stream that goes past maxOutputTokens (an upstream that ignores it). Off for the embedded
+   * engines, which stop at it themselves and may hand on a token's text in several pieces.
+   */
+  holdToMaxOutputTokens?: boolean | undefined;
 }
 
 export interface ChatCompletion {
@@ -82,7 +87,7 @@ export const MAX_CHARS_PER_TOKEN = 64;
  * would send it twice). Resolves with the whole text and the usage once the model finishes; rejects when the
  * model fails mid-stream or the call is aborted.
  *
- * An upstream that streams past the maxOutputTokens it was given is cut there: counting one token per text event
+ * An upstream that streams past the maxOutputTokens it was given (holdToMaxOutputTokens) is cut there: counting one token per text event
  * (an event holds at least one) and MAX_CHARS_PER_TOKEN characters per token, the text past the limit is
  * never passed on, the upstream's stream is cancelled, and the completion finishes with 'length', its output
  * tokens the limit.
@@ -94,7 +99,8 @@ export async function streamChat(
 ): Promise<ChatCompletion> {
   const { model, options, retry, usageOf } = await prepareCall(languageModel, request);
   const { stream } = await retry(() => model.doStream(options));
-  const maxChars = request.maxOutputTokens * MAX_CHARS_PER_TOKEN;
+  const maxEvents = request.holdToMaxOutputTokens ? request.maxOutputTokens : Number.POSITIVE_INFINITY;
+  const maxChars = request.holdToMaxOutputTokens ? request.maxOutputTokens * MAX_CHARS_PER_TOKEN : Number.POSITIVE_INFINITY;
   let text = '';
   let events = 0;
   let finish: { usage: LanguageModelUsage; finishReason: string } | undefined;
@@ -106,7 +112,7 @@ export async function streamChat(
       if (done) break;
       if (part.type === 'text-delta' && part.delta.length > 0) {
         const delta = part.delta.slice(0, maxChars - text.length);
-        if (++events > request.maxOutputTokens || delta.length === 0) {
+        if (++events > maxEvents || delta.length === 0) {
           finish = cutAtLimit(request.maxOutputTokens);
           break;
         }
