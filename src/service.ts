@@ -31,6 +31,8 @@ import { answerParserErrors, answerUnbuildableRequests, requireHost } from './ht
 import { errorShapeByPath } from './http/render-error.ts';
 import { withQuoteLane } from './http/quote-lane.ts';
 import { HttpMetrics } from './http/metrics.ts';
+import { startTracing } from './tracing/otlp-tracing.ts';
+import { tracedPayments } from './tracing/traced-payments.ts';
 import { BACKLOG_CAP, PaymentMetrics } from './payments/payment-metrics.ts';
 import { checkReadiness } from './http/readiness-checks.ts';
 import { startSandbox, type Sandbox } from './sandbox/sandbox.ts';
@@ -92,7 +94,10 @@ export async function startService(config: Config, options: { log?: Logger } = {
   const catalog = new ModelCatalog(config.models, config.defaults);
   const providers = await ProviderRegistry.create(config, createLocalEngines(config));
   const metrics = new HttpMetrics();
-  const observe = new PaymentMetrics(metrics.registry, async () => (await ledger.listPending(BACKLOG_CAP)).length);
+  const paymentMetrics = new PaymentMetrics(metrics.registry, async () => (await ledger.listPending(BACKLOG_CAP)).length);
+  // OpenTelemetry loads only when tracing is configured; its observer then also tells each paid call's span
+  const tracing = await startTracing(config, log);
+  const observe = tracing ? tracedPayments(paymentMetrics) : paymentMetrics;
   const gate = new PaymentGate({ rails, ledger, media, log, observe, maxFailedAttempts: config.maxFailedAttempts });
   const reconciler = new Reconciler(
     { ledger, rails, media, log, observe },
@@ -110,6 +115,7 @@ export async function startService(config: Config, options: { log?: Logger } = {
     media,
     ledger,
     metrics,
+    tracing,
     extraRoutes: sandbox && sandboxPages(sandbox),
     readiness: () =>
       checkReadiness(
@@ -162,6 +168,7 @@ export async function startService(config: Config, options: { log?: Logger } = {
       await retention.stop();
       await ledgerRetention.stop();
       await heartbeat.stop();
+      await tracing?.shutdown();
       await sandbox?.stop();
       await ledger.close();
       closeMedia();

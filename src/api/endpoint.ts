@@ -29,6 +29,8 @@ export interface WorkOutput {
    * most the quote. Absent: the quote (the endpoint is not metered).
    */
   cost?: bigint | undefined;
+  /** why the model stopped (chat: 'stop', 'length', ...), for the call's trace */
+  finishReason?: string | undefined;
 }
 
 export interface PreparedCall {

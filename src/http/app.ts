@@ -33,6 +33,7 @@ import { paidResultForSignIn } from '../payments/sign-in-replay.ts';
 import { discoveryRoutes, paymentInfoByPath } from './discovery.ts';
 import { modelsListing } from './models-listing.ts';
 import type { HttpMetrics } from './metrics.ts';
+import type { Tracing } from '../tracing/paid-call-trace.ts';
 import type { ReadinessReport } from './readiness-checks.ts';
 
 export interface AppDeps {
@@ -47,6 +48,8 @@ export interface AppDeps {
   media: MediaStore;
   ledger: Ledger;
   metrics: HttpMetrics;
+  /** traces of the paid calls, when tracing is on (tracing/) */
+  tracing?: Tracing | undefined;
   /** what every answer carries and who is told of it (shared with the quote lane) */
   frame: AnswerFrame;
   /** what /healthz reports beyond liveness (mode, networks, sandbox RPC URLs) */

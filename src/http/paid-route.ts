@@ -30,6 +30,7 @@ import { toApiError } from './render-error.ts';
 import { plainResponse } from './response-headers.ts';
 import { carriesPayment, HTTP_NAMES, paymentFromHeaders, receiptHeaders, refusalError, type HeaderReader, type HttpPaymentAnswers, type PaymentAnswer, type PaymentRequiredContext } from './payment-edge.ts';
 import { streamDeadlineSignal } from '../api/stream-deadline.ts';
+import { currentCallTrace, type Tracing } from '../tracing/paid-call-trace.ts';
 
 export interface PaidRouteDeps {
   config: Config;
@@ -40,6 +41,8 @@ export interface PaidRouteDeps {
   providers: ProviderRegistry;
   media: MediaStore;
   metrics: HttpMetrics;
+  /** traces of the paid calls (tracing/), when the config turns tracing on */
+  tracing?: Tracing | undefined;
 }
 
 export interface PaidRoute {
@@ -87,12 +90,21 @@ export const CHARGE_HEADERS = [
 ] as const;
 
 export async function respondPaid(c: Context, deps: PaidRouteDeps, route: PaidRoute): Promise<Response> {
+  // a span per paid call (one that carries a payment), ended when it is answered or its stream ends
+  if (!deps.tracing || !carriesPayment((name) => c.req.header(name))) return respondPaidCall(c, deps, route);
+  const { prepared } = route;
+  const start = { capability: route.capability, model: prepared.model.id, provider: prepared.model.provider, route: route.path, quoted: prepared.amount };
+  return deps.tracing.trace({ ...start, streamed: prepared.events !== undefined }, () => respondPaidCall(c, deps, route));
+}
+
+async function respondPaidCall(c: Context, deps: PaidRouteDeps, route: PaidRoute): Promise<Response> {
   const { prepared } = route;
   let usage: Partial<TokenUsage> | undefined;
   const counted = (work: () => Promise<WorkOutput>): Promise<WorkOutput> =>
     deps.metrics.timeGeneration(route.capability, prepared.model.id, async () => {
       const result = await work();
       usage = result.usage;
+      traceWork(prepared.model.id, result);
       return result;
     });
   const request = { header: (name: string) => c.req.header(name), origin: requestOrigin(c, deps.config) };
@@ -100,6 +112,7 @@ export async function respondPaid(c: Context, deps: PaidRouteDeps, route: PaidRo
   if (prepared.events) return respondStreamed(c, deps, route, prepared.events, paid, counted);
 
   const outcome = await deps.gate.process(paid.call);
+  traceOutcome(outcome);
   if (outcome.kind !== 'delivered') return answerJson(c, deps.answers.render(outcome, paid.context, paid.call.payment));
   const headers = { ...receiptHeaders(outcome.receipt, outcome.wires), ...chargeHeaders(outcome.receipt.amount!, usage ?? route.usageOf?.(outcome.body)) };
   if (route.deliver) return route.deliver(outcome.body, headers);
@@ -213,6 +226,7 @@ async function respondStreamed(
     if (open) sink!.close();
     open = false;
     wake();
+    currentCallTrace()?.streamClosed();
   };
 
   let started!: (payment: WorkPayment) => void;
@@ -231,6 +245,7 @@ async function respondStreamed(
   if (first === 'answered') {
     // no work ran: a refusal (402, 409, an error) answered as usual, or a kept result replayed as a stream
     const outcome = await answered;
+    traceOutcome(outcome);
     if (outcome.kind !== 'delivered') return answerJson(c, deps.answers.render(outcome, paid.context, paid.call.payment));
     const charged = outcome.receipt.amount!;
     write(events.end(outcome.body, streamReceipt(outcome), true));
@@ -243,7 +258,10 @@ async function respondStreamed(
   const headers = { ...SSE_HEADERS, ...(first.charge === undefined ? {} : chargeHeaders(first.charge, undefined)) };
   answered
     .then(
-      (outcome) => write(outcome.kind === 'delivered' ? events.end(outcome.body, streamReceipt(outcome), false) : events.failure(streamFailure(outcome, paid.call.payment))),
+      (outcome) => {
+        traceOutcome(outcome, client.signal.aborted);
+        write(outcome.kind === 'delivered' ? events.end(outcome.body, streamReceipt(outcome), false) : events.failure(streamFailure(outcome, paid.call.payment)));
+      },
       (error: unknown) => {
         const apiError = toApiError(error) ?? new ApiError(500, 'internal_error', 'internal error; nothing was charged');
         write(events.failure({ status: apiError.status, code: apiError.code, message: apiError.message }));
@@ -251,6 +269,24 @@ async function respondStreamed(
     )
     .finally(close);
   return new Response(body, { status: 200, headers });
+}
+
+/** The paid call's trace (if traced) told what the work produced: the model that answered, the tokens it used. */
+function traceWork(model: string, output: WorkOutput): void {
+  const trace = currentCallTrace();
+  trace?.response(model, output.finishReason);
+  trace?.usage(output.usage);
+}
+
+/** The paid call's trace (if traced) told how its payment ended. */
+function traceOutcome(outcome: PaymentOutcome, clientLeft = false): void {
+  const trace = currentCallTrace();
+  if (!trace) return;
+  if (outcome.kind === 'delivered') trace.state('delivered', outcome.receipt);
+  else if (clientLeft) trace.state('aborted', undefined, 'the client left before the answer was complete');
+  else if (outcome.kind === 'payment_required') trace.state('payment_required', outcome.failed?.receipt, outcome.reason);
+  else if (outcome.kind === 'pending') trace.state('pending', outcome.transaction ? { transaction: outcome.transaction } : undefined);
+  else trace.state('refused', outcome.transaction ? { transaction: outcome.transaction } : undefined, outcome.code);
 }
 
 /** The settlement receipt a stream's last event carries, with the amount charged. */
