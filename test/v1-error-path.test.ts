@@ -74,6 +74,26 @@ test('an upstream failure on /v1 is a 502 in OpenAI\'s shape, logged as a warnin
   assert.ok(!captured.lines.some((line) => line.level === 50), 'nothing at error level');
 });
 
+test('a model failing mid-stream on /v1 ends the stream with an error event, and is logged by the same rule', async () => {
+  const buyer = await fundedEvmBuyer(service, ['base']);
+  const body = { model: 'up/chat', messages: [{ role: 'user', content: PROMPT }], stream: true };
+  const quote = await postJson(`${service.url}/v1/chat/completions`, body, { 'X-Network': 'base' });
+  const requirement = ((await quote.json()) as { accepts: PaymentRequirements[] }).accepts.find((offer) => offer.scheme === 'exact')!;
+  upstream.fail(CHAT_PATH, { kind: 'stream-cut', afterChunks: 3 });
+  const logged = captured.lines.length;
+  const response = await postJson(`${service.url}/v1/chat/completions`, body, { 'X-PAYMENT': await signEvmProof(buyer, requirement, 8453) });
+  assert.equal(response.status, 200);
+  const events = (await response.text()).split('\n\n').filter(Boolean);
+  const last = JSON.parse(events.at(-1)!.slice('data: '.length)) as { error: { type: string; code: string } };
+  assert.deepEqual([last.error.type, last.error.code], ['api_error', 'upstream_error']);
+
+  const line = await until('the failure\'s log line', () => captured.lines.slice(logged).find((l) => l.level === 40 && l.reqId !== undefined));
+  assert.ok(line.cause);
+  const since = JSON.stringify(captured.lines.slice(logged));
+  assert.ok(!since.includes('zebras') && !since.includes('"messages"'), 'no prompt, no body');
+  assert.ok(!captured.lines.slice(logged).some((l) => l.level === 50));
+});
+
 test('a client hanging up mid-upload on /v1 is a quiet 499 in the metrics, not an unhandled 500', async () => {
   const { port } = new URL(service.url);
   const socket = connect(Number(port), '127.0.0.1');

@@ -10,6 +10,7 @@
 // Under `upto` the charge is the streamed answer's metered cost, known only after the last token: the stream's
 // headers then carry no amount, and its last event's receipt says what was charged.
 import type { Context } from 'hono';
+import type { Logger } from 'pino';
 import type { Config } from '../config/load.ts';
 import type { Capability } from '../config/schema.ts';
 import type { EndpointContext, EventStream, PreparedCall, StreamFailure, StreamReceipt, WorkOutput } from '../api/endpoint.ts';
@@ -20,13 +21,12 @@ import type { ProviderRegistry } from '../providers/registry.ts';
 import type { MediaStore } from '../media/media-store.ts';
 import type { TokenUsage } from '../pricing/token-usage.ts';
 import type { HttpMetrics } from './metrics.ts';
-import { ApiError } from '../errors.ts';
 import { formatUsdc } from '../pricing/usdc.ts';
 import { requestOrigin } from './origin.ts';
 import { signInChallenge } from '../x402/sign-in-with-x.ts';
 import { requestHash } from '../lib/canonical-json.ts';
 import { settlesFirst } from '../payments/settle-first.ts';
-import { toApiError } from './render-error.ts';
+import { errorAnswer } from './render-error.ts';
 import { plainResponse } from './response-headers.ts';
 import { carriesPayment, HTTP_NAMES, paymentFromHeaders, receiptHeaders, refusalError, type HeaderReader, type HttpPaymentAnswers, type PaymentAnswer, type PaymentRequiredContext } from './payment-edge.ts';
 import { streamDeadlineSignal } from '../api/stream-deadline.ts';
@@ -43,6 +43,8 @@ export interface PaidRouteDeps {
   metrics: HttpMetrics;
   /** traces of the paid calls (tracing/), when the config turns tracing on */
   tracing?: Tracing | undefined;
+  /** where a stream's failure is logged, through the one error path (render-error.ts) */
+  log: Logger;
 }
 
 export interface PaidRoute {
@@ -263,8 +265,9 @@ async function respondStreamed(
         write(outcome.kind === 'delivered' ? events.end(outcome.body, streamReceipt(outcome), false) : events.failure(streamFailure(outcome, paid.call.payment)));
       },
       (error: unknown) => {
-        const apiError = toApiError(error) ?? new ApiError(500, 'internal_error', 'internal error; nothing was charged');
-        write(events.failure({ status: apiError.status, code: apiError.code, message: apiError.message }));
+        // decided and logged as on every route (errorAnswer); the stream's last event says it in the surface's shape
+        const { status, code, message } = errorAnswer(error, c, deps.log);
+        write(events.failure({ status, code, message }));
       },
     )
     .finally(close);
