@@ -51,8 +51,11 @@ export interface PreparedChat {
   amount: bigint;
   /** the whole answer at once */
   complete(): Promise<ChatOutcome>;
-  /** the answer piece by piece as the model produces it; rejects if the model fails or `signal` aborts */
-  stream(onText: (delta: string) => void, signal: AbortSignal): Promise<ChatOutcome>;
+  /**
+   * The answer piece by piece as the model produces it, the next piece read once `onText`'s promise (if any)
+   * resolves; rejects if the model fails or `signal` aborts.
+   */
+  stream(onText: (delta: string) => Promise<void> | undefined, signal: AbortSignal): Promise<ChatOutcome>;
 }
 
 export function prepareChat(call: ChatCall, { catalog, providers }: EndpointContext): PreparedChat {
@@ -87,6 +90,7 @@ export function prepareChat(call: ChatCall, { catalog, providers }: EndpointCont
       providerOptions: { [settings.providerOptionsKey]: options },
       maxRetries: settings.maxRetries,
       abortSignal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+      holdToMaxOutputTokens: settings.upstream,
     };
   };
   const amount = quoteChat(model, maxTokens, inputChars);
@@ -113,7 +117,7 @@ export function prepareChat(call: ChatCall, { catalog, providers }: EndpointCont
       const counted = (delta: string) => {
         sent += delta;
         pieces += 1;
-        onText(delta);
+        return onText(delta); // its promise is the client's backpressure: the next piece waits for it
       };
       try {
         return checked(await streamChat(providers.language(model), request(signal), counted));
@@ -133,7 +137,13 @@ export function prepareChat(call: ChatCall, { catalog, providers }: EndpointCont
 function tokenUsage(usage: LanguageModelUsage): TokenUsage {
   const promptTokens = usage.inputTokens ?? 0;
   const completionTokens = usage.outputTokens ?? 0;
-  return { promptTokens, completionTokens, totalTokens: usage.totalTokens ?? promptTokens + completionTokens };
+  return {
+    promptTokens,
+    completionTokens,
+    totalTokens: usage.totalTokens ?? promptTokens + completionTokens,
+    ...(usage.inputTokenDetails?.cacheReadTokens !== undefined ? { cachedPromptTokens: usage.inputTokenDetails.cacheReadTokens } : {}),
+    ...(usage.outputTokenDetails?.reasoningTokens !== undefined ? { reasoningTokens: usage.outputTokenDetails.reasoningTokens } : {}),
+  };
 }
 
 export function newChatId(prefix: string): string {

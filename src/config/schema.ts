@@ -217,6 +217,19 @@ export const configSchema = z
       .regex(/^postgres(ql)?:\/\//, 'a postgres:// or postgresql:// connection string')
       .optional(),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    /**
+     * OpenTelemetry traces of the paid calls (docs/observability.md), exported over OTLP/HTTP (JSON). Off unless
+     * `endpoint` is set (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT / OTEL_EXPORTER_OTLP_ENDPOINT is).
+     */
+    tracing: z
+      .object({
+        /** the OTLP/HTTP traces URL, e.g. http://collector:4318/v1/traces; absent: tracing is off */
+        endpoint: z.url().optional(),
+        serviceName: z.string().min(1).default('x402-ai-gateway'),
+        /** how long finished spans wait to be exported together */
+        exportDelayMs: z.number().int().positive().default(5_000),
+      })
+      .default({ serviceName: 'x402-ai-gateway', exportDelayMs: 5_000 }),
     bodyLimitBytes: z.number().int().positive().default(256 * 1024),
     /**
      * Sandbox mode: local chains with test USDC for every network listed here, started in-process.

@@ -4,4 +4,8 @@ export interface TokenUsage {
   promptTokens: number;
   completionTokens: number;
   totalTokens: number;
+  /** prompt tokens read from the provider's cache, when it reports them */
+  cachedPromptTokens?: number | undefined;
+  /** completion tokens spent on reasoning, when the model reports them */
+  reasoningTokens?: number | undefined;
 }

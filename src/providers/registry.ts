@@ -43,6 +43,8 @@ export interface CallSettings {
   maxRetries: number;
   /** key under which `options` are passed as AI SDK providerOptions */
   providerOptionsKey: string;
+  /** an upstream provider over the network (not an embedded engine): its streams are held to the tokens it was given */
+  upstream: boolean;
 }
 
 interface Upstream {
@@ -106,8 +108,8 @@ export class ProviderRegistry {
   settings(model: ModelConfig): CallSettings {
     const upstream = this.config.providers[model.provider];
     return upstream
-      ? { timeoutMs: upstream.timeoutMs, maxRetries: upstream.maxRetries, providerOptionsKey: model.provider }
-      : { timeoutMs: 120_000, maxRetries: 0, providerOptionsKey: model.provider };
+      ? { timeoutMs: upstream.timeoutMs, maxRetries: upstream.maxRetries, providerOptionsKey: model.provider, upstream: true }
+      : { timeoutMs: 120_000, maxRetries: 0, providerOptionsKey: model.provider, upstream: false };
   }
 
   /** the schema `options` must fit for this model, when its engine declares one */

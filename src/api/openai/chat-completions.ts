@@ -117,7 +117,7 @@ interface ChunkHead {
 function chunkEvents(
   request: OpenAIChatRequest,
   head: ChunkHead,
-  stream: (onText: (delta: string) => void, signal: AbortSignal) => ReturnType<EventStream['run']>,
+  stream: (onText: (delta: string) => Promise<void> | undefined, signal: AbortSignal) => ReturnType<EventStream['run']>,
 ): EventStream {
   const chunk = (choices: unknown[], extra: Record<string, unknown> = {}) =>
     sseData({ ...head, object: 'chat.completion.chunk', choices, ...extra });

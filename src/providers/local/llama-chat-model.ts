@@ -383,13 +383,20 @@ export class LlamaChatModel implements LanguageModelV4 {
   }
 
   async doStream(options: LanguageModelV4CallOptions): Promise<LanguageModelV4StreamResult> {
+    // a reader that cancels (the client left, a caller that stopped reading) closes the stream while the engine
+    // may still hand on a token before its abort signal stops it: nothing is enqueued after that
+    let cancelled = false;
     const stream = new ReadableStream<LanguageModelV4StreamPart>({
+      cancel: () => {
+        cancelled = true;
+      },
       start: (controller) => {
         const id = 'text-0';
         let started = false;
         controller.enqueue({ type: 'stream-start', warnings: this.warningsFor(options) });
         controller.enqueue({ type: 'response-metadata', modelId: this.modelId, timestamp: new Date() });
         const run = this.run(options, (delta) => {
+          if (cancelled) return;
           if (!started) {
             controller.enqueue({ type: 'text-start', id });
             started = true;
@@ -398,11 +405,13 @@ export class LlamaChatModel implements LanguageModelV4 {
         });
         run.then(
           (result) => {
+            if (cancelled) return;
             if (started) controller.enqueue({ type: 'text-end', id });
             controller.enqueue({ type: 'finish', usage: result.usage, finishReason: result.finishReason });
             controller.close();
           },
           (error: unknown) => {
+            if (cancelled) return;
             controller.enqueue({ type: 'error', error });
             controller.close();
           },
