@@ -111,6 +111,13 @@ export class ProviderRegistry {
     return upstream;
   }
 
+  /**
+   * What the gateway fetches a client's image URLs with: public addresses only, connected to as checked, no
+   * redirects (the same guard as an upstream's image URLs). No http(s) URL has the origin "null", so every one
+   * takes the guarded path.
+   */
+  readonly publicFetch: typeof fetch = (input, init) => guardOtherOrigins('null', this.downloads, this.downloads)(input, init);
+
   settings(model: ModelConfig): CallSettings {
     const upstream = this.config.providers[model.provider];
     return upstream
