@@ -19,6 +19,7 @@ import type { RunningService } from '../src/service.ts';
 
 const OA = 'up/openai';
 const AN = 'up/anthropic';
+const PLAIN = 'up/plain';
 const FUNDS = 10_000_000n;
 const PRICE = { perRequest: '1000', perThousandOutputTokens: '2000', perThousandInputChars: '100' };
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
@@ -64,7 +65,13 @@ before(async () => {
         oa: { type: 'openai-compatible', baseURL: openaiUp.baseURL, timeoutMs: 30_000, maxRetries: 0 },
         an: { type: 'anthropic', baseURL: anthropicUp.baseURL, timeoutMs: 30_000, maxRetries: 0 },
       },
-      models: [...embeddedModels(), upstreamModel(OA, 'oa', 'gpt-test'), upstreamModel(AN, 'an', 'claude-sonnet-4-5')],
+      models: [
+        ...embeddedModels(),
+        upstreamModel(OA, 'oa', 'gpt-test'),
+        upstreamModel(AN, 'an', 'claude-sonnet-4-5'),
+        // an operator's older model: text only, whole answers
+        { ...upstreamModel(PLAIN, 'oa', 'plain-1'), supports: { tools: false, jsonSchema: false, vision: false, streaming: false } },
+      ],
     },
   });
 });
@@ -237,5 +244,32 @@ describe('remote images', () => {
     });
     assert.equal(openaiUp.received.length, before, 'the model was never called');
     assert.equal(await spent(buyer), 0n);
+  });
+});
+
+describe('a model that lacks a feature', () => {
+  test('each request using it is a 400 naming the field, before any price, free', async () => {
+    const buyer = await fundedEvmBuyer(service, ['base'], FUNDS);
+    const openai = exactClient(buyer);
+    const before = openaiUp.received.length;
+    const refused = async (body: Record<string, unknown>, param: string) => {
+      await assert.rejects(openai.chat.completions.create({ model: PLAIN, messages: [{ role: 'user', content: 'hi' }], ...body } as never), (error: unknown) => {
+        assert.ok(error instanceof OpenAI.BadRequestError, String(error));
+        assert.equal(error.param, param);
+        assert.match(error.message, new RegExp(`model ${PLAIN} does not support`));
+        return true;
+      });
+    };
+    await refused({ tools }, 'tools');
+    await refused({ tool_choice: 'required', tools }, 'tools');
+    await refused({ response_format: { type: 'json_object' } }, 'response_format');
+    await refused({ response_format: { type: 'json_schema', json_schema: { name: 'x', schema: weather } } }, 'response_format');
+    await refused({ stream: true }, 'stream');
+    await refused({ messages: conversation.slice(0, 2) }, 'messages[1].content[1]');
+    // what it can do still works: a plain question
+    const answer = await openai.chat.completions.create({ model: PLAIN, messages: [{ role: 'user', content: 'hi' }] });
+    assert.equal(answer.choices[0]!.message.content, ANSWER_TEXT);
+    assert.equal(openaiUp.received.length, before + 1, 'only the plain question reached the upstream');
+    assert.equal(await spent(buyer), await quote({ model: PLAIN, messages: [{ role: 'user', content: 'hi' }] }), 'the refusals cost nothing');
   });
 });
