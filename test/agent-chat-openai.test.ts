@@ -225,9 +225,9 @@ describe('refusals cost nothing and name the field', () => {
     const image = { type: 'image_url', image_url: { url: `data:image/png;base64,${Buffer.from('not really a png').toString('base64')}` } };
     await refused({ messages: [{ role: 'user', content: [{ type: 'text', text: 'what is this?' }, image] }] }, 'messages[0].content[1]', /does not support image input/);
     await refused(
-      { tools: [{ type: 'function', function: { name: 'code', parameters: { type: 'object', properties: { id: { type: 'string', pattern: '^[A-Z]+$' } } } } }] },
+      { tools: [{ type: 'function', function: { name: 'code', parameters: { type: 'object', properties: { id: { type: 'string', pattern: '^[a-z]{5}-[0-9]{3}$' } } } } }] },
       'tools[0].function.parameters',
-      /properties\/id: the keyword pattern/,
+      /properties\/id\/pattern: the keyword pattern/,
     );
     await refused({ tools: [weatherTool], tool_choice: { type: 'function', function: { name: 'nope' } } }, 'tool_choice', /nope/);
     await refused({ tool_choice: 'required' }, 'tool_choice', /no tools/);
