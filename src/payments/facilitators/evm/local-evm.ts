@@ -35,6 +35,8 @@ import {
 import { MULTICALL3_ADDRESS } from './multicall3-abi.ts';
 import { settlementFromChain } from './evm-settlement-check.ts';
 import type { NonceAllocator, PendingCount } from '../../../store/nonce-allocator.ts';
+import { INVALID_NETWORK, INVALID_PAYLOAD, INVALID_PAYMENT_REQUIREMENTS, INVALID_SCHEME, INVALID_TRANSACTION_STATE, SETTLEMENT_RECEIPT_TIMEOUT, SETTLEMENT_REJECTED, SETTLEMENT_REPLACED, TRANSACTION_SIMULATION_FAILED } from '../../reasons.ts';
+import { INVALID_EXACT_EVM_PAYLOAD_AUTHORIZATION_VALID_AFTER, INVALID_EXACT_EVM_PAYLOAD_AUTHORIZATION_VALID_BEFORE, INVALID_EXACT_EVM_PAYLOAD_AUTHORIZATION_VALUE, INVALID_EXACT_EVM_PAYLOAD_RECIPIENT_MISMATCH, INVALID_EXACT_EVM_PAYLOAD_SIGNATURE } from './exact-reasons.ts';
 
 export interface LocalEvmFacilitatorOptions {
   network: EvmNetwork;
@@ -192,7 +194,7 @@ export class LocalEvmFacilitator implements Facilitator {
         : await sendAndWatch(this.#sender, call, timeoutMs, this.#pollingIntervalMs);
       if (sent.status === 'rejected') {
         // Nothing left this process, or the node refused it: a certain failure.
-        const reason = isRevert(sent.error) ? reasonForRevert(sent.error, 'settlement_rejected') : 'settlement_rejected';
+        const reason = isRevert(sent.error) ? reasonForRevert(sent.error, SETTLEMENT_REJECTED) : SETTLEMENT_REJECTED;
         return { status: 'failed', reason, payer };
       }
       if (sent.status === 'uncertain') {
@@ -203,16 +205,16 @@ export class LocalEvmFacilitator implements Facilitator {
         // A batch transaction succeeds even when our call in it failed: only our AuthorizationUsed event says it moved.
         return receiptUsesAuthorization(watched.receipt, this.#asset, auth.from, auth.nonce)
           ? { status: 'settled', transaction: sent.transaction, payer }
-          : { status: 'failed', reason: 'invalid_transaction_state', payer, transaction: sent.transaction };
+          : { status: 'failed', reason: INVALID_TRANSACTION_STATE, payer, transaction: sent.transaction };
       }
       // Broadcast but unconfirmed: it may still land, so this is never reported as a failure.
-      if (watched.status === 'timeout') return { status: 'unknown', reason: 'settlement_receipt_timeout', payer, transaction: sent.transaction };
+      if (watched.status === 'timeout') return { status: 'unknown', reason: SETTLEMENT_RECEIPT_TIMEOUT, payer, transaction: sent.transaction };
       // Replaced: ours can never be mined. If the authorization was used anyway (by another transaction),
       // it is settled; if not, it is sent again with a new nonce (the token lets it through once at most).
       const used = await this.#authorizationUsed(auth).catch(() => undefined);
       if (used === true) return { status: 'settled', transaction: await this.#settlingTransaction(auth.from, auth.nonce), payer };
       if (used === undefined || attempt >= MAX_REPLACED_RETRIES || Date.now() >= deadline) {
-        return { status: 'unknown', reason: 'settlement_replaced', payer, transaction: sent.transaction };
+        return { status: 'unknown', reason: SETTLEMENT_REPLACED, payer, transaction: sent.transaction };
       }
     }
   }
@@ -236,7 +238,7 @@ export class LocalEvmFacilitator implements Facilitator {
     transaction: string,
   ): Promise<SettleOutcome> {
     const parsed = evmExactPayloadSchema.safeParse(proof.payload);
-    if (!parsed.success) return { status: 'failed', reason: 'invalid_payload' };
+    if (!parsed.success) return { status: 'failed', reason: INVALID_PAYLOAD };
     const { from, nonce, validBefore } = parsed.data.authorization;
     return settlementFromChain({
       client: this.#public,
@@ -252,8 +254,8 @@ export class LocalEvmFacilitator implements Facilitator {
         }),
       // past validBefore no block can include it any more
       expired: (timestamp) => timestamp >= BigInt(validBefore),
-      revertedReason: 'invalid_transaction_state',
-      expiredReason: 'invalid_exact_evm_payload_authorization_valid_before',
+      revertedReason: INVALID_TRANSACTION_STATE,
+      expiredReason: INVALID_EXACT_EVM_PAYLOAD_AUTHORIZATION_VALID_BEFORE,
       findTransaction: () => this.#settlingTransaction(from as Address, nonce as Hex),
       carried: (receipt) => receiptUsesAuthorization(receipt, this.#asset, from as Address, nonce as Hex),
       rebroadcast: () => this.#sender.rebroadcast(),
@@ -273,17 +275,17 @@ export class LocalEvmFacilitator implements Facilitator {
   }
 
   async #checkOffChain(proof: PaymentProof, requirement: PaymentRequirement, options = { signature: true }): Promise<CheckedOffChain> {
-    if (proof.scheme !== 'exact' || requirement.scheme !== 'exact') return invalid('invalid_scheme');
+    if (proof.scheme !== 'exact' || requirement.scheme !== 'exact') return invalid(INVALID_SCHEME);
     if (proof.network !== requirement.network || requirement.network !== this.#network.name) {
-      return invalid('invalid_network');
+      return invalid(INVALID_NETWORK);
     }
     const parsed = evmExactPayloadSchema.safeParse(proof.payload);
-    if (!parsed.success) return invalid('invalid_payload');
+    if (!parsed.success) return invalid(INVALID_PAYLOAD);
     const { signature, authorization: a } = parsed.data;
     const payer = a.from;
 
     if (requirement.amount < 0n || !isAddress(requirement.payTo, { strict: false })) {
-      return invalid('invalid_payment_requirements', payer);
+      return invalid(INVALID_PAYMENT_REQUIREMENTS, payer);
     }
     if (!isAddress(requirement.asset, { strict: false }) || !isAddressEqual(requirement.asset, this.#asset)) {
       return invalid('asset_mismatch', payer);
@@ -293,16 +295,16 @@ export class LocalEvmFacilitator implements Facilitator {
       return invalid('eip712_domain_mismatch', payer);
     }
     if (!isAddressEqual(a.to as Address, requirement.payTo as Address)) {
-      return invalid('invalid_exact_evm_payload_recipient_mismatch', payer);
+      return invalid(INVALID_EXACT_EVM_PAYLOAD_RECIPIENT_MISMATCH, payer);
     }
     // Exactly the price: less is underpayment, more is a client bug we will not profit from.
     if (BigInt(a.value) !== requirement.amount) {
-      return invalid('invalid_exact_evm_payload_authorization_value', payer);
+      return invalid(INVALID_EXACT_EVM_PAYLOAD_AUTHORIZATION_VALUE, payer);
     }
     const now = BigInt(this.#now());
-    if (BigInt(a.validAfter) > now) return invalid('invalid_exact_evm_payload_authorization_valid_after', payer);
+    if (BigInt(a.validAfter) > now) return invalid(INVALID_EXACT_EVM_PAYLOAD_AUTHORIZATION_VALID_AFTER, payer);
     if (BigInt(a.validBefore) < now + MIN_SECONDS_LEFT) {
-      return invalid('invalid_exact_evm_payload_authorization_valid_before', payer);
+      return invalid(INVALID_EXACT_EVM_PAYLOAD_AUTHORIZATION_VALID_BEFORE, payer);
     }
 
     const auth: Authorization = {
@@ -314,7 +316,7 @@ export class LocalEvmFacilitator implements Facilitator {
       nonce: a.nonce as Hex,
       signature: signature as Hex,
     };
-    if (options.signature && !(await this.#signedByPayer(auth))) return invalid('invalid_exact_evm_payload_signature', payer);
+    if (options.signature && !(await this.#signedByPayer(auth))) return invalid(INVALID_EXACT_EVM_PAYLOAD_SIGNATURE, payer);
     return { ok: true, auth };
   }
 
@@ -355,7 +357,7 @@ export class LocalEvmFacilitator implements Facilitator {
       return { ok: true, auth, gas };
     } catch (error) {
       if (!isRevert(error)) throw error;
-      return invalid(reasonForRevert(error, 'transaction_simulation_failed'), auth.from);
+      return invalid(reasonForRevert(error, TRANSACTION_SIMULATION_FAILED), auth.from);
     }
   }
 }

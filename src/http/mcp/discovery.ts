@@ -3,10 +3,10 @@
 import { readFileSync } from 'node:fs';
 import { declareDiscoveryExtension } from '@x402/extensions/bazaar';
 import { declarePaymentIdentifierExtension, PAYMENT_IDENTIFIER } from '@x402/extensions/payment-identifier';
-import type { Config } from '../config/load.ts';
-import type { ModelCatalog } from '../providers/catalog.ts';
-import { BAZAAR, compactSchema } from '../http/bazaar.ts';
-import { NETWORKS, type NetworkName } from '../x402/networks.ts';
+import type { Config } from '../../config/load.ts';
+import type { ModelCatalog } from '../../providers/catalog.ts';
+import { BAZAAR, compactSchema } from '../bazaar.ts';
+import { NETWORKS, type NetworkName } from '../../x402/networks.ts';
 import type { PaidTool } from './tools.ts';
 
 export const MCP_PATH = '/mcp';
@@ -40,7 +40,7 @@ function bazaarMcpExtension(tool: PaidTool, catalog: ModelCatalog): unknown {
   return declared[BAZAAR];
 }
 
-export const packageVersion = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+export const packageVersion = (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 /** A registry name for this deployment: its host reversed (the namespace the operator proves by DNS), then the service. */
 export function registryName(config: Config, origin: string): string {
