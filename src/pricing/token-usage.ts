@@ -4,8 +4,8 @@ export interface TokenUsage {
   promptTokens: number;
   completionTokens: number;
   totalTokens: number;
-  /** prompt tokens read from the provider's cache, when it reports them */
-  cachedPromptTokens?: number | undefined;
-  /** completion tokens spent on reasoning, when the model reports them */
+  /** of promptTokens, those the provider reports as read from its prompt cache (priced by cachedInputPercent) */
+  cachedInputTokens?: number | undefined;
+  /** of completionTokens, those the provider reports as reasoning */
   reasoningTokens?: number | undefined;
 }

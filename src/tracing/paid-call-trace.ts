@@ -95,7 +95,7 @@ export class PaidCallTrace {
   usage(usage: TokenUsage | undefined): void {
     if (!usage) return;
     this.set({ 'gen_ai.usage.input_tokens': usage.promptTokens, 'gen_ai.usage.output_tokens': usage.completionTokens });
-    if (usage.cachedPromptTokens !== undefined) this.set({ 'gen_ai.usage.cache_read.input_tokens': usage.cachedPromptTokens });
+    if (usage.cachedInputTokens !== undefined) this.set({ 'gen_ai.usage.cache_read.input_tokens': usage.cachedInputTokens });
     if (usage.reasoningTokens !== undefined) this.set({ 'gen_ai.usage.reasoning.output_tokens': usage.reasoningTokens });
   }
 
