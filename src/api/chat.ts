@@ -14,7 +14,7 @@ import { allowedOptions, type Endpoint, type EndpointContext, type PreparedCall 
 import { parseOrThrow } from './validate.ts';
 import { specChatEvents } from './chat-events.ts';
 import { chatOutput } from './chat-output.ts';
-import type { ChatDelta, ChatFinishReason, ChatResponseFormat, ChatTool, ChatToolCall, ChatToolsRequest } from './chat-model.ts';
+import type { ChatDelta, ChatFinishReason, ChatResponseFormat, ChatTool, ChatToolCall, ChatToolsRequest } from '../providers/chat-model.ts';
 import type { DownloadFunction } from 'ai/internal';
 import { isStreamDeadline } from './stream-deadline.ts';
 

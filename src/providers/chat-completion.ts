@@ -21,7 +21,7 @@ import type {
   SharedV4ProviderOptions,
 } from '@ai-sdk/provider';
 import { loadAiInternal } from './ai-sdk.ts';
-import type { ChatDelta, ChatToolCall } from '../api/chat-model.ts';
+import type { ChatDelta, ChatToolCall } from './chat-model.ts';
 
 export interface ChatCompletionRequest {
   messages: ModelMessage[];

@@ -10,7 +10,7 @@
 // the openai SDK raises as an APIError.
 import type { AssistantContent, ModelMessage, UserContent } from 'ai';
 import type { JSONSchema7 } from '@ai-sdk/provider';
-import { parseToolArguments, toolNameOf, type ChatDelta, type ChatResponseFormat, type ChatToolChoice } from '../chat-model.ts';
+import { parseToolArguments, toolNameOf, type ChatDelta, type ChatResponseFormat, type ChatToolChoice } from '../../providers/chat-model.ts';
 import { imageDownloader, imageInput } from '../image-input.ts';
 import { ApiError } from '../../errors.ts';
 import type { EndpointContext, EventStream, PreparedCall, StreamReceipt } from '../endpoint.ts';
