@@ -21,7 +21,7 @@ import type { PaymentRail } from './payments/rails.ts';
 import { ModelCatalog } from './providers/catalog.ts';
 import { ProviderRegistry } from './providers/registry.ts';
 import { createLocalEngines } from './providers/local/index.ts';
-import { chatEndpoint } from './api/chat.ts';
+import { chatEndpoint } from './api/chat-endpoint.ts';
 import { imagesEndpoint } from './api/images.ts';
 import { ttsEndpoint } from './api/tts.ts';
 import { CORS, ERROR_SHAPES, createApp, type AppDeps } from './http/app.ts';
