@@ -1,5 +1,6 @@
 # The gateway as a container image: dependencies installed in one stage, only what runs copied into the next.
-# Not built or run by this project's tests (no Docker engine where they run): see README "Deploying".
+# No Docker engine where the tests run: `npm run check-dockerfile` (in .ci/run) proves every COPY source below is in
+# the build context .dockerignore leaves. Running it: docs/docker.md.
 # the Node the `node` package of package.json pins, on Debian 12 (glibc: the prebuilt binaries need it)
 ARG NODE_IMAGE=node:24.21.0-bookworm-slim
 
