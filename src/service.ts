@@ -75,10 +75,14 @@ export async function startService(config: Config, options: { log?: Logger } = {
 
   let sandbox: Sandbox | undefined;
   if (config.sandbox.enabled) {
-    sandbox = await startSandbox(config.sandbox.networks, config.settlementTimeoutMs, { settlementBatching: config.settlementBatching });
+    const { host, portBase, publicHost } = config.sandbox;
+    sandbox = await startSandbox(config.sandbox.networks, config.settlementTimeoutMs, {
+      settlementBatching: config.settlementBatching,
+      listen: { host, portBase, publicHost },
+    });
     for (const [name, chain] of sandbox.chains) if (!rails.has(name)) rails.set(name, chain.rail);
     log.warn(
-      { networks: Object.fromEntries([...sandbox.chains].map(([name, chain]) => [name, chain.rpcUrl])) },
+      { networks: Object.fromEntries([...sandbox.chains].map(([name, chain]) => [name, chain.publicRpcUrl])) },
       'SANDBOX MODE: payments use local test chains and test USDC; no real funds move. POST /sandbox/faucet funds any address.',
     );
   }
