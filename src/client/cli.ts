@@ -316,4 +316,22 @@ function terms(m: ListedModel): string {
   return parts.join('; ');
 }
 
-runCommand('x402-ai', USAGE, () => run().finally(() => progress.done()), [[MaxPriceExceededError, 3]]);
+/**
+ * A payment the address cannot cover (the chain's insufficient_funds, relayed by the gateway): the reason, then
+ * how to see the balance and, on a sandbox gateway, to fund the address.
+ */
+async function explained(error: unknown): Promise<never> {
+  if (!(error instanceof GatewayError) || !/insufficient_funds/.test(error.message)) throw error;
+  const flags = [`--network ${network}`, values['key-file'] ? `--key-file ${values['key-file']}` : '', values.url ? `--url ${values.url}` : '']
+    .filter(Boolean)
+    .join(' ');
+  const baseUrl = gatewayUrl(values.url);
+  const sandbox = (await gatewayHealth(baseUrl, doFetch)).sandbox;
+  const hint = [
+    `the paying address holds less USDC on ${network} than the price: see what it holds with \`x402-ai balance ${flags}\``,
+    sandbox ? `this gateway runs in sandbox mode: \`x402-ai faucet ${flags}\` adds 100 test USDC` : `send it USDC on ${network}`,
+  ];
+  throw new Error(`${error.message}\n${hint.join('\n')}`, { cause: error });
+}
+
+runCommand('x402-ai', USAGE, () => run().catch(explained).finally(() => progress.done()), [[MaxPriceExceededError, 3]]);
