@@ -114,3 +114,12 @@ test('bad sandbox listen settings stop startup, each one named', () => {
   assert.throws(() => loadConfig({ SANDBOX_PORT_BASE: '0' }), /sandbox\.portBase/);
   assert.throws(() => loadConfig({ LOG_FORMAT: 'yaml' }), /logFormat/);
 });
+
+test("the Docker image's sandbox listen settings are harmless in live mode: live networks, no sandbox", () => {
+  const env = { SANDBOX_HOST: '0.0.0.0', SANDBOX_PORT_BASE: '8545', SANDBOX_PUBLIC_HOST: 'localhost' };
+  const live = loadConfig(env, {
+    networks: { base: { payTo: '0xd8dA6BF26964aF9D7eEd9e03E53415D37aA96045', facilitator: { type: 'remote', url: 'https://facilitator.example' } } },
+  });
+  assert.equal(live.sandbox.enabled, false);
+  assert.deepEqual(Object.keys(live.networks), ['base']);
+});
