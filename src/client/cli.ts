@@ -3,7 +3,7 @@
 // Keys come from the environment (X402_EVM_PRIVATE_KEY, X402_SOLANA_SECRET_KEY) or a key file (--key-file),
 // never from arguments.
 import { readFileSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { join } from 'node:path';
 import { createClient, type ClientOptions, type PaymentStep, type Receipt } from './create-client.ts';
 import { gatewayUrl, parseCommandLine, runCommand, UsageError } from './command-line.ts';
 import { GatewayError, MaxPriceExceededError } from './errors.ts';
@@ -14,7 +14,7 @@ import { isSolanaNetwork } from './solana-rpc.ts';
 import { gatewayHealth } from './health.ts';
 import { explainingFetch } from './reach.ts';
 import { progressOn } from './progress.ts';
-import { makeFolder, prepareOutputFile, saveWithoutOverwriting, speechFormat } from './output-file.ts';
+import { makeFolder, mediaFileName, prepareOutputFile, saveWithoutOverwriting, speechFormat } from './output-file.ts';
 import { NETWORK_NAMES, NETWORKS, type NetworkName } from '../x402/networks.ts';
 import { addressOfKey, newWallet, saveKeyFile } from './wallet.ts';
 import { balanceRpcUrl, readBalances } from './balance.ts';
@@ -255,7 +255,7 @@ async function run(): Promise<void> {
       await makeFolder(dir);
       const { result, receipt } = await client.images(request);
       const files: string[] = [];
-      for (const url of result.images) files.push(await download(url, join(dir, basename(new URL(url).pathname))));
+      for (const url of result.images) files.push(await download(url, join(dir, mediaFileName(url))));
       output({ result, receipt: receiptJson(receipt), files }, `${files.join('\n')}\n${await paidLine(baseUrl, receipt)}`);
       return;
     }
@@ -264,7 +264,7 @@ async function run(): Promise<void> {
       const client = payingClient(baseUrl);
       if (values.out !== undefined) await prepareOutputFile(values.out);
       const { result, receipt } = await client.tts(request);
-      const file = await download(result.audioUrl, values.out ?? basename(new URL(result.audioUrl).pathname));
+      const file = await download(result.audioUrl, values.out ?? mediaFileName(result.audioUrl));
       output({ result, receipt: receiptJson(receipt), file }, `${file}\n${await paidLine(baseUrl, receipt)}`);
       return;
     }
