@@ -133,6 +133,20 @@ describe('the playground, in a real browser', () => {
     assertOnlyThisOrigin(browser.requested);
   });
 
+  test('a changed form clears the last result, its receipt and its price: they describe another request', async () => {
+    const { page } = browser;
+    await page.click('[data-tab="speech"]');
+    // the speech paid for above is on show
+    assert.equal(await page.locator('#speech-form .outcome').isVisible(), true);
+    assert.match((await page.locator('#speech-form .quote').textContent()) ?? '', /^Paid /);
+    await page.fill('#speech-form [name=text]', 'Another sentence, not paid for yet.');
+    assert.equal(await page.locator('#speech-form .outcome').isVisible(), false);
+    assert.equal(await page.locator('#speech-form .result audio').count(), 0);
+    assert.equal(await page.locator('#speech-form .receipt dd').count(), 0);
+    assert.equal(await page.locator('#speech-form .quote').textContent(), '');
+    assert.equal(await page.locator('#speech-form .pay-button').isEnabled(), false);
+  });
+
   test('a changed form needs a new price before it can pay', async () => {
     const { page } = browser;
     await page.click('[data-tab="chat"]');

@@ -213,8 +213,17 @@ function wirePaidForm(form: HTMLFormElement): void {
   const matches = (requirement: AnyRequirement, chosen: PlaygroundNetwork) =>
     requirement.network === chosen.name || requirement.network === chosen.caip2;
 
-  form.addEventListener('input', forget);
-  networkSelect.addEventListener('change', forget);
+  // a changed form (or network) is another request: its old price, result and receipt no longer describe it
+  const stale = () => {
+    forget();
+    quote.textContent = '';
+    quote.className = 'quote';
+    outcome.hidden = true;
+    element('.result', form).replaceChildren();
+    element('.receipt', form).replaceChildren();
+  };
+  form.addEventListener('input', stale);
+  networkSelect.addEventListener('change', stale);
   element<HTMLSelectElement>('[name=model]', form).addEventListener('change', () => showModel(form));
 
   form.addEventListener('submit', async (event) => {
