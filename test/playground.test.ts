@@ -170,12 +170,16 @@ describe('/docs, in a real browser', () => {
     );
     for (const path of ['/api/v1/ai/chat', '/api/v1/ai/images', '/api/v1/ai/tts']) assert.ok(operations.includes(`POST ${path}`), operations.join(', '));
 
-    await page.click('#operations-default-image');
-    const description = page.locator('#operations-default-image .opblock-description-wrapper').first();
+    // in its group (Swagger UI's element id: operations-<tag, spaces as _>-<operationId>), not under "default"
+    await page.click('#operations-Paid_generation-image');
+    const description = page.locator('#operations-Paid_generation-image .opblock-description-wrapper').first();
     await description.waitFor();
     const text = (await description.textContent())!;
     assert.match(text, /preview-image/);
     assert.match(text, /256x256: 0\.002 USDC/);
+    const groups = await page.locator('.opblock-tag').evaluateAll((tags) => tags.map((tag) => tag.getAttribute('data-tag')));
+    assert.ok(groups.includes('Paid generation') && groups.includes('OpenAI-compatible'), groups.join(', '));
+    assert.ok(!groups.includes('default'), groups.join(', '));
     assertOnlyThisOrigin(browser.requested);
     assert.deepEqual(browser.errors, []);
   });

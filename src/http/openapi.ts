@@ -74,9 +74,9 @@ export const HOW_TO_PAY =
 
 /** The groups of /docs; every operation is in one (an untagged one would land under Swagger UI's "default"). */
 export const TAGS = {
-  paid: { name: 'Generation (paid)', description: 'The three paid routes of the service contract' },
+  paid: { name: 'Paid generation', description: 'The three paid routes of the service contract' },
   openai: { name: 'OpenAI-compatible', description: 'The same models behind OpenAI-shaped routes, paid the same way' },
-  free: { name: 'Catalog, payments and media (free)', description: 'Models and prices, payment lookups, the generated files' },
+  free: { name: 'Catalog, payments and media', description: 'Free: models and prices, payment lookups, the generated files' },
   admin: { name: 'Admin', description: 'Operator routes: a bearer token (adminTokenEnv)' },
 } as const;
 
