@@ -87,6 +87,16 @@ test('faucet against a live gateway: a clear refusal naming the address, and not
   assert.equal(await chain.balanceOf(address as `0x${string}`), 0n);
 });
 
+test('faucet --amount funds a given address with that much test USDC; a malformed amount is a usage error', async () => {
+  const address = privateKeyToAccount(`0x${'33'.repeat(32)}`).address;
+  const funded = await cli(['faucet', address, '--amount', '2.5'], sandboxGateway.url);
+  assert.equal(funded.code, 0, funded.stderr);
+  assert.equal(funded.stdout.trim(), `funded ${address} on base (sandbox): it holds 2.5 test USDC`);
+  const malformed = await cli(['faucet', address, '--amount', 'lots'], sandboxGateway.url);
+  assert.equal(malformed.code, 2);
+  assert.match(malformed.stderr, /^x402-ai: --amount: /);
+});
+
 test('balance reads USDC and gas at --rpc-url, or at the sandbox chain the gateway reports; an address may be given', async () => {
   const address = privateKeyToAccount(`0x${'11'.repeat(32)}`).address;
   await chain.faucet(address, 5_250_000n);
