@@ -103,3 +103,26 @@ export function copySources(dockerfile: string): ParsedCopies {
   }
   return { sources, problems };
 }
+
+/**
+ * The environment the final stage of the Dockerfile sets (its `ENV` instructions after the last `FROM`), in
+ * `ENV key=value ...` and `ENV key value` forms; quotes around a value are removed.
+ */
+export function dockerfileEnv(dockerfile: string): Record<string, string> {
+  let env: Record<string, string> = {};
+  const unquote = (value: string) => value.replace(/^"(.*)"$/, '$1').replace(/^'(.*)'$/, '$1');
+  for (const { text } of logicalLines(dockerfile)) {
+    if (/^FROM\s/i.test(text)) env = {};
+    const instruction = /^ENV\s+(.*)$/is.exec(text);
+    if (!instruction) continue;
+    const rest = instruction[1]!.trim();
+    const words = rest.match(/(?:[^\s"']+|"[^"]*"|'[^']*')+/g) ?? [];
+    if (words[0]?.includes('=')) {
+      for (const word of words) {
+        const at = word.indexOf('=');
+        env[word.slice(0, at)] = unquote(word.slice(at + 1));
+      }
+    } else if (words[0]) env[words[0]] = unquote(rest.slice(words[0].length).trim());
+  }
+  return env;
+}
