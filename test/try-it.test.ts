@@ -19,7 +19,8 @@ function blocks(heading: string, language: string): string[] {
   const start = GUIDE.indexOf(`${heading}\n`);
   assert.ok(start >= 0, `the guide has a section "${heading}"`);
   const rest = GUIDE.slice(start + heading.length);
-  const section = rest.slice(0, rest.search(/\n#{2,3} /) >>> 0 || rest.length);
+  const next = rest.search(/\n#{2,3} /); // the next heading ends the section
+  const section = next < 0 ? rest : rest.slice(0, next);
   return [...section.matchAll(new RegExp(`\`\`\`${language}\\n([\\s\\S]*?)\`\`\``, 'g'))].map((match) => match[1]!);
 }
 

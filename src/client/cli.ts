@@ -58,7 +58,7 @@ const { values, positionals } = parseCommandLine('x402-ai', {
   out: { type: 'string' },
   amount: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
-}, USAGE);
+});
 
 const network = values.network ?? process.env.X402_AI_NETWORK ?? 'base';
 const solana = isSolanaNetwork(network);
@@ -181,8 +181,8 @@ async function run(): Promise<void> {
     if (!text) throw new UsageError(`${command} needs the ${what} as its argument`);
     return text;
   };
-  const paying = ['chat', 'image', 'tts', 'wallet', 'faucet', 'balance'].includes(command);
-  if (paying && !(NETWORK_NAMES as readonly string[]).includes(network)) {
+  const onNetwork = ['chat', 'image', 'tts', 'wallet', 'faucet', 'balance'].includes(command);
+  if (onNetwork && !(NETWORK_NAMES as readonly string[]).includes(network)) {
     throw new UsageError(`unknown network "${network}": use one of ${NETWORK_NAMES.join(', ')}`);
   }
   switch (command) {
@@ -334,4 +334,4 @@ async function explained(error: unknown): Promise<never> {
   throw new Error(`${error.message}\n${hint.join('\n')}`, { cause: error });
 }
 
-runCommand('x402-ai', USAGE, () => run().catch(explained).finally(() => progress.done()), [[MaxPriceExceededError, 3]]);
+runCommand('x402-ai', () => run().catch(explained).finally(() => progress.done()), [[MaxPriceExceededError, 3]]);

@@ -1,5 +1,5 @@
-// What both command-line tools (x402-ai, x402-ai-admin) share: options parsed with the usage printed and
-// exit code 2 on a mistake, --version, the gateway URL, and one way out for errors.
+// What both command-line tools (x402-ai, x402-ai-admin) share: options parsed, a mistake's reason printed with
+// exit code 2, --version, the gateway URL, and one way out for errors.
 import { readFileSync } from 'node:fs';
 import { parseArgs, type ParseArgsOptionsConfig } from 'node:util';
 
@@ -11,7 +11,7 @@ export const packageVersion = (): string =>
   (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 /** Parses the options (plus --version, which prints `<name> <version>` and exits 0). */
-export function parseCommandLine<O extends ParseArgsOptionsConfig>(name: string, options: O, usage: string) {
+export function parseCommandLine<O extends ParseArgsOptionsConfig>(name: string, options: O) {
   let parsed;
   try {
     parsed = parseArgs({ allowPositionals: true, options: { ...options, version: { type: 'boolean' } } });
@@ -52,7 +52,6 @@ function usageFailure(name: string, reason: string): never {
 /** Runs the command: a UsageError exits 2 with its reason; any other error exits with its code here, else 1. */
 export function runCommand(
   name: string,
-  usage: string,
   run: () => Promise<void>,
   exitCodes: [new (...args: never[]) => Error, number][] = [],
 ): void {
