@@ -1,10 +1,12 @@
 // `npm run check-dockerfile` (run by .ci/run): every COPY/ADD source of the Dockerfile must be in the build
 // context `.dockerignore` leaves, or `docker build` stops at that step. Exact and mechanical: Docker's own
-// ignore rules (scripts/docker-context.ts), no Docker engine needed. Exit 1 naming each source left out.
+// ignore rules (scripts/docker-context.ts), no Docker engine needed. Also a few lint rules (dockerfile-lint.ts).
+// Exit 1 naming each problem.
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { DockerIgnore, expandSource, reachesBuilder } from './docker-context.ts';
 import { copySources } from './dockerfile-sources.ts';
+import { lintDockerfile } from './dockerfile-lint.ts';
 
 export interface DockerfileCheck {
   /** sources checked, as `Dockerfile:<line> <COPY|ADD> <source>` */
@@ -12,7 +14,7 @@ export interface DockerfileCheck {
   problems: string[];
 }
 
-/** Checks a Dockerfile's context sources against a `.dockerignore` (text; "" if there is none) and the context directory. */
+/** Checks a Dockerfile (lint rules too) and its context sources against a `.dockerignore` (text; "" if there is none) and the context directory. */
 export function checkDockerfile(dockerfile: string, dockerignore: string, contextDir: string): DockerfileCheck {
   const ignore = DockerIgnore.fromFile(dockerignore);
   const { sources, problems } = copySources(dockerfile);
@@ -34,6 +36,7 @@ export function checkDockerfile(dockerfile: string, dockerignore: string, contex
         : `${where}: not found in the build context`,
     );
   }
+  problems.push(...lintDockerfile(dockerfile));
   return { checked, problems };
 }
 
@@ -53,5 +56,5 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     console.error(`Dockerfile check: ${problems.length} problem${problems.length === 1 ? '' : 's'}:\n  ${problems.join('\n  ')}`);
     process.exit(1);
   }
-  console.log(`Dockerfile check: ${checked.length} COPY/ADD source${checked.length === 1 ? '' : 's'} from the build context, all inside what .dockerignore leaves`);
+  console.log(`Dockerfile check: ${checked.length} COPY/ADD source${checked.length === 1 ? '' : 's'} from the build context, all inside what .dockerignore leaves; lint rules pass`);
 }

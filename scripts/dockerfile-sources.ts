@@ -27,7 +27,7 @@ function escapeCharacter(lines: string[]): string {
 }
 
 /** Instructions with their first line, continuation lines joined (comments and blank lines inside dropped). */
-function logicalLines(text: string): { line: number; text: string }[] {
+export function logicalLines(text: string): { line: number; text: string }[] {
   const lines = text.replace(/\r\n/g, '\n').split('\n');
   const escape = escapeCharacter(lines);
   const result: { line: number; text: string }[] = [];

@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { DockerIgnore, expandSource, readIgnoreFile, reachesBuilder } from '../scripts/docker-context.ts';
 import { copySources } from '../scripts/dockerfile-sources.ts';
 import { checkDockerfile } from '../scripts/check-dockerfile.ts';
+import { lintDockerfile } from '../scripts/dockerfile-lint.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -130,7 +131,7 @@ test('a source reaches the builder if it, or for a folder something inside it, i
   assert.deepEqual(expandSource(dir, '/s?ripts/[k]*'), ['scripts/keep.ts']);
   assert.deepEqual(expandSource(dir, './docs/../src'), ['src']);
 
-  const dockerfile = 'FROM x\nCOPY src/*.test.ts /t/\nCOPY scripts/*.ts docs /s/\nCOPY nowhere/* /n/\n';
+  const dockerfile = 'FROM x:1\nCOPY src/*.test.ts /t/\nCOPY scripts/*.ts docs /s/\nCOPY nowhere/* /n/\n';
   assert.deepEqual(checkDockerfile(dockerfile, '*\n!src\n!scripts/keep.ts\n**/*.test.ts', dir).problems, [
     'Dockerfile:2 COPY src/*.test.ts: left out of the build context by .dockerignore (src/a.test.ts matches "**/*.test.ts"); add an exception such as "!src/a.test.ts"',
     'Dockerfile:3 COPY docs: left out of the build context by .dockerignore (docs matches "*"); add an exception such as "!docs"',
@@ -159,4 +160,26 @@ test("this repository's Dockerfile: the old .dockerignore fails the check, the c
     after.checked.map((where) => where.replace(/^Dockerfile:\d+ /, '')),
     ['COPY package.json', 'COPY package-lock.json', 'COPY package.json', 'COPY src', 'COPY scripts/strip-types.ts'],
   );
+});
+
+test('lint: pinned base images, exec-form CMD, COPY for local files, an unprivileged user at the end', () => {
+  const bad = [
+    'ARG BASE=node:24',
+    'FROM ${BASE} AS deps',
+    'FROM node AS other',
+    'FROM debian:latest',
+    'COPY --from=deps /app /app',
+    'ADD src /app/src',
+    'ADD https://example.com/a.tgz /tmp/',
+    'CMD node main.js',
+  ].join('\n');
+  assert.deepEqual(lintDockerfile(bad), [
+    'Dockerfile:3 FROM node: the image has no tag; pin one (builds must be repeatable)',
+    'Dockerfile:4 FROM debian:latest: "latest" moves; pin a version',
+    'Dockerfile:6 ADD: use COPY for local files (ADD also unpacks archives and fetches URLs)',
+    'Dockerfile:8 CMD: use the JSON (exec) form; the shell form runs under /bin/sh, which does not pass SIGTERM on, so no graceful shutdown',
+    'Dockerfile:8 CMD: the final stage runs as root; switch to an unprivileged USER before it',
+  ]);
+  assert.deepEqual(lintDockerfile('FROM node:24@sha256:abc AS a\nFROM a\nUSER node\nCMD ["node", "x.js"]\n'), []);
+  assert.deepEqual(lintDockerfile(readFileSync(join(ROOT, 'Dockerfile'), 'utf8')), []);
 });
