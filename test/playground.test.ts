@@ -147,6 +147,20 @@ describe('the playground, in a real browser', () => {
     assert.equal(await page.locator('#speech-form .pay-button').isEnabled(), false);
   });
 
+  test('a wallet too poor for the price: not paid, and the page says to fund it', async () => {
+    const { page } = browser;
+    await page.click('#new-wallet-button');
+    await page.locator('#wallet-balance', { hasText: /^0 USDC$/ }).waitFor();
+    await page.click('[data-tab="chat"]');
+    await page.fill('#chat-form [name=prompt]', 'Who pays for this?');
+    await page.click('#chat-form .quote-button');
+    await page.waitForSelector('#chat-form .quote.quoted');
+    await page.click('#chat-form .pay-button');
+    await page.waitForSelector('#chat-form .quote.error, #chat-form .quote.paid');
+    const text = (await page.locator('#chat-form .quote').textContent()) ?? '';
+    assert.match(text, /^Not paid: 402.*insufficient_funds\. The wallet holds less test USDC than the price: .*“Fund with 100 test USDC” adds more$/);
+  });
+
   test('a changed form needs a new price before it can pay', async () => {
     const { page } = browser;
     await page.click('[data-tab="chat"]');
