@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startTestService } from './support/service.ts';
 import type { RunningService } from '../src/service.ts';
+import { parseUsdc } from '../src/client/usdc.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const GUIDE = readFileSync(join(ROOT, 'docs/getting-started.md'), 'utf8');
@@ -67,8 +68,8 @@ test('"Pay from the shell": a key, 100 test USDC, one paid chat, and the balance
   assert.match(funded!, new RegExp(`funded ${address} on base \\(sandbox\\): it holds 100 test USDC`));
   assert.match(before!, new RegExp(`${address} on base: 100 USDC, \\d+(\\.\\d+)? ETH`));
   const price = /paid (\d+(?:\.\d+)?) USDC on base, tx 0x[0-9a-f]{64}/.exec(chat!)![1]!;
-  const [, left] = /: (\d+(?:\.\d+)?) USDC/.exec(afterwards!)!;
-  assert.equal(Math.round((100 - Number(price)) * 1e6), Math.round(Number(left) * 1e6));
+  const left = /: (\d+(?:\.\d+)?) USDC/.exec(afterwards!)![1]!;
+  assert.equal(parseUsdc(left), parseUsdc('100') - parseUsdc(price));
 });
 
 test('"On Solana": the same with a Solana key', async () => {
