@@ -5,13 +5,11 @@
 // same reason names; a simulated settle from our key covers what only the chain knows.
 // Gas sponsoring: a payer with USDC and no native gas gives Permit2 its allowance through an EIP-2612
 // permit (settleWithPermit does both in one transaction) or a signed approve we fund and broadcast.
+import { evmChainClient } from './chain-client.ts';
 import {
-  createPublicClient,
   createWalletClient,
   decodeFunctionData,
-  defineChain,
   encodeFunctionData,
-  http,
   isAddressEqual,
   parseAbi,
   parseSignature,
@@ -31,7 +29,7 @@ import {
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { uptoPermit2WitnessTypes, x402UptoPermit2ProxyABI } from '@x402/evm';
-import type { EvmNetwork } from '../../x402/networks.ts';
+import type { EvmNetwork } from '../../../x402/networks.ts';
 import {
   PERMIT2_ADDRESS,
   UPTO_PROXY_ADDRESS,
@@ -41,8 +39,8 @@ import {
   type Erc20ApprovalInfo,
   type GasSponsoring,
   type UptoPermit2Payload,
-} from '../../x402/upto.ts';
-import type { Facilitator, SettleOutcome, VerifyResult } from '../facilitator.ts';
+} from '../../../x402/upto.ts';
+import type { Facilitator, SettleOutcome, VerifyResult } from '../../facilitator.ts';
 import { isRevert, revertString, shortMessage } from './evm-errors.ts';
 import { evmSender, type TransactionSender } from './evm-sender.ts';
 import { settlementFromChain } from './evm-settlement-check.ts';
@@ -136,14 +134,7 @@ export class LocalEvmUptoFacilitator implements Facilitator {
     this.#pollingIntervalMs = options.pollingIntervalMs ?? 1000;
     this.#now = options.now ?? (() => Math.floor(Date.now() / 1000));
     this.#account = privateKeyToAccount(options.settlementPrivateKey);
-    const chain = defineChain({
-      id: options.network.chainId,
-      name: options.network.name,
-      nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
-      rpcUrls: { default: { http: [options.rpcUrl] } },
-    });
-    const transport = http(options.rpcUrl);
-    this.#public = createPublicClient({ chain, transport, pollingInterval: this.#pollingIntervalMs });
+    this.#public = evmChainClient(options.network, options.rpcUrl, this.#pollingIntervalMs);
     // the key's one sender in this process (evmSender), so upto and exact settlements never share a nonce
     this.#sender = options.sender ?? evmSender({ client: this.#public, account: this.#account, chainId: options.network.chainId });
     if (!isAddressEqual(this.#sender.address, this.#account.address)) throw new Error('the sender must send from the settlement key');
