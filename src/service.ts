@@ -66,7 +66,7 @@ function sandboxPages(sandbox: Sandbox): Hono {
 }
 
 export async function startService(config: Config, options: { log?: Logger } = {}): Promise<RunningService> {
-  const log = options.log ?? createLogger(config.logLevel);
+  const log = options.log ?? createLogger(config.logLevel, 1, config.logFormat);
   mkdirSync(config.dataDir, { recursive: true });
   // rails first: a missing secret stops startup before the ledger is opened
   // (a shared ledger also coordinates settlement keys' nonces: the rails ask for it at their first send)
@@ -80,12 +80,12 @@ export async function startService(config: Config, options: { log?: Logger } = {
 
   let sandbox: Sandbox | undefined;
   if (config.sandbox.enabled) {
-    sandbox = await startSandbox(config.sandbox.networks, config.settlementTimeoutMs, { settlementBatching: config.settlementBatching });
+    const { host, portBase, publicHost } = config.sandbox;
+    sandbox = await startSandbox(config.sandbox.networks, config.settlementTimeoutMs, {
+      settlementBatching: config.settlementBatching,
+      listen: { host, portBase, publicHost },
+    });
     for (const [name, chain] of sandbox.chains) if (!rails.has(name)) rails.set(name, chain.rail);
-    log.warn(
-      { networks: Object.fromEntries([...sandbox.chains].map(([name, chain]) => [name, chain.rpcUrl])) },
-      'SANDBOX MODE: payments use local test chains and test USDC; no real funds move. POST /sandbox/faucet funds any address.',
-    );
   }
 
   // not awaited: startup does not wait on remote RPCs; stop() does
@@ -154,6 +154,17 @@ export async function startService(config: Config, options: { log?: Logger } = {
   const retention = startMediaRetention(media, config.mediaRetentionDays, log);
   const ledgerRetention = startLedgerRetention(ledger, config.ledgerRetentionDays, log);
   log.info({ url, mode: sandbox ? 'sandbox' : 'live', networks: [...rails.keys()] }, 'service listening');
+  if (sandbox) {
+    // last at startup and boxed on a terminal (`banner`): nobody mistakes test money for real money
+    log.warn(
+      {
+        banner: 'sandbox',
+        faucet: `POST ${url}/sandbox/faucet (or: npx x402-ai faucet)`,
+        networks: Object.fromEntries([...sandbox.chains].map(([name, chain]) => [name, chain.publicRpcUrl])),
+      },
+      'SANDBOX MODE: payments use local test chains and test USDC; no real funds move. POST /sandbox/faucet funds any address.',
+    );
+  }
 
   let stopping: Promise<void> | undefined;
   const stop = () =>
