@@ -3,7 +3,7 @@ import { isIP } from 'node:net';
 import { z } from 'zod';
 import { NETWORK_NAMES } from '../x402/networks.ts';
 import { isProxyEntry } from '../lib/proxy-entry.ts';
-import { AUDIO_FORMATS, speechProviderFormats } from '../providers/audio-formats.ts';
+import { AUDIO_FORMATS, speechProviderFormats } from './engines.ts';
 
 /** Every network runs in the sandbox: anvil for EVM networks, litesvm for Solana. */
 export const SANDBOX_NETWORK_NAMES = NETWORK_NAMES;
