@@ -25,7 +25,8 @@ import { canonicalJson } from '../http/canonical-json.ts';
 import { ApiError } from '../errors.ts';
 import { freshSignInValues, SIGN_IN_PLACEHOLDERS, SIGN_IN_WITH_X, type SignInChallenge } from '../x402/sign-in-with-x.ts';
 import { splicedHeader, type HeaderFiller } from '../x402/spliced-header.ts';
-import { UNBOUNDED_ATTEMPTS, type Ledger, type PaymentRecord, type StoredResult } from '../store/ledger.ts';
+import { OutcomeRecorder } from './outcome-recorder.ts';
+import { UNBOUNDED_ATTEMPTS, type Ledger, type PaymentRecord, type PaymentUpdate, type StoredResult } from '../store/ledger.ts';
 import { facilitatorFor, type PaymentRail, type PaymentRails } from './rails.ts';
 import { storedProof, storedRequirement, type DecodedProof, type PaymentProof, type PaymentRequirement, type SettlementReceipt, type Wire } from './model.ts';
 import { SchemeRegistry } from './schemes/registry.ts';
@@ -376,20 +377,38 @@ export class PaymentGate {
     });
     if (outcome.status === 'settled') {
       // an upto cost of 0 moves nothing: no transaction
-      await ledger.transition(key, ['pending'], { state: 'settled', txHash: outcome.transaction || null });
+      if (!(await this.recordAfterSettlement(key, { state: 'settled', txHash: outcome.transaction || null }))) {
+        // paid, but the ledger cannot say so yet: the result waits in the pending row until reconciliation
+        // confirms the payment, and the same proof then gets it
+        return this.settlementPending(outcome.transaction || null);
+      }
       log.info({ key, network: rail.network.name, tx: outcome.transaction, amount: charged.toString() }, 'payment settled');
       return this.delivered(stored, rail, outcome.transaction, outcome.payer || payer, wires, charged);
     }
     if (outcome.status === 'failed') {
-      await ledger.transition(key, ['pending'], { state: 'failed', error: outcome.reason, result: null });
+      // unrecorded, the row stays pending until reconciliation finds the authorization unused and expired
+      await this.recordAfterSettlement(key, { state: 'failed', error: outcome.reason, result: null });
       await this.discardMedia(result.media);
       log.warn({ key, reason: outcome.reason }, 'settlement failed; result withheld');
       return this.settlementFailed(call, rail, wires, outcome.reason, outcome.transaction ?? '', outcome.payer ?? payer);
     }
-    await ledger.transition(key, ['pending'], { state: 'pending', txHash: outcome.transaction || null, error: outcome.reason });
+    await this.recordAfterSettlement(key, { state: 'pending', txHash: outcome.transaction || null, error: outcome.reason });
     log.warn({ key, tx: outcome.transaction, reason: outcome.reason }, 'settlement outcome unknown; will reconcile');
     return this.settlementPending(outcome.transaction || null);
   }
+
+  /**
+   * Records what a settlement did to a pending payment. Past this point money may have moved, so a ledger that
+   * cannot be written (its database restarting) must not turn the answer into an error that says nothing was
+   * charged: the write is retried (outcome-recorder.ts) and the row stays 'pending' meanwhile. False when not
+   * recorded in time for this answer.
+   */
+  private async recordAfterSettlement(key: string, update: PaymentUpdate): Promise<boolean> {
+    this.recorder ??= new OutcomeRecorder(this.deps.log);
+    return (await this.recorder.record(key, () => this.deps.ledger.transition(key, ['pending'], update))) ?? false;
+  }
+
+  private recorder: OutcomeRecorder | undefined;
 
   /**
    * Settle-first: the money moves before the work runs. A settled payment without a result (the work
@@ -414,14 +433,15 @@ export class PaymentGate {
       return { status: 'unknown' as const, reason: errorText(error), payer, transaction: '' };
     });
     if (outcome.status === 'failed') {
-      await ledger.transition(key, ['pending'], { state: 'failed', error: outcome.reason });
+      await this.recordAfterSettlement(key, { state: 'failed', error: outcome.reason });
       return this.settlementFailed(call, rail, wires, outcome.reason, outcome.transaction ?? '', outcome.payer ?? payer);
     }
     if (outcome.status === 'unknown') {
-      await ledger.transition(key, ['pending'], { state: 'pending', txHash: outcome.transaction || null, error: outcome.reason });
+      await this.recordAfterSettlement(key, { state: 'pending', txHash: outcome.transaction || null, error: outcome.reason });
       return this.settlementPending(outcome.transaction || null);
     }
-    await ledger.transition(key, ['pending'], { state: 'settled', txHash: outcome.transaction });
+    // unrecorded: reconciliation confirms it, and the same proof then runs the work at no further charge
+    if (!(await this.recordAfterSettlement(key, { state: 'settled', txHash: outcome.transaction }))) return this.settlementPending(outcome.transaction);
     return this.workForSettled(call, rail, key, outcome.transaction, outcome.payer || payer, wires, requirement.amount, 0);
   }
 
@@ -456,7 +476,10 @@ export class PaymentGate {
         throw new ApiError(paid.status, paid.code, `${paid.message.replace(/; nothing was charged.*$/, '')}; ${next}`, { headers: paid.headers });
       });
       const stored: StoredResult = { status: 200, body: result.body, media: result.media };
-      await this.deps.ledger.transition(key, ['settled'], { state: 'settled', result: stored });
+      // paid and recorded as paid: a ledger that cannot keep the result does not withhold it from its payer
+      await this.deps.ledger.transition(key, ['settled'], { state: 'settled', result: stored }).catch((error: unknown) => {
+        this.deps.log.error({ err: error, key }, 'could not store the result of a settled payment; delivered without it');
+      });
       return this.delivered(stored, rail, transaction, payer, wires, charged);
     } finally {
       this.working.delete(key);
