@@ -377,7 +377,7 @@ export class PaymentGate {
     });
     if (outcome.status === 'settled') {
       // an upto cost of 0 moves nothing: no transaction
-      if (!(await this.recordAfterSettlement(key, { state: 'settled', txHash: outcome.transaction || null }))) {
+      if ((await this.recordAfterSettlement(key, { state: 'settled', txHash: outcome.transaction || null })) === undefined) {
         // paid, but the ledger cannot say so yet: the result waits in the pending row until reconciliation
         // confirms the payment, and the same proof then gets it
         return this.settlementPending(outcome.transaction || null);
@@ -400,12 +400,12 @@ export class PaymentGate {
   /**
    * Records what a settlement did to a pending payment. Past this point money may have moved, so a ledger that
    * cannot be written (its database restarting) must not turn the answer into an error that says nothing was
-   * charged: the write is retried (outcome-recorder.ts) and the row stays 'pending' meanwhile. False when not
-   * recorded in time for this answer.
+   * charged: the write is retried (outcome-recorder.ts) and the row stays 'pending' meanwhile. Undefined when
+   * not recorded in time for this answer; false when reconciliation moved the row first (as before).
    */
-  private async recordAfterSettlement(key: string, update: PaymentUpdate): Promise<boolean> {
+  private recordAfterSettlement(key: string, update: PaymentUpdate): Promise<boolean | undefined> {
     this.recorder ??= new OutcomeRecorder(this.deps.log);
-    return (await this.recorder.record(key, () => this.deps.ledger.transition(key, ['pending'], update))) ?? false;
+    return this.recorder.record(key, () => this.deps.ledger.transition(key, ['pending'], update));
   }
 
   private recorder: OutcomeRecorder | undefined;
@@ -441,7 +441,7 @@ export class PaymentGate {
       return this.settlementPending(outcome.transaction || null);
     }
     // unrecorded: reconciliation confirms it, and the same proof then runs the work at no further charge
-    if (!(await this.recordAfterSettlement(key, { state: 'settled', txHash: outcome.transaction }))) return this.settlementPending(outcome.transaction);
+    if ((await this.recordAfterSettlement(key, { state: 'settled', txHash: outcome.transaction })) === undefined) return this.settlementPending(outcome.transaction);
     return this.workForSettled(call, rail, key, outcome.transaction, outcome.payer || payer, wires, requirement.amount, 0);
   }
 
