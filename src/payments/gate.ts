@@ -108,6 +108,11 @@ export interface GateDeps {
   schemes?: SchemeRegistry;
   /** how often one payment's work may fail (config.maxFailedAttempts); unbounded when absent */
   maxFailedAttempts?: FailedAttemptLimits;
+  /**
+   * whether a network is offered in the 402 now: false while its last readiness check found that payments there
+   * would fail (payments/readiness.ts). Every network is offered when absent.
+   */
+  offered?: (network: NetworkName) => boolean;
 }
 
 /** How many times the paid work of one payment may fail before its proof is refused (see config.maxFailedAttempts). */
@@ -193,17 +198,17 @@ export class PaymentGate {
     const namedRail = headerNetwork ? this.railFor(headerNetwork) : undefined;
 
     if (call.paymentHeader === undefined && call.paymentSignatureHeader === undefined) {
-      if (namedRail) return this.paymentRequired(call, [namedRail], PAYMENT_REQUIRED);
+      if (namedRail) return this.paymentRequired(call, this.offeredOf([namedRail]), PAYMENT_REQUIRED);
       const why = headerNetwork ? `"${headerNetwork}" is not a supported X-Network` : 'X-Network header is required';
       return this.paymentRequired(
         call,
-        this.anyNetworkRails,
+        this.offeredOf(this.anyNetworkRails),
         `${PAYMENT_REQUIRED}; ${why} (supported: ${this.enabledNetworks.join(', ')})`,
       );
     }
 
     const received = this.receivedProof(call);
-    const fallbackRails = namedRail ? [namedRail] : this.anyNetworkRails;
+    const fallbackRails = this.offeredOf(namedRail ? [namedRail] : this.anyNetworkRails);
     if (typeof received === 'string') return this.paymentRequired(call, fallbackRails, received);
 
     // The network is the one the proof names; X-Network, when sent, must agree with it.
@@ -280,6 +285,21 @@ export class PaymentGate {
         field: V2_PROOF_HEADER,
       });
     }
+  }
+
+  /**
+   * The rails of `rails` that can be paid now. A network whose readiness check found payments there would fail
+   * is not offered (a payer would sign for nothing); none left is a 503, nothing charged.
+   */
+  private offeredOf(rails: PaymentRail[]): PaymentRail[] {
+    const offered = this.deps.offered;
+    if (!offered) return rails;
+    const ready = rails.filter((rail) => offered(rail.network.name));
+    if (ready.length > 0) return ready;
+    const names = rails.map((rail) => rail.network.name).join(', ');
+    throw new ApiError(503, 'upstream_unavailable', `payments on ${names} cannot be taken right now (see /readyz); nothing was charged, retry later`, {
+      headers: { 'Retry-After': '30' },
+    });
   }
 
   private railFor(network: string): PaymentRail | undefined {
