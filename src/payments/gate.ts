@@ -12,7 +12,7 @@ import type { Logger } from 'pino';
 import { resolveNetworkName, type NetworkName } from '../x402/networks.ts';
 import { canonicalJson } from '../lib/canonical-json.ts';
 import { ApiError } from '../errors.ts';
-import { UNBOUNDED_ATTEMPTS, type Ledger, type PaymentRecord, type PaymentUpdate, type StoredResult } from '../store/ledger.ts';
+import { LedgerUnavailableError, UNBOUNDED_ATTEMPTS, type Ledger, type PaymentRecord, type PaymentUpdate, type StoredResult } from '../store/ledger.ts';
 import { OutcomeRecorder } from './outcome-recorder.ts';
 import type { MediaStore } from '../media/media-store.ts';
 import { facilitatorFor, type PaymentRail, type PaymentRails } from './rails.ts';
@@ -77,6 +77,8 @@ interface Matched {
   requirement: PaymentRequirement;
   proof: PaymentProof;
   received: ReceivedPayment;
+  /** the payment key this call reserved, once it has (see releaseAfterLedgerFailure) */
+  reservedKey?: string;
 }
 
 export class PaymentGate {
@@ -175,7 +177,8 @@ export class PaymentGate {
     // A v2 proof names the requirement it accepted: it must be this server's own, for this call.
     const mismatch = received.accepted && acceptedMismatch(received.accepted, requirement);
     if (mismatch) return required(mismatch, [rail]);
-    return this.settlePaidCall({ call, rail, scheme, requirement, proof, received });
+    const matched: Matched = { call, rail, scheme, requirement, proof, received };
+    return this.settlePaidCall(matched).catch((error: unknown) => this.releaseAfterLedgerFailure(matched, error));
   }
 
   /**
@@ -239,6 +242,7 @@ export class PaymentGate {
       this.attempts.unsettled,
     );
     if (!reservation.reserved) return this.alreadyUsed(matched, reservation.existing);
+    matched.reservedKey = key;
 
     const observe = this.deps.observe ?? NO_PAYMENT_OBSERVER;
     const labels = { network: rail.network.name, scheme: requirement.scheme, model: call.model };
@@ -320,10 +324,26 @@ export class PaymentGate {
    */
   private recordAfterSettlement(key: string, update: PaymentUpdate): Promise<boolean | undefined> {
     this.recorder ??= new OutcomeRecorder(this.deps.log);
-    return this.recorder.record(key, () => this.deps.ledger.transition(key, ['pending'], update));
+    return this.recorder.record(key, () => this.deps.ledger.transition(key, ['pending'], update), 'a settlement outcome');
   }
 
   private recorder: OutcomeRecorder | undefined;
+
+  /**
+   * The ledger's database went away after this call reserved its payment and before any settlement (a failure
+   * past that point is recorded, never thrown: recordAfterSettlement). Nothing moved, and the client is told so
+   * (503, retry): the reservation is released once the database is back, in the background, so the same proof
+   * can be used again at once rather than after its lease runs out under this instance's heartbeat.
+   */
+  private releaseAfterLedgerFailure(matched: Matched, error: unknown): never {
+    const key = matched.reservedKey;
+    if (key !== undefined && error instanceof LedgerUnavailableError) {
+      this.recorder ??= new OutcomeRecorder(this.deps.log);
+      const release = () => this.deps.ledger.transition(key, ['reserved', 'verified'], { state: 'released', error: 'ledger_unavailable' });
+      void this.recorder.record(key, release, 'the release of a reservation');
+    }
+    throw error;
+  }
 
   /**
    * payment-identifier: the id is bound, in the ledger, to the first verified payment it came with, whichever

@@ -1,5 +1,6 @@
 // Writes what a settlement did (settled, failed, still unknown) to a payment's ledger row when the ledger's
-// database is briefly unavailable (a restart, a failover). Past the settlement, money may have moved: an
+// database is briefly unavailable (a restart, a failover); the gate also releases through it a reservation
+// that such an outage interrupted before settlement. Past the settlement, money may have moved: an
 // unrecorded outcome must neither become an error that says nothing was charged nor be lost. So the write is
 // retried: for a short while within the request (a database back within it answers the client as if nothing
 // happened), then in the background. Until it lands the row stays 'pending', which keeps the proof from being
@@ -32,16 +33,16 @@ export class OutcomeRecorder {
    * Runs `write` until it answers. Resolves with its answer when that comes within waitMs, else with undefined
    * while the attempts go on in the background (logged once when they give up).
    */
-  record(key: string, write: () => Promise<boolean>): Promise<boolean | undefined> {
+  record(key: string, write: () => Promise<boolean>, what: string): Promise<boolean | undefined> {
     const started = Date.now();
     const attempts = (async (): Promise<boolean | undefined> => {
       for (let attempt = 0; ; attempt++) {
         try {
           return await write();
         } catch (error) {
-          if (attempt === 0) this.#log.error({ err: error, key }, 'could not record a settlement outcome; retrying');
+          if (attempt === 0) this.#log.error({ err: error, key }, `could not record ${what}; retrying`);
           if (Date.now() - started >= this.#giveUpMs) {
-            this.#log.error({ key }, 'gave up recording a settlement outcome; reconciliation will settle the payment from the chain');
+            this.#log.error({ key }, `gave up recording ${what}; reconciliation will settle the payment from the chain`);
             return undefined;
           }
         }
