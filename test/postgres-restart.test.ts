@@ -184,6 +184,9 @@ test('PostgreSQL stopped and restarted under concurrent paid calls across three 
   for (const instance of instances) await waitFor('/readyz to answer 503 while the database is down', async () => (await readyz(instance)) === 503);
   await waitFor('calls to be answered during the outage', () => answered > answeredBeforeOutage || next >= payers.length);
   assert.ok(instances.every(alive), 'every instance is alive with the database down');
+  const metrics = await fetch(`${instances[0]!.url}/metrics`);
+  assert.equal(metrics.status, 200, 'monitoring still answers while the database is down');
+  assert.match(await metrics.text(), /x402_reconciler_backlog/);
 
   await postgres.resume();
   for (const instance of instances) await waitFor('/readyz to answer 200 once the database is back', async () => (await readyz(instance)) === 200);
