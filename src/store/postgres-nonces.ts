@@ -9,7 +9,7 @@
 // when the database goes away mid-step (a restart, a failover): see withNextNonce.
 import type pg from 'pg';
 import { asLedgerError, holdClient } from './postgres-connection.ts';
-import { SerialQueue, useNonce, type NonceAllocator, type NonceUse, type PendingCount } from '../payments/facilitators/nonce-allocator.ts';
+import { SerialQueue, useNonce, type NonceAllocator, type NonceUse, type PendingCount } from './nonce-allocator.ts';
 
 export const SETTLEMENT_NONCES_MIGRATION = `CREATE TABLE settlement_nonces (
      chain_id bigint NOT NULL,
