@@ -408,7 +408,10 @@ export class PaymentGate {
     try {
       const result = await matched.call.work({ charge: charged }).catch(async (error: unknown) => {
         const exhausted = failedBefore + 1 >= this.attempts.settled;
-        await this.deps.ledger.transition(key, ['settled'], { state: 'settled', countFailure: true, ...(exhausted ? { error: ATTEMPTS_EXHAUSTED } : {}) });
+        // settled: the answer must say so even when the ledger cannot count this failure (its database restarting)
+        await this.deps.ledger
+          .transition(key, ['settled'], { state: 'settled', countFailure: true, ...(exhausted ? { error: ATTEMPTS_EXHAUSTED } : {}) })
+          .catch((failure: unknown) => this.deps.log.error({ err: failure, key }, 'could not count a failed work of a settled payment'));
         const paid = error instanceof ApiError ? error : new ApiError(502, 'upstream_error', 'generation failed');
         const next = exhausted
           ? `your payment is settled, but its work has now failed ${failedBefore + 1} times: it will not run again, and the payment is recorded for a refund by the operator`
