@@ -5,13 +5,11 @@
 // same reason names; a simulated settle from our key covers what only the chain knows.
 // Gas sponsoring: a payer with USDC and no native gas gives Permit2 its allowance through an EIP-2612
 // permit (settleWithPermit does both in one transaction) or a signed approve we fund and broadcast.
+import { evmChainClient } from './chain-client.ts';
 import {
-  createPublicClient,
   createWalletClient,
   decodeFunctionData,
-  defineChain,
   encodeFunctionData,
-  http,
   isAddressEqual,
   parseAbi,
   parseSignature,
@@ -136,14 +134,7 @@ export class LocalEvmUptoFacilitator implements Facilitator {
     this.#pollingIntervalMs = options.pollingIntervalMs ?? 1000;
     this.#now = options.now ?? (() => Math.floor(Date.now() / 1000));
     this.#account = privateKeyToAccount(options.settlementPrivateKey);
-    const chain = defineChain({
-      id: options.network.chainId,
-      name: options.network.name,
-      nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
-      rpcUrls: { default: { http: [options.rpcUrl] } },
-    });
-    const transport = http(options.rpcUrl);
-    this.#public = createPublicClient({ chain, transport, pollingInterval: this.#pollingIntervalMs });
+    this.#public = evmChainClient(options.network, options.rpcUrl, this.#pollingIntervalMs);
     // the key's one sender in this process (evmSender), so upto and exact settlements never share a nonce
     this.#sender = options.sender ?? evmSender({ client: this.#public, account: this.#account, chainId: options.network.chainId });
     if (!isAddressEqual(this.#sender.address, this.#account.address)) throw new Error('the sender must send from the settlement key');

@@ -1,11 +1,9 @@
 // Verifies and settles x402 "exact" EVM payments ourselves: our RPC, our settlement key, one network.
 // Every requirement is compared exactly (recipient, amount, asset, network, time window), the
 // signature is recovered locally, and a simulated transferWithAuthorization covers the rest.
+import { evmChainClient } from './chain-client.ts';
 import {
-  createPublicClient,
-  defineChain,
   encodeFunctionData,
-  http,
   isAddress,
   isAddressEqual,
   parseSignature,
@@ -35,7 +33,6 @@ import {
   type SubmitResult,
 } from './evm-settlement-batcher.ts';
 import { MULTICALL3_ADDRESS } from './multicall3-abi.ts';
-import { rpcFetch } from '../rpc-fetch.ts';
 import { settlementFromChain } from './evm-settlement-check.ts';
 import type { NonceAllocator, PendingCount } from '../../../store/nonce-allocator.ts';
 
@@ -58,7 +55,7 @@ export interface LocalEvmFacilitatorOptions {
   nonces?: (pendingCount: PendingCount) => NonceAllocator | undefined;
   /**
    * settlements that queue up while the key is sending go out together in one Multicall3 transaction
-   * (evm-settlement-batcher.ts); needs Multicall3 at its canonical address. Default off: see README, "Settlement batching".
+   * (evm-settlement-batcher.ts); needs Multicall3 at its canonical address. Default off: see docs/performance.md, "Settlement batching".
    */
   batchSettlements?: boolean;
 }
@@ -116,15 +113,7 @@ export class LocalEvmFacilitator implements Facilitator {
     this.#pollingIntervalMs = options.pollingIntervalMs ?? 1000;
     this.#now = options.now ?? (() => Math.floor(Date.now() / 1000));
     this.#account = privateKeyToAccount(options.settlementPrivateKey);
-    const chain = defineChain({
-      id: options.network.chainId,
-      name: options.network.name,
-      nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
-      rpcUrls: { default: { http: [options.rpcUrl] } },
-    });
-    // JSON-RPC over pooled keep-alive node:http connections, as the upstream AI calls go (rpc-fetch.ts)
-    const transport = http(options.rpcUrl, { fetchFn: rpcFetch });
-    this.#public = createPublicClient({ chain, transport, pollingInterval: this.#pollingIntervalMs });
+    this.#public = evmChainClient(options.network, options.rpcUrl, this.#pollingIntervalMs);
     this.#sender = evmSender({ client: this.#public, account: this.#account, chainId: options.network.chainId, nonces: options.nonces });
     this.#batcher = options.batchSettlements ? new SettlementBatcher(this.#sender, { pollingIntervalMs: this.#pollingIntervalMs }) : undefined;
   }
