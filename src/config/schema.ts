@@ -319,6 +319,8 @@ export const configSchema = z
     settlementBatching: z.boolean().default(false),
     /** how often pending settlements are reconciled */
     reconcileIntervalMs: z.number().int().positive().default(15_000),
+    /** how often each network's payment readiness (asset code, gas, fee payer, token accounts) is checked again */
+    readinessCheckIntervalMs: z.number().int().min(1_000).default(60_000),
     /**
      * an instance reconciling a pending payment holds it this long (instances sharing a database never check one
      * payment at once; a check outliving it is abandoned); a payment whose instance died mid-check waits this long
