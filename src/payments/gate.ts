@@ -122,12 +122,11 @@ export class PaymentGate {
 
   /**
    * What a payment-required answer offers on these rails, in order: each rail's `exact`, and beside it `upto`
-   * for a metered call on a rail that has it. `upto` is offered when the call names its network (one rail):
-   * beside every network at once it would take an HTTP PAYMENT-REQUIRED header past 8 KB, and a proof under
-   * upto is still accepted on any rail that offers it. Also the v2 `extensions` those offers declare.
+   * for a metered call on a rail that has it, whether or not the call named its network (a client that names
+   * none is offered the same schemes). Also the v2 `extensions` those offers declare.
    */
   offers(call: Pick<PaidCall, 'amount' | 'maxTimeoutSeconds' | 'resource' | 'description' | 'metered'>, rails: readonly PaymentRail[]) {
-    const metered = rails.length === 1 ? rails.filter((rail) => this.uptoOffered(rail, call)) : [];
+    const metered = rails.filter((rail) => this.uptoOffered(rail, call));
     const requirements = rails.flatMap((rail) =>
       metered.includes(rail) ? [this.requirementFor(rail, call), this.requirementFor(rail, call, 'upto')] : [this.requirementFor(rail, call)],
     );
