@@ -15,6 +15,8 @@ import { jsonSchema } from '../../http/openapi-schema.ts';
 import type { z } from 'zod';
 import { openaiChatRequestSchema, openaiImageRequestSchema, openaiSpeechRequestSchema } from './schemas.ts';
 import { prepareChatCompletion, usageOfChatCompletion } from './chat-completions.ts';
+import { prepareResponse, usageOfResponse } from './responses.ts';
+import { responsesRequestSchema } from './responses-schemas.ts';
 import { prepareImageGeneration } from './images.ts';
 import { deliverSpeech, prepareSpeech } from './speech.ts';
 import { openaiModelList } from './models.ts';
@@ -41,6 +43,15 @@ export const OPENAI_ROUTES: readonly OpenAIRoute[] = [
     requestSchema: openaiChatRequestSchema,
     prepare: prepareChatCompletion,
     usageOf: usageOfChatCompletion,
+    metered: chatEndpoint.metered,
+  },
+  {
+    path: '/v1/responses',
+    capability: 'chat',
+    description: chatEndpoint.description,
+    requestSchema: responsesRequestSchema,
+    prepare: prepareResponse,
+    usageOf: usageOfResponse,
     metered: chatEndpoint.metered,
   },
   {

@@ -1,0 +1,138 @@
+// POST /v1/responses (OpenAI's Responses API, stateless) as its users meet it: the official `openai` SDK's
+// responses.create and responses.stream(), unmodified, paying through @x402/fetch on the sandbox chain.
+// Each paid call is charged once on-chain, exactly the receipt's amount; refused fields cost nothing and
+// name the field.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import OpenAI from 'openai';
+import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
+import { registerExactEvmScheme } from '@x402/evm/exact/client';
+import type { PrivateKeyAccount } from 'viem/accounts';
+import { startTestService, postJson } from './support/service.ts';
+import { balanceOf, decodeReceipt, fundedEvmBuyer } from './support/sandbox-wallet.ts';
+import type { RunningService } from '../src/service.ts';
+
+const LOCAL_CHAT = 'local/demo-bigram';
+const FUNDS = 10_000_000n;
+
+let service: RunningService;
+before(async () => {
+  service = await startTestService({ networks: ['base'] });
+});
+after(async () => {
+  await service?.stop();
+});
+
+function paying(buyer: PrivateKeyAccount): typeof fetch {
+  return wrapFetchWithPayment(fetch, registerExactEvmScheme(new x402Client(), { signer: buyer }));
+}
+
+function openaiClient(pay: typeof fetch): OpenAI {
+  return new OpenAI({ baseURL: `${service.url}/v1`, apiKey: 'not-needed', fetch: pay, maxRetries: 0 });
+}
+
+async function priceOf(body: unknown): Promise<bigint> {
+  const response = await postJson(`${service.url}/v1/responses`, body, { 'X-Network': 'base' });
+  assert.equal(response.status, 402, await response.clone().text());
+  return BigInt(((await response.json()) as { accepts: { maxAmountRequired: string }[] }).accepts[0]!.maxAmountRequired);
+}
+
+const spent = async (buyer: PrivateKeyAccount) => FUNDS - (await balanceOf(service, 'base', buyer.address));
+
+describe('responses.create', () => {
+  test('text: a response with one output_text message, store false, usage, charged once as the headers say', async () => {
+    const buyer = await fundedEvmBuyer(service, ['base'], FUNDS);
+    const body = { model: LOCAL_CHAT, instructions: 'Answer briefly.', input: 'Tell me about the sea', max_output_tokens: 256, store: true };
+    const price = await priceOf(body);
+    const { data: response, response: http } = await openaiClient(paying(buyer)).responses.create(body).withResponse();
+    assert.equal(response.object, 'response');
+    assert.match(response.id, /^resp_/);
+    assert.equal(response.model, LOCAL_CHAT);
+    assert.equal(response.store, false, 'nothing is stored, whatever was asked');
+    assert.ok(['completed', 'incomplete'].includes(response.status!));
+    const [message] = response.output;
+    assert.equal(message!.type, 'message');
+    assert.ok(response.output_text.length > 0);
+    assert.ok(response.usage!.input_tokens > 0 && response.usage!.output_tokens > 0);
+    assert.equal(response.usage!.total_tokens, response.usage!.input_tokens + response.usage!.output_tokens);
+    const charged = BigInt(http.headers.get('x-payment-amount')!);
+    assert.ok(charged > 0n && charged <= price);
+    assert.equal(decodeReceipt(http.headers.get('payment-response')).success, true);
+    assert.equal(await spent(buyer), charged);
+  });
+
+  test('input items: a conversation sent whole, developer and assistant turns included', async () => {
+    const buyer = await fundedEvmBuyer(service, ['base'], FUNDS);
+    const { data: response, response: http } = await openaiClient(paying(buyer)).responses.create({
+      model: LOCAL_CHAT,
+      input: [
+        { role: 'developer', content: 'Answer briefly.' },
+        { role: 'user', content: [{ type: 'input_text', text: 'Hello' }] },
+        { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'Hi there', annotations: [] }] } as never,
+        { role: 'user', content: 'Tell me about the sea' },
+      ],
+      max_output_tokens: 32,
+    }).withResponse();
+    assert.ok(response.output_text.length > 0);
+    assert.equal(await spent(buyer), BigInt(http.headers.get('x-payment-amount')!));
+  });
+});
+
+describe('responses.stream()', () => {
+  test('the Responses event sequence, numbered, text as produced, the receipt beside response.completed; one charge', async () => {
+    const buyer = await fundedEvmBuyer(service, ['base'], FUNDS);
+    const body = { model: LOCAL_CHAT, input: 'Tell me about the sea', max_output_tokens: 256 };
+    const stream = openaiClient(paying(buyer)).responses.stream(body);
+    const events: any[] = [];
+    for await (const event of stream) events.push(event);
+    const final = await stream.finalResponse();
+    const types = events.map((event) => event.type);
+    assert.deepEqual(types.slice(0, 4), ['response.created', 'response.in_progress', 'response.output_item.added', 'response.content_part.added']);
+    const deltas = events.filter((event) => event.type === 'response.output_text.delta');
+    assert.ok(deltas.length > 1, 'token by token');
+    const last = types.at(-1);
+    assert.ok(last === 'response.completed' || last === 'response.incomplete');
+    assert.deepEqual(types.slice(-4, -1), ['response.output_text.done', 'response.content_part.done', 'response.output_item.done']);
+    assert.deepEqual(
+      events.map((event) => event.sequence_number),
+      events.map((_, index) => index),
+    );
+    assert.equal(deltas.map((event) => event.delta).join(''), final.output_text);
+    const receipt = events.at(-1).x402;
+    assert.equal(receipt.success, true);
+    assert.equal(receipt.payer.toLowerCase(), buyer.address.toLowerCase());
+    assert.equal(await spent(buyer), BigInt(receipt.amount));
+    assert.equal(final.store, false);
+  });
+});
+
+describe('refused before any price, naming the field', () => {
+  test('stored-state fields, unknown fields and what the model cannot honour cost nothing', async () => {
+    const buyer = await fundedEvmBuyer(service, ['base'], FUNDS);
+    const client = openaiClient(paying(buyer));
+    const cases: [Record<string, unknown>, string][] = [
+      [{ previous_response_id: 'resp_123' }, 'previous_response_id'],
+      [{ conversation: 'conv_123' }, 'conversation'],
+      [{ background: true }, 'background'],
+      [{ prompt: { id: 'pmpt_1' } }, 'prompt'],
+      [{ frobnicate: 1 }, 'frobnicate'],
+      [{ max_output_tokens: 1_000_000 }, 'max_output_tokens'],
+    ];
+    for (const [extra, field] of cases) {
+      await assert.rejects(client.responses.create({ model: LOCAL_CHAT, input: 'hi', ...extra } as never), (error: unknown) => {
+        assert.ok(error instanceof OpenAI.BadRequestError, `${field}: ${String(error)}`);
+        assert.equal(error.param, field);
+        return true;
+      });
+    }
+    assert.equal(await spent(buyer), 0n);
+  });
+
+  test('a stream request refused is an ordinary JSON 400 in OpenAI’s shape', async () => {
+    const response = await postJson(`${service.url}/v1/responses`, { model: LOCAL_CHAT, input: 'hi', stream: true, previous_response_id: 'x' });
+    assert.equal(response.status, 400);
+    const body = (await response.json()) as { error: { param: string; type: string } };
+    assert.equal(body.error.param, 'previous_response_id');
+    assert.equal(body.error.type, 'invalid_request_error');
+  });
+});
