@@ -48,7 +48,7 @@ describe('responses.create', () => {
     assert.equal(response.object, 'response');
     assert.match(response.id, /^resp_/);
     assert.equal(response.model, LOCAL_CHAT);
-    assert.equal(response.store, false, 'nothing is stored, whatever was asked');
+    assert.equal((response as unknown as { store: boolean }).store, false, 'nothing is stored, whatever was asked');
     assert.ok(['completed', 'incomplete'].includes(response.status!));
     const [message] = response.output;
     assert.equal(message!.type, 'message');
@@ -102,7 +102,7 @@ describe('responses.stream()', () => {
     assert.equal(receipt.success, true);
     assert.equal(receipt.payer.toLowerCase(), buyer.address.toLowerCase());
     assert.equal(await spent(buyer), BigInt(receipt.amount));
-    assert.equal(final.store, false);
+    assert.equal((final as unknown as { store: boolean }).store, false);
   });
 });
 

@@ -25,6 +25,9 @@ import { requestOrigin } from './origin.ts';
 import { requestHash } from './canonical-json.ts';
 import { openaiRoutes } from '../api/openai/routes.ts';
 import { withOpenAIRoutes } from '../api/openai/openapi.ts';
+import { anthropicRoutes, isAnthropicPath } from '../api/anthropic/routes.ts';
+import { withAnthropicRoutes } from '../api/anthropic/openapi.ts';
+import { renderAnthropicError } from '../api/anthropic/errors.ts';
 import { openApiDocument } from './openapi.ts';
 import { docsRoutes } from './docs-page.ts';
 import { withPrices } from './openapi-prices.ts';
@@ -84,10 +87,11 @@ export function createApp(deps: AppDeps): Hono {
       return respondPaid(c, deps, route);
     });
   }
+  app.route('/', anthropicRoutes(deps, log));
   app.route('/', openaiRoutes(deps, log));
 
   const discovery = { config, endpoints: deps.endpoints, catalog: deps.catalog, networks: gate.enabledNetworks };
-  const openapi = withOpenAIRoutes(withPrices(openApiDocument(deps.endpoints, paymentInfoByPath(discovery)), deps.endpoints, deps.catalog));
+  const openapi = withAnthropicRoutes(withOpenAIRoutes(withPrices(openApiDocument(deps.endpoints, paymentInfoByPath(discovery)), deps.endpoints, deps.catalog)));
   app.get('/openapi.json', (c) => c.json(openapi));
   app.route('/', docsRoutes(openapi, { playground: config.sandbox.enabled }));
   app.get('/', (c) => c.redirect('/docs'));
@@ -113,7 +117,10 @@ export function createApp(deps: AppDeps): Hono {
   if (deps.extraRoutes) app.route('/', deps.extraRoutes);
 
   app.notFound(unrouted(app));
-  // under /v1 an OpenAI client reads OpenAI's error shape, also for a path or method no route there serves
-  app.onError((error, c) => (c.req.path.startsWith('/v1/') ? renderOpenAIError(error, c, log) : renderError(error, c, log)));
+  // under /v1 a client reads its API's error shape (Anthropic's on /v1/messages), also for a path or method no route there serves
+  app.onError((error, c) => {
+    if (isAnthropicPath(c.req.path)) return renderAnthropicError(error, c, log);
+    return c.req.path.startsWith('/v1/') ? renderOpenAIError(error, c, log) : renderError(error, c, log);
+  });
   return app;
 }

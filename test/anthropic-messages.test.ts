@@ -1,0 +1,187 @@
+// POST /v1/messages and /v1/messages/count_tokens (Anthropic's Messages API) as their users meet them: the
+// official `@anthropic-ai/sdk`, unmodified, paying through @x402/fetch on the sandbox chain. Each paid call is
+// charged once on-chain, exactly the receipt's amount; errors come in Anthropic's shape, except the 402,
+// which stays the x402 one; refused fields cost nothing and name the field.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import Anthropic from '@anthropic-ai/sdk';
+import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
+import { registerExactEvmScheme } from '@x402/evm/exact/client';
+import type { PrivateKeyAccount } from 'viem/accounts';
+import { startTestService, postJson } from './support/service.ts';
+import { balanceOf, decodeReceipt, fundedEvmBuyer } from './support/sandbox-wallet.ts';
+import type { RunningService } from '../src/service.ts';
+
+const LOCAL_CHAT = 'local/demo-bigram';
+const FUNDS = 10_000_000n;
+
+let service: RunningService;
+before(async () => {
+  service = await startTestService({ networks: ['base'] });
+});
+after(async () => {
+  await service?.stop();
+});
+
+function paying(buyer: PrivateKeyAccount): typeof fetch {
+  return wrapFetchWithPayment(fetch, registerExactEvmScheme(new x402Client(), { signer: buyer }));
+}
+
+/** The SDK as a developer sets it up, a key included (the gateway ignores it: payment is x402). */
+function anthropicClient(pay: typeof fetch): Anthropic {
+  return new Anthropic({ baseURL: service.url, apiKey: 'sk-ant-not-needed', fetch: pay, maxRetries: 0 });
+}
+
+async function priceOf(body: unknown): Promise<bigint> {
+  const response = await postJson(`${service.url}/v1/messages`, body, { 'X-Network': 'base' });
+  assert.equal(response.status, 402, await response.clone().text());
+  return BigInt(((await response.json()) as { accepts: { maxAmountRequired: string }[] }).accepts[0]!.maxAmountRequired);
+}
+
+const spent = async (buyer: PrivateKeyAccount) => FUNDS - (await balanceOf(service, 'base', buyer.address));
+
+describe('messages.create', () => {
+  test('text: an Anthropic message, stop_reason and usage, charged once as the headers say', async () => {
+    const buyer = await fundedEvmBuyer(service, ['base'], FUNDS);
+    const body = {
+      model: LOCAL_CHAT,
+      max_tokens: 256,
+      system: [{ type: 'text' as const, text: 'Answer briefly.', cache_control: { type: 'ephemeral' as const } }],
+      messages: [
+        { role: 'user' as const, content: 'Hello' },
+        { role: 'assistant' as const, content: [{ type: 'text' as const, text: 'Hi there' }] },
+        { role: 'user' as const, content: [{ type: 'text' as const, text: 'Tell me about the sea' }] },
+      ],
+      temperature: 0.5,
+    };
+    const price = await priceOf(body);
+    const { data: message, response } = await anthropicClient(paying(buyer)).messages.create(body).withResponse();
+    assert.equal(message.type, 'message');
+    assert.equal(message.role, 'assistant');
+    assert.match(message.id, /^msg_/);
+    assert.equal(message.model, LOCAL_CHAT);
+    assert.equal(message.content[0]!.type, 'text');
+    assert.ok((message.content[0] as Anthropic.TextBlock).text.length > 0);
+    assert.ok(['end_turn', 'max_tokens'].includes(message.stop_reason!));
+    assert.ok(message.usage.input_tokens > 0 && message.usage.output_tokens > 0);
+    const charged = BigInt(response.headers.get('x-payment-amount')!);
+    assert.ok(charged > 0n && charged <= price);
+    assert.equal(response.headers.get('x-usage-completion-tokens'), String(message.usage.output_tokens));
+    assert.equal(decodeReceipt(response.headers.get('payment-response')).success, true);
+    assert.equal(await spent(buyer), charged);
+  });
+
+  test('max_tokens reached: stop_reason max_tokens', async () => {
+    const buyer = await fundedEvmBuyer(service, ['base'], FUNDS);
+    const message = await anthropicClient(paying(buyer)).messages.create({ model: LOCAL_CHAT, max_tokens: 2, messages: [{ role: 'user', content: 'Tell me about the sea' }] });
+    assert.equal(message.stop_reason, 'max_tokens');
+    assert.ok(message.usage.output_tokens <= 2);
+  });
+});
+
+describe('messages.stream', () => {
+  test("Anthropic's event sequence, text as produced, the receipt on message_stop; one charge", async () => {
+    const buyer = await fundedEvmBuyer(service, ['base'], FUNDS);
+    const stream = anthropicClient(paying(buyer)).messages.stream({ model: LOCAL_CHAT, max_tokens: 256, messages: [{ role: 'user', content: 'Tell me about the sea' }] });
+    const events: any[] = [];
+    stream.on('streamEvent', (event) => events.push(event));
+    const texts: string[] = [];
+    stream.on('text', (text) => texts.push(text));
+    const final = await stream.finalMessage();
+    const types = events.map((event) => event.type);
+    assert.deepEqual(types.slice(0, 2), ['message_start', 'content_block_start']);
+    assert.deepEqual(types.slice(-3), ['content_block_stop', 'message_delta', 'message_stop']);
+    assert.ok(types.slice(2, -3).every((type) => type === 'content_block_delta'));
+    assert.ok(texts.length > 1, 'token by token');
+    assert.equal(texts.join(''), (final.content[0] as Anthropic.TextBlock).text);
+    assert.ok(final.usage.input_tokens > 0 && final.usage.output_tokens > 0, 'message_delta carries the whole usage');
+    assert.ok(['end_turn', 'max_tokens'].includes(final.stop_reason!));
+    const receipt = events.at(-1).x402;
+    assert.equal(receipt.success, true);
+    assert.equal(receipt.payer.toLowerCase(), buyer.address.toLowerCase());
+    assert.equal(await spent(buyer), BigInt(receipt.amount));
+  });
+
+  test('raw: each event named by an `event:` line matching its type, a ping after message_start', async () => {
+    const buyer = await fundedEvmBuyer(service, ['base'], FUNDS);
+    const response = await paying(buyer)(`${service.url}/v1/messages`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'anthropic-version': '2023-06-01' },
+      body: JSON.stringify({ model: LOCAL_CHAT, max_tokens: 32, messages: [{ role: 'user', content: 'hi' }], stream: true }),
+    });
+    assert.equal(response.status, 200);
+    assert.match(response.headers.get('content-type')!, /^text\/event-stream/);
+    const frames = (await response.text()).split('\n\n').filter(Boolean);
+    const named = frames.map((frame) => {
+      const [eventLine, dataLine] = frame.split('\n');
+      const data = JSON.parse(dataLine!.slice('data: '.length));
+      assert.equal(eventLine, `event: ${data.type}`);
+      return data.type as string;
+    });
+    assert.deepEqual(named.slice(0, 3), ['message_start', 'ping', 'content_block_start']);
+    assert.equal(named.at(-1), 'message_stop');
+    const stop = JSON.parse(frames.at(-1)!.split('\n')[1]!.slice(6));
+    assert.equal(await spent(buyer), BigInt(stop.x402.amount));
+  });
+});
+
+describe('errors in Anthropic’s shape, refused before any price', () => {
+  test('refused fields cost nothing and name the field', async () => {
+    const buyer = await fundedEvmBuyer(service, ['base'], FUNDS);
+    const client = anthropicClient(paying(buyer));
+    const base = { model: LOCAL_CHAT, max_tokens: 16, messages: [{ role: 'user' as const, content: 'hi' }] };
+    const cases: [Record<string, unknown>, string][] = [
+      [{ thinking: { type: 'enabled', budget_tokens: 1024 } }, 'thinking'],
+      [{ top_k: 5 }, 'top_k'],
+      [{ frobnicate: true }, 'frobnicate'],
+      [{ max_tokens: 20_000 }, 'max_tokens'],
+      [{ max_tokens: undefined }, 'max_tokens'],
+    ];
+    for (const [extra, field] of cases) {
+      await assert.rejects(client.messages.create({ ...base, ...extra } as never), (error: unknown) => {
+        assert.ok(error instanceof Anthropic.BadRequestError, `${field}: ${String(error)}`);
+        assert.equal((error.error as any).type, 'error');
+        assert.equal((error.error as any).error.type, 'invalid_request_error');
+        assert.match((error.error as any).error.message, new RegExp(`^${field}`));
+        return true;
+      });
+    }
+    await assert.rejects(client.messages.create({ ...base, model: 'no/such-model' }), (error: unknown) => {
+      // an unknown model is a 400 on every route of the gateway, naming the models there are
+      assert.ok(error instanceof Anthropic.BadRequestError, String(error));
+      assert.match((error.error as any).error.message, /local\/demo-bigram/);
+      return true;
+    });
+    assert.equal(await spent(buyer), 0n);
+  });
+
+  test('the 402 stays the x402 one: PAYMENT-REQUIRED and the x402 body, not an Anthropic error', async () => {
+    const response = await postJson(`${service.url}/v1/messages`, { model: LOCAL_CHAT, max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] }, { 'x-api-key': 'sk-ant-ignored', 'anthropic-version': '2023-06-01' });
+    assert.equal(response.status, 402);
+    assert.ok(response.headers.get('payment-required'));
+    const body = (await response.json()) as { x402Version: number; accepts: unknown[] };
+    assert.ok(body.x402Version >= 1 && body.accepts.length > 0);
+  });
+
+  test('an unserved method under /v1/messages answers in Anthropic’s shape', async () => {
+    const response = await fetch(`${service.url}/v1/messages`);
+    assert.ok(response.status === 404 || response.status === 405);
+    const body = (await response.json()) as { type: string; error: { type: string } };
+    assert.equal(body.type, 'error');
+  });
+});
+
+describe('count_tokens', () => {
+  test('free: input_tokens for the prompt, more with tools; an unknown field is a 400', async () => {
+    const client = anthropicClient(fetch);
+    const plain = await client.messages.countTokens({ model: LOCAL_CHAT, system: 'Be brief.', messages: [{ role: 'user', content: 'Tell me about the sea' }] });
+    assert.ok(plain.input_tokens > 0);
+    const withTools = await client.messages.countTokens({
+      model: LOCAL_CHAT,
+      messages: [{ role: 'user', content: 'Tell me about the sea' }],
+      tools: [{ name: 'get_weather', description: 'Weather at a place', input_schema: { type: 'object', properties: { place: { type: 'string' } } } }],
+    });
+    assert.ok(withTools.input_tokens > plain.input_tokens - 3);
+    await assert.rejects(client.messages.countTokens({ model: LOCAL_CHAT, messages: [{ role: 'user', content: 'hi' }], max_tokens: 5 } as never), Anthropic.BadRequestError);
+  });
+});
