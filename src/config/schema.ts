@@ -113,6 +113,26 @@ export const chatModel = z.object({
    * before any quote; unset, only the body limit bounds it
    */
   maxInputChars: z.number().int().positive().optional(),
+  /**
+   * what the model can honour beyond plain text (docs/agent-chat.md); a request using what it lacks is a 400
+   * naming the field, before any price. Upstream defaults: tools, JSON schemas and streaming yes, images no.
+   */
+  supports: z
+    .object({
+      tools: z.boolean().default(true),
+      jsonSchema: z.boolean().default(true),
+      vision: z.boolean().default(false),
+      streaming: z.boolean().default(true),
+    })
+    .strict()
+    .prefault({}),
+  /** prompt characters one image part counts as, in the quote and in maxInputChars (~750 tokens at 4 characters a token) */
+  imageInputChars: z.number().int().nonnegative().default(3000),
+  /**
+   * under `upto`, the share of the prompt the model reports as read from its cache is charged at this percentage
+   * of the input price (cache reads cost less upstream: OpenAI bills them at 10-50%, Anthropic at 10%)
+   */
+  cachedInputPercent: z.number().int().min(0).max(100).default(100),
   price: price.chat,
 });
 export const imageModel = z.object({

@@ -9,7 +9,7 @@
 // options are read under the `openai` key only, so they are moved there.
 import type { createOpenAI } from '@ai-sdk/openai';
 import type { createOpenAICompatible } from '@ai-sdk/openai-compatible';
-import type { SpeechModelV4 } from '@ai-sdk/provider';
+import type { JSONValue, SpeechModelV4 } from '@ai-sdk/provider';
 import type { ImageModel, LanguageModel, SpeechModel } from 'ai';
 import type { ChatModelConfig, ImageModelConfig, ModelConfig, SpeechModelConfig } from '../config/schema.ts';
 import type { Config } from '../config/load.ts';
@@ -94,7 +94,15 @@ export class ProviderRegistry {
       const fetch = limitedFetch(settings.maxResponseBytes, guardOtherOrigins(new URL(settings.baseURL).origin, this.fetch, this.downloads));
       upstream = {
         // no key: no Authorization header at all (local servers need none)
-        compatible: createOpenAICompatible({ baseURL: settings.baseURL, name, fetch, includeUsage: true, ...(apiKey ? { apiKey } : {}) }),
+        compatible: createOpenAICompatible({
+          baseURL: settings.baseURL,
+          name,
+          fetch,
+          includeUsage: true,
+          // json_schema response formats go through as such (models that cannot are refused first: `supports`)
+          supportsStructuredOutputs: true,
+          ...(apiKey ? { apiKey } : {}),
+        }),
         // the SDK insists on a key; compatible servers often need none, so send a harmless placeholder
         openai: createOpenAI({ baseURL: settings.baseURL, apiKey: apiKey ?? 'not-needed', name, fetch }),
       };
@@ -113,6 +121,19 @@ export class ProviderRegistry {
   /** the schema `options` must fit for this model, when its engine declares one */
   optionsSchema(model: ModelConfig): EngineOptionsSchema | undefined {
     return LOCAL_OPTION_SCHEMAS[model.provider];
+  }
+
+  /**
+   * What a chat call's parallel-tool-calls switch and schema strictness become for this model's provider, merged
+   * into its providerOptions: body keys for an OpenAI-compatible upstream; nothing for the embedded engine,
+   * which makes one call per answer and always follows the schema.
+   */
+  chatCallOptions(model: ChatModelConfig, call: { parallelToolCalls?: boolean | undefined; responseFormat?: { type: string; strict?: boolean | undefined } | undefined }): Record<string, JSONValue> {
+    if (!this.config.providers[model.provider]) return {};
+    const options: Record<string, JSONValue> = {};
+    if (call.parallelToolCalls !== undefined) options.parallel_tool_calls = call.parallelToolCalls;
+    if (call.responseFormat?.type === 'json_schema') options.strictJsonSchema = call.responseFormat.strict ?? false;
+    return options;
   }
 
   /** whether one of the embedded engines (this process's own code) serves the model, not an upstream */

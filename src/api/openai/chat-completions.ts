@@ -58,7 +58,9 @@ export function prepareChatCompletion(body: unknown, context: EndpointContext): 
     ...(request.stream
       ? {
           events: chunkEvents(request, { id, created, model: chat.model.id }, async (write, signal) => {
-            const outcome = await chat.stream(write, signal);
+            const outcome = await chat.stream((delta) => {
+              if (delta.type === 'text') write(delta.text);
+            }, signal);
             return chatOutput(outcome, toBody);
           }),
         }
