@@ -1,18 +1,22 @@
 // POST /v1/messages: Anthropic's Messages request translated into the gateway's chat call (prepareChat: same
 // model, price, payment and provider call as /v1/chat/completions), and its answer shaped as Anthropic's
 // `message`, whole or streamed (message-events.ts).
-import type { ModelMessage } from 'ai';
+import type { ImagePart, ModelMessage, TextPart, ToolCallPart, ToolResultPart } from 'ai';
+import type { JSONSchema7 } from '@ai-sdk/provider';
 import { ApiError } from '../../errors.ts';
 import type { EndpointContext, PreparedCall } from '../endpoint.ts';
 import { newChatId, prepareChat, type ChatOutcome } from '../chat.ts';
 import { parseOrThrow } from '../validate.ts';
 import { chatOutput } from '../chat-output.ts';
+import { parseToolArguments, toolNameOf, type ChatFinishReason, type ChatToolChoice } from '../chat-model.ts';
+import { imagePartOfBase64, imagePartOfUrl } from '../image-url.ts';
 import type { TokenUsage } from '../../pricing/token-usage.ts';
 import { withFieldNames } from '../openai/field-names.ts';
 import { messagesEvents } from './message-events.ts';
 import {
   messagesRequestSchema,
   REFUSED_MESSAGES_FIELDS,
+  type AnthropicContentBlock,
   type AnthropicMessage,
   type CountTokensRequest,
   type MessagesRequest,
@@ -23,16 +27,21 @@ import {
 export function prepareMessage(body: unknown, context: EndpointContext): PreparedCall {
   refuseFields(body);
   const request = parseOrThrow(messagesRequestSchema, body);
-  refuseUnsupported(request);
+  const { messages, firstImage } = toMessages(request);
   const chat = withFieldNames({ prompt: 'messages' }, () =>
     prepareChat(
       {
         model: request.model,
-        messages: toMessages(request),
+        messages,
         maxTokens: request.max_tokens,
         temperature: request.temperature,
         topP: request.top_p,
         stop: request.stop_sequences,
+        tools: request.tools?.map((tool) => ({ name: tool.name, description: tool.description, parameters: tool.input_schema as JSONSchema7 })),
+        toolChoice: toolChoice(request.tool_choice),
+        parallelToolCalls: request.tool_choice && 'disable_parallel_tool_use' in request.tool_choice && request.tool_choice.disable_parallel_tool_use ? false : undefined,
+        stream: request.stream,
+        fields: { tools: 'tools', toolChoice: 'tool_choice', stream: 'stream', ...(firstImage ? { image: firstImage } : {}) },
       },
       context,
     ),
@@ -42,6 +51,7 @@ export function prepareMessage(body: unknown, context: EndpointContext): Prepare
     ({ id, type: 'message', role: 'assistant', model: chat.model.id, content, stop_reason: stopReason, stop_sequence: null, usage }) as MessagesResponse;
   const toBody = (outcome: ChatOutcome): MessagesResponse => {
     const content: ResponseBlock[] = outcome.text.length > 0 ? [{ type: 'text', text: outcome.text }] : [];
+    for (const call of outcome.toolCalls) content.push({ type: 'tool_use', id: toolUseId(call.id), name: call.name, input: toolInput(call.arguments) });
     return message(content, stopReason(outcome.finishReason), anthropicUsage(outcome.usage));
   };
   return {
@@ -54,7 +64,8 @@ export function prepareMessage(body: unknown, context: EndpointContext): Prepare
       ? {
           events: messagesEvents({
             pending: message([], null, { input_tokens: 0, output_tokens: 0 }),
-            run: async (onText, signal) => chatOutput(await chat.stream(onText, signal), toBody),
+            toolUseId,
+            run: async (onDelta, signal) => chatOutput(await chat.stream(onDelta, signal), toBody),
           }),
         }
       : {}),
@@ -64,18 +75,44 @@ export function prepareMessage(body: unknown, context: EndpointContext): Prepare
 /** The tokens a Messages body reports (the usage headers of a replay). */
 export function usageOfMessage(body: unknown): Partial<TokenUsage> | undefined {
   const usage = (body as Partial<MessagesResponse>).usage;
-  return usage ? { promptTokens: usage.input_tokens, completionTokens: usage.output_tokens, totalTokens: usage.input_tokens + usage.output_tokens } : undefined;
+  if (!usage) return undefined;
+  const promptTokens = usage.input_tokens + (usage.cache_read_input_tokens ?? 0);
+  return { promptTokens, completionTokens: usage.output_tokens, totalTokens: promptTokens + usage.output_tokens };
 }
 
-/** Anthropic's stop reasons from the AI SDK's unified finish reasons. */
-function stopReason(unified: string): MessagesResponse['stop_reason'] {
-  if (unified === 'length') return 'max_tokens';
-  if (unified === 'tool-calls') return 'tool_use';
+/** Anthropic's ids of tool calls start with toolu_; a model's own id is kept after it. */
+function toolUseId(callId: string): string {
+  return callId.startsWith('toolu_') ? callId : `toolu_${callId}`;
+}
+
+/** A tool_use block's input is an object: arguments that are not a JSON object are kept under `input`. */
+function toolInput(argumentsJson: string): Record<string, unknown> {
+  const parsed = parseToolArguments(argumentsJson);
+  return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : { input: parsed };
+}
+
+/** Anthropic's stop reasons from the gateway's finish reasons. */
+function stopReason(reason: ChatFinishReason): MessagesResponse['stop_reason'] {
+  if (reason === 'length') return 'max_tokens';
+  if (reason === 'tool_calls') return 'tool_use';
   return 'end_turn';
 }
 
+/** Anthropic counts cache reads apart from input_tokens; the gateway's prompt tokens include them. */
 function anthropicUsage(usage: TokenUsage): MessagesResponse['usage'] {
-  return { input_tokens: usage.promptTokens, output_tokens: usage.completionTokens };
+  const cached = usage.cachedInputTokens ?? 0;
+  return {
+    input_tokens: usage.promptTokens - cached,
+    output_tokens: usage.completionTokens,
+    ...(usage.cachedInputTokens !== undefined ? { cache_read_input_tokens: cached } : {}),
+  };
+}
+
+function toolChoice(choice: MessagesRequest['tool_choice']): ChatToolChoice | undefined {
+  if (!choice) return undefined;
+  if (choice.type === 'any') return 'required';
+  if (choice.type === 'tool') return { tool: choice.name };
+  return choice.type;
 }
 
 function refuseFields(body: unknown): void {
@@ -89,40 +126,64 @@ function refuseFields(body: unknown): void {
   }
 }
 
-/** What the models here cannot honour yet (tools, images): a 400 naming the field. */
-function refuseUnsupported(request: MessagesRequest): void {
-  if (request.tools && request.tools.length > 0) throw unsupported('tools', 'tools are not supported by this model');
-  if (request.tool_choice && request.tool_choice.type !== 'auto' && request.tool_choice.type !== 'none') {
-    throw unsupported('tool_choice', 'a forced tool call needs tools');
-  }
-  request.messages.forEach((message, index) => {
-    if (typeof message.content === 'string') return;
-    message.content.forEach((block, at) => {
-      if (block.type !== 'text') throw unsupported(`messages.${index}.content.${at}`, `${block.type} blocks are not supported by this model`);
-    });
-  });
-}
-
-function unsupported(field: string, why: string): ApiError {
-  return new ApiError(400, 'invalid_request', `${field}: ${why}`, { field });
-}
-
 function systemText(system: MessagesRequest['system']): string | undefined {
   if (system === undefined) return undefined;
   return typeof system === 'string' ? system : system.map((block) => block.text).join('\n');
 }
 
-/** system first (a system message), then the turns. */
-function toMessages(request: MessagesRequest): ModelMessage[] {
+/**
+ * system first (a system message), then the turns. An Anthropic user turn may open with tool_result blocks:
+ * they become a tool turn before the rest of it. `firstImage` names the first image block, for the 400 of a
+ * model without vision.
+ */
+function toMessages(request: MessagesRequest): { messages: ModelMessage[]; firstImage: string | undefined } {
   const system = systemText(request.system);
   const messages: ModelMessage[] = system ? [{ role: 'system', content: system }] : [];
-  for (const message of request.messages) messages.push(toMessage(message));
-  return messages;
+  let firstImage: string | undefined;
+  request.messages.forEach((turn, index) => {
+    if (typeof turn.content === 'string') {
+      messages.push({ role: turn.role, content: turn.content });
+      return;
+    }
+    const results: ToolResultPart[] = [];
+    const user: (TextPart | ImagePart)[] = [];
+    const assistant: (TextPart | ToolCallPart)[] = [];
+    turn.content.forEach((block, at) => {
+      const field = `messages.${index}.content.${at}`;
+      const refuse = (why: string) => {
+        throw new ApiError(400, 'invalid_request', `${field}: ${why}`, { field });
+      };
+      if (block.type === 'text') (turn.role === 'user' ? user : assistant).push({ type: 'text', text: block.text });
+      else if (block.type === 'image') {
+        if (turn.role !== 'user') refuse('images only in user turns');
+        firstImage ??= field;
+        user.push(block.source.type === 'base64' ? imagePartOfBase64(block.source.data, block.source.media_type) : imagePartOfUrl(block.source.url, `${field}.source.url`));
+      } else if (block.type === 'tool_use') {
+        if (turn.role !== 'assistant') refuse('tool_use blocks only in assistant turns');
+        assistant.push({ type: 'tool-call', toolCallId: block.id, toolName: block.name, input: block.input });
+      } else {
+        if (turn.role !== 'user') refuse('tool_result blocks only in user turns');
+        const toolName = toolNameOf(messages, block.tool_use_id);
+        if (!toolName) refuse(`tool_use_id ${block.tool_use_id} answers no tool_use block of an earlier assistant turn`);
+        results.push({ type: 'tool-result', toolCallId: block.tool_use_id, toolName: toolName!, output: { type: block.is_error ? 'error-text' : 'text', value: toolResultText(block.content, refuse) } });
+      }
+    });
+    if (results.length > 0) messages.push({ role: 'tool', content: results });
+    if (turn.role === 'user' && user.length > 0) messages.push({ role: 'user', content: user });
+    if (turn.role === 'assistant') messages.push({ role: 'assistant', content: assistant });
+  });
+  return { messages, firstImage };
 }
 
-function toMessage(message: AnthropicMessage): ModelMessage {
-  const content = typeof message.content === 'string' ? message.content : message.content.map((block) => (block.type === 'text' ? block.text : '')).join('');
-  return { role: message.role, content } as ModelMessage;
+function toolResultText(content: Extract<AnthropicContentBlock, { type: 'tool_result' }>['content'], refuse: (why: string) => never): string {
+  if (content === undefined) return '';
+  if (typeof content === 'string') return content;
+  return content
+    .map((block) => {
+      if (block.type !== 'text') refuse('a tool_result holds text here, not images');
+      return (block as { text: string }).text;
+    })
+    .join('');
 }
 
 /** characters per token of the estimate count_tokens gives (English text with common tokenizers) */

@@ -11,24 +11,27 @@
 // A stream that stops short ends with an `error` event ({ type: "error", code, message, param }), which the
 // openai SDK raises as an APIError. A kept result sent again (a replay) is the same sequence, whole.
 import type { EventStream, StreamReceipt, WorkOutput } from '../endpoint.ts';
-import type { OutputItem, OutputMessage, ResponsesResponse } from './responses-schemas.ts';
+import type { ChatDelta } from '../chat-model.ts';
+import type { OutputFunctionCall, OutputItem, OutputMessage, ResponsesResponse } from './responses-schemas.ts';
 
-/** what the stream needs of the call: the response as it stands before any output, and the live text */
+/** what the stream needs of the call: the response as it stands before any output, and the live deltas */
 export interface ResponsesStreamSource {
   /** the response object of response.created: status in_progress, no output, no usage */
   pending: ResponsesResponse;
-  /** the id the message item will carry, so live deltas and the final body agree */
+  /** the ids the message item and the function-call items will carry, so live events and the final body agree */
   messageId: string;
-  /** runs the call, handing on each piece of text as the model writes it */
-  run(onText: (delta: string) => void, signal: AbortSignal): Promise<WorkOutput>;
+  callItemId: (index: number) => string;
+  /** runs the call, handing on each piece of the answer as the model writes it */
+  run(onDelta: (delta: ChatDelta) => void, signal: AbortSignal): Promise<WorkOutput>;
 }
 
 export function responsesEvents(source: ResponsesStreamSource): EventStream {
   let sequence = 0;
   const event = (type: string, fields: Record<string, unknown>): string =>
     `event: ${type}\ndata: ${JSON.stringify({ type, ...fields, sequence_number: sequence++ })}\n\n`;
-  // whether the message item was opened while the model was writing (live), so the end closes it
-  let messageOpen = false;
+  // the output index of each item opened while the model was writing (live), by item id, so the end closes
+  // them under the same indexes
+  const opened = new Map<string, number>();
 
   const opening = () => event('response.created', { response: source.pending }) + event('response.in_progress', { response: source.pending });
   const messageStart = (index: number, id: string) =>
@@ -44,34 +47,50 @@ export function responsesEvents(source: ResponsesStreamSource): EventStream {
       event('response.output_item.done', { output_index: index, item })
     );
   };
+  const callStart = (index: number, item: Pick<OutputFunctionCall, 'id' | 'call_id' | 'name'>) =>
+    event('response.output_item.added', { output_index: index, item: { type: 'function_call', ...item, arguments: '', status: 'in_progress' } });
+  const argumentsDelta = (index: number, id: string, delta: string) => event('response.function_call_arguments.delta', { item_id: id, output_index: index, delta });
+  const callEnd = (index: number, item: OutputFunctionCall) =>
+    event('response.function_call_arguments.done', { item_id: item.id, output_index: index, name: item.name, arguments: item.arguments }) +
+    event('response.output_item.done', { output_index: index, item });
+  const itemEnd = (index: number, item: OutputItem) => (item.type === 'message' ? messageEnd(index, item) : callEnd(index, item));
   const wholeItem = (index: number, item: OutputItem): string => {
     if (item.type === 'message') return messageStart(index, item.id) + textDelta(index, item.id, item.content[0]?.text ?? '') + messageEnd(index, item);
-    return (
-      event('response.output_item.added', { output_index: index, item: { ...item, arguments: '', status: 'in_progress' } }) +
-      event('response.function_call_arguments.delta', { item_id: item.id, output_index: index, delta: item.arguments }) +
-      event('response.function_call_arguments.done', { item_id: item.id, output_index: index, name: item.name, arguments: item.arguments }) +
-      event('response.output_item.done', { output_index: index, item })
-    );
+    return callStart(index, item) + argumentsDelta(index, item.id, item.arguments) + callEnd(index, item);
   };
 
   return {
     run(write, signal) {
       write(opening());
       return source.run((delta) => {
-        if (!messageOpen) write(messageStart(0, source.messageId));
-        messageOpen = true;
-        write(textDelta(0, source.messageId, delta));
+        if (delta.type === 'text') {
+          if (!opened.has(source.messageId)) {
+            opened.set(source.messageId, opened.size);
+            write(messageStart(opened.get(source.messageId)!, source.messageId));
+          }
+          write(textDelta(opened.get(source.messageId)!, source.messageId, delta.text));
+        } else if (delta.type === 'tool-call') {
+          const id = source.callItemId(delta.index);
+          opened.set(id, opened.size);
+          write(callStart(opened.get(id)!, { id, call_id: delta.id, name: delta.name }));
+        } else {
+          const id = source.callItemId(delta.index);
+          const index = opened.get(id);
+          if (index !== undefined && delta.arguments) write(argumentsDelta(index, id, delta.arguments));
+        }
       }, signal);
     },
     end(body, receipt: StreamReceipt, replayed) {
-      const response = body as ResponsesResponse;
+      const kept = body as ResponsesResponse;
       let events = replayed ? opening() : '';
-      response.output.forEach((item, index) => {
-        const streamedLive = !replayed && messageOpen && item.type === 'message' && item.id === source.messageId;
-        events += streamedLive ? messageEnd(index, item as OutputMessage) : wholeItem(index, item);
+      // the items opened live keep their indexes (in the order the model wrote them); any other follows
+      const live = replayed ? [] : kept.output.filter((item) => opened.has(item.id)).sort((a, b) => opened.get(a.id)! - opened.get(b.id)!);
+      const output = [...live, ...kept.output.filter((item) => !live.includes(item))];
+      output.forEach((item, index) => {
+        events += live.includes(item) ? itemEnd(index, item) : wholeItem(index, item);
       });
-      const closing = response.status === 'incomplete' ? 'response.incomplete' : 'response.completed';
-      return events + event(closing, { response, x402: receipt });
+      const closing = kept.status === 'incomplete' ? 'response.incomplete' : 'response.completed';
+      return events + event(closing, { response: { ...kept, output }, x402: receipt });
     },
     failure({ code, message }) {
       return event('error', { code, message, param: null });

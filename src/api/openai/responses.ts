@@ -4,13 +4,17 @@
 //
 // Stateless: nothing is stored, so the answer always says `store: false`, and the fields that need stored
 // state (previous_response_id, conversation, prompt, background, ...) are a 400 naming the field before any
-// price. A conversation is sent whole as input items, as a stateless client of the Responses API does.
-import type { ModelMessage } from 'ai';
+// price. A conversation is sent whole as input items, as a stateless client of the Responses API does:
+// messages, the model's earlier `function_call` items and the client's `function_call_output` items.
+import type { ModelMessage, TextPart, ImagePart, ToolCallPart, ToolResultPart } from 'ai';
+import type { JSONSchema7 } from '@ai-sdk/provider';
 import { ApiError } from '../../errors.ts';
 import type { EndpointContext, PreparedCall } from '../endpoint.ts';
 import { newChatId, prepareChat, type ChatOutcome } from '../chat.ts';
+import { parseToolArguments, toolNameOf, type ChatResponseFormat, type ChatToolChoice } from '../chat-model.ts';
 import { parseOrThrow } from '../validate.ts';
 import { chatOutput } from '../chat-output.ts';
+import { imagePartOfUrl } from '../image-url.ts';
 import type { TokenUsage } from '../../pricing/token-usage.ts';
 import { withFieldNames } from './field-names.ts';
 import { responsesEvents } from './responses-events.ts';
@@ -18,7 +22,6 @@ import {
   REFUSED_RESPONSES_FIELDS,
   responsesRequestSchema,
   type OutputItem,
-  type ResponsesInputItem,
   type ResponsesRequest,
   type ResponsesResponse,
 } from './responses-schemas.ts';
@@ -26,21 +29,34 @@ import {
 export function prepareResponse(body: unknown, context: EndpointContext): PreparedCall {
   refuseStoredState(body);
   const request = parseOrThrow(responsesRequestSchema, body);
-  refuseUnsupported(request);
+  const { messages, firstImage } = toMessages(request);
   const chat = withFieldNames({ max_tokens: 'max_output_tokens', prompt: 'input' }, () =>
     prepareChat(
       {
         model: request.model,
-        messages: toMessages(request),
+        messages,
         maxTokens: request.max_output_tokens ?? undefined,
         temperature: request.temperature ?? undefined,
         topP: request.top_p ?? undefined,
+        tools: request.tools?.map((tool) => ({
+          name: tool.name,
+          description: tool.description ?? undefined,
+          parameters: (tool.parameters ?? { type: 'object', properties: {} }) as JSONSchema7,
+          strict: tool.strict ?? undefined,
+        })),
+        toolChoice: toolChoice(request.tool_choice),
+        parallelToolCalls: request.parallel_tool_calls ?? undefined,
+        responseFormat: responseFormat(request.text?.format),
+        stream: request.stream ?? undefined,
+        fields: { tools: 'tools', toolChoice: 'tool_choice', responseFormat: 'text.format', stream: 'stream', ...(firstImage ? { image: firstImage } : {}) },
       },
       context,
     ),
   );
   const id = newChatId('resp_');
-  const messageId = newChatId('msg_');
+  // item ids from the response's: the streamed items and the final body name the same items
+  const messageId = `msg_${id.slice(5)}`;
+  const callItemId = (index: number) => `fc_${id.slice(5)}_${index}`;
   const createdAt = Math.floor(Date.now() / 1000);
   const response = (status: ResponsesResponse['status'], output: OutputItem[], usage: ResponsesResponse['usage'], reason?: string): ResponsesResponse => ({
     id,
@@ -72,14 +88,11 @@ export function prepareResponse(body: unknown, context: EndpointContext): Prepar
     const status = cut ? 'incomplete' : 'completed';
     const output: OutputItem[] = [];
     if (outcome.text.length > 0) {
-      output.push({
-        type: 'message',
-        id: messageId,
-        status,
-        role: 'assistant',
-        content: [{ type: 'output_text', text: outcome.text, annotations: [], logprobs: [] }],
-      });
+      output.push({ type: 'message', id: messageId, status, role: 'assistant', content: [{ type: 'output_text', text: outcome.text, annotations: [], logprobs: [] }] });
     }
+    outcome.toolCalls.forEach((call, index) => {
+      output.push({ type: 'function_call', id: callItemId(index), call_id: call.id, name: call.name, arguments: call.arguments, status: 'completed' });
+    });
     return response(status, output, responsesUsage(outcome.usage), cut ? 'max_output_tokens' : undefined);
   };
   return {
@@ -93,7 +106,8 @@ export function prepareResponse(body: unknown, context: EndpointContext): Prepar
           events: responsesEvents({
             pending: response('in_progress', [], null),
             messageId,
-            run: async (onText, signal) => chatOutput(await chat.stream(onText, signal), toBody),
+            callItemId,
+            run: async (onDelta, signal) => chatOutput(await chat.stream(onDelta, signal), toBody),
           }),
         }
       : {}),
@@ -109,9 +123,9 @@ export function usageOfResponse(body: unknown): Partial<TokenUsage> | undefined 
 function responsesUsage(usage: TokenUsage): ResponsesResponse['usage'] {
   return {
     input_tokens: usage.promptTokens,
-    input_tokens_details: { cached_tokens: 0 },
+    input_tokens_details: { cached_tokens: usage.cachedInputTokens ?? 0 },
     output_tokens: usage.completionTokens,
-    output_tokens_details: { reasoning_tokens: 0 },
+    output_tokens_details: { reasoning_tokens: usage.reasoningTokens ?? 0 },
     total_tokens: usage.totalTokens,
   };
 }
@@ -127,38 +141,73 @@ function refuseStoredState(body: unknown): void {
   }
 }
 
-/** What the models here cannot honour yet (tools, images, structured output): a 400 naming the field. */
-function refuseUnsupported(request: ResponsesRequest): void {
-  if (request.tools && request.tools.length > 0) throw unsupported('tools', 'function tools are not supported by this model');
-  const format = request.text?.format?.type;
-  if (format && format !== 'text') throw unsupported('text.format', `${format} is not supported; the models here answer in free text`);
-  if (Array.isArray(request.input)) {
-    request.input.forEach((item, index) => {
-      if (item.type === 'function_call' || item.type === 'function_call_output') throw unsupported(`input.${index}`, `${item.type} items need tools`);
-      if (typeof item.content === 'string') return;
-      item.content.forEach((part, at) => {
-        if (part.type === 'input_image') throw unsupported(`input.${index}.content.${at}`, 'images are not supported by this model');
-      });
-    });
-  }
+function toolChoice(choice: ResponsesRequest['tool_choice']): ChatToolChoice | undefined {
+  if (choice === undefined || typeof choice === 'string') return choice;
+  return { tool: choice.name };
 }
 
-function unsupported(field: string, why: string): ApiError {
-  return new ApiError(400, 'invalid_request', `${field}: ${why}`, { field });
+function responseFormat(format: NonNullable<ResponsesRequest['text']>['format']): ChatResponseFormat | undefined {
+  if (!format || format.type !== 'json_schema') return format;
+  return { type: 'json_schema', name: format.name, description: format.description, schema: format.schema as JSONSchema7, strict: format.strict ?? undefined };
 }
 
-/** instructions first (a system message), then the input: a string is one user message. */
-function toMessages(request: ResponsesRequest): ModelMessage[] {
+/**
+ * instructions first (a system message), then the input: a string is one user message; items become turns,
+ * consecutive function calls one assistant turn (with the assistant text before them), consecutive outputs one
+ * tool turn. `firstImage` names the first image part, for the 400 of a model without vision.
+ */
+function toMessages(request: ResponsesRequest): { messages: ModelMessage[]; firstImage: string | undefined } {
   const messages: ModelMessage[] = [];
+  let firstImage: string | undefined;
   if (request.instructions) messages.push({ role: 'system', content: request.instructions });
-  if (typeof request.input === 'string') return [...messages, { role: 'user', content: request.input }];
-  for (const item of request.input) messages.push(toMessage(item));
-  return messages;
+  if (typeof request.input === 'string') return { messages: [...messages, { role: 'user', content: request.input }], firstImage };
+  request.input.forEach((item, index) => {
+    const last = messages.at(-1);
+    if (item.type === 'function_call') {
+      const call: ToolCallPart = { type: 'tool-call', toolCallId: item.call_id, toolName: item.name, input: parseToolArguments(item.arguments) };
+      if (last?.role === 'assistant') last.content = [...asParts(last.content), call];
+      else messages.push({ role: 'assistant', content: [call] });
+      return;
+    }
+    if (item.type === 'function_call_output') {
+      const toolName = toolNameOf(messages, item.call_id);
+      if (!toolName) throw new ApiError(400, 'invalid_request', `input.${index}.call_id: no function_call item before it has call_id ${item.call_id}`, { field: `input.${index}.call_id` });
+      const value = typeof item.output === 'string' ? item.output : item.output.map((part) => (part.type === 'input_text' ? part.text : '')).join('');
+      const result: ToolResultPart = { type: 'tool-result', toolCallId: item.call_id, toolName, output: { type: 'text', value } };
+      if (last?.role === 'tool') last.content.push(result);
+      else messages.push({ role: 'tool', content: [result] });
+      return;
+    }
+    if (typeof item.content === 'string') {
+      messages.push({ role: item.role === 'developer' ? 'system' : item.role, content: item.content } as ModelMessage);
+      return;
+    }
+    if (item.role === 'user') {
+      const parts: (TextPart | ImagePart)[] = item.content.map((part, at) => {
+        const field = `input.${index}.content.${at}`;
+        if (part.type === 'input_image') {
+          firstImage ??= field;
+          if (!part.image_url) throw new ApiError(400, 'invalid_request', `${field}.image_url: required (file_id needs stored files)`, { field: `${field}.image_url` });
+          return imagePartOfUrl(part.image_url, `${field}.image_url`);
+        }
+        return { type: 'text', text: textOf(part) };
+      });
+      messages.push({ role: 'user', content: parts });
+      return;
+    }
+    item.content.forEach((part, at) => {
+      if (part.type === 'input_image') throw new ApiError(400, 'invalid_request', `input.${index}.content.${at}: images only in user messages`, { field: `input.${index}.content.${at}` });
+    });
+    const text = item.content.map(textOf).join('');
+    messages.push({ role: item.role === 'developer' ? 'system' : item.role, content: text } as ModelMessage);
+  });
+  return { messages, firstImage };
 }
 
-function toMessage(item: ResponsesInputItem): ModelMessage {
-  if (item.type === 'function_call' || item.type === 'function_call_output') throw unsupported('input', `${item.type} items need tools`);
-  const content = typeof item.content === 'string' ? item.content : item.content.map((part) => ('text' in part ? part.text : '')).join('');
-  const role = item.role === 'developer' ? 'system' : item.role;
-  return { role, content } as ModelMessage;
+function textOf(part: { type: string; text?: string; refusal?: string }): string {
+  return part.text ?? part.refusal ?? '';
+}
+
+function asParts(content: Extract<ModelMessage, { role: 'assistant' }>['content']): Exclude<typeof content, string> {
+  return typeof content === 'string' ? (content ? [{ type: 'text', text: content }] : []) : content;
 }
