@@ -10,17 +10,42 @@ import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import type { PrivateKeyAccount } from 'viem/accounts';
 import { startTestService, postJson } from './support/service.ts';
 import { balanceOf, decodeReceipt, fundedEvmBuyer } from './support/sandbox-wallet.ts';
+import { startToolUpstream, TOOL_ARGUMENTS, TOOL_UPSTREAM_TEXT, TOOL_UPSTREAM_USAGE, type ToolUpstream } from './support/tool-upstream.ts';
+import { embeddedModels } from '../src/config/embedded-models.ts';
 import type { RunningService } from '../src/service.ts';
 
 const LOCAL_CHAT = 'local/demo-bigram';
 const FUNDS = 10_000_000n;
 
+const UP_TOOLS = 'up/tools';
+
+let upstream: ToolUpstream;
 let service: RunningService;
 before(async () => {
-  service = await startTestService({ networks: ['base'] });
+  upstream = await startToolUpstream();
+  service = await startTestService({
+    networks: ['base'],
+    config: {
+      providers: { tools: { type: 'openai-compatible', baseURL: upstream.baseURL, timeoutMs: 30_000, maxRetries: 0 } },
+      models: [
+        ...embeddedModels(),
+        {
+          id: UP_TOOLS,
+          provider: 'tools',
+          upstreamModel: 'tool-model-1',
+          capability: 'chat',
+          maxTokens: 256,
+          defaultMaxTokens: 64,
+          supports: { vision: true },
+          price: { perRequest: '1000', perThousandOutputTokens: '2000', perThousandInputChars: '100' },
+        },
+      ],
+    },
+  });
 });
 after(async () => {
   await service?.stop();
+  await upstream?.close();
 });
 
 function paying(buyer: PrivateKeyAccount): typeof fetch {
@@ -134,5 +159,118 @@ describe('refused before any price, naming the field', () => {
     const body = (await response.json()) as { error: { param: string; type: string } };
     assert.equal(body.error.param, 'previous_response_id');
     assert.equal(body.error.type, 'invalid_request_error');
+  });
+});
+
+const WEATHER_TOOL = {
+  type: 'function' as const,
+  name: 'get_weather',
+  description: 'The weather at a place',
+  parameters: { type: 'object', properties: { city: { type: 'string' }, days: { type: 'integer', minimum: 1, maximum: 7 } }, required: ['city', 'days'], additionalProperties: false },
+  strict: true,
+};
+
+describe('function tools, images and cached tokens through an OpenAI-protocol upstream', () => {
+  test('a forced function call (create): a function_call item, the tool and choice sent upstream, then a two-turn loop', async () => {
+    const buyer = await fundedEvmBuyer(service, ['base'], FUNDS);
+    const client = openaiClient(paying(buyer));
+    const { data: first, response: http } = await client.responses
+      .create({ model: UP_TOOLS, input: 'What is the weather in Paris?', tools: [WEATHER_TOOL], tool_choice: { type: 'function', name: 'get_weather' } })
+      .withResponse();
+    assert.equal(first.status, 'completed');
+    assert.deepEqual(
+      first.output.map((item) => item.type),
+      ['function_call'],
+    );
+    const call = first.output[0]!;
+    assert.ok(call.type === 'function_call');
+    assert.equal(call.name, 'get_weather');
+    assert.equal(call.arguments, TOOL_ARGUMENTS);
+    assert.equal(call.call_id, 'call_up1');
+    const sent = upstream.requests.at(-1)!;
+    assert.equal(sent.tools[0].function.name, 'get_weather');
+    assert.deepEqual(sent.tools[0].function.parameters, WEATHER_TOOL.parameters);
+    assert.deepEqual(sent.tool_choice, { type: 'function', function: { name: 'get_weather' } });
+    assert.equal(first.usage!.input_tokens_details.cached_tokens, TOOL_UPSTREAM_USAGE.prompt_tokens_details.cached_tokens);
+    assert.equal(await spent(buyer), BigInt(http.headers.get('x-payment-amount')!));
+
+    const { data: second, response: http2 } = await client.responses
+      .create({
+        model: UP_TOOLS,
+        input: [
+          { role: 'user', content: 'What is the weather in Paris?' },
+          { type: 'function_call', call_id: call.call_id, name: call.name, arguments: call.arguments },
+          { type: 'function_call_output', call_id: call.call_id, output: '{"sky":"clear","celsius":21}' },
+        ],
+        tools: [WEATHER_TOOL],
+        tool_choice: 'none',
+      })
+      .withResponse();
+    assert.equal(second.output_text, TOOL_UPSTREAM_TEXT);
+    const history = upstream.requests.at(-1)!.messages;
+    assert.equal(history[1].role, 'assistant');
+    assert.equal(history[1].tool_calls[0].id, call.call_id);
+    assert.deepEqual(JSON.parse(history[1].tool_calls[0].function.arguments), JSON.parse(TOOL_ARGUMENTS));
+    assert.deepEqual(history[2], { role: 'tool', tool_call_id: call.call_id, content: '{"sky":"clear","celsius":21}' });
+    assert.equal(await spent(buyer), BigInt(http.headers.get('x-payment-amount')!) + BigInt(http2.headers.get('x-payment-amount')!));
+  });
+
+  test('a function call streamed (stream()): the item added, arguments deltas and done, the item in response.completed', async () => {
+    const buyer = await fundedEvmBuyer(service, ['base'], FUNDS);
+    const stream = openaiClient(paying(buyer)).responses.stream({ model: UP_TOOLS, input: 'Weather in Oslo?', tools: [WEATHER_TOOL], tool_choice: 'required' });
+    const events: any[] = [];
+    for await (const event of stream) events.push(event);
+    const final = await stream.finalResponse();
+    assert.deepEqual(
+      events.map((event) => event.type),
+      [
+        'response.created',
+        'response.in_progress',
+        'response.output_item.added',
+        'response.function_call_arguments.delta',
+        'response.function_call_arguments.delta',
+        'response.function_call_arguments.done',
+        'response.output_item.done',
+        'response.completed',
+      ],
+    );
+    assert.equal(events[2].item.type, 'function_call');
+    assert.equal(events[2].item.name, 'get_weather');
+    assert.equal(events[3].delta + events[4].delta, TOOL_ARGUMENTS);
+    assert.equal(events[5].arguments, TOOL_ARGUMENTS);
+    const call = final.output[0]!;
+    assert.ok(call.type === 'function_call' && call.arguments === TOOL_ARGUMENTS && call.id === events[2].item.id);
+    assert.equal(await spent(buyer), BigInt(events.at(-1).x402.amount));
+  });
+
+  test('an image part and text.format json_schema reach the upstream', async () => {
+    const buyer = await fundedEvmBuyer(service, ['base'], FUNDS);
+    const schema = { type: 'object', properties: { sky: { type: 'string' } }, required: ['sky'], additionalProperties: false };
+    await openaiClient(paying(buyer)).responses.create({
+      model: UP_TOOLS,
+      input: [{ role: 'user', content: [{ type: 'input_text', text: 'What is this?' }, { type: 'input_image', image_url: 'data:image/png;base64,iVBORw0KGgo=', detail: 'auto' }] }],
+      text: { format: { type: 'json_schema', name: 'sky', schema, strict: true } },
+    });
+    const sent = upstream.requests.at(-1)!;
+    assert.deepEqual(sent.messages[0].content[1], { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } });
+    assert.equal(sent.response_format.type, 'json_schema');
+    assert.deepEqual(sent.response_format.json_schema.schema, schema);
+  });
+
+  test('an image part to a model without vision, and a tool choice naming no tool: 400s naming the field, nothing charged', async () => {
+    const buyer = await fundedEvmBuyer(service, ['base'], FUNDS);
+    const client = openaiClient(paying(buyer));
+    const image = { role: 'user' as const, content: [{ type: 'input_text' as const, text: 'What is this?' }, { type: 'input_image' as const, image_url: 'data:image/png;base64,iVBORw0KGgo=', detail: 'auto' as const }] };
+    await assert.rejects(client.responses.create({ model: LOCAL_CHAT, input: [image] }), (error: unknown) => {
+      assert.ok(error instanceof OpenAI.BadRequestError, String(error));
+      assert.equal(error.param, 'input.0.content.1');
+      return true;
+    });
+    await assert.rejects(client.responses.create({ model: UP_TOOLS, input: 'hi', tools: [WEATHER_TOOL], tool_choice: { type: 'function', name: 'nope' } }), (error: unknown) => {
+      assert.ok(error instanceof OpenAI.BadRequestError, String(error));
+      assert.equal(error.param, 'tool_choice');
+      return true;
+    });
+    assert.equal(await spent(buyer), 0n);
   });
 });
