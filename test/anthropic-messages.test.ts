@@ -10,17 +10,42 @@ import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import type { PrivateKeyAccount } from 'viem/accounts';
 import { startTestService, postJson } from './support/service.ts';
 import { balanceOf, decodeReceipt, fundedEvmBuyer } from './support/sandbox-wallet.ts';
+import { startToolUpstream, TOOL_ARGUMENTS, TOOL_UPSTREAM_TEXT, TOOL_UPSTREAM_USAGE, type ToolUpstream } from './support/tool-upstream.ts';
+import { embeddedModels } from '../src/config/embedded-models.ts';
 import type { RunningService } from '../src/service.ts';
 
 const LOCAL_CHAT = 'local/demo-bigram';
 const FUNDS = 10_000_000n;
 
+const UP_TOOLS = 'up/tools';
+
+let upstream: ToolUpstream;
 let service: RunningService;
 before(async () => {
-  service = await startTestService({ networks: ['base'] });
+  upstream = await startToolUpstream();
+  service = await startTestService({
+    networks: ['base'],
+    config: {
+      providers: { tools: { type: 'openai-compatible', baseURL: upstream.baseURL, timeoutMs: 30_000, maxRetries: 0 } },
+      models: [
+        ...embeddedModels(),
+        {
+          id: UP_TOOLS,
+          provider: 'tools',
+          upstreamModel: 'tool-model-1',
+          capability: 'chat',
+          maxTokens: 256,
+          defaultMaxTokens: 64,
+          supports: { vision: true },
+          price: { perRequest: '1000', perThousandOutputTokens: '2000', perThousandInputChars: '100' },
+        },
+      ],
+    },
+  });
 });
 after(async () => {
   await service?.stop();
+  await upstream?.close();
 });
 
 function paying(buyer: PrivateKeyAccount): typeof fetch {
@@ -122,6 +147,97 @@ describe('messages.stream', () => {
     assert.equal(named.at(-1), 'message_stop');
     const stop = JSON.parse(frames.at(-1)!.split('\n')[1]!.slice(6));
     assert.equal(await spent(buyer), BigInt(stop.x402.amount));
+  });
+});
+
+const WEATHER_TOOL = {
+  name: 'get_weather',
+  description: 'The weather at a place',
+  input_schema: { type: 'object' as const, properties: { city: { type: 'string' }, days: { type: 'integer', minimum: 1, maximum: 7 } }, required: ['city', 'days'] },
+};
+
+describe('tools, images and cached tokens through an OpenAI-protocol upstream', () => {
+  test('a forced tool_use (create), then a tool_result turn: the history as sent upstream, one charge each', async () => {
+    const buyer = await fundedEvmBuyer(service, ['base'], FUNDS);
+    const client = anthropicClient(paying(buyer));
+    const ask = { role: 'user' as const, content: 'What is the weather in Paris?' };
+    const { data: first, response: http } = await client.messages
+      .create({ model: UP_TOOLS, max_tokens: 64, messages: [ask], tools: [WEATHER_TOOL], tool_choice: { type: 'tool', name: 'get_weather' } })
+      .withResponse();
+    assert.equal(first.stop_reason, 'tool_use');
+    const use = first.content.find((block) => block.type === 'tool_use');
+    assert.ok(use && use.type === 'tool_use', JSON.stringify(first.content));
+    assert.equal(use.name, 'get_weather');
+    assert.match(use.id, /^toolu_/);
+    assert.deepEqual(use.input, JSON.parse(TOOL_ARGUMENTS));
+    const sent = upstream.requests.at(-1)!;
+    assert.deepEqual(sent.tools[0].function.parameters, WEATHER_TOOL.input_schema);
+    assert.deepEqual(sent.tool_choice, { type: 'function', function: { name: 'get_weather' } });
+    // Anthropic counts cache reads apart from input_tokens
+    const cached = TOOL_UPSTREAM_USAGE.prompt_tokens_details.cached_tokens;
+    assert.equal(first.usage.cache_read_input_tokens, cached);
+    assert.equal(first.usage.input_tokens, TOOL_UPSTREAM_USAGE.prompt_tokens - cached);
+
+    const { data: second, response: http2 } = await client.messages
+      .create({
+        model: UP_TOOLS,
+        max_tokens: 64,
+        tools: [WEATHER_TOOL],
+        tool_choice: { type: 'none' },
+        messages: [
+          ask,
+          { role: 'assistant', content: first.content },
+          { role: 'user', content: [{ type: 'tool_result', tool_use_id: use.id, content: [{ type: 'text', text: '{"sky":"clear"}' }] }, { type: 'text', text: 'And so?' }] },
+        ],
+      })
+      .withResponse();
+    assert.equal(second.stop_reason, 'end_turn');
+    assert.deepEqual(second.content, [{ type: 'text', text: TOOL_UPSTREAM_TEXT }]);
+    const history = upstream.requests.at(-1)!.messages;
+    assert.equal(history[1].tool_calls[0].id, use.id);
+    assert.deepEqual(history[2], { role: 'tool', tool_call_id: use.id, content: '{"sky":"clear"}' });
+    assert.deepEqual(history[3], { role: 'user', content: 'And so?' });
+    assert.equal(await spent(buyer), BigInt(http.headers.get('x-payment-amount')!) + BigInt(http2.headers.get('x-payment-amount')!));
+  });
+
+  test('a tool_use streamed (stream): content_block_start tool_use, input_json_delta pieces, the input assembled', async () => {
+    const buyer = await fundedEvmBuyer(service, ['base'], FUNDS);
+    const stream = anthropicClient(paying(buyer)).messages.stream({ model: UP_TOOLS, max_tokens: 64, messages: [{ role: 'user', content: 'Weather?' }], tools: [WEATHER_TOOL], tool_choice: { type: 'any' } });
+    const events: any[] = [];
+    stream.on('streamEvent', (event) => events.push(event));
+    const final = await stream.finalMessage();
+    assert.deepEqual(
+      events.map((event) => event.type),
+      ['message_start', 'content_block_start', 'content_block_delta', 'content_block_delta', 'content_block_stop', 'message_delta', 'message_stop'],
+    );
+    assert.equal(events[1].content_block.type, 'tool_use');
+    assert.equal(events[2].delta.type, 'input_json_delta');
+    assert.equal(events[2].delta.partial_json + events[3].delta.partial_json, TOOL_ARGUMENTS);
+    assert.equal(final.stop_reason, 'tool_use');
+    assert.deepEqual((final.content[0] as Anthropic.ToolUseBlock).input, JSON.parse(TOOL_ARGUMENTS));
+    assert.equal(await spent(buyer), BigInt(events.at(-1).x402.amount));
+  });
+
+  test('a base64 image block reaches the upstream as an image part', async () => {
+    const buyer = await fundedEvmBuyer(service, ['base'], FUNDS);
+    await anthropicClient(paying(buyer)).messages.create({
+      model: UP_TOOLS,
+      max_tokens: 64,
+      messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } }, { type: 'text', text: 'What is this?' }] }],
+    });
+    const sent = upstream.requests.at(-1)!;
+    assert.deepEqual(sent.messages[0].content[0], { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } });
+  });
+
+  test('an image to a model without vision: a 400 naming the block, nothing charged', async () => {
+    const buyer = await fundedEvmBuyer(service, ['base'], FUNDS);
+    const image = { type: 'image' as const, source: { type: 'base64' as const, media_type: 'image/png' as const, data: 'iVBORw0KGgo=' } };
+    await assert.rejects(anthropicClient(paying(buyer)).messages.create({ model: LOCAL_CHAT, max_tokens: 16, messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }, image] }] }), (error: unknown) => {
+      assert.ok(error instanceof Anthropic.BadRequestError, String(error));
+      assert.match((error.error as any).error.message, /^messages\.0\.content\.1/);
+      return true;
+    });
+    assert.equal(await spent(buyer), 0n);
   });
 });
 
