@@ -16,6 +16,7 @@ import { specChatEvents } from './chat-events.ts';
 import { chatOutput } from './chat-output.ts';
 import type { ChatDelta, ChatFinishReason, ChatResponseFormat, ChatTool, ChatToolCall, ChatToolsRequest } from './chat-model.ts';
 import type { DownloadFunction } from 'ai/internal';
+import { isStreamDeadline } from './stream-deadline.ts';
 
 /** what each message counts toward a model's maxInputChars beyond its text: its role markers */
 export const PROMPT_CHARS_PER_MESSAGE = 16;
@@ -133,9 +134,20 @@ export function prepareChat(call: ChatCall, { catalog, providers }: EndpointCont
       }
     },
     async stream(onDelta, signal) {
+      let sent = '';
+      let pieces = 0;
+      const counted = (delta: ChatDelta) => {
+        if (delta.type === 'text') sent += delta.text;
+        pieces += 1;
+        onDelta(delta);
+      };
       try {
-        return checked(await streamChat(providers.language(model), request(signal), onDelta));
+        return checked(await streamChat(providers.language(model), request(signal), counted));
       } catch (error) {
+        // stopped at its payment's deadline: what was sent is the answer, each piece counted as a token
+        if (isStreamDeadline(signal)) {
+          return checked({ text: sent, toolCalls: [], finishReason: 'length', usage: { inputTokens: undefined, outputTokens: pieces, totalTokens: pieces } as LanguageModelUsage });
+        }
         // the client left: not an upstream failure, and never reported as one
         if (signal.aborted) throw signal.reason;
         throw toUpstreamError(error, model.id);
