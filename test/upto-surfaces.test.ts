@@ -2,7 +2,8 @@
 // openai SDK's responses.stream(), @anthropic-ai/sdk's messages.stream, through @x402/fetch with @x402/evm's
 // UptoEvmScheme) on the sandbox base chain: charged the price table's cost of the tokens the upstream reports,
 // below the ceiling of the 402, the receipt in the last event, balances read on-chain moving by exactly that;
-// the same proof again replays the kept answer as the whole event sequence and moves nothing.
+// the same proof again replays the kept answer as the whole event sequence and moves nothing. A model that
+// fails mid-stream ends the stream with the surface's error event, and nothing is charged.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
@@ -15,6 +16,7 @@ import type { PrivateKeyAccount } from 'viem/accounts';
 import { startTestService, postJson } from './support/service.ts';
 import { balanceOf, fundedEvmBuyer } from './support/sandbox-wallet.ts';
 import { startToolUpstream, TOOL_UPSTREAM_TEXT, TOOL_UPSTREAM_USAGE, type ToolUpstream } from './support/tool-upstream.ts';
+import { CHAT_TEXT, startOpenAIUpstream, type OpenAIUpstream } from './support/openai-upstream.ts';
 import { embeddedModels } from '../src/config/embedded-models.ts';
 import { NETWORKS, type EvmNetwork } from '../src/x402/networks.ts';
 import type { RunningService } from '../src/service.ts';
@@ -25,20 +27,36 @@ const PROMPT = 'Tell me about the sea';
 /** 1000 per request + 12 completion tokens at 2 per token + 21 characters at 0.1 per character, rounded up */
 const METERED = 1000n + 24n + 3n;
 
+const FAILING = 'up/failing';
+
 let upstream: ToolUpstream;
+let failing: OpenAIUpstream;
 let service: RunningService;
 before(async () => {
   upstream = await startToolUpstream();
+  failing = await startOpenAIUpstream();
   service = await startTestService({
     networks: ['base'],
     config: {
-      providers: { tools: { type: 'openai-compatible', baseURL: upstream.baseURL, timeoutMs: 30_000, maxRetries: 0 } },
+      providers: {
+        tools: { type: 'openai-compatible', baseURL: upstream.baseURL, timeoutMs: 30_000, maxRetries: 0 },
+        failing: { type: 'openai-compatible', baseURL: failing.baseURL, timeoutMs: 30_000, maxRetries: 0 },
+      },
       models: [
         ...embeddedModels(),
         {
           id: UP,
           provider: 'tools',
           upstreamModel: 'tool-model-1',
+          capability: 'chat',
+          maxTokens: 256,
+          defaultMaxTokens: 64,
+          price: { perRequest: '1000', perThousandOutputTokens: '2000', perThousandInputChars: '100' },
+        },
+        {
+          id: FAILING,
+          provider: 'failing',
+          upstreamModel: 'mock-chat-1',
           capability: 'chat',
           maxTokens: 256,
           defaultMaxTokens: 64,
@@ -51,6 +69,7 @@ before(async () => {
 after(async () => {
   await service?.stop();
   await upstream?.close();
+  await failing?.close();
 });
 
 /** @x402/fetch paying under upto, keeping each PAYMENT-SIGNATURE it sent (to replay it). */
@@ -157,4 +176,39 @@ test('messages.stream under upto: charged the tokens the upstream reports, once;
   assert.equal(again[3]!.data.delta.text, TOOL_UPSTREAM_TEXT);
   assert.equal(again.at(-1)!.data.x402.amount, METERED.toString());
   assert.equal(await balance(buyer), before - METERED, 'a replay moves nothing');
+});
+
+test('a model failing mid-stream: each surface ends with its error event, the SDK raises it, nothing is charged', async () => {
+  const buyer = await fundedEvmBuyer(service, ['base']);
+  const before = await balance(buyer);
+  const { pay } = payingUpto(buyer);
+
+  failing.fail('/v1/chat/completions', { kind: 'stream-cut', afterChunks: 4 });
+  const responses = new OpenAI({ baseURL: `${service.url}/v1`, apiKey: 'not-needed', fetch: pay, maxRetries: 0 }).responses.stream({ model: FAILING, input: PROMPT });
+  let text = '';
+  await assert.rejects(
+    (async () => {
+      for await (const event of responses) if (event.type === 'response.output_text.delta') text += event.delta;
+    })(),
+    (error: unknown) => {
+      assert.ok(error instanceof OpenAI.APIError, String(error));
+      assert.match(error.message, /nothing was charged/);
+      return true;
+    },
+  );
+  assert.ok(text.length > 0 && text.length < CHAT_TEXT.length, 'part of the answer arrived before the failure');
+
+  failing.fail('/v1/chat/completions', { kind: 'stream-cut', afterChunks: 4 });
+  const messages = new Anthropic({ baseURL: service.url, apiKey: 'not-needed', fetch: pay, maxRetries: 0 }).messages.stream({
+    model: FAILING,
+    max_tokens: 64,
+    messages: [{ role: 'user', content: PROMPT }],
+  });
+  await assert.rejects(messages.finalMessage(), (error: unknown) => {
+    assert.ok(error instanceof Anthropic.APIError, String(error));
+    assert.match(error.message, /nothing was charged/);
+    assert.equal((error.error as any).error.type, 'api_error');
+    return true;
+  });
+  assert.equal(await balance(buyer), before);
 });
