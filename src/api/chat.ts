@@ -46,7 +46,12 @@ export interface ChatCall extends ChatToolsRequest {
    * the request fields holding each feature, in the surface's own words, for the 400 that refuses one the model
    * lacks (default: tools, tool_choice, response_format, stream, messages); `image` names the first image part
    */
-  fields?: Partial<Record<'tools' | 'toolChoice' | 'responseFormat' | 'stream' | 'image', string>> | undefined;
+  fields?:
+    | (Partial<Record<'tools' | 'toolChoice' | 'responseFormat' | 'responseSchema' | 'stream' | 'image', string>> & {
+        /** the field of tool `index`'s parameter schema (default tools[index].function.parameters) */
+        toolParameters?: (index: number) => string;
+      })
+    | undefined;
   /** fetches images given by remote URL (image-input.ts); absent, such a part fails the call */
   download?: DownloadFunction | undefined;
 }
@@ -78,6 +83,7 @@ export function prepareChat(call: ChatCall, { catalog, providers }: EndpointCont
   }
   refuseUnsupported(model, call);
   const tools = toolsOf(call);
+  refuseUnfollowableSchemas(model, call, providers);
   const options = allowedOptions(model, call.options, providers.optionsSchema(model));
   const messageChars = call.messages.reduce((sum, message) => sum + messageInputChars(message, model.imageInputChars), 0);
   // before the quote: a prompt the model cannot hold would be paid for and then fail
@@ -168,6 +174,18 @@ function refuseUnsupported(model: ChatModelConfig, call: ChatCall): void {
   if ((format === 'json_schema' || format === 'json_object') && !model.supports.jsonSchema) refuse(named.responseFormat ?? 'response_format', `response_format ${format}`);
   if (call.stream && !model.supports.streaming) refuse(named.stream ?? 'stream', 'streaming');
   if (!model.supports.vision && call.messages.some((message) => imageParts(message) > 0)) refuse(named.image ?? 'messages', 'image input');
+}
+
+/** A JSON Schema the model's engine cannot follow is a 400 naming the field and the part, before any price. */
+function refuseUnfollowableSchemas(model: ChatModelConfig, call: ChatCall, providers: EndpointContext['providers']): void {
+  const response = call.responseFormat?.type === 'json_schema' ? call.responseFormat.schema : undefined;
+  const problem = providers.chatSchemaProblem(model, { tools: (call.tools ?? []).map((tool) => tool.parameters), response });
+  if (!problem) return;
+  const field =
+    problem.tool === undefined
+      ? (call.fields?.responseSchema ?? 'response_format.json_schema.schema')
+      : (call.fields?.toolParameters?.(problem.tool) ?? `tools[${problem.tool}].function.parameters`);
+  throw new ApiError(400, 'invalid_request', `${field}: model ${model.id} cannot follow this schema: ${problem.why}`, { field });
 }
 
 /** The tools and tool choice as the AI SDK's call options; a 400 for a choice naming no declared tool. */

@@ -22,6 +22,15 @@ import { perModel } from './per-model.ts';
 import type { EngineOptionsSchema } from './local/engine-options.ts';
 import { LOCAL_OPTION_SCHEMAS } from './local/option-schemas.ts';
 import { LLAMA_CHAT_ENGINE } from './local/llama-chat-model.ts';
+import { boundedJsonSchema, UnsupportedSchemaError } from './local/bounded-json-schema.ts';
+import { schemaValidator } from './local/schema-validator.ts';
+
+/** A JSON Schema a model's engine cannot follow: which tool's (undefined: the response format's), where, why. */
+export interface SchemaProblem {
+  tool: number | undefined;
+  pointer: string;
+  why: string;
+}
 import { PREVIEW_IMAGE_ENGINE } from './local/preview-image-model.ts';
 import { ESPEAK_SPEECH_ENGINE } from './local/espeak-speech-model.ts';
 
@@ -111,6 +120,13 @@ export class ProviderRegistry {
     return upstream;
   }
 
+  /**
+   * What the gateway fetches a client's image URLs with: public addresses only, connected to as checked, no
+   * redirects (the same guard as an upstream's image URLs). No http(s) URL has the origin "null", so every one
+   * takes the guarded path.
+   */
+  readonly publicFetch: typeof fetch = (input, init) => guardOtherOrigins('null', this.downloads, this.downloads)(input, init);
+
   settings(model: ModelConfig): CallSettings {
     const upstream = this.config.providers[model.provider];
     return upstream
@@ -134,6 +150,30 @@ export class ProviderRegistry {
     if (call.parallelToolCalls !== undefined) options.parallel_tool_calls = call.parallelToolCalls;
     if (call.responseFormat?.type === 'json_schema') options.strictJsonSchema = call.responseFormat.strict ?? false;
     return options;
+  }
+
+  /**
+   * Why the model's engine cannot follow one of these JSON Schemas (tool parameters, or the response schema
+   * as `tool: undefined`), or undefined when it can. Upstreams judge their own; the embedded engine decodes
+   * under a grammar built from each (bounded-json-schema.ts) and checks its answers with Ajv.
+   */
+  chatSchemaProblem(model: ChatModelConfig, schemas: { tools: readonly object[]; response: object | undefined }): SchemaProblem | undefined {
+    if (model.provider !== LOCAL_PROVIDERS.chat) return undefined;
+    const check = (schema: object, tool: number | undefined): SchemaProblem | undefined => {
+      try {
+        boundedJsonSchema(schema);
+        schemaValidator(schema);
+        return undefined;
+      } catch (error) {
+        if (error instanceof UnsupportedSchemaError) return { tool, pointer: error.pointer, why: error.message };
+        return { tool, pointer: '', why: `not a valid JSON Schema (${error instanceof Error ? error.message : String(error)})` };
+      }
+    };
+    for (const [index, schema] of schemas.tools.entries()) {
+      const problem = check(schema, index);
+      if (problem) return problem;
+    }
+    return schemas.response ? check(schemas.response, undefined) : undefined;
   }
 
   /** whether one of the embedded engines (this process's own code) serves the model, not an upstream */
