@@ -150,11 +150,43 @@ describe('messages.stream', () => {
   });
 });
 
+
 const WEATHER_TOOL = {
   name: 'get_weather',
   description: 'The weather at a place',
   input_schema: { type: 'object' as const, properties: { city: { type: 'string' }, days: { type: 'integer', minimum: 1, maximum: 7 } }, required: ['city', 'days'] },
 };
+
+describe('tools on the embedded engine (the sandbox default, offline)', () => {
+  test('a forced tool_use (create) whose input validates, charged once', async () => {
+    const buyer = await fundedEvmBuyer(service, ['base'], FUNDS);
+    const { data: message, response } = await anthropicClient(paying(buyer))
+      .messages.create({ model: LOCAL_CHAT, max_tokens: 128, messages: [{ role: 'user', content: 'Weather in Paris?' }], tools: [WEATHER_TOOL], tool_choice: { type: 'tool', name: 'get_weather' } })
+      .withResponse();
+    assert.equal(message.stop_reason, 'tool_use');
+    const use = message.content.find((block) => block.type === 'tool_use');
+    assert.ok(use?.type === 'tool_use', JSON.stringify(message.content));
+    assert.equal(use.name, 'get_weather');
+    const input = use.input as { city: unknown; days: unknown };
+    assert.deepEqual(Object.keys(input).sort(), ['city', 'days']);
+    assert.ok(typeof input.city === 'string' && Number.isInteger(input.days) && (input.days as number) >= 1 && (input.days as number) <= 7);
+    assert.equal(await spent(buyer), BigInt(response.headers.get('x-payment-amount')!));
+  });
+
+  test('a forced tool_use streamed (stream, tool_choice any): input_json_delta pieces assembled into a valid input', async () => {
+    const buyer = await fundedEvmBuyer(service, ['base'], FUNDS);
+    const stream = anthropicClient(paying(buyer)).messages.stream({ model: LOCAL_CHAT, max_tokens: 128, messages: [{ role: 'user', content: 'Weather?' }], tools: [WEATHER_TOOL], tool_choice: { type: 'any' } });
+    const events: any[] = [];
+    stream.on('streamEvent', (event) => events.push(event));
+    const final = await stream.finalMessage();
+    assert.equal(final.stop_reason, 'tool_use');
+    const use = final.content.find((block) => block.type === 'tool_use') as Anthropic.ToolUseBlock;
+    const pieces = events.filter((event) => event.type === 'content_block_delta' && event.delta.type === 'input_json_delta').map((event) => event.delta.partial_json).join('');
+    assert.deepEqual(JSON.parse(pieces), use.input);
+    assert.equal(typeof (use.input as { city: unknown }).city, 'string');
+    assert.equal(await spent(buyer), BigInt(events.at(-1).x402.amount));
+  });
+});
 
 describe('tools, images and cached tokens through an OpenAI-protocol upstream', () => {
   test('a forced tool_use (create), then a tool_result turn: the history as sent upstream, one charge each', async () => {

@@ -162,6 +162,7 @@ describe('refused before any price, naming the field', () => {
   });
 });
 
+
 const WEATHER_TOOL = {
   type: 'function' as const,
   name: 'get_weather',
@@ -169,6 +170,75 @@ const WEATHER_TOOL = {
   parameters: { type: 'object', properties: { city: { type: 'string' }, days: { type: 'integer', minimum: 1, maximum: 7 } }, required: ['city', 'days'], additionalProperties: false },
   strict: true,
 };
+
+describe('function tools and json_schema on the embedded engine (the sandbox default, offline)', () => {
+  test('a forced function call (create) whose arguments validate, then the tool loop answered in text', async () => {
+    const buyer = await fundedEvmBuyer(service, ['base'], FUNDS);
+    const client = openaiClient(paying(buyer));
+    const { data: first, response: http } = await client.responses
+      .create({ model: LOCAL_CHAT, input: 'What is the weather in Paris?', tools: [WEATHER_TOOL], tool_choice: { type: 'function', name: 'get_weather' }, max_output_tokens: 128 })
+      .withResponse();
+    const call = first.output.find((item) => item.type === 'function_call');
+    assert.ok(call && call.type === 'function_call', JSON.stringify(first.output));
+    assert.equal(call.name, 'get_weather');
+    const args = JSON.parse(call.arguments);
+    assert.deepEqual(Object.keys(args).sort(), ['city', 'days']);
+    assert.equal(typeof args.city, 'string');
+    assert.ok(Number.isInteger(args.days) && args.days >= 1 && args.days <= 7);
+    const paidFirst = BigInt(http.headers.get('x-payment-amount')!);
+    assert.equal(await spent(buyer), paidFirst);
+
+    const { data: second, response: http2 } = await client.responses
+      .create({
+        model: LOCAL_CHAT,
+        input: [
+          { role: 'user', content: 'What is the weather in Paris?' },
+          { type: 'function_call', call_id: call.call_id, name: call.name, arguments: call.arguments },
+          { type: 'function_call_output', call_id: call.call_id, output: '{"sky":"clear","celsius":21}' },
+        ],
+        tools: [WEATHER_TOOL],
+        tool_choice: 'none',
+        max_output_tokens: 64,
+      })
+      .withResponse();
+    assert.ok(second.output_text.length > 0);
+    assert.equal(second.output.find((item) => item.type === 'function_call'), undefined);
+    assert.equal(await spent(buyer), paidFirst + BigInt(http2.headers.get('x-payment-amount')!));
+  });
+
+  test('a forced function call streamed (stream()): arguments deltas that add up, arguments that validate', async () => {
+    const buyer = await fundedEvmBuyer(service, ['base'], FUNDS);
+    const stream = openaiClient(paying(buyer)).responses.stream({ model: LOCAL_CHAT, input: 'Weather in Oslo?', tools: [WEATHER_TOOL], tool_choice: 'required', max_output_tokens: 128 });
+    const events: any[] = [];
+    for await (const event of stream) events.push(event);
+    const final = await stream.finalResponse();
+    const done = events.find((event) => event.type === 'response.function_call_arguments.done');
+    assert.ok(done, events.map((event) => event.type).join());
+    const deltas = events.filter((event) => event.type === 'response.function_call_arguments.delta').map((event) => event.delta).join('');
+    assert.equal(deltas, done.arguments);
+    const call = final.output.find((item) => item.type === 'function_call');
+    assert.ok(call?.type === 'function_call' && call.arguments === done.arguments);
+    const args = JSON.parse(done.arguments);
+    assert.ok(typeof args.city === 'string' && Number.isInteger(args.days));
+    assert.equal(events.at(-1).type, 'response.completed');
+    assert.equal(await spent(buyer), BigInt(events.at(-1).x402.amount));
+  });
+
+  test('text.format json_schema: output_text that validates', async () => {
+    const buyer = await fundedEvmBuyer(service, ['base'], FUNDS);
+    const schema = { type: 'object', properties: { name: { type: 'string' }, stars: { type: 'integer', minimum: 1, maximum: 5 } }, required: ['name', 'stars'], additionalProperties: false };
+    const response = await openaiClient(paying(buyer)).responses.create({
+      model: LOCAL_CHAT,
+      input: 'Rate a hotel',
+      text: { format: { type: 'json_schema', name: 'rating', schema, strict: true } },
+      max_output_tokens: 128,
+    });
+    const answer = JSON.parse(response.output_text);
+    assert.deepEqual(Object.keys(answer).sort(), ['name', 'stars']);
+    assert.equal(typeof answer.name, 'string');
+    assert.ok(Number.isInteger(answer.stars) && answer.stars >= 1 && answer.stars <= 5);
+  });
+});
 
 describe('function tools, images and cached tokens through an OpenAI-protocol upstream', () => {
   test('a forced function call (create): a function_call item, the tool and choice sent upstream, then a two-turn loop', async () => {

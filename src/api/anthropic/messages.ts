@@ -9,7 +9,7 @@ import { newChatId, prepareChat, type ChatOutcome } from '../chat.ts';
 import { parseOrThrow } from '../validate.ts';
 import { chatOutput } from '../chat-output.ts';
 import { parseToolArguments, toolNameOf, type ChatFinishReason, type ChatToolChoice } from '../chat-model.ts';
-import { imagePartOfBase64, imagePartOfUrl } from '../image-url.ts';
+import { imageDownloader, imageInput } from '../image-input.ts';
 import type { TokenUsage } from '../../pricing/token-usage.ts';
 import { withFieldNames } from '../openai/field-names.ts';
 import { messagesEvents } from './message-events.ts';
@@ -27,7 +27,7 @@ import {
 export function prepareMessage(body: unknown, context: EndpointContext): PreparedCall {
   refuseFields(body);
   const request = parseOrThrow(messagesRequestSchema, body);
-  const { messages, firstImage } = toMessages(request);
+  const { messages, imageFields } = toMessages(request);
   const chat = withFieldNames({ prompt: 'messages' }, () =>
     prepareChat(
       {
@@ -41,7 +41,8 @@ export function prepareMessage(body: unknown, context: EndpointContext): Prepare
         toolChoice: toolChoice(request.tool_choice),
         parallelToolCalls: request.tool_choice && 'disable_parallel_tool_use' in request.tool_choice && request.tool_choice.disable_parallel_tool_use ? false : undefined,
         stream: request.stream,
-        fields: { tools: 'tools', toolChoice: 'tool_choice', stream: 'stream', ...(firstImage ? { image: firstImage } : {}) },
+        fields: { tools: 'tools', toolChoice: 'tool_choice', stream: 'stream', image: imageFields.values().next().value },
+        download: imageDownloader(context.providers.publicFetch, { fieldOf: (url) => imageFields.get(url.href) }),
       },
       context,
     ),
@@ -133,13 +134,13 @@ function systemText(system: MessagesRequest['system']): string | undefined {
 
 /**
  * system first (a system message), then the turns. An Anthropic user turn may open with tool_result blocks:
- * they become a tool turn before the rest of it. `firstImage` names the first image block, for the 400 of a
- * model without vision.
+ * they become a tool turn before the rest of it. `imageFields` names where each image sits (by its URL; inline
+ * ones by their order), for the 400 of a model without vision and of an image that cannot be fetched.
  */
-function toMessages(request: MessagesRequest): { messages: ModelMessage[]; firstImage: string | undefined } {
+function toMessages(request: MessagesRequest): { messages: ModelMessage[]; imageFields: Map<string, string> } {
   const system = systemText(request.system);
   const messages: ModelMessage[] = system ? [{ role: 'system', content: system }] : [];
-  let firstImage: string | undefined;
+  const imageFields = new Map<string, string>();
   request.messages.forEach((turn, index) => {
     if (typeof turn.content === 'string') {
       messages.push({ role: turn.role, content: turn.content });
@@ -156,8 +157,10 @@ function toMessages(request: MessagesRequest): { messages: ModelMessage[]; first
       if (block.type === 'text') (turn.role === 'user' ? user : assistant).push({ type: 'text', text: block.text });
       else if (block.type === 'image') {
         if (turn.role !== 'user') refuse('images only in user turns');
-        firstImage ??= field;
-        user.push(block.source.type === 'base64' ? imagePartOfBase64(block.source.data, block.source.media_type) : imagePartOfUrl(block.source.url, `${field}.source.url`));
+        const url = block.source.type === 'base64' ? `data:${block.source.media_type};base64,${block.source.data}` : block.source.url;
+        const { image, mediaType } = imageInput(url, field);
+        imageFields.set(image instanceof URL ? image.href : `inline:${imageFields.size}`, field);
+        user.push({ type: 'image', image, ...(mediaType ? { mediaType } : {}) });
       } else if (block.type === 'tool_use') {
         if (turn.role !== 'assistant') refuse('tool_use blocks only in assistant turns');
         assistant.push({ type: 'tool-call', toolCallId: block.id, toolName: block.name, input: block.input });
@@ -172,7 +175,7 @@ function toMessages(request: MessagesRequest): { messages: ModelMessage[]; first
     if (turn.role === 'user' && user.length > 0) messages.push({ role: 'user', content: user });
     if (turn.role === 'assistant') messages.push({ role: 'assistant', content: assistant });
   });
-  return { messages, firstImage };
+  return { messages, imageFields };
 }
 
 function toolResultText(content: Extract<AnthropicContentBlock, { type: 'tool_result' }>['content'], refuse: (why: string) => never): string {

@@ -14,7 +14,7 @@ import { newChatId, prepareChat, type ChatOutcome } from '../chat.ts';
 import { parseToolArguments, toolNameOf, type ChatResponseFormat, type ChatToolChoice } from '../chat-model.ts';
 import { parseOrThrow } from '../validate.ts';
 import { chatOutput } from '../chat-output.ts';
-import { imagePartOfUrl } from '../image-url.ts';
+import { imageDownloader, imageInput } from '../image-input.ts';
 import type { TokenUsage } from '../../pricing/token-usage.ts';
 import { withFieldNames } from './field-names.ts';
 import { responsesEvents } from './responses-events.ts';
@@ -29,7 +29,7 @@ import {
 export function prepareResponse(body: unknown, context: EndpointContext): PreparedCall {
   refuseStoredState(body);
   const request = parseOrThrow(responsesRequestSchema, body);
-  const { messages, firstImage } = toMessages(request);
+  const { messages, imageFields } = toMessages(request);
   const chat = withFieldNames({ max_tokens: 'max_output_tokens', prompt: 'input' }, () =>
     prepareChat(
       {
@@ -48,7 +48,8 @@ export function prepareResponse(body: unknown, context: EndpointContext): Prepar
         parallelToolCalls: request.parallel_tool_calls ?? undefined,
         responseFormat: responseFormat(request.text?.format),
         stream: request.stream ?? undefined,
-        fields: { tools: 'tools', toolChoice: 'tool_choice', responseFormat: 'text.format', stream: 'stream', ...(firstImage ? { image: firstImage } : {}) },
+        fields: { tools: 'tools', toolChoice: 'tool_choice', responseFormat: 'text.format', stream: 'stream', image: imageFields.values().next().value },
+        download: imageDownloader(context.providers.publicFetch, { fieldOf: (url) => imageFields.get(url.href) }),
       },
       context,
     ),
@@ -154,13 +155,14 @@ function responseFormat(format: NonNullable<ResponsesRequest['text']>['format'])
 /**
  * instructions first (a system message), then the input: a string is one user message; items become turns,
  * consecutive function calls one assistant turn (with the assistant text before them), consecutive outputs one
- * tool turn. `firstImage` names the first image part, for the 400 of a model without vision.
+ * tool turn. `imageFields` names where each image sits (by its URL; inline ones by their order), for the 400 of
+ * a model without vision and of an image that cannot be fetched.
  */
-function toMessages(request: ResponsesRequest): { messages: ModelMessage[]; firstImage: string | undefined } {
+function toMessages(request: ResponsesRequest): { messages: ModelMessage[]; imageFields: Map<string, string> } {
   const messages: ModelMessage[] = [];
-  let firstImage: string | undefined;
+  const imageFields = new Map<string, string>();
   if (request.instructions) messages.push({ role: 'system', content: request.instructions });
-  if (typeof request.input === 'string') return { messages: [...messages, { role: 'user', content: request.input }], firstImage };
+  if (typeof request.input === 'string') return { messages: [...messages, { role: 'user', content: request.input }], imageFields };
   request.input.forEach((item, index) => {
     const last = messages.at(-1);
     if (item.type === 'function_call') {
@@ -186,9 +188,10 @@ function toMessages(request: ResponsesRequest): { messages: ModelMessage[]; firs
       const parts: (TextPart | ImagePart)[] = item.content.map((part, at) => {
         const field = `input.${index}.content.${at}`;
         if (part.type === 'input_image') {
-          firstImage ??= field;
           if (!part.image_url) throw new ApiError(400, 'invalid_request', `${field}.image_url: required (file_id needs stored files)`, { field: `${field}.image_url` });
-          return imagePartOfUrl(part.image_url, `${field}.image_url`);
+          const { image, mediaType } = imageInput(part.image_url, field);
+          imageFields.set(image instanceof URL ? image.href : `inline:${imageFields.size}`, field);
+          return { type: 'image', image, ...(mediaType ? { mediaType } : {}) };
         }
         return { type: 'text', text: textOf(part) };
       });
@@ -201,7 +204,7 @@ function toMessages(request: ResponsesRequest): { messages: ModelMessage[]; firs
     const text = item.content.map(textOf).join('');
     messages.push({ role: item.role === 'developer' ? 'system' : item.role, content: text } as ModelMessage);
   });
-  return { messages, firstImage };
+  return { messages, imageFields };
 }
 
 function textOf(part: { type: string; text?: string; refusal?: string }): string {
