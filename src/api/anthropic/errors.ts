@@ -3,7 +3,7 @@
 // stays the x402 one (its PAYMENT-REQUIRED header and body are what a paying client reads).
 import type { Context } from 'hono';
 import type { Logger } from 'pino';
-import { toApiError } from '../../http/render-error.ts';
+import { describeCause, toApiError } from '../../http/render-error.ts';
 
 export interface AnthropicErrorBody {
   type: 'error';
@@ -29,10 +29,10 @@ export function anthropicErrorBody(status: number, message: string): AnthropicEr
 export function renderAnthropicError(error: unknown, c: Context, log: Logger): Response {
   const apiError = toApiError(error);
   if (apiError) {
-    if (apiError.status >= 500) log.warn({ err: apiError.cause ?? apiError, reqId: c.get('requestId') }, apiError.message);
+    if (apiError.status >= 500) log.warn({ cause: describeCause(apiError.cause ?? apiError), reqId: c.get('requestId') }, apiError.message);
     return c.json(anthropicErrorBody(apiError.status, apiError.message), apiError.status as 400, apiError.headers);
   }
-  log.error({ err: error, reqId: c.get('requestId') }, 'unhandled error');
+  log.error({ cause: describeCause(error), reqId: c.get('requestId') }, 'unhandled error');
   return c.json(anthropicErrorBody(500, 'internal error; nothing was charged'), 500);
 }
 

@@ -2,7 +2,7 @@
 // The same ApiError as everywhere else, rendered differently; the 402 stays the x402 one.
 import type { Context } from 'hono';
 import type { Logger } from 'pino';
-import { toApiError } from '../../http/render-error.ts';
+import { describeCause, toApiError } from '../../http/render-error.ts';
 
 export interface OpenAIErrorBody {
   error: { message: string; type: string; param: string | null; code: string | null };
@@ -25,10 +25,10 @@ export function openaiErrorBody(status: number, code: string, message: string, p
 export function renderOpenAIError(error: unknown, c: Context, log: Logger): Response {
   const apiError = toApiError(error);
   if (apiError) {
-    if (apiError.status >= 500) log.warn({ err: apiError.cause ?? apiError, reqId: c.get('requestId') }, apiError.message);
+    if (apiError.status >= 500) log.warn({ cause: describeCause(apiError.cause ?? apiError), reqId: c.get('requestId') }, apiError.message);
     return c.json(openaiErrorBody(apiError.status, apiError.code, apiError.message, apiError.field), apiError.status as 400, apiError.headers);
   }
-  log.error({ err: error, reqId: c.get('requestId') }, 'unhandled error');
+  log.error({ cause: describeCause(error), reqId: c.get('requestId') }, 'unhandled error');
   return c.json(openaiErrorBody(500, 'internal_error', 'internal error; nothing was charged', undefined), 500);
 }
 
