@@ -333,3 +333,17 @@ describe('count_tokens', () => {
     await assert.rejects(client.messages.countTokens({ model: LOCAL_CHAT, messages: [{ role: 'user', content: 'hi' }], max_tokens: 5 } as never), Anthropic.BadRequestError);
   });
 });
+
+describe('discovery', () => {
+  test('/v1/responses, /v1/messages and /v1/messages/count_tokens are in the OpenAPI document behind /docs', async () => {
+    const document = (await (await fetch(`${service.url}/openapi.json`)).json()) as { paths: Record<string, any> };
+    for (const path of ['/v1/responses', '/v1/messages']) {
+      const ok = document.paths[path].post.responses['200'].content;
+      assert.ok(ok['application/json'] && ok['text/event-stream'], path);
+      assert.ok(document.paths[path].post.responses['402'], path);
+    }
+    assert.ok(document.paths['/v1/messages/count_tokens'].post.responses['200']);
+    assert.deepEqual(document.paths['/v1/messages'].post.requestBody.content['application/json'].schema.required.sort(), ['max_tokens', 'messages', 'model']);
+    assert.equal((await fetch(`${service.url}/docs`)).status, 200);
+  });
+});
