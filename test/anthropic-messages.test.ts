@@ -250,15 +250,19 @@ describe('tools, images and cached tokens through an OpenAI-protocol upstream', 
     assert.equal(await spent(buyer), BigInt(events.at(-1).x402.amount));
   });
 
-  test('a base64 image block reaches the upstream as an image part', async () => {
+  test('a base64 image block reaches the upstream as an image part; stop_sequences, temperature and top_p go along', async () => {
     const buyer = await fundedEvmBuyer(service, ['base'], FUNDS);
     await anthropicClient(paying(buyer)).messages.create({
       model: UP_TOOLS,
       max_tokens: 64,
+      stop_sequences: ['\n\nHuman:'],
+      // sampling settings are not in this SDK version's types, and still sent as given
+      ...({ temperature: 0.25, top_p: 0.5 } as object),
       messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } }, { type: 'text', text: 'What is this?' }] }],
     });
     const sent = upstream.requests.at(-1)!;
     assert.deepEqual(sent.messages[0].content[0], { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } });
+    assert.deepEqual([sent.stop, sent.temperature, sent.top_p, sent.max_tokens], [['\n\nHuman:'], 0.25, 0.5, 64]);
   });
 
   test('an image to a model without vision: a 400 naming the block, nothing charged', async () => {

@@ -131,6 +131,23 @@ describe('responses.stream()', () => {
   });
 });
 
+describe('an answer cut at max_output_tokens', () => {
+  test('streamed: the message item incomplete, response.incomplete last with the reason and the receipt', async () => {
+    const buyer = await fundedEvmBuyer(service, ['base'], FUNDS);
+    const stream = openaiClient(paying(buyer)).responses.stream({ model: LOCAL_CHAT, input: 'Tell me about the sea', max_output_tokens: 2 });
+    const events: any[] = [];
+    for await (const event of stream) events.push(event);
+    const final = await stream.finalResponse();
+    const last = events.at(-1);
+    assert.equal(last.type, 'response.incomplete');
+    assert.equal(final.status, 'incomplete');
+    assert.deepEqual(final.incomplete_details, { reason: 'max_output_tokens' });
+    assert.equal(final.output[0]!.type === 'message' && final.output[0]!.status, 'incomplete');
+    assert.ok(final.usage!.output_tokens <= 2);
+    assert.equal(await spent(buyer), BigInt(last.x402.amount));
+  });
+});
+
 describe('refused before any price, naming the field', () => {
   test('stored-state fields, unknown fields and what the model cannot honour cost nothing', async () => {
     const buyer = await fundedEvmBuyer(service, ['base'], FUNDS);
