@@ -152,6 +152,7 @@ export function prepareChat(call: ChatCall, { catalog, providers }: EndpointCont
       } catch (error) {
         // stopped at its payment's deadline: what was sent is the answer, each piece counted as a token
         if (isStreamDeadline(signal)) {
+          // (a tool call cut short is no call: only the text counts, and without text nothing is charged)
           return checked({ text: sent, toolCalls: [], finishReason: 'length', usage: { inputTokens: undefined, outputTokens: pieces, totalTokens: pieces } as LanguageModelUsage });
         }
         // the client left: not an upstream failure, and never reported as one

@@ -131,6 +131,9 @@ function modelProblems(config: Config): string[] {
     if (!builtIn.has(model.provider) && !config.providers[model.provider]) {
       problems.push(`model ${model.id} names provider "${model.provider}", which is not configured`);
     }
+    if (model.capability !== 'chat' && config.providers[model.provider]?.type === 'anthropic') {
+      problems.push(`model ${model.id}: provider ${model.provider} speaks the Anthropic protocol, which serves chat only`);
+    }
     if (model.capability === 'chat' && model.defaultMaxTokens > model.maxTokens) {
       problems.push(`model ${model.id}: defaultMaxTokens exceeds maxTokens`);
     }

@@ -169,7 +169,11 @@ export type ModelConfig = z.infer<typeof modelConfig>;
 export type Capability = ModelConfig['capability'];
 
 const upstreamProvider = z.object({
-  type: z.literal('openai-compatible'),
+  /**
+   * the wire protocol: openai-compatible (OpenAI, OpenRouter, Together, Groq, vLLM, Ollama, ...: chat, images,
+   * speech) or anthropic (Anthropic's Messages API, e.g. https://api.anthropic.com/v1: chat only)
+   */
+  type: z.enum(['openai-compatible', 'anthropic']),
   baseURL: z.url(),
   /** name of the environment variable holding the API key */
   apiKeyEnv: z.string().optional(),

@@ -7,6 +7,7 @@
 // downloading the former (same-origin, or resolved public addresses only: public-address.ts) so the bytes are stored and served by us,
 // never the upstream URL. Speech uses @ai-sdk/openai (the compatible package has no speech model), whose
 // options are read under the `openai` key only, so they are moved there.
+import type { createAnthropic } from '@ai-sdk/anthropic';
 import type { createOpenAI } from '@ai-sdk/openai';
 import type { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import type { JSONValue, SpeechModelV4 } from '@ai-sdk/provider';
@@ -16,7 +17,7 @@ import type { Config } from '../config/load.ts';
 import { UpstreamUrlRejectedError, limitedFetch } from './openai-compatible/limited-fetch.ts';
 import { guardOtherOrigins, publicOnlyLookup } from './openai-compatible/public-address.ts';
 import { createNodeHttpFetch } from './openai-compatible/node-http-fetch.ts';
-import { loadUpstreamSdk, type UpstreamSdk } from './upstream-sdk.ts';
+import { loadAnthropicSdk, loadUpstreamSdk, type UpstreamSdk } from './upstream-sdk.ts';
 import { optionalSecret } from '../config/secret.ts';
 import { perModel } from './per-model.ts';
 import type { EngineOptionsSchema } from './local/engine-options.ts';
@@ -57,6 +58,8 @@ export interface CallSettings {
 interface Upstream {
   compatible: ReturnType<typeof createOpenAICompatible>;
   openai: ReturnType<typeof createOpenAI>;
+  /** the Anthropic Messages API client, for a provider of type anthropic */
+  anthropic?: ReturnType<typeof createAnthropic> | undefined;
 }
 
 export class ProviderRegistry {
@@ -75,6 +78,7 @@ export class ProviderRegistry {
   /** A registry for `config`, with the upstream providers' SDK loaded when it names any. */
   static async create(config: Config, local: LocalEngines, transport?: typeof fetch): Promise<ProviderRegistry> {
     const sdk = Object.keys(config.providers).length > 0 ? await loadUpstreamSdk() : undefined;
+    if (sdk && Object.values(config.providers).some((provider) => provider.type === 'anthropic')) sdk.createAnthropic = await loadAnthropicSdk();
     return new ProviderRegistry(config, local, transport, sdk);
   }
 
@@ -114,6 +118,10 @@ export class ProviderRegistry {
         }),
         // the SDK insists on a key; compatible servers often need none, so send a harmless placeholder
         openai: createOpenAI({ baseURL: settings.baseURL, apiKey: apiKey ?? 'not-needed', name, fetch }),
+        anthropic:
+          settings.type === 'anthropic' && this.sdk.createAnthropic
+            ? this.sdk.createAnthropic({ baseURL: settings.baseURL, apiKey: apiKey ?? 'not-needed', name, fetch })
+            : undefined,
       };
       this.upstreams.set(name, upstream);
     }
@@ -130,7 +138,12 @@ export class ProviderRegistry {
   settings(model: ModelConfig): CallSettings {
     const upstream = this.config.providers[model.provider];
     return upstream
-      ? { timeoutMs: upstream.timeoutMs, maxRetries: upstream.maxRetries, providerOptionsKey: model.provider }
+      ? {
+          timeoutMs: upstream.timeoutMs,
+          maxRetries: upstream.maxRetries,
+          // @ai-sdk/anthropic reads its options under `anthropic` only
+          providerOptionsKey: upstream.type === 'anthropic' ? 'anthropic' : model.provider,
+        }
       : { timeoutMs: 120_000, maxRetries: 0, providerOptionsKey: model.provider };
   }
 
@@ -145,8 +158,13 @@ export class ProviderRegistry {
    * which makes one call per answer and always follows the schema.
    */
   chatCallOptions(model: ChatModelConfig, call: { parallelToolCalls?: boolean | undefined; responseFormat?: { type: string; strict?: boolean | undefined } | undefined }): Record<string, JSONValue> {
-    if (!this.config.providers[model.provider]) return {};
+    const upstream = this.config.providers[model.provider];
+    if (!upstream) return {};
     const options: Record<string, JSONValue> = {};
+    if (upstream.type === 'anthropic') {
+      if (call.parallelToolCalls === false) options.disableParallelToolUse = true;
+      return options;
+    }
     if (call.parallelToolCalls !== undefined) options.parallel_tool_calls = call.parallelToolCalls;
     if (call.responseFormat?.type === 'json_schema') options.strictJsonSchema = call.responseFormat.strict ?? false;
     return options;
@@ -197,9 +215,11 @@ export class ProviderRegistry {
   }
 
   // The chat-completions API, not the newer responses API: it is what compatible servers speak.
-  private readonly upstreamChat = perModel((model: ChatModelConfig) =>
-    this.upstream(model.provider).compatible.chatModel(model.upstreamModel ?? model.id),
-  );
+  private readonly upstreamChat = perModel((model: ChatModelConfig) => {
+    const upstream = this.upstream(model.provider);
+    const id = model.upstreamModel ?? model.id;
+    return upstream.anthropic ? upstream.anthropic.messages(id) : upstream.compatible.chatModel(id);
+  });
 
   private readonly upstreamImage = perModel((model: ImageModelConfig) =>
     this.upstream(model.provider).compatible.imageModel(model.upstreamModel ?? model.id),

@@ -6,8 +6,8 @@
 // - strings: at most STRING_MAX characters (or the schema's maxLength when smaller; minLength kept);
 //   formats date, time and date-time are decoded as such; email, uri and uuid become one fixed example
 // - arrays: at most ARRAY_MAX items (at least the schema's minItems); uniqueItems arrays at most one item
-// - objects: every listed property is written (written optional ones are valid too), no other property, except
-//   for a map (additionalProperties: schema, no properties): at most MAP_MAX entries
+// - objects: every listed property is written (written optional ones are valid too), no other property; an
+//   object listing no properties (a map) is written empty, since its keys would be free strings
 // - numbers with bounds (minimum, maximum, exclusive ones, multipleOf) become an enum of a few values that
 //   satisfy them; unbounded numbers keep llama.cpp's grammar (at most 16 digits)
 // - $ref (to #/$defs/... or #/definitions/...) is inlined, at most MAX_DEPTH levels deep
@@ -18,7 +18,6 @@ import type { GbnfJsonSchema } from 'node-llama-cpp';
 
 export const STRING_MAX = 24;
 export const ARRAY_MAX = 3;
-export const MAP_MAX = 2;
 export const MAX_DEPTH = 8;
 const ENUM_SAMPLES = 5;
 
@@ -184,12 +183,10 @@ function boundObject(node: JSONSchema7, root: JSONSchema7, pointer: string, dept
       throw new UnsupportedSchemaError(`${pointer}/required`, `${name} is required but not among the properties`);
     }
   }
-  if (properties.length === 0 && node.additionalProperties !== false) {
-    // a map: a few entries of the value schema (any value when unspecified)
-    const value = node.additionalProperties === undefined || node.additionalProperties === true ? anyValue(depth + 1) : bound(node.additionalProperties, root, `${pointer}/additionalProperties`, depth + 1);
-    const minProperties = node.minProperties ?? 0;
-    if (minProperties > 8) throw new UnsupportedSchemaError(`${pointer}/minProperties`, 'at most 8 here');
-    return { type: 'object', additionalProperties: value, ...(minProperties > 0 ? { minProperties } : {}), maxProperties: Math.max(minProperties, Math.min(node.maxProperties ?? MAP_MAX, MAP_MAX)) };
+  if (properties.length === 0) {
+    // a map: its keys would be free strings the grammar cannot bound, so it is written empty
+    if ((node.minProperties ?? 0) > 0) throw new UnsupportedSchemaError(`${pointer}/minProperties`, 'an object without listed properties is written empty here');
+    return { type: 'object', additionalProperties: false };
   }
   if (node.minProperties !== undefined && node.minProperties > properties.length) {
     throw new UnsupportedSchemaError(`${pointer}/minProperties`, 'more properties than the schema lists');
@@ -202,14 +199,20 @@ function boundObject(node: JSONSchema7, root: JSONSchema7, pointer: string, dept
   return { type: 'object', properties: bounded, required: properties.map(([name]) => name), additionalProperties: false };
 }
 
-/** Any JSON value, bounded: a short string, a number, a boolean, null, and (near the top) a short array or map. */
+/** Any JSON value, bounded: a short string, a number, a boolean, null, or (near the top) a short array of those. */
 function anyValue(depth: number): GbnfJsonSchema {
   const scalars: GbnfJsonSchema[] = [{ type: 'string', maxLength: STRING_MAX }, { type: 'number' }, { type: 'boolean' }, { type: 'null' }];
   if (depth >= 2) return { oneOf: scalars };
-  return {
-    oneOf: [...scalars, { type: 'array', items: { oneOf: scalars }, maxItems: ARRAY_MAX }, { type: 'object', additionalProperties: { oneOf: scalars }, maxProperties: MAP_MAX }],
-  };
+  return { oneOf: [...scalars, { type: 'array', items: { oneOf: scalars }, maxItems: ARRAY_MAX }] };
 }
+
+/** What json_object (any JSON object) is decoded as: an object with one short string, `answer`. */
+export const JSON_OBJECT_SCHEMA = {
+  type: 'object',
+  properties: { answer: { type: 'string' } },
+  required: ['answer'],
+  additionalProperties: false,
+} as const;
 
 function literal(value: unknown, pointer: string): string | number | boolean | null {
   if (value === null || typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') return value;

@@ -22,7 +22,7 @@ import { availableParallelism } from 'node:os';
 import { randomBytes, randomInt } from 'node:crypto';
 import { z } from 'zod';
 import { engineOptions, seedOption } from './engine-options.ts';
-import { boundedJsonSchema } from './bounded-json-schema.ts';
+import { boundedJsonSchema, JSON_OBJECT_SCHEMA } from './bounded-json-schema.ts';
 import { schemaValidator } from './schema-validator.ts';
 import {
   UnsupportedFunctionalityError,
@@ -437,7 +437,7 @@ export class LlamaChatModel implements LanguageModelV4 {
         }
         if (plan.kind === 'json') {
           const llama = await getSharedLlama(this.config.gpu ?? false);
-          const schema = plan.schema ?? { type: 'object' };
+          const schema = plan.schema ?? JSON_OBJECT_SCHEMA;
           const text = finished(await constrained(await llama.createGrammarForJsonSchema<GbnfJsonSchema>(boundedJsonSchema(schema)), sink.text));
           this.checkJson(text, schema, 'the answer');
           return result(text, [], { unified: 'stop', raw: 'grammar' });
