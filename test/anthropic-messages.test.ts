@@ -334,6 +334,12 @@ describe('count_tokens', () => {
       tools: [{ name: 'get_weather', description: 'Weather at a place', input_schema: { type: 'object', properties: { place: { type: 'string' } } } }],
     });
     assert.ok(withTools.input_tokens > plain.input_tokens - 3);
+    // an image counts as the model's imageInputChars (3,000 characters, 750 tokens at 4 a token), as the quote counts it
+    const text = { type: 'text' as const, text: 'Tell me about the sea' };
+    const image = { type: 'image' as const, source: { type: 'base64' as const, media_type: 'image/png' as const, data: 'iVBORw0KGgo='.repeat(100) } };
+    const without = await client.messages.countTokens({ model: LOCAL_CHAT, messages: [{ role: 'user', content: [text] }] });
+    const withImage = await client.messages.countTokens({ model: LOCAL_CHAT, messages: [{ role: 'user', content: [text, image] }] });
+    assert.equal(withImage.input_tokens - without.input_tokens, 750);
     await assert.rejects(client.messages.countTokens({ model: LOCAL_CHAT, messages: [{ role: 'user', content: 'hi' }], max_tokens: 5 } as never), Anthropic.BadRequestError);
   });
 });

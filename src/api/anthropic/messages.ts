@@ -17,8 +17,6 @@ import {
   messagesRequestSchema,
   REFUSED_MESSAGES_FIELDS,
   type AnthropicContentBlock,
-  type AnthropicMessage,
-  type CountTokensRequest,
   type MessagesRequest,
   type MessagesResponse,
   type ResponseBlock,
@@ -127,7 +125,7 @@ function refuseFields(body: unknown): void {
   }
 }
 
-function systemText(system: MessagesRequest['system']): string | undefined {
+export function systemText(system: MessagesRequest['system']): string | undefined {
   if (system === undefined) return undefined;
   return typeof system === 'string' ? system : system.map((block) => block.text).join('\n');
 }
@@ -187,29 +185,4 @@ function toolResultText(content: Extract<AnthropicContentBlock, { type: 'tool_re
       return (block as { text: string }).text;
     })
     .join('');
-}
-
-/** characters per token of the estimate count_tokens gives (English text with common tokenizers) */
-const CHARS_PER_TOKEN = 4;
-/** tokens each message's role markers add */
-const TOKENS_PER_MESSAGE = 4;
-
-/**
- * POST /v1/messages/count_tokens (free): an estimate of the tokens the prompt holds, from its characters
- * (the price table charges input by the character, so the estimate is never what a call costs). Tool
- * definitions, tool inputs and results count as their JSON; an image counts as its source's characters.
- */
-export function countTokens(request: CountTokensRequest): { input_tokens: number } {
-  let chars = (systemText(request.system) ?? '').length + JSON.stringify(request.tools ?? []).length - 2;
-  for (const message of request.messages) {
-    chars += typeof message.content === 'string' ? message.content.length : message.content.reduce((sum, block) => sum + blockChars(block), 0);
-  }
-  return { input_tokens: Math.ceil(chars / CHARS_PER_TOKEN) + TOKENS_PER_MESSAGE * request.messages.length };
-}
-
-function blockChars(block: Exclude<AnthropicMessage['content'], string>[number]): number {
-  if (block.type === 'text') return block.text.length;
-  if (block.type === 'tool_use') return block.name.length + JSON.stringify(block.input).length;
-  if (block.type === 'tool_result') return typeof block.content === 'string' ? block.content.length : JSON.stringify(block.content ?? []).length;
-  return JSON.stringify(block.source).length;
 }

@@ -11,7 +11,8 @@ import { readJsonBody } from '../../http/read-json.ts';
 import { jsonSchema } from '../../http/openapi-schema.ts';
 import { parseOrThrow } from '../validate.ts';
 import { countTokensRequestSchema, messagesRequestSchema } from './schemas.ts';
-import { countTokens, prepareMessage, usageOfMessage } from './messages.ts';
+import { prepareMessage, usageOfMessage } from './messages.ts';
+import { countTokens } from './count-tokens.ts';
 import { asAnthropicError, renderAnthropicError } from './errors.ts';
 
 export const MESSAGES_PATH = '/v1/messages';
@@ -37,8 +38,8 @@ export function anthropicRoutes(deps: PaidRouteDeps, log: Logger): Hono {
   });
   app.post(COUNT_TOKENS_PATH, async (c: Context) => {
     const request = parseOrThrow(countTokensRequestSchema, await readJsonBody(c, deps.config.bodyLimitBytes, true));
-    deps.catalog.resolve('chat', request.model); // an unknown model is the same 400 as on /v1/messages
-    return c.json(countTokens(request));
+    const model = deps.catalog.resolve('chat', request.model); // an unknown model is the same 400 as on /v1/messages
+    return c.json(countTokens(request, model.imageInputChars));
   });
   app.onError((error, c) => renderAnthropicError(error, c, log));
   return app;
