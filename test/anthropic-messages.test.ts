@@ -78,6 +78,9 @@ describe('messages.create', () => {
         { role: 'user' as const, content: [{ type: 'text' as const, text: 'Tell me about the sea' }] },
       ],
       temperature: 0.5,
+      service_tier: 'auto' as const,
+      metadata: { user_id: 'agent-7' },
+      thinking: { type: 'disabled' as const },
     };
     const price = await priceOf(body);
     const { data: message, response } = await anthropicClient(paying(buyer)).messages.create(body).withResponse();

@@ -97,6 +97,11 @@ describe('responses.create', () => {
         { role: 'user', content: 'Tell me about the sea' },
       ],
       max_output_tokens: 32,
+      // sent empty, the stored-state fields ask for nothing
+      service_tier: 'auto',
+      include: [],
+      previous_response_id: null,
+      background: false,
     }).withResponse();
     assert.ok(response.output_text.length > 0);
     assert.equal(await spent(buyer), BigInt(http.headers.get('x-payment-amount')!));
@@ -157,6 +162,8 @@ describe('refused before any price, naming the field', () => {
       [{ conversation: 'conv_123' }, 'conversation'],
       [{ background: true }, 'background'],
       [{ prompt: { id: 'pmpt_1' } }, 'prompt'],
+      [{ service_tier: 'flex' }, 'service_tier'],
+      [{ include: ['reasoning.encrypted_content'] }, 'include'],
       [{ frobnicate: 1 }, 'frobnicate'],
       [{ max_output_tokens: 1_000_000 }, 'max_output_tokens'],
     ];

@@ -23,8 +23,7 @@ import {
 } from './schemas.ts';
 
 export function prepareMessage(body: unknown, context: EndpointContext): PreparedCall {
-  refuseFields(body);
-  const request = parseOrThrow(messagesRequestSchema, body);
+  const request = parseOrThrow(messagesRequestSchema, withoutRefused(body));
   const { messages, imageFields } = toMessages(request);
   const chat = withFieldNames({ prompt: 'messages' }, () =>
     prepareChat(
@@ -114,15 +113,22 @@ function toolChoice(choice: MessagesRequest['tool_choice']): ChatToolChoice | un
   return choice.type;
 }
 
-function refuseFields(body: unknown): void {
-  if (typeof body !== 'object' || body === null) return;
+/** Fields this gateway cannot honour, named before validation; sent empty (null, thinking disabled) they are dropped. */
+function withoutRefused(body: unknown): unknown {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return body;
+  const rest: Record<string, unknown> = { ...(body as Record<string, unknown>) };
   for (const [field, why] of Object.entries(REFUSED_MESSAGES_FIELDS)) {
-    const value = (body as Record<string, unknown>)[field];
-    if (value === undefined || value === null) continue;
-    // thinking: { type: "disabled" } asks for nothing
-    if (field === 'thinking' && (value as { type?: unknown }).type === 'disabled') continue;
+    const value = rest[field];
+    if (value === undefined) continue;
+    // the one tier there is: validated with the rest
+    if (field === 'service_tier' && (value === 'auto' || value === 'standard_only')) continue;
+    if (value === null || (field === 'thinking' && (value as { type?: unknown }).type === 'disabled')) {
+      delete rest[field];
+      continue;
+    }
     throw new ApiError(400, 'invalid_request', `${field}: ${why}`, { field });
   }
+  return rest;
 }
 
 export function systemText(system: MessagesRequest['system']): string | undefined {

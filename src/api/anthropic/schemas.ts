@@ -97,6 +97,7 @@ export const messagesRequestSchema = z
     top_p: z.number().min(0).max(1).optional(),
     stream: z.boolean().optional().describe("true: Anthropic's server-sent events, message_start to message_stop"),
     metadata: z.object({ user_id: z.string().max(256).nullable().optional() }).strict().optional().describe('Accepted and not used'),
+    service_tier: z.enum(['auto', 'standard_only']).optional().describe('Accepted: one tier here'),
   })
   .strict();
 export type MessagesRequest = z.infer<typeof messagesRequestSchema>;
@@ -108,7 +109,7 @@ export type CountTokensRequest = z.infer<typeof countTokensRequestSchema>;
 export const REFUSED_MESSAGES_FIELDS: Readonly<Record<string, string>> = {
   thinking: 'extended thinking is not supported by the models here',
   top_k: 'not supported by this gateway',
-  service_tier: 'not supported by this gateway',
+  service_tier: 'one tier here: auto or standard_only, or leave it out',
   container: 'containers need stored state; not supported',
   mcp_servers: 'MCP servers are not supported by this gateway',
   context_management: 'not supported by this gateway',

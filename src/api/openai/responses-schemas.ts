@@ -104,6 +104,7 @@ export const responsesRequestSchema = z
     user: z.string().max(200).optional().describe('Accepted and not used'),
     safety_identifier: z.string().max(200).optional().describe('Accepted and not used'),
     prompt_cache_key: z.string().max(200).optional().describe('Accepted and not used'),
+    service_tier: z.enum(['auto', 'default']).nullable().optional().describe('Accepted: one tier here'),
   })
   .strict();
 export type ResponsesRequest = z.infer<typeof responsesRequestSchema>;

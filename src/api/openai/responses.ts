@@ -27,8 +27,7 @@ import {
 } from './responses-schemas.ts';
 
 export function prepareResponse(body: unknown, context: EndpointContext): PreparedCall {
-  refuseStoredState(body);
-  const request = parseOrThrow(responsesRequestSchema, body);
+  const request = parseOrThrow(responsesRequestSchema, withoutStoredState(body));
   const { messages, imageFields } = toMessages(request);
   const chat = withFieldNames({ max_tokens: 'max_output_tokens', prompt: 'input' }, () =>
     prepareChat(
@@ -131,15 +130,25 @@ function responsesUsage(usage: TokenUsage): ResponsesResponse['usage'] {
   };
 }
 
-/** Stored-state fields are named before the body is even validated: they are the likeliest surprise. */
-function refuseStoredState(body: unknown): void {
-  if (typeof body !== 'object' || body === null) return;
+/**
+ * Stored-state fields are named before the body is even validated: they are the likeliest surprise. Sent empty
+ * (null, false, []), they ask for nothing and are dropped; the rest of the body is returned for validation.
+ */
+function withoutStoredState(body: unknown): unknown {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return body;
+  const rest: Record<string, unknown> = { ...(body as Record<string, unknown>) };
   for (const [field, why] of Object.entries(REFUSED_RESPONSES_FIELDS)) {
-    const value = (body as Record<string, unknown>)[field];
-    if (value === undefined || value === null || value === false) continue;
-    if (Array.isArray(value) && value.length === 0) continue;
+    const value = rest[field];
+    if (value === undefined) continue;
+    // the one tier there is: validated with the rest
+    if (field === 'service_tier' && (value === 'auto' || value === 'default')) continue;
+    if (value === null || value === false || (Array.isArray(value) && value.length === 0)) {
+      delete rest[field];
+      continue;
+    }
     throw new ApiError(400, 'invalid_request', `${field}: ${why}`, { field });
   }
+  return rest;
 }
 
 function toolChoice(choice: ResponsesRequest['tool_choice']): ChatToolChoice | undefined {
