@@ -4,7 +4,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ApiError } from '../errors.ts';
 import { imageDownloader, imageInput } from './image-input.ts';
-import { createNodeHttpFetch } from '../providers/openai-compatible/node-http-fetch.ts';
+import { createNodeHttpFetch } from '../lib/node-http-fetch.ts';
 import { guardOtherOrigins, publicOnlyLookup } from '../providers/openai-compatible/public-address.ts';
 
 const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');

@@ -1,7 +1,7 @@
 // The one validated configuration object. Every field has a default that runs offline (sandbox mode).
 import { z } from 'zod';
 import { NETWORK_NAMES } from '../x402/networks.ts';
-import { isProxyEntry } from '../http/origin.ts';
+import { isProxyEntry } from '../lib/proxy-entry.ts';
 import { AUDIO_FORMATS, speechProviderFormats } from '../providers/audio-formats.ts';
 
 /** Every network runs in the sandbox: anvil for EVM networks, litesvm for Solana. */
@@ -273,7 +273,7 @@ export const configSchema = z
     /**
      * EVM exact settlements that queue up while the settlement key is sending go out together in one Multicall3
      * aggregate3 transaction, each transfer allowed to fail alone (needs Multicall3 at its canonical address;
-     * the sandbox places it). Off by default: measured, it did not pay on the sandbox chain (README, "Settlement batching").
+     * the sandbox places it). Off by default: measured, it did not pay on the sandbox chain (docs/performance.md, "Settlement batching").
      */
     settlementBatching: z.boolean().default(false),
     /** how often pending settlements are reconciled */

@@ -17,17 +17,17 @@ import type { CorsOptions } from './cors.ts';
 import { frameMiddlewares, type AnswerFrame } from './answer-frame.ts';
 import { endpointRoute } from './endpoint-route.ts';
 import { renderError } from './render-error.ts';
-import { renderOpenAIError } from '../api/openai/errors.ts';
+import { renderOpenAIError } from './openai/errors.ts';
 import { unrouted } from './unrouted.ts';
 import { CHARGE_HEADERS, endpointContext, respondPaid } from './paid-route.ts';
 import { carriesPayment, PAYMENT_HEADERS, type HttpPaymentAnswers } from './payment-edge.ts';
 import { requestOrigin } from './origin.ts';
 import { requestHash } from '../lib/canonical-json.ts';
-import { openaiRoutes } from '../api/openai/routes.ts';
-import { withOpenAIRoutes } from '../api/openai/openapi.ts';
-import { anthropicRoutes, isAnthropicPath } from '../api/anthropic/routes.ts';
-import { withAnthropicRoutes } from '../api/anthropic/openapi.ts';
-import { renderAnthropicError } from '../api/anthropic/errors.ts';
+import { openaiRoutes } from './openai/routes.ts';
+import { withOpenAIRoutes } from './openai/openapi.ts';
+import { anthropicRoutes, isAnthropicPath } from './anthropic/routes.ts';
+import { withAnthropicRoutes } from './anthropic/openapi.ts';
+import { renderAnthropicError } from './anthropic/errors.ts';
 import { openApiDocument } from './openapi.ts';
 import { docsRoutes } from './docs-page.ts';
 import { withPrices } from './openapi-prices.ts';
@@ -37,6 +37,8 @@ import { discoveryRoutes, paymentInfoByPath } from './discovery.ts';
 import { modelsListing } from './models-listing.ts';
 import type { HttpMetrics } from './metrics.ts';
 import type { ReadinessReport } from './readiness-checks.ts';
+import { mcpRoutes } from '../mcp/routes.ts';
+import { paidTools } from '../mcp/tools.ts';
 
 export interface AppDeps {
   config: Config;
@@ -62,7 +64,7 @@ export interface AppDeps {
 
 /** CORS for every route: open to all origins, every header a client of the paid routes reads exposed. */
 export const CORS: CorsOptions = {
-  allowHeaders: ['Content-Type', ...PAYMENT_HEADERS, 'X-Network', SIGN_IN_WITH_X_HEADER, PAYER_TIMESTAMP_HEADER, PAYER_SIGNATURE_HEADER],
+  allowHeaders: ['Content-Type', ...PAYMENT_HEADERS, 'X-Network', SIGN_IN_WITH_X_HEADER, PAYER_TIMESTAMP_HEADER, PAYER_SIGNATURE_HEADER, 'Mcp-Protocol-Version', 'Mcp-Session-Id', 'Last-Event-ID'],
   exposeHeaders: ['X-PAYMENT-RESPONSE', 'PAYMENT-REQUIRED', 'PAYMENT-RESPONSE', 'X-Request-Id', 'Retry-After', ...CHARGE_HEADERS],
 };
 
@@ -90,7 +92,9 @@ export function createApp(deps: AppDeps): Hono {
   app.route('/', anthropicRoutes(deps, log));
   app.route('/', openaiRoutes(deps, log));
 
-  const discovery = { config, endpoints: deps.endpoints, catalog: deps.catalog, networks: gate.enabledNetworks };
+  app.route('/', mcpRoutes(deps));
+  const mcpTools = paidTools(deps.endpoints, deps.catalog, gate.enabledNetworks, config.bodyLimitBytes).map((tool) => tool.name);
+  const discovery = { config, endpoints: deps.endpoints, catalog: deps.catalog, networks: gate.enabledNetworks, mcpTools };
   const openapi = withAnthropicRoutes(withOpenAIRoutes(withPrices(openApiDocument(deps.endpoints, paymentInfoByPath(discovery)), deps.endpoints, deps.catalog)));
   app.get('/openapi.json', (c) => c.json(openapi));
   app.route('/', docsRoutes(openapi, { playground: config.sandbox.enabled }));

@@ -11,13 +11,13 @@ import { readSecret } from '../config/secret.ts';
 import { NETWORKS, type Network, type NetworkName } from '../x402/networks.ts';
 import type { Facilitator } from './facilitator.ts';
 import type { PaymentRail, UptoOffer } from './rails.ts';
-import { LocalEvmFacilitator } from './facilitators/local-evm.ts';
-import { LocalEvmUptoFacilitator } from './facilitators/local-evm-upto.ts';
+import { LocalEvmFacilitator } from './facilitators/evm/local-evm.ts';
+import { LocalEvmUptoFacilitator } from './facilitators/evm/local-evm-upto.ts';
 import { localUptoOffer, remoteUptoOffer } from './upto-offer.ts';
 import type { Logger } from 'pino';
 import { RemoteFacilitator } from './facilitators/remote.ts';
-import { createLocalSvmFacilitator } from './facilitators/local-svm-factory.ts';
-import type { PendingCount } from './facilitators/nonce-allocator.ts';
+import { createLocalSvmFacilitator } from './facilitators/svm/local-svm-factory.ts';
+import type { PendingCount } from '../store/nonce-allocator.ts';
 import type { Ledger } from '../store/ledger.ts';
 import { privateKeyToAccount } from 'viem/accounts';
 

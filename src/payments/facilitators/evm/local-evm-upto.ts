@@ -1,0 +1,511 @@
+// Verifies and settles x402 `upto` EVM payments ourselves: the payer signed a Permit2
+// PermitWitnessTransferFrom for at most the quoted ceiling, with the upto proxy as spender and our
+// settlement key as the witness's facilitator; we settle the actual amount (<= the ceiling) by calling the
+// proxy from that key. Checks follow @x402/evm 2.27.0's upto facilitator, in the same order and with the
+// same reason names; a simulated settle from our key covers what only the chain knows.
+// Gas sponsoring: a payer with USDC and no native gas gives Permit2 its allowance through an EIP-2612
+// permit (settleWithPermit does both in one transaction) or a signed approve we fund and broadcast.
+import {
+  createPublicClient,
+  createWalletClient,
+  decodeFunctionData,
+  defineChain,
+  encodeFunctionData,
+  http,
+  isAddressEqual,
+  parseAbi,
+  parseSignature,
+  parseTransaction,
+  recoverTransactionAddress,
+  recoverTypedDataAddress,
+  WaitForTransactionReceiptTimeoutError,
+  BaseError,
+  ContractFunctionRevertedError,
+  type Address,
+  type Chain,
+  type Hex,
+  type PrivateKeyAccount,
+  type PublicClient,
+  type TransactionSerialized,
+  type Transport,
+} from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { uptoPermit2WitnessTypes, x402UptoPermit2ProxyABI } from '@x402/evm';
+import type { EvmNetwork } from '../../../x402/networks.ts';
+import {
+  PERMIT2_ADDRESS,
+  UPTO_PROXY_ADDRESS,
+  readGasSponsoring,
+  uptoPermit2PayloadSchema,
+  type Eip2612PermitInfo,
+  type Erc20ApprovalInfo,
+  type GasSponsoring,
+  type UptoPermit2Payload,
+} from '../../../x402/upto.ts';
+import type { Facilitator, SettleOutcome, VerifyResult } from '../../facilitator.ts';
+import { isRevert, revertString, shortMessage } from './evm-errors.ts';
+import { evmSender, type TransactionSender } from './evm-sender.ts';
+import { settlementFromChain } from './evm-settlement-check.ts';
+
+/** The proxy's ABI plus the errors that bubble up from Permit2 through it, so reverts decode by name. */
+const proxyAbi = [
+  ...x402UptoPermit2ProxyABI,
+  ...parseAbi([
+    'error InvalidAmount()',
+    'error InvalidNonce()',
+    'error InvalidSigner()',
+    'error InvalidSignature()',
+    'error InvalidSignatureLength()',
+    'error InvalidContractSignature()',
+    'error SignatureExpired(uint256 signatureDeadline)',
+  ]),
+] as const;
+
+const tokenAbi = parseAbi([
+  'function balanceOf(address) view returns (uint256)',
+  'function allowance(address owner, address spender) view returns (uint256)',
+  'function approve(address spender, uint256 amount) returns (bool)',
+]);
+const permit2Abi = parseAbi(['function nonceBitmap(address owner, uint256 word) view returns (uint256)']);
+
+/** What the payment must pay: the server's own requirement, never the client's copy of it. */
+export interface UptoRequirement {
+  /** our network name */
+  network: string;
+  /** the ceiling: the quote the payer authorized */
+  amount: bigint;
+  payTo: string;
+  asset: string;
+}
+
+export interface UptoPayment {
+  /** the scheme the client said it pays with */
+  scheme: string;
+  network: string;
+  payload: unknown;
+  /** the payment's `extensions` (gas sponsoring infos) */
+  extensions?: Record<string, unknown>;
+}
+
+export interface LocalEvmUptoFacilitatorOptions {
+  network: EvmNetwork;
+  rpcUrl: string;
+  /** sends settlements and pays their gas; it is the witness's facilitator, so the proxy accepts only it */
+  settlementPrivateKey: Hex;
+  /** the USDC contract this facilitator accepts */
+  asset: Address;
+  receiptTimeoutMs: number;
+  pollingIntervalMs?: number;
+  /** the key's transaction sender, shared with the exact facilitator so their nonces never collide */
+  sender?: TransactionSender;
+  now?: () => number;
+}
+
+/** The official verify wants this much of the deadline left. */
+const MIN_SECONDS_LEFT = 6n;
+/** Gas we fund for a sponsored approve; the official client signs 70,000. */
+const MAX_SPONSORED_APPROVE_GAS = 100_000n;
+
+interface Checked {
+  auth: UptoPermit2Payload['permit2Authorization'];
+  signature: Hex;
+  sponsoring: GasSponsoring;
+}
+
+type Verified = { ok: true; checked: Checked; route: 'direct' | 'eip2612' | 'erc20' } | { ok: false; result: VerifyResult & { isValid: false } };
+
+const invalid = (invalidReason: string, payer?: string): Verified => ({
+  ok: false,
+  result: payer === undefined ? { isValid: false, invalidReason } : { isValid: false, invalidReason, payer },
+});
+
+export class LocalEvmUptoFacilitator implements Facilitator {
+  readonly #network: EvmNetwork;
+  readonly #asset: Address;
+  readonly #receiptTimeoutMs: number;
+  readonly #pollingIntervalMs: number;
+  readonly #now: () => number;
+  readonly #account: PrivateKeyAccount;
+  readonly #public: PublicClient<Transport, Chain>;
+  readonly #sender: TransactionSender;
+
+  constructor(options: LocalEvmUptoFacilitatorOptions) {
+    this.#network = options.network;
+    this.#asset = options.asset;
+    this.#receiptTimeoutMs = options.receiptTimeoutMs;
+    this.#pollingIntervalMs = options.pollingIntervalMs ?? 1000;
+    this.#now = options.now ?? (() => Math.floor(Date.now() / 1000));
+    this.#account = privateKeyToAccount(options.settlementPrivateKey);
+    const chain = defineChain({
+      id: options.network.chainId,
+      name: options.network.name,
+      nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+      rpcUrls: { default: { http: [options.rpcUrl] } },
+    });
+    const transport = http(options.rpcUrl);
+    this.#public = createPublicClient({ chain, transport, pollingInterval: this.#pollingIntervalMs });
+    // the key's one sender in this process (evmSender), so upto and exact settlements never share a nonce
+    this.#sender = options.sender ?? evmSender({ client: this.#public, account: this.#account, chainId: options.network.chainId });
+    if (!isAddressEqual(this.#sender.address, this.#account.address)) throw new Error('the sender must send from the settlement key');
+  }
+
+  /** What sends its transactions (the key's one sender, shared with the exact facilitator). */
+  get sender(): TransactionSender {
+    return this.#sender;
+  }
+
+  /** The witness's facilitator: the key that sends settlements. */
+  get facilitatorAddress(): Address {
+    return this.#account.address;
+  }
+
+  /** `extra` of an upto requirement: the token's EIP-712 domain comes from the exact rail's extra. */
+  async requirementExtra(): Promise<Record<string, unknown>> {
+    return { facilitatorAddress: this.#account.address, assetTransferMethod: 'permit2' };
+  }
+
+  /** Whether Permit2 and the upto proxy have code on this chain (upto is offered only where both do). */
+  async contractsDeployed(): Promise<boolean> {
+    return (await this.missingContracts()).length === 0;
+  }
+
+  /** Which of Permit2 and the upto proxy have no code on this chain, named with their addresses. */
+  async missingContracts(): Promise<string[]> {
+    const contracts = [
+      ['Permit2', PERMIT2_ADDRESS],
+      ['the upto proxy', UPTO_PROXY_ADDRESS],
+    ] as const;
+    const codes = await Promise.all(contracts.map(([, address]) => this.#public.getCode({ address })));
+    return contracts.filter((_, i) => !codes[i] || codes[i] === '0x').map(([name, address]) => `${name} (${address})`);
+  }
+
+  async verify(payment: UptoPayment, requirement: UptoRequirement): Promise<VerifyResult> {
+    const verified = await this.#verify(payment, requirement);
+    return verified.ok ? { isValid: true, payer: verified.checked.auth.from } : verified.result;
+  }
+
+  /**
+   * Settles `amount` (the actual cost, at most the ceiling). Zero moves nothing and sends nothing
+   * (transaction ""), after the same verification.
+   */
+  async settle(payment: UptoPayment, requirement: UptoRequirement, amount: bigint = requirement.amount): Promise<SettleOutcome> {
+    // Re-verified here against the ceiling: settle never trusts that verify ran, and the simulation turns a
+    // doomed transaction (spent nonce, expired) into a failure that costs no gas.
+    const verified = await this.#verify(payment, requirement);
+    if (!verified.ok) {
+      const { invalidReason: reason, payer } = verified.result;
+      return payer === undefined ? { status: 'failed', reason } : { status: 'failed', reason, payer };
+    }
+    const { checked, route } = verified;
+    const payer = checked.auth.from;
+    if (amount < 0n || amount > BigInt(checked.auth.permitted.amount)) {
+      return { status: 'failed', reason: 'invalid_upto_evm_payload_settlement_exceeds_amount', payer };
+    }
+    if (amount === 0n) return { status: 'settled', transaction: '', payer };
+
+    if (route === 'erc20' && checked.sponsoring.erc20Approval) {
+      const approved = await this.#broadcastSponsoredApproval(checked.sponsoring.erc20Approval, payer);
+      if (approved) return approved;
+    }
+    const data =
+      route === 'eip2612' && checked.sponsoring.eip2612
+        ? encodeFunctionData({ abi: proxyAbi, functionName: 'settleWithPermit', args: [permitArgs(checked.sponsoring.eip2612), ...settleArgs(checked, amount)] })
+        : encodeFunctionData({ abi: proxyAbi, functionName: 'settle', args: settleArgs(checked, amount) });
+    const sent = await this.#sender.send({ to: UPTO_PROXY_ADDRESS, data });
+    if (sent.status === 'rejected') return { status: 'failed', reason: reasonFor(sent.error, 'invalid_upto_evm_transaction_failed'), payer };
+    if (sent.status === 'uncertain') {
+      return { status: 'unknown', reason: `broadcast_uncertain: ${shortMessage(sent.error)}`, payer, transaction: sent.transaction };
+    }
+    return this.#awaitReceipt(sent.transaction, payer);
+  }
+
+  /** For reconciliation: what became of a settlement whose outcome was unknown. */
+  async checkSettlement(payment: UptoPayment, _requirement: UptoRequirement, transaction: string): Promise<SettleOutcome> {
+    const parsed = uptoPermit2PayloadSchema.safeParse(payment.payload);
+    if (!parsed.success) return { status: 'failed', reason: 'invalid_payload' };
+    const { from: payer, nonce, deadline } = parsed.data.permit2Authorization;
+    return settlementFromChain({
+      client: this.#public,
+      payer,
+      transaction,
+      nonceUsed: (blockNumber) => this.#nonceUsed(payer as Address, BigInt(nonce), blockNumber),
+      expired: (timestamp) => timestamp > BigInt(deadline),
+      revertedReason: 'invalid_upto_evm_transaction_failed',
+      expiredReason: 'permit2_deadline_expired',
+      rebroadcast: async () => this.#sender.rebroadcast?.(),
+    });
+  }
+
+  async #nonceUsed(owner: Address, nonce: bigint, blockNumber?: bigint): Promise<boolean> {
+    const bitmap = await this.#public.readContract({
+      address: PERMIT2_ADDRESS,
+      abi: permit2Abi,
+      functionName: 'nonceBitmap',
+      args: [owner, nonce >> 8n],
+      blockNumber,
+    });
+    return ((bitmap >> (nonce & 0xffn)) & 1n) === 1n;
+  }
+
+  async #verify(payment: UptoPayment, requirement: UptoRequirement): Promise<Verified> {
+    const offChain = await this.#checkOffChain(payment, requirement);
+    if (!offChain.ok) return offChain;
+    try {
+      return await this.#checkOnChain(offChain.checked, requirement);
+    } catch {
+      // the RPC failed us; the payment may be fine, but we cannot vouch for it
+      return invalid('unexpected_verify_error', offChain.checked.auth.from);
+    }
+  }
+
+  async #checkOffChain(payment: UptoPayment, requirement: UptoRequirement): Promise<Verified> {
+    const parsed = uptoPermit2PayloadSchema.safeParse(payment.payload);
+    if (!parsed.success) return invalid('unsupported_payload_type');
+    const { signature, permit2Authorization: auth } = parsed.data;
+    const payer = auth.from;
+    if (payment.scheme !== 'upto') return invalid('invalid_upto_evm_scheme', payer);
+    if (payment.network !== requirement.network || requirement.network !== this.#network.name) {
+      return invalid('invalid_upto_evm_network_mismatch', payer);
+    }
+    if (!isAddressEqual(requirement.asset as Address, this.#asset)) return invalid('permit2_token_mismatch', payer);
+    if (!isAddressEqual(auth.spender as Address, UPTO_PROXY_ADDRESS)) return invalid('invalid_permit2_spender', payer);
+    if (!isAddressEqual(auth.witness.to as Address, requirement.payTo as Address)) return invalid('invalid_permit2_recipient_mismatch', payer);
+    if (!isAddressEqual(auth.witness.facilitator as Address, this.#account.address)) return invalid('upto_facilitator_mismatch', payer);
+    const now = BigInt(this.#now());
+    if (BigInt(auth.deadline) < now + MIN_SECONDS_LEFT) return invalid('permit2_deadline_expired', payer);
+    if (BigInt(auth.witness.validAfter) > now) return invalid('permit2_not_yet_valid', payer);
+    if (BigInt(auth.permitted.amount) !== requirement.amount) return invalid('permit2_amount_mismatch', payer);
+    if (!isAddressEqual(auth.permitted.token as Address, this.#asset)) return invalid('permit2_token_mismatch', payer);
+    if (!(await this.#signedByPayer(auth, signature as Hex))) return invalid('invalid_permit2_signature', payer);
+
+    const sponsoring = readGasSponsoring(payment.extensions);
+    if (typeof sponsoring === 'string') return invalid(sponsoring, payer);
+    if (sponsoring.eip2612) {
+      const reason = this.#checkEip2612(sponsoring.eip2612, auth);
+      if (reason) return invalid(reason, payer);
+    }
+    return { ok: true, checked: { auth, signature: signature as Hex, sponsoring }, route: 'direct' };
+  }
+
+  /** EOA signatures (65 bytes), recovered against Permit2's domain on this chain. */
+  async #signedByPayer(auth: Checked['auth'], signature: Hex): Promise<boolean> {
+    if (signature.length !== 132) return false;
+    try {
+      const signer = await recoverTypedDataAddress({
+        domain: { name: 'Permit2', chainId: this.#network.chainId, verifyingContract: PERMIT2_ADDRESS },
+        types: uptoPermit2WitnessTypes,
+        primaryType: 'PermitWitnessTransferFrom',
+        message: {
+          permitted: { token: auth.permitted.token as Address, amount: BigInt(auth.permitted.amount) },
+          spender: auth.spender as Address,
+          nonce: BigInt(auth.nonce),
+          deadline: BigInt(auth.deadline),
+          witness: {
+            to: auth.witness.to as Address,
+            facilitator: auth.witness.facilitator as Address,
+            validAfter: BigInt(auth.witness.validAfter),
+          },
+        },
+        signature,
+      });
+      return isAddressEqual(signer, auth.from as Address);
+    } catch {
+      return false;
+    }
+  }
+
+  #checkEip2612(info: Eip2612PermitInfo, auth: Checked['auth']): string | undefined {
+    if (!isAddressEqual(info.from as Address, auth.from as Address)) return 'eip2612_from_mismatch';
+    if (!isAddressEqual(info.asset as Address, this.#asset)) return 'eip2612_asset_mismatch';
+    if (!isAddressEqual(info.spender as Address, PERMIT2_ADDRESS)) return 'eip2612_spender_not_permit2';
+    if (BigInt(info.deadline) < BigInt(this.#now()) + MIN_SECONDS_LEFT) return 'eip2612_deadline_expired';
+    // the proxy requires the permit to approve exactly the permitted amount
+    if (BigInt(info.amount) !== BigInt(auth.permitted.amount)) return 'permit2_2612_amount_mismatch';
+    return undefined;
+  }
+
+  async #checkOnChain(checked: Checked, requirement: UptoRequirement): Promise<Verified> {
+    const payer = checked.auth.from as Address;
+    const [balance, allowance] = await Promise.all([
+      this.#public.readContract({ address: this.#asset, abi: tokenAbi, functionName: 'balanceOf', args: [payer] }),
+      this.#public.readContract({ address: this.#asset, abi: tokenAbi, functionName: 'allowance', args: [payer, PERMIT2_ADDRESS] }),
+    ]);
+    if (balance < requirement.amount) return invalid('permit2_insufficient_balance', payer);
+    const { eip2612, erc20Approval } = checked.sponsoring;
+    // An allowance already in place needs no sponsoring (a replay whose approval landed goes this way too).
+    if (allowance >= requirement.amount || (!eip2612 && !erc20Approval)) {
+      if (allowance < requirement.amount) return invalid('permit2_allowance_required', payer);
+      return this.#simulate(checked, requirement, 'direct');
+    }
+    if (eip2612) return this.#simulate(checked, requirement, 'eip2612');
+    const reason = await this.#checkErc20Approval(erc20Approval as Erc20ApprovalInfo, checked, requirement);
+    if (reason) return invalid(reason, payer);
+    // The settle cannot be simulated before the approval lands; the approval itself was checked above.
+    return { ok: true, checked, route: 'erc20' };
+  }
+
+  async #simulate(checked: Checked, requirement: UptoRequirement, route: 'direct' | 'eip2612'): Promise<Verified> {
+    const payer = checked.auth.from;
+    try {
+      if (route === 'eip2612' && checked.sponsoring.eip2612) {
+        await this.#public.simulateContract({
+          account: this.#account,
+          address: UPTO_PROXY_ADDRESS,
+          abi: proxyAbi,
+          functionName: 'settleWithPermit',
+          args: [permitArgs(checked.sponsoring.eip2612), ...settleArgs(checked, requirement.amount)],
+        });
+      } else {
+        await this.#public.simulateContract({
+          account: this.#account,
+          address: UPTO_PROXY_ADDRESS,
+          abi: proxyAbi,
+          functionName: 'settle',
+          args: settleArgs(checked, requirement.amount),
+        });
+      }
+    } catch (error) {
+      if (!isRevert(error)) throw error;
+      return invalid(reasonFor(error, 'permit2_simulation_failed'), payer);
+    }
+    return { ok: true, checked, route };
+  }
+
+  /** The signed approve must be the payer's approve(Permit2, >= ceiling) on our token and chain, sendable now. */
+  async #checkErc20Approval(info: Erc20ApprovalInfo, checked: Checked, requirement: UptoRequirement): Promise<string | undefined> {
+    const payer = checked.auth.from as Address;
+    if (!isAddressEqual(info.from as Address, payer)) return 'erc20_approval_from_mismatch';
+    if (!isAddressEqual(info.asset as Address, this.#asset)) return 'erc20_approval_asset_mismatch';
+    if (!isAddressEqual(info.spender as Address, PERMIT2_ADDRESS)) return 'erc20_approval_spender_not_permit2';
+    let tx: ReturnType<typeof parseTransaction>;
+    try {
+      tx = parseTransaction(info.signedTransaction as Hex);
+    } catch {
+      return 'erc20_approval_tx_parse_failed';
+    }
+    if (!tx.to || !isAddressEqual(tx.to, this.#asset)) return 'erc20_approval_tx_wrong_target';
+    if (tx.chainId !== this.#network.chainId) return 'erc20_approval_tx_wrong_chain';
+    if (tx.value && tx.value > 0n) return 'erc20_approval_tx_invalid_calldata';
+    try {
+      const call = decodeFunctionData({ abi: tokenAbi, data: tx.data ?? '0x' });
+      if (call.functionName !== 'approve') return 'erc20_approval_tx_wrong_selector';
+      if (!isAddressEqual(call.args[0], PERMIT2_ADDRESS)) return 'erc20_approval_tx_wrong_spender';
+      if (call.args[1] < requirement.amount) return 'permit2_allowance_required';
+    } catch {
+      return 'erc20_approval_tx_wrong_selector';
+    }
+    try {
+      const signer = await recoverTransactionAddress({ serializedTransaction: info.signedTransaction as TransactionSerialized });
+      if (!isAddressEqual(signer, payer)) return 'erc20_approval_tx_signer_mismatch';
+    } catch {
+      return 'erc20_approval_tx_invalid_signature';
+    }
+    // We pay for its gas, so it must be a reasonable transaction, and one the chain will still take.
+    const gas = tx.gas ?? 0n;
+    const maxFee = tx.maxFeePerGas ?? tx.gasPrice ?? 0n;
+    if (gas === 0n || gas > MAX_SPONSORED_APPROVE_GAS) return 'erc20_approval_tx_gas_out_of_range';
+    const fees = await this.#public.estimateFeesPerGas();
+    // the official client signs with the node's estimate, or 1 gwei when it has none
+    const ceiling = fees.maxFeePerGas * 2n > 1_100_000_000n ? fees.maxFeePerGas * 2n : 1_100_000_000n;
+    if (maxFee > ceiling) return 'erc20_approval_tx_fee_too_high';
+    const nonce = await this.#public.getTransactionCount({ address: payer, blockTag: 'pending' });
+    if (tx.nonce !== nonce) return 'erc20_approval_tx_nonce_mismatch';
+    return undefined;
+  }
+
+  /**
+   * Funds the payer's approve gas, broadcasts its signed approve and waits for it. Returns an outcome only
+   * when settlement cannot go on; every failure here is a certain 'failed' (no transfer was sent).
+   */
+  async #broadcastSponsoredApproval(info: Erc20ApprovalInfo, payer: string): Promise<SettleOutcome | undefined> {
+    const failed = (reason: string): SettleOutcome => ({ status: 'failed', reason, payer });
+    const tx = parseTransaction(info.signedTransaction as Hex);
+    const need = (tx.gas ?? 0n) * (tx.maxFeePerGas ?? tx.gasPrice ?? 0n);
+    const has = await this.#public.getBalance({ address: payer as Address });
+    if (has < need) {
+      const funded = await this.#sender.send({ to: payer as Address, value: need - has });
+      if (funded.status !== 'broadcast') return failed('erc20_approval_gas_funding_failed');
+      const receipt = await this.#public
+        .waitForTransactionReceipt({ hash: funded.transaction, timeout: this.#receiptTimeoutMs, pollingInterval: this.#pollingIntervalMs })
+        .catch(() => undefined);
+      if (receipt?.status !== 'success') return failed('erc20_approval_gas_funding_failed');
+    }
+    let hash: Hex;
+    try {
+      hash = await this.#public.sendRawTransaction({ serializedTransaction: info.signedTransaction as Hex });
+    } catch {
+      // e.g. a replayed approve whose nonce is spent: the payment fails, the gateway stays up
+      return failed('erc20_approval_tx_failed');
+    }
+    const receipt = await this.#public
+      .waitForTransactionReceipt({ hash, timeout: this.#receiptTimeoutMs, pollingInterval: this.#pollingIntervalMs })
+      .catch(() => undefined);
+    if (receipt?.status !== 'success') return failed('erc20_approval_tx_failed');
+    return undefined;
+  }
+
+  async #awaitReceipt(transaction: Hex, payer: string): Promise<SettleOutcome> {
+    try {
+      const receipt = await this.#public.waitForTransactionReceipt({
+        hash: transaction,
+        timeout: this.#receiptTimeoutMs,
+        pollingInterval: this.#pollingIntervalMs,
+      });
+      return receipt.status === 'success'
+        ? { status: 'settled', transaction, payer }
+        : { status: 'failed', reason: 'invalid_upto_evm_transaction_failed', payer, transaction };
+    } catch (error) {
+      // Broadcast but unconfirmed: it may still land, so this is never reported as a failure.
+      const reason = error instanceof WaitForTransactionReceiptTimeoutError ? 'settlement_receipt_timeout' : 'settlement_receipt_unavailable';
+      return { status: 'unknown', reason, payer, transaction };
+    }
+  }
+}
+
+function settleArgs(checked: Checked, amount: bigint) {
+  const { auth, signature } = checked;
+  return [
+    {
+      permitted: { token: auth.permitted.token as Address, amount: BigInt(auth.permitted.amount) },
+      nonce: BigInt(auth.nonce),
+      deadline: BigInt(auth.deadline),
+    },
+    amount,
+    auth.from as Address,
+    { to: auth.witness.to as Address, facilitator: auth.witness.facilitator as Address, validAfter: BigInt(auth.witness.validAfter) },
+    signature,
+  ] as const;
+}
+
+function permitArgs(info: Eip2612PermitInfo) {
+  const { r, s, v, yParity } = parseSignature(info.signature as Hex);
+  return { value: BigInt(info.amount), deadline: BigInt(info.deadline), r, s, v: v !== undefined ? Number(v) : 27 + yParity };
+}
+
+// Reverts of the proxy and of Permit2 through it -> the official facilitator's reason names.
+const REVERTS: Record<string, string> = {
+  AmountExceedsPermitted: 'upto_amount_exceeds_permitted',
+  UnauthorizedFacilitator: 'upto_unauthorized_facilitator',
+  Permit2612AmountMismatch: 'permit2_2612_amount_mismatch',
+  InvalidAmount: 'permit2_invalid_amount',
+  InvalidDestination: 'permit2_invalid_destination',
+  InvalidOwner: 'permit2_invalid_owner',
+  PaymentTooEarly: 'permit2_payment_too_early',
+  InvalidNonce: 'permit2_invalid_nonce',
+  InvalidSigner: 'invalid_permit2_signature',
+  InvalidSignature: 'invalid_permit2_signature',
+  InvalidSignatureLength: 'invalid_permit2_signature',
+  InvalidContractSignature: 'invalid_permit2_signature',
+  SignatureExpired: 'permit2_deadline_expired',
+};
+
+function reasonFor(error: unknown, fallback: string): string {
+  if (error instanceof BaseError) {
+    const reverted = error.walk((e) => e instanceof ContractFunctionRevertedError);
+    const name = reverted instanceof ContractFunctionRevertedError ? reverted.data?.errorName : undefined;
+    if (name && REVERTS[name]) return REVERTS[name];
+  }
+  const text = revertString(error);
+  if (text && /TRANSFER_FROM_FAILED/.test(text)) return 'permit2_allowance_required';
+  return fallback;
+}
