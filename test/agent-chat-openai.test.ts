@@ -6,6 +6,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
+import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
+import { generateText, jsonSchema, stepCountIs, tool } from 'ai';
 import { Ajv } from 'ajv';
 import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import { registerExactEvmScheme } from '@x402/evm/exact/client';
@@ -172,6 +174,38 @@ describe('the openai SDK, paying, against the offline demo model', () => {
     const messages = runner.messages;
     assert.deepEqual(messages.map((message) => message.role), ['user', 'assistant', 'tool', 'assistant']);
     assert.equal(paying.charged.length, 2, 'two paid calls');
+    assert.equal(await spent(buyer), paying.charged[0]! + paying.charged[1]!);
+  });
+});
+
+describe('a framework: the AI SDK’s generateText with tools, through a paying fetch', () => {
+  test('the model calls the tool, the SDK runs it, the model answers; two paid calls', async () => {
+    const buyer = await fundedEvmBuyer(service, ['base'], FUNDS);
+    const paying = payingFetch(buyer);
+    const gateway = createOpenAICompatible({ name: 'gateway', baseURL: `${service.url}/v1`, fetch: paying.fetch });
+    const ran: unknown[] = [];
+    const result = await generateText({
+      model: gateway.chatModel(MODEL),
+      prompt: 'What is the weather in Oslo?',
+      maxOutputTokens: 32,
+      tools: {
+        get_weather: tool({
+          description: 'Weather for a city',
+          inputSchema: jsonSchema<{ city: string; unit: string; days: number }>(weather),
+          execute: async (input) => {
+            ran.push(input);
+            return { temperature: 4 };
+          },
+        }),
+      },
+      stopWhen: stepCountIs(3),
+    });
+    assert.equal(ran.length, 1);
+    assert.ok(ajv.validate(weather, ran[0]), JSON.stringify(ran[0]));
+    assert.equal(result.steps.length, 2);
+    assert.equal(result.steps[0]!.finishReason, 'tool-calls');
+    assert.ok(result.text.trim().length > 0);
+    assert.equal(paying.charged.length, 2);
     assert.equal(await spent(buyer), paying.charged[0]! + paying.charged[1]!);
   });
 });

@@ -320,7 +320,7 @@ export const chatEndpoint: Endpoint = {
   prepare(body, context): PreparedCall {
     const request = parseOrThrow(chatRequestSchema, body);
     const chat = prepareChat(
-      { model: request.model, messages: toMessages(request), maxTokens: request.max_tokens, temperature: request.temperature, options: request.options },
+      { model: request.model, messages: toMessages(request), maxTokens: request.max_tokens, temperature: request.temperature, options: request.options, stream: request.stream },
       context,
     );
     const id = newChatId('chat_');

@@ -46,16 +46,16 @@ test('a remote image is fetched within its bounds: an image type, a size cap, a 
   const [ok] = await download([{ url: new URL(`${origin}/ok.png`), isUrlSupportedByModel: false }]);
   assert.deepEqual(ok, { data: new Uint8Array(PNG), mediaType: 'image/png' });
   const field = 'messages[0].content[1]';
-  await assert.rejects(download([{ url: new URL(`${origin}/big.png`), isUrlSupportedByModel: false }]), refusal(field, /exceeds the 1024-byte limit/));
-  await assert.rejects(download([{ url: new URL(`${origin}/page`), isUrlSupportedByModel: false }]), refusal(field, /text\/html/));
-  await assert.rejects(download([{ url: new URL(`${origin}/missing.png`), isUrlSupportedByModel: false }]), refusal(field, /404/));
-  await assert.rejects(download([{ url: new URL(`${origin}/slow.png`), isUrlSupportedByModel: false }]), refusal(field, /no answer within 300 ms/));
+  await assert.rejects(async () => download([{ url: new URL(`${origin}/big.png`), isUrlSupportedByModel: false }]), refusal(field, /exceeds the 1024-byte limit/));
+  await assert.rejects(async () => download([{ url: new URL(`${origin}/page`), isUrlSupportedByModel: false }]), refusal(field, /text\/html/));
+  await assert.rejects(async () => download([{ url: new URL(`${origin}/missing.png`), isUrlSupportedByModel: false }]), refusal(field, /404/));
+  await assert.rejects(async () => download([{ url: new URL(`${origin}/slow.png`), isUrlSupportedByModel: false }]), refusal(field, /no answer within 300 ms/));
 });
 
 test('through the public-only fetch the gateway uses, a private address is refused', async () => {
   const publicOnly = createNodeHttpFetch({ lookup: publicOnlyLookup() });
   const guarded = guardOtherOrigins('null', publicOnly, publicOnly);
   const download = imageDownloader(guarded);
-  await assert.rejects(download([{ url: new URL(`${origin}/ok.png`), isUrlSupportedByModel: false }]), refusal('messages', /non-public address/));
-  await assert.rejects(download([{ url: new URL(`http://localhost:${new URL(origin).port}/ok.png`), isUrlSupportedByModel: false }]), refusal('messages', /non-public address/));
+  await assert.rejects(async () => download([{ url: new URL(`${origin}/ok.png`), isUrlSupportedByModel: false }]), refusal('messages', /non-public address/));
+  await assert.rejects(async () => download([{ url: new URL(`http://localhost:${new URL(origin).port}/ok.png`), isUrlSupportedByModel: false }]), refusal('messages', /non-public address/));
 });
