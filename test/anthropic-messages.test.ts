@@ -10,7 +10,7 @@ import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import type { PrivateKeyAccount } from 'viem/accounts';
 import { startTestService, postJson } from './support/service.ts';
 import { balanceOf, decodeReceipt, fundedEvmBuyer } from './support/sandbox-wallet.ts';
-import { startToolUpstream, TOOL_ARGUMENTS, TOOL_UPSTREAM_TEXT, TOOL_UPSTREAM_USAGE, type ToolUpstream } from './support/tool-upstream.ts';
+import { startToolUpstream, TOOL_ARGUMENTS, TOOL_PREAMBLE, TOOL_UPSTREAM_TEXT, TOOL_UPSTREAM_USAGE, type ToolUpstream } from './support/tool-upstream.ts';
 import { embeddedModels } from '../src/config/embedded-models.ts';
 import type { RunningService } from '../src/service.ts';
 
@@ -250,6 +250,24 @@ describe('tools, images and cached tokens through an OpenAI-protocol upstream', 
     assert.equal(events[2].delta.partial_json + events[3].delta.partial_json, TOOL_ARGUMENTS);
     assert.equal(final.stop_reason, 'tool_use');
     assert.deepEqual((final.content[0] as Anthropic.ToolUseBlock).input, JSON.parse(TOOL_ARGUMENTS));
+    assert.equal(await spent(buyer), BigInt(events.at(-1).x402.amount));
+  });
+
+  test('text then a tool_use, streamed: block 0 text stopped before block 1 tool_use starts, both in the final message', async () => {
+    const buyer = await fundedEvmBuyer(service, ['base'], FUNDS);
+    const stream = anthropicClient(paying(buyer)).messages.stream({ model: UP_TOOLS, max_tokens: 64, messages: [{ role: 'user', content: 'Weather? explain' }], tools: [WEATHER_TOOL], tool_choice: { type: 'any' } });
+    const events: any[] = [];
+    stream.on('streamEvent', (event) => events.push(event));
+    const final = await stream.finalMessage();
+    const blocks = events.filter((event) => event.type.startsWith('content_block_') && event.type !== 'content_block_delta').map((event) => `${event.type}:${event.index}`);
+    assert.deepEqual(blocks, ['content_block_start:0', 'content_block_stop:0', 'content_block_start:1', 'content_block_stop:1']);
+    assert.deepEqual(
+      final.content.map((block) => block.type),
+      ['text', 'tool_use'],
+    );
+    assert.equal((final.content[0] as Anthropic.TextBlock).text, TOOL_PREAMBLE);
+    assert.deepEqual((final.content[1] as Anthropic.ToolUseBlock).input, JSON.parse(TOOL_ARGUMENTS));
+    assert.equal(final.stop_reason, 'tool_use');
     assert.equal(await spent(buyer), BigInt(events.at(-1).x402.amount));
   });
 

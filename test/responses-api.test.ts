@@ -10,7 +10,7 @@ import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import type { PrivateKeyAccount } from 'viem/accounts';
 import { startTestService, postJson } from './support/service.ts';
 import { balanceOf, decodeReceipt, fundedEvmBuyer } from './support/sandbox-wallet.ts';
-import { startToolUpstream, TOOL_ARGUMENTS, TOOL_UPSTREAM_TEXT, TOOL_UPSTREAM_USAGE, type ToolUpstream } from './support/tool-upstream.ts';
+import { startToolUpstream, TOOL_ARGUMENTS, TOOL_PREAMBLE, TOOL_UPSTREAM_TEXT, TOOL_UPSTREAM_USAGE, type ToolUpstream } from './support/tool-upstream.ts';
 import { embeddedModels } from '../src/config/embedded-models.ts';
 import type { RunningService } from '../src/service.ts';
 
@@ -334,6 +334,35 @@ describe('function tools, images and cached tokens through an OpenAI-protocol up
     assert.equal(events[5].arguments, TOOL_ARGUMENTS);
     const call = final.output[0]!;
     assert.ok(call.type === 'function_call' && call.arguments === TOOL_ARGUMENTS && call.id === events[2].item.id);
+    assert.equal(await spent(buyer), BigInt(events.at(-1).x402.amount));
+  });
+
+  test('text then a function call, streamed: the message item at 0, the call at 1, both whole in response.completed', async () => {
+    const buyer = await fundedEvmBuyer(service, ['base'], FUNDS);
+    const stream = openaiClient(paying(buyer)).responses.stream({ model: UP_TOOLS, input: 'Weather in Oslo? explain', tools: [WEATHER_TOOL], tool_choice: 'required' });
+    const events: any[] = [];
+    for await (const event of stream) events.push(event);
+    const final = await stream.finalResponse();
+    const added = events.filter((event) => event.type === 'response.output_item.added');
+    assert.deepEqual(
+      added.map((event) => [event.output_index, event.item.type]),
+      [
+        [0, 'message'],
+        [1, 'function_call'],
+      ],
+    );
+    assert.deepEqual(
+      final.output.map((item) => item.type),
+      ['message', 'function_call'],
+    );
+    assert.equal(final.output_text, TOOL_PREAMBLE);
+    const call = final.output[1]!;
+    assert.ok(call.type === 'function_call' && call.arguments === TOOL_ARGUMENTS);
+    const done = events.filter((event) => event.type === 'response.output_item.done').map((event) => [event.output_index, event.item.type]);
+    assert.deepEqual(done, [
+      [0, 'message'],
+      [1, 'function_call'],
+    ]);
     assert.equal(await spent(buyer), BigInt(events.at(-1).x402.amount));
   });
 

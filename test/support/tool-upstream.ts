@@ -1,13 +1,15 @@
 // A local HTTP server speaking OpenAI's Chat Completions protocol with tool calls, for tests of the chat
 // surfaces' tool paths through an upstream: when the request offers tools and does not say tool_choice
 // "none", it calls the first tool (or the one tool_choice names) with TOOL_ARGUMENTS, finish_reason
-// "tool_calls"; otherwise it answers TOOL_UPSTREAM_TEXT. Streamed, the call comes as OpenAI sends it (the
+// "tool_calls" (after TOOL_PREAMBLE as text when the last message says "explain"); otherwise it answers
+// TOOL_UPSTREAM_TEXT. Streamed, the call comes as OpenAI sends it (the
 // call's id and name, then its arguments in fragments), and usage last. Usage reports cached prompt tokens.
 // Every request body is recorded, so a test can assert what the gateway sent.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export const TOOL_ARGUMENTS = '{"city":"Paris","days":3}';
+export const TOOL_PREAMBLE = 'Let me look that up.';
 export const TOOL_UPSTREAM_TEXT = 'It is clear and 21 degrees in Paris.';
 export const TOOL_UPSTREAM_USAGE = { prompt_tokens: 40, completion_tokens: 12, total_tokens: 52, prompt_tokens_details: { cached_tokens: 32 } };
 
@@ -29,8 +31,9 @@ export async function startToolUpstream(): Promise<ToolUpstream> {
     const choice = body.tool_choice;
     const tool = body.tools?.length && choice !== 'none' ? (typeof choice === 'object' ? choice.function.name : body.tools[0].function.name) : undefined;
     const call = { id: 'call_up1', type: 'function', function: { name: tool, arguments: TOOL_ARGUMENTS } };
+    const preamble = tool && JSON.stringify(body.messages.at(-1)).includes('explain') ? TOOL_PREAMBLE : undefined;
     if (!body.stream) {
-      const message = tool ? { role: 'assistant', content: null, tool_calls: [call] } : { role: 'assistant', content: TOOL_UPSTREAM_TEXT };
+      const message = tool ? { role: 'assistant', content: preamble ?? null, tool_calls: [call] } : { role: 'assistant', content: TOOL_UPSTREAM_TEXT };
       res.writeHead(200, { 'Content-Type': 'application/json' });
       res.end(JSON.stringify({ ...base, object: 'chat.completion', choices: [{ index: 0, message, finish_reason: tool ? 'tool_calls' : 'stop' }], usage: TOOL_UPSTREAM_USAGE }));
       return;
@@ -40,6 +43,7 @@ export async function startToolUpstream(): Promise<ToolUpstream> {
       res.write(`data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`);
     chunk({ role: 'assistant', content: '' });
     if (tool) {
+      if (preamble) for (const word of preamble.split(/(?<= )/)) chunk({ content: word });
       chunk({ tool_calls: [{ index: 0, id: call.id, type: 'function', function: { name: tool, arguments: '' } }] });
       for (const piece of [TOOL_ARGUMENTS.slice(0, 9), TOOL_ARGUMENTS.slice(9)]) chunk({ tool_calls: [{ index: 0, function: { arguments: piece } }] });
     } else {
