@@ -2,10 +2,11 @@
 // then `data: { type, ..., sequence_number }` (numbered from 0 in the order sent):
 //   response.created, response.in_progress (the response with no output yet);
 //   for the message, as the model writes it: response.output_item.added, response.content_part.added,
-//   response.output_text.delta ...; once the model is done: response.output_text.done,
-//   response.content_part.done, response.output_item.done;
-//   for each function call: response.output_item.added, response.function_call_arguments.delta,
+//   response.output_text.delta ...; then response.output_text.done, response.content_part.done,
+//   response.output_item.done;
+//   for each function call: response.output_item.added, response.function_call_arguments.delta ...,
 //   response.function_call_arguments.done, response.output_item.done;
+//   each item done before the next is added, as OpenAI sends them;
 //   then, once the payment settled, response.completed (response.incomplete when the answer was cut at
 //   max_output_tokens) with the whole response and `x402`, the receipt, beside it.
 // A stream that stops short ends with an `error` event ({ type: "error", code, message, param }), which the
@@ -29,9 +30,11 @@ export function responsesEvents(source: ResponsesStreamSource): EventStream {
   let sequence = 0;
   const event = (type: string, fields: Record<string, unknown>): string =>
     `event: ${type}\ndata: ${JSON.stringify({ type, ...fields, sequence_number: sequence++ })}\n\n`;
-  // the output index of each item opened while the model was writing (live), by item id, so the end closes
-  // them under the same indexes
-  const opened = new Map<string, number>();
+  // the items opened while the model was writing (live), by item id: their output index (the order the model
+  // opened them), what they hold so far, and whether they were closed. As OpenAI does, an item is done before
+  // the next one is added; the last one is closed at the end, from the final answer.
+  const opened = new Map<string, { index: number; item: OutputItem; closed: boolean }>();
+  let openId: string | undefined;
 
   const opening = () => event('response.created', { response: source.pending }) + event('response.in_progress', { response: source.pending });
   const messageStart = (index: number, id: string) =>
@@ -59,35 +62,59 @@ export function responsesEvents(source: ResponsesStreamSource): EventStream {
     return callStart(index, item) + argumentsDelta(index, item.id, item.arguments) + callEnd(index, item);
   };
 
+  /** closes the item still open live, from what it received (its text, its arguments) */
+  const closeOpen = (): string => {
+    const live = openId === undefined ? undefined : opened.get(openId);
+    openId = undefined;
+    if (!live || live.closed) return '';
+    live.closed = true;
+    return itemEnd(live.index, live.item);
+  };
+  const openItem = (item: OutputItem): number => {
+    const index = opened.size;
+    opened.set(item.id, { index, item, closed: false });
+    openId = item.id;
+    return index;
+  };
+
   return {
     run(write, signal) {
       write(opening());
       return source.run((delta) => {
         if (delta.type === 'text') {
-          if (!opened.has(source.messageId)) {
-            opened.set(source.messageId, opened.size);
-            write(messageStart(opened.get(source.messageId)!, source.messageId));
+          let message = opened.get(source.messageId);
+          if (!message) {
+            write(closeOpen());
+            const content = [{ type: 'output_text' as const, text: '', annotations: [], logprobs: [] }];
+            const index = openItem({ type: 'message', id: source.messageId, status: 'completed', role: 'assistant', content });
+            write(messageStart(index, source.messageId));
+            message = opened.get(source.messageId)!;
           }
-          write(textDelta(opened.get(source.messageId)!, source.messageId, delta.text));
+          // text after a call (rare) still belongs to the one message item
+          (message.item as OutputMessage).content[0]!.text += delta.text;
+          write(textDelta(message.index, source.messageId, delta.text));
         } else if (delta.type === 'tool-call') {
+          write(closeOpen());
           const id = source.callItemId(delta.index);
-          opened.set(id, opened.size);
-          write(callStart(opened.get(id)!, { id, call_id: delta.id, name: delta.name }));
+          const index = openItem({ type: 'function_call', id, call_id: delta.id, name: delta.name, arguments: '', status: 'completed' });
+          write(callStart(index, { id, call_id: delta.id, name: delta.name }));
         } else {
-          const id = source.callItemId(delta.index);
-          const index = opened.get(id);
-          if (index !== undefined && delta.arguments) write(argumentsDelta(index, id, delta.arguments));
+          const live = opened.get(source.callItemId(delta.index));
+          if (!live || !delta.arguments) return;
+          (live.item as OutputFunctionCall).arguments += delta.arguments;
+          write(argumentsDelta(live.index, live.item.id, delta.arguments));
         }
       }, signal);
     },
     end(body, receipt: StreamReceipt, replayed) {
       const kept = body as ResponsesResponse;
       let events = replayed ? opening() : '';
-      // the items opened live keep their indexes (in the order the model wrote them); any other follows
-      const live = replayed ? [] : kept.output.filter((item) => opened.has(item.id)).sort((a, b) => opened.get(a.id)! - opened.get(b.id)!);
+      // the items opened live keep their indexes (the order the model opened them); any other follows
+      const live = replayed ? [] : kept.output.filter((item) => opened.has(item.id)).sort((a, b) => opened.get(a.id)!.index - opened.get(b.id)!.index);
       const output = [...live, ...kept.output.filter((item) => !live.includes(item))];
       output.forEach((item, index) => {
-        events += live.includes(item) ? itemEnd(index, item) : wholeItem(index, item);
+        if (!live.includes(item)) events += wholeItem(index, item);
+        else if (!opened.get(item.id)!.closed) events += itemEnd(index, item);
       });
       const closing = kept.status === 'incomplete' ? 'response.incomplete' : 'response.completed';
       return events + event(closing, { response: { ...kept, output }, x402: receipt });
