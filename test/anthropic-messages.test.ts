@@ -6,6 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import Anthropic from '@anthropic-ai/sdk';
 import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
+import { wrapFetchWithPayment as wrapFetchV1 } from 'x402-fetch';
 import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import type { PrivateKeyAccount } from 'viem/accounts';
 import { startTestService, postJson } from './support/service.ts';
@@ -97,6 +98,15 @@ describe('messages.create', () => {
     assert.equal(response.headers.get('x-usage-completion-tokens'), String(message.usage.output_tokens));
     assert.equal(decodeReceipt(response.headers.get('payment-response')).success, true);
     assert.equal(await spent(buyer), charged);
+  });
+
+  test('paid through x402-fetch 1.x (X-PAYMENT) too: the same message, one charge', async () => {
+    const buyer = await fundedEvmBuyer(service, ['base'], FUNDS);
+    const client = anthropicClient(wrapFetchV1(fetch, buyer) as typeof fetch);
+    const { data: message, response } = await client.messages.create({ model: LOCAL_CHAT, max_tokens: 32, messages: [{ role: 'user', content: 'Hello' }] }).withResponse();
+    assert.equal(message.type, 'message');
+    assert.equal(decodeReceipt(response.headers.get('x-payment-response')).success, true);
+    assert.equal(await spent(buyer), BigInt(response.headers.get('x-payment-amount')!));
   });
 
   test('max_tokens reached: stop_reason max_tokens', async () => {

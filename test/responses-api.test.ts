@@ -6,6 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
 import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
+import { wrapFetchWithPayment as wrapFetchV1 } from 'x402-fetch';
 import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import type { PrivateKeyAccount } from 'viem/accounts';
 import { startTestService, postJson } from './support/service.ts';
@@ -84,6 +85,15 @@ describe('responses.create', () => {
     assert.ok(charged > 0n && charged <= price);
     assert.equal(decodeReceipt(http.headers.get('payment-response')).success, true);
     assert.equal(await spent(buyer), charged);
+  });
+
+  test('paid through x402-fetch 1.x (X-PAYMENT) too: the same response, one charge', async () => {
+    const buyer = await fundedEvmBuyer(service, ['base'], FUNDS);
+    const client = openaiClient(wrapFetchV1(fetch, buyer) as typeof fetch);
+    const { data: response, response: http } = await client.responses.create({ model: LOCAL_CHAT, input: 'Hello', max_output_tokens: 32 }).withResponse();
+    assert.equal(response.object, 'response');
+    assert.equal(decodeReceipt(http.headers.get('x-payment-response')).success, true);
+    assert.equal(await spent(buyer), BigInt(http.headers.get('x-payment-amount')!));
   });
 
   test('input items: a conversation sent whole, developer and assistant turns included', async () => {
