@@ -37,8 +37,8 @@ import { discoveryRoutes, paymentInfoByPath } from './discovery.ts';
 import { modelsListing } from './models-listing.ts';
 import type { HttpMetrics } from './metrics.ts';
 import type { ReadinessReport } from './readiness-checks.ts';
-import { mcpRoutes } from '../mcp/routes.ts';
-import { paidTools } from '../mcp/tools.ts';
+import { mcpRoutes } from './mcp/routes.ts';
+import { paidTools } from './mcp/tools.ts';
 
 export interface AppDeps {
   config: Config;

@@ -19,7 +19,7 @@ export interface DiscoveryDeps {
   endpoints: readonly Endpoint[];
   catalog: ModelCatalog;
   networks: readonly NetworkName[];
-  /** the paid tools of /mcp, when it is served (src/mcp/) */
+  /** the paid tools of /mcp, when it is served (src/http/mcp/) */
   mcpTools?: readonly string[];
 }
 

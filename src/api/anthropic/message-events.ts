@@ -13,7 +13,7 @@
 import type { EventStream, StreamReceipt, WorkOutput } from '../endpoint.ts';
 import type { ChatDelta } from '../chat-model.ts';
 import type { MessagesResponse, ResponseBlock } from './schemas.ts';
-import { anthropicErrorType } from '../../http/anthropic/errors.ts';
+import { anthropicErrorType } from './error-body.ts';
 
 export interface MessagesStreamSource {
   /** the message of message_start: no content, no stop reason yet */

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { loadConfig } from '../config/load.ts';
+import { loadConfig } from '../../config/load.ts';
 import { registryName, serverJson } from './discovery.ts';
 
 const config = loadConfig({}, { sandbox: { enabled: true, networks: ['base'] } });

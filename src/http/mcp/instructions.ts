@@ -1,5 +1,5 @@
 // What the server tells an MCP client at initialize: what it sells and how a tool call is paid.
-import { NETWORKS, type NetworkName } from '../x402/networks.ts';
+import { NETWORKS, type NetworkName } from '../../x402/networks.ts';
 import { MODELS_TOOL, type PaidTool } from './tools.ts';
 
 export function mcpInstructions(tools: readonly PaidTool[], networks: readonly NetworkName[]): string {

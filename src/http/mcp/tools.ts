@@ -1,12 +1,12 @@
 // The MCP tools: one per paid endpoint, its input the endpoint's own body (the JSON Schema of the same zod
 // schema that validates HTTP bodies) plus `network`, and one free tool listing the models and their prices.
-import type { Endpoint } from '../api/endpoint.ts';
-import type { Capability } from '../config/schema.ts';
-import type { ModelCatalog } from '../providers/catalog.ts';
-import { jsonSchema } from '../http/openapi-schema.ts';
-import { NETWORKS, type NetworkName } from '../x402/networks.ts';
-import { capabilityPriceRange } from '../pricing/price-range.ts';
-import { formatUsdc } from '../pricing/usdc.ts';
+import type { Endpoint } from '../../api/endpoint.ts';
+import type { Capability } from '../../config/schema.ts';
+import type { ModelCatalog } from '../../providers/catalog.ts';
+import { jsonSchema } from '../openapi-schema.ts';
+import { NETWORKS, type NetworkName } from '../../x402/networks.ts';
+import { capabilityPriceRange } from '../../pricing/price-range.ts';
+import { formatUsdc } from '../../pricing/usdc.ts';
 
 export const TOOL_NAMES: Record<Capability, string> = { chat: 'chat', image: 'generate_image', speech: 'text_to_speech' };
 export const MODELS_TOOL = 'list_models';

@@ -3,12 +3,12 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
-import type { Endpoint } from '../api/endpoint.ts';
-import { ApiError } from '../errors.ts';
-import { endpointRoute } from '../http/endpoint-route.ts';
-import { endpointContextAt, type PaidRouteDeps } from '../http/paid-route.ts';
-import { toApiError } from '../http/render-error.ts';
-import { modelsListing } from '../http/models-listing.ts';
+import type { Endpoint } from '../../api/endpoint.ts';
+import { ApiError } from '../../errors.ts';
+import { endpointRoute } from '../endpoint-route.ts';
+import { endpointContextAt, type PaidRouteDeps } from '../paid-route.ts';
+import { toApiError } from '../render-error.ts';
+import { modelsListing } from '../models-listing.ts';
 import { endpointBody, MODELS_TOOL, MODELS_TOOL_DEFINITION, paidTools, toolResource, type PaidTool } from './tools.ts';
 import { packageVersion, toolExtensions } from './discovery.ts';
 import { PAYMENT_META, payForTool } from './payment-edge.ts';

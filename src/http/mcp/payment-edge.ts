@@ -2,18 +2,18 @@
 // `_meta["x402/payment"]` in, the core's outcome out as the objects MCP payment clients read (the v2
 // PaymentRequired, the SettleResponse). The same core as HTTP's (payments/gate.ts): one ledger, one set of
 // requirements, the same rules; only the documents' carrier differs.
-import type { WorkOutput } from '../api/endpoint.ts';
-import type { Config } from '../config/load.ts';
-import type { TokenUsage } from '../pricing/token-usage.ts';
-import type { PaymentGate } from '../payments/gate.ts';
-import type { PaidCall, PaymentOutcome, ReceivedPayment, WireNames } from '../payments/outcome.ts';
-import { settlesFirst } from '../payments/settle-first.ts';
-import { ApiError } from '../errors.ts';
-import { requestHash } from '../lib/canonical-json.ts';
-import { paymentIdOf, v2PaymentRequired, v2ProofFromPayload, v2SettleResponse, type V2PaymentRequired } from '../x402/v2/codec.ts';
-import { refusalError, v2ResourceOf } from '../http/payment-edge.ts';
-import type { PaidRoute } from '../http/paid-route.ts';
-import type { HttpMetrics } from '../http/metrics.ts';
+import type { WorkOutput } from '../../api/endpoint.ts';
+import type { Config } from '../../config/load.ts';
+import type { TokenUsage } from '../../pricing/token-usage.ts';
+import type { PaymentGate } from '../../payments/gate.ts';
+import type { PaidCall, PaymentOutcome, ReceivedPayment, WireNames } from '../../payments/outcome.ts';
+import { settlesFirst } from '../../payments/settle-first.ts';
+import { ApiError } from '../../errors.ts';
+import { requestHash } from '../../lib/canonical-json.ts';
+import { paymentIdOf, v2PaymentRequired, v2ProofFromPayload, v2SettleResponse, type V2PaymentRequired } from '../../x402/v2/codec.ts';
+import { refusalError, v2ResourceOf } from '../payment-edge.ts';
+import type { PaidRoute } from '../paid-route.ts';
+import type { HttpMetrics } from '../metrics.ts';
 
 export const PAYMENT_META = 'x402/payment';
 export const PAYMENT_RESPONSE_META = 'x402/payment-response';

@@ -3,12 +3,12 @@
 // MCP transport states it (isError, `structuredContent` = PaymentRequired, `content[0].text` = the
 // `x402/error` wrapper); any other refusal as an error result naming its code.
 import type { CallToolResult, ContentBlock } from '@modelcontextprotocol/sdk/types.js';
-import type { ChatResponse, ImageResponse, TtsResponse } from '../api/schemas.ts';
-import type { Capability } from '../config/schema.ts';
-import { isMediaId, type MediaStore } from '../media/media-store.ts';
-import type { ApiError } from '../errors.ts';
-import { formatUsdc } from '../pricing/usdc.ts';
-import type { V2PaymentRequired } from '../x402/v2/codec.ts';
+import type { ChatResponse, ImageResponse, TtsResponse } from '../../api/schemas.ts';
+import type { Capability } from '../../config/schema.ts';
+import { isMediaId, type MediaStore } from '../../media/media-store.ts';
+import type { ApiError } from '../../errors.ts';
+import { formatUsdc } from '../../pricing/usdc.ts';
+import type { V2PaymentRequired } from '../../x402/v2/codec.ts';
 import { PAYMENT_RESPONSE_META, type SettleResponse, type ToolPayment } from './payment-edge.ts';
 
 export const X402_ERROR = 'x402/error';

@@ -5,10 +5,10 @@
 // The MCP SDK (~30 MB resident, ~0.4 s to load on its own) is imported at the first POST: a gateway no agent
 // reaches over MCP never loads it.
 import { Hono } from 'hono';
-import type { Config } from '../config/load.ts';
-import { readJsonBody } from '../http/read-json.ts';
-import { requestOrigin } from '../http/origin.ts';
-import { toApiError } from '../http/render-error.ts';
+import type { Config } from '../../config/load.ts';
+import { readJsonBody } from '../read-json.ts';
+import { requestOrigin } from '../origin.ts';
+import { toApiError } from '../render-error.ts';
 import { MCP_PATH, SERVER_JSON_PATH, serverJson } from './discovery.ts';
 import type { McpDeps, McpSurface } from './server.ts';
 
