@@ -48,10 +48,18 @@ test('$ref is inlined, a recursive one is refused at the depth limit', () => {
 
 test('what a grammar cannot honour is refused by name, with where it is', () => {
   assert.throws(
-    () => boundedJsonSchema({ type: 'object', properties: { code: { type: 'string', pattern: '^[A-Z]+$' } } }),
-    (error: unknown) => error instanceof UnsupportedSchemaError && error.pointer === '/properties/code' && /pattern/.test(error.message),
+    () => boundedJsonSchema({ type: 'object', properties: { code: { type: 'string', pattern: '^[a-z]{5}-[0-9]{3}$' } } }),
+    (error: unknown) => error instanceof UnsupportedSchemaError && error.pointer === '/properties/code/pattern' && /pattern/.test(error.message),
   );
   assert.throws(() => boundedJsonSchema({ allOf: [{ type: 'string' }] }), /allOf/);
   assert.throws(() => boundedJsonSchema({ type: 'string', format: 'regex' }), /format regex/);
   assert.throws(() => boundedJsonSchema({ $ref: 'https://example.com/schema.json' }), /\$ref/);
+});
+
+test('a string with a pattern is written as a fixed example the pattern accepts', () => {
+  assert.deepEqual(boundedJsonSchema({ type: 'string', pattern: '^[A-Z]+$' }), { const: 'DEMO' });
+  assert.deepEqual(boundedJsonSchema({ type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}$', format: 'date' }), { const: '2026-01-01' });
+  assert.deepEqual(boundedJsonSchema({ type: 'string', pattern: '^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$' }), { const: '00000000-0000-4000-8000-000000000000' });
+  assert.deepEqual(boundedJsonSchema({ type: 'string', pattern: '^[a-z]+$', minLength: 4 }), { const: 'demo' });
+  assert.throws(() => boundedJsonSchema({ type: 'string', pattern: '(' }), /not a valid regular expression/);
 });

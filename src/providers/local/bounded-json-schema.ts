@@ -11,7 +11,8 @@
 // - numbers with bounds (minimum, maximum, exclusive ones, multipleOf) become an enum of a few values that
 //   satisfy them; unbounded numbers keep llama.cpp's grammar (at most 16 digits)
 // - $ref (to #/$defs/... or #/definitions/...) is inlined, at most MAX_DEPTH levels deep
-// What cannot be honoured this way (pattern, not, if/then/else, allOf, contains, dependencies, ...) is
+// - a string with a pattern is written as a fixed example the pattern accepts (a date, a uuid, a word...)
+// What cannot be honoured this way (a pattern no example fits, not, if/then/else, allOf, contains, ...) is
 // refused by name (UnsupportedSchemaError): the API turns it into a 400 naming the field, before any price.
 import type { JSONSchema7, JSONSchema7Definition } from '@ai-sdk/provider';
 import type { GbnfJsonSchema } from 'node-llama-cpp';
@@ -37,7 +38,15 @@ const DESCRIPTIVE = new Set([
   '$defs', 'definitions', 'type', 'properties', 'required', 'additionalProperties', 'items', 'minItems', 'maxItems', 'uniqueItems',
   'minLength', 'maxLength', 'format', 'enum', 'const', 'anyOf', 'oneOf', '$ref', 'minimum', 'maximum', 'exclusiveMinimum',
   'exclusiveMaximum', 'multipleOf', 'minProperties', 'maxProperties', 'nullable', 'strict', 'contentEncoding', 'contentMediaType',
+  'pattern',
 ]);
+
+/** what a string with a `pattern` may be: the first of these the pattern (and the length bounds) accept */
+const PATTERN_CANDIDATES = [
+  '2026-01-01', '12:00:00', '2026-01-01T12:00:00Z', '2026-01-01T12:00:00.000Z', 'demo@example.com', 'https://example.com/',
+  '00000000-0000-4000-8000-000000000000', 'example.com', '192.0.2.1', 'demo', 'Demo', 'DEMO', 'a', 'A', '0', '1', 'abc', 'ABC', '123',
+  'demo-1', 'demo_1', 'a1', 'A1', 'aa', 'AA', '00', '+1', '-1', '1.0', 'P1D', 'true', 'x', 'X',
+];
 
 const FIXED_FORMATS: Record<string, string> = {
   email: 'demo@example.com',
@@ -117,6 +126,7 @@ function boundType(type: string, node: JSONSchema7, root: JSONSchema7, pointer: 
 }
 
 function boundString(node: JSONSchema7, pointer: string): GbnfJsonSchema {
+  if (node.pattern !== undefined) return patternExample(node, pointer);
   const format = node.format;
   if (format === 'date' || format === 'time' || format === 'date-time') return { type: 'string', format };
   if (format !== undefined) {
@@ -130,6 +140,27 @@ function boundString(node: JSONSchema7, pointer: string): GbnfJsonSchema {
   if (node.maxLength !== undefined && node.maxLength < minLength) throw new UnsupportedSchemaError(`${pointer}/maxLength`, 'below minLength');
   return { type: 'string', ...(minLength > 0 ? { minLength } : {}), maxLength };
 }
+
+/**
+ * A string with a regular expression: a grammar cannot follow one, so it is written as a fixed example the
+ * pattern accepts (a date, a uuid, an email, a short word...), or refused when none does.
+ */
+function patternExample(node: JSONSchema7, pointer: string): GbnfJsonSchema {
+  let pattern: RegExp;
+  try {
+    pattern = new RegExp(node.pattern as string, 'u');
+  } catch {
+    throw new UnsupportedSchemaError(`${pointer}/pattern`, 'not a valid regular expression');
+  }
+  const fits = (text: string) =>
+    pattern.test(text) && [...text].length >= (node.minLength ?? 0) && [...text].length <= (node.maxLength ?? Infinity) && (node.format === undefined || FORMAT_EXAMPLES[node.format] === undefined || FORMAT_EXAMPLES[node.format] === text);
+  const example = PATTERN_CANDIDATES.find(fits);
+  if (example === undefined) throw new UnsupportedSchemaError(`${pointer}/pattern`, 'the keyword pattern is not supported for this expression (no fixed example matches it)');
+  return { const: example };
+}
+
+/** the example a format is written as when a pattern comes with it */
+const FORMAT_EXAMPLES: Record<string, string> = { date: '2026-01-01', time: '12:00:00', 'date-time': '2026-01-01T12:00:00Z' };
 
 /** A bounded number: a few values that satisfy every bound, spread across the allowed range. */
 function boundNumber(type: 'integer' | 'number', node: JSONSchema7, pointer: string): GbnfJsonSchema {

@@ -6,7 +6,9 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import { Ajv } from 'ajv';
+import { z } from 'zod';
 import { generateText, jsonSchema, Output, streamText, tool, type ModelMessage } from 'ai';
 import type { JSONSchema7 } from '@ai-sdk/provider';
 import { createDemoChatModel } from './local-chat-catalog.ts';
@@ -133,4 +135,16 @@ test('streamed: the call opens with its name, then argument fragments that add u
   assert.equal(opened?.toolName, 'get_weather');
   assert.deepEqual(JSON.parse(streamed), input);
   assert.ok(validWeather(input), streamed);
+});
+
+test('a schema as zod 4 writes it (draft 2020-12, bounded integers, a date with its pattern) is followed too', async () => {
+  const schema = z.toJSONSchema(
+    z.object({ city: z.string(), days: z.number().int().min(1).max(5), when: z.iso.date(), id: z.uuid(), kind: z.enum(['a', 'b']), note: z.string().nullable() }),
+  ) as JSONSchema7;
+  assert.match(String(schema.$schema), /2020-12/);
+  const valid = new Ajv2020({ strict: false }).compile(schema);
+  for (let seed = 1; seed <= 4; seed++) {
+    const { toolCalls } = await generateText({ model, prompt: 'Plan', tools: { plan: tool({ inputSchema: jsonSchema(schema) }) }, toolChoice: 'required', seed });
+    assert.ok(valid(toolCalls[0]!.input), `${JSON.stringify(toolCalls[0]!.input)}: ${JSON.stringify(valid.errors)}`);
+  }
 });

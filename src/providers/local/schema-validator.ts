@@ -21,7 +21,10 @@ export function schemaValidator(schema: object): (value: unknown) => boolean {
   const key = JSON.stringify(schema);
   let validate = compiled.get(key);
   if (!validate) {
-    validate = ajv().compile(schema);
+    // the dialect named by $schema (draft-07, 2020-12 as zod writes it) is not looked up: the keywords the engine
+    // accepts (bounded-json-schema.ts) mean the same in every draft since 7
+    const { $schema: _dialect, ...body } = schema as Record<string, unknown>;
+    validate = ajv().compile(body);
     if (compiled.size >= KEPT) compiled.delete(compiled.keys().next().value!);
     compiled.set(key, validate);
   }
