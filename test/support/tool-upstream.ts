@@ -2,7 +2,7 @@
 // surfaces' tool paths through an upstream: when the request offers tools and does not say tool_choice
 // "none", it calls the first tool (or the one tool_choice names) with TOOL_ARGUMENTS, finish_reason
 // "tool_calls" (after TOOL_PREAMBLE as text when the last message says "explain"); otherwise it answers
-// TOOL_UPSTREAM_TEXT. Streamed, the call comes as OpenAI sends it (the
+// TOOL_UPSTREAM_TEXT, cut after max_tokens words (finish_reason "length") when that is fewer. Streamed, the call comes as OpenAI sends it (the
 // call's id and name, then its arguments in fragments), and usage last. Usage reports cached prompt tokens.
 // Every request body is recorded, so a test can assert what the gateway sent.
 import { createServer, type Server } from 'node:http';
@@ -32,10 +32,15 @@ export async function startToolUpstream(): Promise<ToolUpstream> {
     const tool = body.tools?.length && choice !== 'none' ? (typeof choice === 'object' ? choice.function.name : body.tools[0].function.name) : undefined;
     const call = { id: 'call_up1', type: 'function', function: { name: tool, arguments: TOOL_ARGUMENTS } };
     const preamble = tool && JSON.stringify(body.messages.at(-1)).includes('explain') ? TOOL_PREAMBLE : undefined;
+    const words = TOOL_UPSTREAM_TEXT.split(/(?<= )/);
+    const limit = body.max_completion_tokens ?? body.max_tokens;
+    const cut = !tool && typeof limit === 'number' && limit < words.length;
+    const text = cut ? words.slice(0, limit).join('') : TOOL_UPSTREAM_TEXT;
+    const finish = tool ? 'tool_calls' : cut ? 'length' : 'stop';
     if (!body.stream) {
-      const message = tool ? { role: 'assistant', content: preamble ?? null, tool_calls: [call] } : { role: 'assistant', content: TOOL_UPSTREAM_TEXT };
+      const message = tool ? { role: 'assistant', content: preamble ?? null, tool_calls: [call] } : { role: 'assistant', content: text };
       res.writeHead(200, { 'Content-Type': 'application/json' });
-      res.end(JSON.stringify({ ...base, object: 'chat.completion', choices: [{ index: 0, message, finish_reason: tool ? 'tool_calls' : 'stop' }], usage: TOOL_UPSTREAM_USAGE }));
+      res.end(JSON.stringify({ ...base, object: 'chat.completion', choices: [{ index: 0, message, finish_reason: finish }], usage: TOOL_UPSTREAM_USAGE }));
       return;
     }
     res.writeHead(200, { 'Content-Type': 'text/event-stream' });
@@ -47,9 +52,9 @@ export async function startToolUpstream(): Promise<ToolUpstream> {
       chunk({ tool_calls: [{ index: 0, id: call.id, type: 'function', function: { name: tool, arguments: '' } }] });
       for (const piece of [TOOL_ARGUMENTS.slice(0, 9), TOOL_ARGUMENTS.slice(9)]) chunk({ tool_calls: [{ index: 0, function: { arguments: piece } }] });
     } else {
-      for (const word of TOOL_UPSTREAM_TEXT.split(/(?<= )/)) chunk({ content: word });
+      for (const word of text.split(/(?<= )/)) chunk({ content: word });
     }
-    chunk({}, tool ? 'tool_calls' : 'stop');
+    chunk({}, finish);
     res.write(`data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', choices: [], usage: TOOL_UPSTREAM_USAGE })}\n\n`);
     res.end('data: [DONE]\n\n');
   });
