@@ -376,6 +376,25 @@ describe('count_tokens', () => {
   });
 });
 
+describe('one price table for every chat surface', () => {
+  test('the same conversation is quoted the same on /v1/messages, /v1/responses, /v1/chat/completions and /api/v1/ai/chat', async () => {
+    const requirementOf = async (path: string, body: unknown) => {
+      const response = await postJson(`${service.url}${path}`, body, { 'X-Network': 'base' });
+      assert.equal(response.status, 402, path);
+      const { accepts } = (await response.json()) as { accepts: { maxAmountRequired: string; resource: string }[] };
+      assert.equal(accepts[0]!.resource, `${service.url}${path}`);
+      return accepts[0]!.maxAmountRequired;
+    };
+    const quotes = [
+      await requirementOf('/v1/messages', { model: LOCAL_CHAT, max_tokens: 16, system: 'Be brief.', messages: [{ role: 'user', content: 'Hi there' }] }),
+      await requirementOf('/v1/responses', { model: LOCAL_CHAT, max_output_tokens: 16, instructions: 'Be brief.', input: 'Hi there' }),
+      await requirementOf('/v1/chat/completions', { model: LOCAL_CHAT, max_tokens: 16, messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Hi there' }] }),
+      await requirementOf('/api/v1/ai/chat', { model: LOCAL_CHAT, max_tokens: 16, messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Hi there' }] }),
+    ];
+    assert.equal(new Set(quotes).size, 1, quotes.join(' '));
+  });
+});
+
 describe('discovery', () => {
   test('/v1/responses, /v1/messages and /v1/messages/count_tokens are in the OpenAPI document behind /docs', async () => {
     const document = (await (await fetch(`${service.url}/openapi.json`)).json()) as { paths: Record<string, any> };
