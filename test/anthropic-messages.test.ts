@@ -320,6 +320,9 @@ describe('errors in Anthropic’s shape, refused before any price', () => {
       [{ frobnicate: true }, 'frobnicate'],
       [{ max_tokens: 20_000 }, 'max_tokens'],
       [{ max_tokens: undefined }, 'max_tokens'],
+      [{ messages: [{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_9', content: 'x' }] }] }, 'messages.0.content.0'],
+      [{ messages: [{ role: 'user', content: [{ type: 'tool_use', id: 'toolu_1', name: 'f', input: {} }] }] }, 'messages.0.content.0'],
+      [{ tool_choice: { type: 'any' } }, 'tool_choice'],
     ];
     for (const [extra, field] of cases) {
       await assert.rejects(client.messages.create({ ...base, ...extra } as never), (error: unknown) => {

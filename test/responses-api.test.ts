@@ -177,6 +177,9 @@ describe('refused before any price, naming the field', () => {
       [{ include: ['reasoning.encrypted_content'] }, 'include'],
       [{ frobnicate: 1 }, 'frobnicate'],
       [{ max_output_tokens: 1_000_000 }, 'max_output_tokens'],
+      // a tool result must answer a call sent before it (the gateway keeps no earlier response to find it in)
+      [{ input: [{ role: 'user', content: 'hi' }, { type: 'function_call_output', call_id: 'call_9', output: 'x' }] }, 'input.1.call_id'],
+      [{ input: [{ role: 'user', content: [{ type: 'input_image', image_url: 'ftp://example.com/a.png' }] }] }, 'input.0.content.0'],
     ];
     for (const [extra, field] of cases) {
       await assert.rejects(client.responses.create({ model: LOCAL_CHAT, input: 'hi', ...extra } as never), (error: unknown) => {
