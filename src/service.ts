@@ -21,15 +21,18 @@ import type { PaymentRail } from './payments/rails.ts';
 import { ModelCatalog } from './providers/catalog.ts';
 import { ProviderRegistry } from './providers/registry.ts';
 import { createLocalEngines } from './providers/local/index.ts';
-import { chatEndpoint } from './api/chat.ts';
+import { chatEndpoint } from './api/chat-endpoint.ts';
 import { imagesEndpoint } from './api/images.ts';
 import { ttsEndpoint } from './api/tts.ts';
-import { CORS, createApp, type AppDeps } from './http/app.ts';
+import { CORS, ERROR_SHAPES, createApp, type AppDeps } from './http/app.ts';
 import { HttpPaymentAnswers } from './http/payment-edge.ts';
 import { answerFrame } from './http/answer-frame.ts';
-import { answerParserErrors, answerUnbuildableRequests } from './http/parser-errors.ts';
+import { answerParserErrors, answerUnbuildableRequests, requireHost } from './http/parser-errors.ts';
+import { errorShapeByPath } from './http/render-error.ts';
 import { withQuoteLane } from './http/quote-lane.ts';
 import { HttpMetrics } from './http/metrics.ts';
+import { startTracing } from './tracing/otlp-tracing.ts';
+import { tracedPayments } from './tracing/traced-payments.ts';
 import { BACKLOG_CAP, PaymentMetrics } from './payments/payment-metrics.ts';
 import { checkReadiness } from './http/readiness-checks.ts';
 import { startSandbox, type Sandbox } from './sandbox/sandbox.ts';
@@ -63,7 +66,7 @@ function sandboxPages(sandbox: Sandbox): Hono {
 }
 
 export async function startService(config: Config, options: { log?: Logger } = {}): Promise<RunningService> {
-  const log = options.log ?? createLogger(config.logLevel);
+  const log = options.log ?? createLogger(config.logLevel, 1, config.logFormat);
   mkdirSync(config.dataDir, { recursive: true });
   // rails first: a missing secret stops startup before the ledger is opened
   // (a shared ledger also coordinates settlement keys' nonces: the rails ask for it at their first send)
@@ -77,12 +80,12 @@ export async function startService(config: Config, options: { log?: Logger } = {
 
   let sandbox: Sandbox | undefined;
   if (config.sandbox.enabled) {
-    sandbox = await startSandbox(config.sandbox.networks, config.settlementTimeoutMs, { settlementBatching: config.settlementBatching });
+    const { host, portBase, publicHost } = config.sandbox;
+    sandbox = await startSandbox(config.sandbox.networks, config.settlementTimeoutMs, {
+      settlementBatching: config.settlementBatching,
+      listen: { host, portBase, publicHost },
+    });
     for (const [name, chain] of sandbox.chains) if (!rails.has(name)) rails.set(name, chain.rail);
-    log.warn(
-      { networks: Object.fromEntries([...sandbox.chains].map(([name, chain]) => [name, chain.rpcUrl])) },
-      'SANDBOX MODE: payments use local test chains and test USDC; no real funds move. POST /sandbox/faucet funds any address.',
-    );
   }
 
   // not awaited: startup does not wait on remote RPCs; stop() does
@@ -91,7 +94,10 @@ export async function startService(config: Config, options: { log?: Logger } = {
   const catalog = new ModelCatalog(config.models, config.defaults);
   const providers = await ProviderRegistry.create(config, createLocalEngines(config));
   const metrics = new HttpMetrics();
-  const observe = new PaymentMetrics(metrics.registry, async () => (await ledger.listPending(BACKLOG_CAP)).length);
+  const paymentMetrics = new PaymentMetrics(metrics.registry, async () => (await ledger.listPending(BACKLOG_CAP)).length);
+  // OpenTelemetry loads only when tracing is configured; its observer then also tells each paid call's span
+  const tracing = await startTracing(config, log);
+  const observe = tracing ? tracedPayments(paymentMetrics) : paymentMetrics;
   const gate = new PaymentGate({ rails, ledger, media, log, observe, maxFailedAttempts: config.maxFailedAttempts });
   const reconciler = new Reconciler(
     { ledger, rails, media, log, observe },
@@ -109,6 +115,7 @@ export async function startService(config: Config, options: { log?: Logger } = {
     media,
     ledger,
     metrics,
+    tracing,
     extraRoutes: sandbox && sandboxPages(sandbox),
     readiness: () =>
       checkReadiness(
@@ -124,8 +131,13 @@ export async function startService(config: Config, options: { log?: Logger } = {
   const app = createApp(appDeps);
 
   // node:http with @hono/node-server's listener rather than its serve(), which cannot take an errorHandler
+  // requireHostHeader off: Node's answer to an HTTP/1.1 request without Host is a bare 400; requireHost's is JSON
   const server: Server = createServer(
-    withQuoteLane(getRequestListener(app.fetch, { hostname: config.host, errorHandler: answerUnbuildableRequests(log) }), appDeps),
+    { requireHostHeader: false },
+    requireHost(
+      withQuoteLane(getRequestListener(app.fetch, { hostname: config.host, errorHandler: answerUnbuildableRequests(log) }), appDeps),
+      errorShapeByPath(ERROR_SHAPES),
+    ),
   );
   answerParserErrors(server);
   await new Promise<void>((resolve, reject) => {
@@ -142,6 +154,17 @@ export async function startService(config: Config, options: { log?: Logger } = {
   const retention = startMediaRetention(media, config.mediaRetentionDays, log);
   const ledgerRetention = startLedgerRetention(ledger, config.ledgerRetentionDays, log);
   log.info({ url, mode: sandbox ? 'sandbox' : 'live', networks: [...rails.keys()] }, 'service listening');
+  if (sandbox) {
+    // last at startup and boxed on a terminal (`banner`): nobody mistakes test money for real money
+    log.warn(
+      {
+        banner: 'sandbox',
+        faucet: `POST ${url}/sandbox/faucet (or: npx x402-ai faucet)`,
+        networks: Object.fromEntries([...sandbox.chains].map(([name, chain]) => [name, chain.publicRpcUrl])),
+      },
+      'SANDBOX MODE: payments use local test chains and test USDC; no real funds move. POST /sandbox/faucet funds any address.',
+    );
+  }
 
   let stopping: Promise<void> | undefined;
   const stop = () =>
@@ -156,6 +179,7 @@ export async function startService(config: Config, options: { log?: Logger } = {
       await retention.stop();
       await ledgerRetention.stop();
       await heartbeat.stop();
+      await tracing?.shutdown();
       await sandbox?.stop();
       await ledger.close();
       closeMedia();

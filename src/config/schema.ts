@@ -1,4 +1,5 @@
 // The one validated configuration object. Every field has a default that runs offline (sandbox mode).
+import { isIP } from 'node:net';
 import { z } from 'zod';
 import { NETWORK_NAMES } from '../x402/networks.ts';
 import { isProxyEntry } from '../lib/proxy-entry.ts';
@@ -14,6 +15,12 @@ export const atomicAmount = z
   .pipe(z.string().regex(/^\d{1,30}$/, 'an integer amount in atomic units (e.g. "10000" = 0.01 USDC)'));
 
 const networkName = z.enum(NETWORK_NAMES);
+
+/** an IP address (IPv6 with or without brackets) or a DNS host name; no scheme, port or path */
+const hostName = z.string().refine(
+  (text) => isIP(text.replace(/^\[(.*)\]$/, '$1')) !== 0 || /^(?=.{1,253}$)([a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)(\.[a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*$/.test(text),
+  { error: (issue) => `${JSON.stringify(issue.input)} is not an IP address or host name (no scheme, port or path: e.g. 0.0.0.0, localhost)` },
+);
 
 const CAPABILITIES = ['chat', 'image', 'speech'] as const;
 /** a capability, a network, or network:capability (payments/settle-first.ts) */
@@ -241,6 +248,24 @@ export const configSchema = z
       .regex(/^postgres(ql)?:\/\//, 'a postgres:// or postgresql:// connection string')
       .optional(),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    /**
+     * OpenTelemetry traces of the paid calls (docs/observability.md), exported over OTLP/HTTP (JSON). Off unless
+     * `endpoint` is set (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT / OTEL_EXPORTER_OTLP_ENDPOINT is).
+     */
+    tracing: z
+      .object({
+        /** the OTLP/HTTP traces URL, e.g. http://collector:4318/v1/traces; absent: tracing is off */
+        endpoint: z.url().optional(),
+        serviceName: z.string().min(1).default('x402-ai-gateway'),
+        /** how long finished spans wait to be exported together */
+        exportDelayMs: z.number().int().positive().default(5_000),
+      })
+      .default({ serviceName: 'x402-ai-gateway', exportDelayMs: 5_000 }),
+    /**
+     * json: one JSON object a line, for machines; pretty: readable lines for a person (LOG_FORMAT).
+     * Unset: pretty when stdout is a terminal, else json.
+     */
+    logFormat: z.enum(['json', 'pretty']).optional(),
     bodyLimitBytes: z.number().int().positive().default(256 * 1024),
     /**
      * Sandbox mode: local chains with test USDC for every network listed here, started in-process.
@@ -248,8 +273,24 @@ export const configSchema = z
      */
     sandbox: z
       .object({
-        enabled: z.boolean(),
+        enabled: z.boolean().optional(),
         networks: z.array(networkName).default([...SANDBOX_NETWORK_NAMES]),
+        /** the interface the sandbox chains' JSON-RPC listen on (SANDBOX_HOST); 0.0.0.0 in a container */
+        host: hostName.default('127.0.0.1'),
+        /**
+         * the first chain's port (SANDBOX_PORT_BASE); the n-th network of `networks` listens on portBase + n, so
+         * a container can publish them. Unset: ports the OS picks.
+         */
+        portBase: z.number().int().min(1).max(65535).optional(),
+        /**
+         * the host name or IP buyers reach the chains at (SANDBOX_PUBLIC_HOST), put in the RPC URLs /healthz hands
+         * out: the Docker host's name when the ports are published. Unset: the address the service itself uses.
+         */
+        publicHost: hostName.optional(),
+      })
+      .refine((sandbox) => sandbox.portBase === undefined || sandbox.portBase + sandbox.networks.length - 1 <= 65535, {
+        error: 'portBase + the number of sandbox networks must stay within 65535',
+        path: ['portBase'],
       })
       .optional(),
     networks: z.partialRecord(networkName, networkConfig).default({}),

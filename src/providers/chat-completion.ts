@@ -21,7 +21,7 @@ import type {
   SharedV4ProviderOptions,
 } from '@ai-sdk/provider';
 import { loadAiInternal } from './ai-sdk.ts';
-import type { ChatDelta, ChatToolCall } from '../api/chat-model.ts';
+import type { ChatDelta, ChatToolCall } from './chat-model.ts';
 
 export interface ChatCompletionRequest {
   messages: ModelMessage[];
@@ -42,6 +42,11 @@ export interface ChatCompletionRequest {
   providerOptions: SharedV4ProviderOptions;
   maxRetries: number;
   abortSignal: AbortSignal;
+  /**
+   * streamChat cuts a stream that goes past maxOutputTokens (an upstream that ignores it). Off for the embedded
+   * engines, which stop at it themselves and may hand on a token's text in several pieces.
+   */
+  holdToMaxOutputTokens?: boolean | undefined;
 }
 
 export interface ChatCompletion {
@@ -110,19 +115,34 @@ const refuseDownloads: DownloadFunction = async (requests) => {
 };
 
 /**
+ * The most characters one output token is taken to hold: an upstream whose text outgrows maxOutputTokens times
+ * this has gone past the tokens it was given, however it splits them into events.
+ */
+export const MAX_CHARS_PER_TOKEN = 64;
+
+/**
  * The same completion, streamed: `onDelta` gets each piece of text, and each tool call's opening and argument
- * fragments, as the model produces them. Only opening the stream is retried (a retry after text went out would
- * send it twice). Resolves with the whole answer and the usage once the model finishes; rejects when the model
- * fails mid-stream or the call is aborted.
+ * fragments, as the model produces them; the next piece is read from the model only once the promise `onDelta`
+ * returns (if any) resolves: a slow reader slows the model down instead of the text piling up in memory. Only
+ * opening the stream is retried (a retry after text went out would send it twice). Resolves with the whole answer
+ * and the usage once the model finishes; rejects when the model fails mid-stream or the call is aborted.
+ *
+ * An upstream that streams past the maxOutputTokens it was given (holdToMaxOutputTokens) is cut there: counting
+ * one token per text event (an event holds at least one) and MAX_CHARS_PER_TOKEN characters per token, the text
+ * past the limit is never passed on, the upstream's stream is cancelled, and the completion finishes with
+ * 'length', its output tokens the limit.
  */
 export async function streamChat(
   languageModel: LanguageModel,
   request: ChatCompletionRequest,
-  onDelta: (delta: ChatDelta) => void,
+  onDelta: (delta: ChatDelta) => void | Promise<void>,
 ): Promise<ChatCompletion> {
   const { model, options, retry, usageOf } = await prepareCall(languageModel, request);
   const { stream } = await retry(() => model.doStream(options));
+  const maxEvents = request.holdToMaxOutputTokens ? request.maxOutputTokens : Number.POSITIVE_INFINITY;
+  const maxChars = request.holdToMaxOutputTokens ? request.maxOutputTokens * MAX_CHARS_PER_TOKEN : Number.POSITIVE_INFINITY;
   let text = '';
+  let events = 0;
   const toolCalls: ChatToolCall[] = [];
   /** the calls opened so far, by the provider's id: their index in this answer and whether arguments came as deltas */
   const opened = new Map<string, { index: number; streamed: string }>();
@@ -142,8 +162,18 @@ export async function streamChat(
       const { done, value: part } = await reader.read();
       if (done) break;
       if (part.type === 'text-delta' && part.delta.length > 0) {
-        text += part.delta;
-        onDelta({ type: 'text', text: part.delta });
+        const delta = part.delta.slice(0, maxChars - text.length);
+        if (++events > maxEvents || delta.length === 0) {
+          finish = cutAtLimit(request.maxOutputTokens);
+          break;
+        }
+        text += delta;
+        const room = onDelta({ type: 'text', text: delta });
+        if (room) await orAborted(room, request.abortSignal);
+        if (delta.length < part.delta.length) {
+          finish = cutAtLimit(request.maxOutputTokens);
+          break;
+        }
       } else if (part.type === 'tool-input-start' && !part.providerExecuted) {
         open(part.id, part.toolName);
       } else if (part.type === 'tool-input-delta' && part.delta.length > 0) {
@@ -171,4 +201,31 @@ export async function streamChat(
   // a stream that ends without its finish part was cut short: the answer is incomplete
   if (!finish) throw new Error(`the model's stream ended before it finished`);
   return { text, toolCalls, ...finish };
+}
+
+/** `waiting`, or the abort's reason once `signal` aborts first (a timeout while the client reads nothing). */
+function orAborted(waiting: Promise<void>, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.reject(signal.reason as Error);
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(signal.reason as Error);
+    signal.addEventListener('abort', onAbort, { once: true });
+    waiting.then(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, reject);
+  });
+}
+
+/** How a stream cut at its token limit finishes: 'length', having produced the limit (its input count unknown). */
+function cutAtLimit(maxOutputTokens: number): { usage: LanguageModelUsage; finishReason: string } {
+  return {
+    finishReason: 'length',
+    usage: {
+      inputTokens: undefined,
+      inputTokenDetails: { noCacheTokens: undefined, cacheReadTokens: undefined, cacheWriteTokens: undefined },
+      outputTokens: maxOutputTokens,
+      outputTokenDetails: { textTokens: maxOutputTokens, reasoningTokens: undefined },
+      totalTokens: undefined,
+    },
+  };
 }

@@ -53,6 +53,8 @@ export interface CallSettings {
   maxRetries: number;
   /** key under which `options` are passed as AI SDK providerOptions */
   providerOptionsKey: string;
+  /** an upstream provider over the network (not an embedded engine): its streams are held to the tokens it was given */
+  upstream: boolean;
 }
 
 interface Upstream {
@@ -143,8 +145,9 @@ export class ProviderRegistry {
           maxRetries: upstream.maxRetries,
           // @ai-sdk/anthropic reads its options under `anthropic` only
           providerOptionsKey: upstream.type === 'anthropic' ? 'anthropic' : model.provider,
+          upstream: true,
         }
-      : { timeoutMs: 120_000, maxRetries: 0, providerOptionsKey: model.provider };
+      : { timeoutMs: 120_000, maxRetries: 0, providerOptionsKey: model.provider, upstream: false };
   }
 
   /** the schema `options` must fit for this model, when its engine declares one */

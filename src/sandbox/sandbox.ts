@@ -12,10 +12,14 @@ import { startSvmSandbox } from './svm/svm-sandbox.ts';
 import { LocalSvmFacilitator } from '../payments/facilitators/svm/local-svm.ts';
 import type { PaymentRail } from '../payments/rails.ts';
 import { parseOrThrow } from '../api/validate.ts';
+import { LOCAL_ONLY, type ChainListen } from './listen.ts';
 
 interface SandboxChain {
   network: NetworkName;
+  /** where this process reaches the chain */
   rpcUrl: string;
+  /** where buyers reach it: /healthz and the startup log hand this one out */
+  publicRpcUrl: string;
   asset: string;
   payTo: string;
   rail: PaymentRail;
@@ -33,10 +37,10 @@ export interface Sandbox {
   stop(): Promise<void>;
 }
 
-async function startEvmChain(name: NetworkName, settlementTimeoutMs: number, options: SandboxOptions): Promise<SandboxChain> {
+async function startEvmChain(name: NetworkName, settlementTimeoutMs: number, options: SandboxOptions, listen: ChainListen): Promise<SandboxChain> {
   const network = NETWORKS[name];
   if (network.family !== 'evm') throw new Error(`${name} is not an EVM network`);
-  const chain: EvmSandbox = await startEvmSandbox(network);
+  const chain: EvmSandbox = await startEvmSandbox(network, { listen });
   const facilitator = new LocalEvmFacilitator({
     network,
     rpcUrl: chain.rpcUrl,
@@ -62,6 +66,7 @@ async function startEvmChain(name: NetworkName, settlementTimeoutMs: number, opt
   return {
     network: name,
     rpcUrl: chain.rpcUrl,
+    publicRpcUrl: chain.publicRpcUrl,
     asset: chain.asset,
     payTo: chain.payTo,
     rail: {
@@ -88,10 +93,10 @@ async function startEvmChain(name: NetworkName, settlementTimeoutMs: number, opt
   };
 }
 
-async function startSvmChain(name: NetworkName, settlementTimeoutMs: number): Promise<SandboxChain> {
+async function startSvmChain(name: NetworkName, settlementTimeoutMs: number, listen: ChainListen): Promise<SandboxChain> {
   const network = NETWORKS[name];
   if (network.family !== 'svm') throw new Error(`${name} is not a Solana network`);
-  const chain = await startSvmSandbox(network);
+  const chain = await startSvmSandbox(network, { listen });
   const facilitator = new LocalSvmFacilitator({
     network,
     rpcUrl: chain.rpcUrl,
@@ -103,6 +108,7 @@ async function startSvmChain(name: NetworkName, settlementTimeoutMs: number): Pr
   return {
     network: name,
     rpcUrl: chain.rpcUrl,
+    publicRpcUrl: chain.publicRpcUrl,
     asset: chain.asset,
     payTo: chain.payTo,
     rail: { network, payTo: chain.payTo, asset: chain.asset, facilitator, extra: await facilitator.requirementExtra() },
@@ -138,12 +144,29 @@ const balanceRequest = z.object({ network: z.string(), address: z.string().min(1
 export interface SandboxOptions {
   /** EVM exact settlements batched through Multicall3 (config settlementBatching) */
   settlementBatching?: boolean;
+  /**
+   * where the chains' JSON-RPC listen (config sandbox.host, sandbox.portBase, sandbox.publicHost): the n-th
+   * network on portBase + n when a base is given, else on ports the OS picks; default 127.0.0.1
+   */
+  listen?: { host: string; portBase?: number; publicHost?: string };
+}
+
+/** The n-th chain's listen address. */
+function chainListen(options: SandboxOptions, index: number): ChainListen {
+  const listen = options.listen ?? { host: LOCAL_ONLY.host };
+  return {
+    host: listen.host,
+    port: listen.portBase === undefined ? 0 : listen.portBase + index,
+    ...(listen.publicHost ? { publicHost: listen.publicHost } : {}),
+  };
 }
 
 export async function startSandbox(networks: readonly NetworkName[], settlementTimeoutMs: number, options: SandboxOptions = {}): Promise<Sandbox> {
   const started = await Promise.allSettled(
-    networks.map((name) =>
-      NETWORKS[name].family === 'evm' ? startEvmChain(name, settlementTimeoutMs, options) : startSvmChain(name, settlementTimeoutMs),
+    networks.map((name, index) =>
+      NETWORKS[name].family === 'evm'
+        ? startEvmChain(name, settlementTimeoutMs, options, chainListen(options, index))
+        : startSvmChain(name, settlementTimeoutMs, chainListen(options, index)),
     ),
   );
   const chains = new Map<NetworkName, SandboxChain>();
@@ -188,7 +211,7 @@ export async function startSandbox(networks: readonly NetworkName[], settlementT
       sandbox: true,
       warning: 'SANDBOX MODE: local chains with test USDC; no real funds move',
       sandboxNetworks: Object.fromEntries(
-        [...chains.values()].map((chain) => [chain.network, { rpcUrl: chain.rpcUrl, asset: chain.asset, payTo: chain.payTo }]),
+        [...chains.values()].map((chain) => [chain.network, { rpcUrl: chain.publicRpcUrl, asset: chain.asset, payTo: chain.payTo }]),
       ),
     }),
     stop: async () => {

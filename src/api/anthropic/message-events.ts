@@ -11,7 +11,7 @@
 // A stream that stops short ends with an `error` event ({ type: "error", error: { type, message } }), which the
 // Anthropic SDK raises as an APIError. A kept result sent again (a replay) is the same sequence, whole.
 import type { EventStream, StreamReceipt, WorkOutput } from '../endpoint.ts';
-import type { ChatDelta } from '../chat-model.ts';
+import type { ChatDelta } from '../../providers/chat-model.ts';
 import type { MessagesResponse, ResponseBlock } from './schemas.ts';
 import { anthropicErrorType } from './error-body.ts';
 

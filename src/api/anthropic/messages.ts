@@ -8,7 +8,7 @@ import type { EndpointContext, PreparedCall } from '../endpoint.ts';
 import { newChatId, prepareChat, type ChatOutcome } from '../chat.ts';
 import { parseOrThrow } from '../validate.ts';
 import { chatOutput } from '../chat-output.ts';
-import { parseToolArguments, toolNameOf, type ChatFinishReason, type ChatToolChoice } from '../chat-model.ts';
+import { parseToolArguments, toolNameOf, type ChatFinishReason, type ChatToolChoice } from '../../providers/chat-model.ts';
 import { imageDownloader, imageInput } from '../image-input.ts';
 import type { TokenUsage } from '../../pricing/token-usage.ts';
 import { withFieldNames } from '../openai/field-names.ts';

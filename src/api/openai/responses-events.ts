@@ -12,7 +12,7 @@
 // A stream that stops short ends with an `error` event ({ type: "error", code, message, param }), which the
 // openai SDK raises as an APIError. A kept result sent again (a replay) is the same sequence, whole.
 import type { EventStream, StreamReceipt, WorkOutput } from '../endpoint.ts';
-import type { ChatDelta } from '../chat-model.ts';
+import type { ChatDelta } from '../../providers/chat-model.ts';
 import type { OutputFunctionCall, OutputItem, OutputMessage, ResponsesResponse } from './responses-schemas.ts';
 
 /** what the stream needs of the call: the response as it stands before any output, and the live deltas */

@@ -11,7 +11,7 @@ import type { JSONSchema7 } from '@ai-sdk/provider';
 import { ApiError } from '../../errors.ts';
 import type { EndpointContext, PreparedCall } from '../endpoint.ts';
 import { newChatId, prepareChat, type ChatOutcome } from '../chat.ts';
-import { parseToolArguments, toolNameOf, type ChatResponseFormat, type ChatToolChoice } from '../chat-model.ts';
+import { parseToolArguments, toolNameOf, type ChatResponseFormat, type ChatToolChoice } from '../../providers/chat-model.ts';
 import { parseOrThrow } from '../validate.ts';
 import { chatOutput } from '../chat-output.ts';
 import { imageDownloader, imageInput } from '../image-input.ts';

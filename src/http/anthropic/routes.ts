@@ -4,8 +4,7 @@
 // routes send for the same price. The `x-api-key`, `authorization` and `anthropic-version` headers the SDK
 // sends are accepted and never read: payment is the access control.
 import { Hono, type Context } from 'hono';
-import type { Logger } from 'pino';
-import { chatEndpoint } from '../../api/chat.ts';
+import { chatEndpoint } from '../../api/chat-endpoint.ts';
 import { endpointContext, respondPaid, type PaidRouteDeps } from '../paid-route.ts';
 import { readJsonBody } from '../read-json.ts';
 import { jsonSchema } from '../openapi-schema.ts';
@@ -13,12 +12,12 @@ import { parseOrThrow } from '../../api/validate.ts';
 import { countTokensRequestSchema, messagesRequestSchema } from '../../api/anthropic/schemas.ts';
 import { prepareMessage, usageOfMessage } from '../../api/anthropic/messages.ts';
 import { countTokens } from '../../api/anthropic/count-tokens.ts';
-import { asAnthropicError, renderAnthropicError } from './errors.ts';
+import { asAnthropicError } from './errors.ts';
 
 export const MESSAGES_PATH = '/v1/messages';
 export const COUNT_TOKENS_PATH = '/v1/messages/count_tokens';
 
-export function anthropicRoutes(deps: PaidRouteDeps, log: Logger): Hono {
+export function anthropicRoutes(deps: PaidRouteDeps): Hono {
   const app = new Hono();
   const bodyFields = (jsonSchema(messagesRequestSchema).properties as Record<string, unknown>) ?? {};
   app.post(MESSAGES_PATH, async (c: Context) => {
@@ -41,11 +40,7 @@ export function anthropicRoutes(deps: PaidRouteDeps, log: Logger): Hono {
     const model = deps.catalog.resolve('chat', request.model); // an unknown model is the same 400 as on /v1/messages
     return c.json(countTokens(request, model.imageInputChars));
   });
-  app.onError((error, c) => renderAnthropicError(error, c, log));
+  // no onError of its own: errors reach the app's one error path (http/render-error.ts), which shapes them as
+  // Anthropic's for the paths under /v1/messages (ERROR_SHAPES in app.ts)
   return app;
-}
-
-/** Whether a path is the Anthropic surface's (its unrouted errors are answered in Anthropic's shape too). */
-export function isAnthropicPath(path: string): boolean {
-  return path === MESSAGES_PATH || path.startsWith(`${MESSAGES_PATH}/`);
 }

@@ -479,7 +479,13 @@ export class LlamaChatModel implements LanguageModelV4 {
   }
 
   async doStream(options: LanguageModelV4CallOptions): Promise<LanguageModelV4StreamResult> {
+    // a reader that cancels (the client left, a caller that stopped reading) closes the stream while the engine
+    // may still hand on a token before its abort signal stops it: nothing is enqueued after that
+    let cancelled = false;
     const stream = new ReadableStream<LanguageModelV4StreamPart>({
+      cancel: () => {
+        cancelled = true;
+      },
       start: (controller) => {
         const id = 'text-0';
         let started = false;
@@ -487,19 +493,23 @@ export class LlamaChatModel implements LanguageModelV4 {
         controller.enqueue({ type: 'response-metadata', modelId: this.modelId, timestamp: new Date() });
         const run = this.run(options, {
           text: (delta) => {
+            if (cancelled) return;
             if (!started) {
               controller.enqueue({ type: 'text-start', id });
               started = true;
             }
             if (delta.length > 0) controller.enqueue({ type: 'text-delta', id, delta });
           },
-          toolStart: (toolCallId, toolName) => controller.enqueue({ type: 'tool-input-start', id: toolCallId, toolName }),
+          toolStart: (toolCallId, toolName) => {
+            if (!cancelled) controller.enqueue({ type: 'tool-input-start', id: toolCallId, toolName });
+          },
           toolDelta: (toolCallId, delta) => {
-            if (delta.length > 0) controller.enqueue({ type: 'tool-input-delta', id: toolCallId, delta });
+            if (!cancelled && delta.length > 0) controller.enqueue({ type: 'tool-input-delta', id: toolCallId, delta });
           },
         });
         run.then(
           (result) => {
+            if (cancelled) return;
             if (started) controller.enqueue({ type: 'text-end', id });
             for (const call of result.toolCalls) {
               controller.enqueue({ type: 'tool-input-end', id: call.toolCallId });
@@ -509,6 +519,7 @@ export class LlamaChatModel implements LanguageModelV4 {
             controller.close();
           },
           (error: unknown) => {
+            if (cancelled) return;
             controller.enqueue({ type: 'error', error });
             controller.close();
           },

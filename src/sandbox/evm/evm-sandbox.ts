@@ -18,6 +18,7 @@ import {
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import type { EvmNetwork, NetworkName } from '../../x402/networks.ts';
 import { startAnvil } from './anvil.ts';
+import type { ChainListen } from '../listen.ts';
 import { loadTestUsdcArtifact } from './test-usdc-artifact.ts';
 import { installUptoContracts } from './upto-contracts.ts';
 import { installMulticall3 } from './multicall3.ts';
@@ -26,6 +27,8 @@ export interface EvmSandboxOptions {
   /** extra anvil flags */
   anvilArgs?: string[];
   startupTimeoutMs?: number;
+  /** where the node listens and the URL buyers get (default 127.0.0.1, a port the OS picks) */
+  listen?: ChainListen;
 }
 
 export interface FaucetResult {
@@ -38,7 +41,10 @@ export interface FaucetResult {
 export interface EvmSandbox {
   network: NetworkName;
   chainId: number;
+  /** where this process reaches the node */
   rpcUrl: string;
+  /** where a buyer reaches it (listen.publicHost) */
+  publicRpcUrl: string;
   chain: Chain;
   /** the deployed TestUSDC */
   asset: Address;
@@ -77,6 +83,7 @@ export async function startEvmSandbox(network: EvmNetwork, options: EvmSandboxOp
     chainId: network.chainId,
     extraArgs: options.anvilArgs,
     startupTimeoutMs: options.startupTimeoutMs,
+    listen: options.listen,
   });
   try {
     const chain = defineChain({
@@ -162,6 +169,7 @@ export async function startEvmSandbox(network: EvmNetwork, options: EvmSandboxOp
       network: network.name,
       chainId: network.chainId,
       rpcUrl: node.rpcUrl,
+      publicRpcUrl: node.publicRpcUrl,
       chain,
       asset,
       eip712: { ...network.eip712 },
