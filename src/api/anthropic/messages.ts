@@ -7,7 +7,7 @@ import { ApiError } from '../../errors.ts';
 import type { EndpointContext, PreparedCall } from '../endpoint.ts';
 import { newChatId, prepareChat, type ChatOutcome } from '../chat.ts';
 import { parseOrThrow } from '../validate.ts';
-import { chatOutput } from '../chat-output.ts';
+import { chatCall } from '../chat-output.ts';
 import { parseToolArguments, toolNameOf, type ChatFinishReason, type ChatToolChoice } from '../../providers/chat-model.ts';
 import { imageDownloader, imageInput } from '../image-input.ts';
 import type { TokenUsage } from '../../pricing/token-usage.ts';
@@ -52,22 +52,11 @@ export function prepareMessage(body: unknown, context: EndpointContext): Prepare
     for (const call of outcome.toolCalls) content.push({ type: 'tool_use', id: toolUseId(call.id), name: call.name, input: toolInput(call.arguments) });
     return message(content, stopReason(outcome.finishReason), anthropicUsage(outcome.usage));
   };
-  return {
-    model: chat.model,
-    amount: chat.amount,
-    async run() {
-      return chatOutput(await chat.complete(), toBody);
-    },
-    ...(request.stream
-      ? {
-          events: messagesEvents({
-            pending: message([], null, { input_tokens: 0, output_tokens: 0 }),
-            toolUseId,
-            run: async (onDelta, signal) => chatOutput(await chat.stream(onDelta, signal), toBody),
-          }),
-        }
-      : {}),
-  };
+  return chatCall(
+    chat,
+    toBody,
+    request.stream ? (run) => messagesEvents({ pending: message([], null, { input_tokens: 0, output_tokens: 0 }), toolUseId, run }) : undefined,
+  );
 }
 
 /** The tokens a Messages body reports (the usage headers of a replay). */

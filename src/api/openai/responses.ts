@@ -13,7 +13,7 @@ import type { EndpointContext, PreparedCall } from '../endpoint.ts';
 import { newChatId, prepareChat, type ChatOutcome } from '../chat.ts';
 import { parseToolArguments, toolNameOf, type ChatResponseFormat, type ChatToolChoice } from '../../providers/chat-model.ts';
 import { parseOrThrow } from '../validate.ts';
-import { chatOutput } from '../chat-output.ts';
+import { chatCall } from '../chat-output.ts';
 import { imageDownloader, imageInput } from '../image-input.ts';
 import type { TokenUsage } from '../../pricing/token-usage.ts';
 import { withFieldNames } from './field-names.ts';
@@ -95,23 +95,11 @@ export function prepareResponse(body: unknown, context: EndpointContext): Prepar
     });
     return response(status, output, responsesUsage(outcome.usage), cut ? 'max_output_tokens' : undefined);
   };
-  return {
-    model: chat.model,
-    amount: chat.amount,
-    async run() {
-      return chatOutput(await chat.complete(), toBody);
-    },
-    ...(request.stream
-      ? {
-          events: responsesEvents({
-            pending: response('in_progress', [], null),
-            messageId,
-            callItemId,
-            run: async (onDelta, signal) => chatOutput(await chat.stream(onDelta, signal), toBody),
-          }),
-        }
-      : {}),
-  };
+  return chatCall(
+    chat,
+    toBody,
+    request.stream ? (run) => responsesEvents({ pending: response('in_progress', [], null), messageId, callItemId, run }) : undefined,
+  );
 }
 
 /** The tokens a Responses body reports (the usage headers of a replay). */
