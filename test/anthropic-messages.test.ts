@@ -400,7 +400,9 @@ describe('one price table for every chat surface', () => {
 
 describe('discovery', () => {
   test('/v1/responses, /v1/messages and /v1/messages/count_tokens are in the OpenAPI document behind /docs', async () => {
-    const document = (await (await fetch(`${service.url}/openapi.json`)).json()) as { paths: Record<string, any> };
+    const document = (await (await fetch(`${service.url}/openapi.json`)).json()) as { paths: Record<string, any>; tags: { name: string }[] };
+    assert.ok(document.tags.some((tag) => tag.name === 'Anthropic-compatible'));
+    assert.deepEqual(document.paths['/v1/messages'].post.tags, ['Anthropic-compatible']);
     for (const path of ['/v1/responses', '/v1/messages']) {
       const ok = document.paths[path].post.responses['200'].content;
       assert.ok(ok['application/json'] && ok['text/event-stream'], path);

@@ -4,6 +4,7 @@ import { COUNT_TOKENS_PATH, MESSAGES_PATH } from './routes.ts';
 import { anthropicErrorSchema, countTokensRequestSchema, countTokensResponseSchema, messagesEventSchema, messagesRequestSchema, messagesResponseSchema } from '../../api/anthropic/schemas.ts';
 
 const TAG = 'Anthropic-compatible';
+const TAG_DESCRIPTION = 'The same chat models behind Anthropic-shaped routes (the Messages API), paid the same way';
 
 export function withAnthropicRoutes(document: Record<string, unknown>): Record<string, unknown> {
   const paths = { ...(document.paths as Record<string, unknown>) };
@@ -37,5 +38,6 @@ export function withAnthropicRoutes(document: Record<string, unknown>): Record<s
       responses: { '200': { description: 'OK', content: { 'application/json': { schema: jsonSchema(countTokensResponseSchema, 'output') } } }, '400': error, '404': error },
     },
   };
-  return { ...document, paths };
+  const tags = [...((document.tags as unknown[] | undefined) ?? []), { name: TAG, description: TAG_DESCRIPTION }];
+  return { ...document, tags, paths };
 }
