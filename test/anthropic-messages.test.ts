@@ -323,6 +323,7 @@ describe('errors in Anthropic’s shape, refused before any price', () => {
       [{ messages: [{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_9', content: 'x' }] }] }, 'messages.0.content.0'],
       [{ messages: [{ role: 'user', content: [{ type: 'tool_use', id: 'toolu_1', name: 'f', input: {} }] }] }, 'messages.0.content.0'],
       [{ tool_choice: { type: 'any' } }, 'tool_choice'],
+      [{ messages: [{ role: 'user', content: [] }] }, 'messages'],
     ];
     for (const [extra, field] of cases) {
       await assert.rejects(client.messages.create({ ...base, ...extra } as never), (error: unknown) => {

@@ -166,8 +166,12 @@ function toMessages(request: MessagesRequest): { messages: ModelMessage[]; image
     });
     if (results.length > 0) messages.push({ role: 'tool', content: results });
     if (turn.role === 'user' && user.length > 0) messages.push({ role: 'user', content: user });
-    if (turn.role === 'assistant') messages.push({ role: 'assistant', content: assistant });
+    // an empty turn (Anthropic allows an empty final assistant turn) says nothing to the model
+    if (turn.role === 'assistant' && assistant.length > 0) messages.push({ role: 'assistant', content: assistant });
   });
+  if (!messages.some((message) => message.role === 'user' || message.role === 'tool')) {
+    throw new ApiError(400, 'invalid_request', 'messages: no user turn with content to answer', { field: 'messages' });
+  }
   return { messages, imageFields };
 }
 
