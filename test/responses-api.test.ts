@@ -180,6 +180,7 @@ describe('refused before any price, naming the field', () => {
       // a tool result must answer a call sent before it (the gateway keeps no earlier response to find it in)
       [{ input: [{ role: 'user', content: 'hi' }, { type: 'function_call_output', call_id: 'call_9', output: 'x' }] }, 'input.1.call_id'],
       [{ input: [{ role: 'user', content: [{ type: 'input_image', image_url: 'ftp://example.com/a.png' }] }] }, 'input.0.content.0'],
+      [{ input: [{ role: 'developer', content: 'Be brief.' }] }, 'input'],
     ];
     for (const [extra, field] of cases) {
       await assert.rejects(client.responses.create({ model: LOCAL_CHAT, input: 'hi', ...extra } as never), (error: unknown) => {

@@ -201,6 +201,9 @@ function toMessages(request: ResponsesRequest): { messages: ModelMessage[]; imag
     const text = item.content.map(textOf).join('');
     messages.push({ role: item.role === 'developer' ? 'system' : item.role, content: text } as ModelMessage);
   });
+  if (messages.every((message) => message.role === 'system')) {
+    throw new ApiError(400, 'invalid_request', 'input: no user, assistant or tool item to answer', { field: 'input' });
+  }
   return { messages, imageFields };
 }
 
