@@ -15,7 +15,7 @@ import { startLedgerRetention } from './store/ledger-retention.ts';
 import { startReservationHeartbeat } from './store/reservation-heartbeat.ts';
 import { PaymentGate } from './payments/gate.ts';
 import { Reconciler } from './payments/reconciler.ts';
-import { reportReadiness } from './payments/readiness.ts';
+import { PaymentReadiness } from './payments/readiness.ts';
 import { configuredRails } from './payments/configured-rails.ts';
 import type { PaymentRail } from './payments/rails.ts';
 import { ModelCatalog } from './providers/catalog.ts';
@@ -89,7 +89,8 @@ export async function startService(config: Config, options: { log?: Logger } = {
   }
 
   // not awaited: startup does not wait on remote RPCs; stop() does
-  const readiness = reportReadiness(rails, log);
+  const payments = new PaymentReadiness(rails, log, { intervalMs: config.readinessCheckIntervalMs });
+  const readiness = payments.start();
 
   const catalog = new ModelCatalog(config.models, config.defaults);
   const providers = await ProviderRegistry.create(config, createLocalEngines(config));
@@ -98,7 +99,15 @@ export async function startService(config: Config, options: { log?: Logger } = {
   // OpenTelemetry loads only when tracing is configured; its observer then also tells each paid call's span
   const tracing = await startTracing(config, log);
   const observe = tracing ? tracedPayments(paymentMetrics) : paymentMetrics;
-  const gate = new PaymentGate({ rails, ledger, media, log, observe, maxFailedAttempts: config.maxFailedAttempts });
+  const gate = new PaymentGate({
+    rails,
+    ledger,
+    media,
+    log,
+    observe,
+    maxFailedAttempts: config.maxFailedAttempts,
+    offered: (network) => payments.ready(network),
+  });
   const reconciler = new Reconciler(
     { ledger, rails, media, log, observe },
     { abandonedAfterMs: config.abandonedAfterMs, leaseMs: config.reconcileLeaseMs, settlingGraceMs: config.settlingGraceMs },
@@ -119,7 +128,14 @@ export async function startService(config: Config, options: { log?: Logger } = {
     extraRoutes: sandbox && sandboxPages(sandbox),
     readiness: () =>
       checkReadiness(
-        { config, ledger, media, rails, sandboxRpcUrls: new Map([...(sandbox?.chains ?? [])].map(([name, chain]) => [name, chain.rpcUrl])) },
+        {
+          config,
+          ledger,
+          media,
+          rails,
+          payments,
+          sandboxRpcUrls: new Map([...(sandbox?.chains ?? [])].map(([name, chain]) => [name, chain.rpcUrl])),
+        },
         [...rails.keys()],
       ),
     health: () => ({
@@ -175,6 +191,7 @@ export async function startService(config: Config, options: { log?: Logger } = {
         if ('closeIdleConnections' in server) server.closeIdleConnections();
       });
       await readiness;
+      await payments.stop();
       await reconciler.stop();
       await retention.stop();
       await ledgerRetention.stop();

@@ -20,13 +20,13 @@ test('the Dockerfile ENV of the final stage is read as Docker sets it', () => {
   assert.deepEqual([image.HOST, image.SANDBOX_HOST, image.SANDBOX_PORT_BASE, image.SANDBOX_PUBLIC_HOST], ['0.0.0.0', '0.0.0.0', '8545', 'localhost']);
 });
 
-/** two consecutive ports free on every interface a moment ago (the container's fixed 8545 may be taken here) */
+/** two consecutive ports free on loopback a moment ago (the container's fixed 8545 may be taken here) */
 async function freePortPair(): Promise<number> {
   const tryBind = (port: number) =>
     new Promise<boolean>((resolve) => {
       const server = createServer();
       server.once('error', () => resolve(false));
-      server.listen(port, '0.0.0.0', () => server.close(() => resolve(true)));
+      server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
     });
   for (;;) {
     const first = 20_000 + Math.floor(Math.random() * 40_000);
@@ -39,8 +39,9 @@ test("with the image's environment, /healthz hands out sandbox RPC URLs a buyer 
   const dataDir = mkdtempSync(join(tmpdir(), 'x402-docker-env-'));
   const portBase = await freePortPair();
   // the image's settings, but the gateway on loopback at a port the OS picks, a throwaway /data and a port base
-  // free on this machine; the chains bind every interface, as in the container
-  const env = { ...image, PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: '0', DATA_DIR: dataDir, SANDBOX_PORT_BASE: String(portBase), SANDBOX_NETWORKS: 'base,solana', LOG_FORMAT: 'json' };
+  // free on this machine; the chains bind loopback (tests bind no other address), and /healthz names the image's
+  // public host for them
+  const env = { ...image, PATH: process.env.PATH ?? '', HOST: '127.0.0.1', SANDBOX_HOST: '127.0.0.1', PORT: '0', DATA_DIR: dataDir, SANDBOX_PORT_BASE: String(portBase), SANDBOX_NETWORKS: 'base,solana', LOG_FORMAT: 'json' };
   const child = spawn(process.execPath, [MAIN], { env, stdio: ['ignore', 'pipe', 'inherit'] });
   const exited = new Promise((resolve) => child.once('exit', resolve));
   t.after(async () => {

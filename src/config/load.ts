@@ -4,8 +4,7 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { SANDBOX_NETWORK_NAMES, configSchema, type ModelConfig, type ParsedConfig } from './schema.ts';
 import { embeddedModels } from './embedded-models.ts';
-import { speechProviderFormats } from '../providers/audio-formats.ts';
-import { LOCAL_OPTION_SCHEMAS } from '../providers/local/option-schemas.ts';
+import { LOCAL_OPTION_SCHEMAS, speechProviderFormats } from './engines.ts';
 import { NETWORKS, type NetworkName } from '../x402/networks.ts';
 import { addressProblem } from './addresses.ts';
 

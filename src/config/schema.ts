@@ -3,7 +3,7 @@ import { isIP } from 'node:net';
 import { z } from 'zod';
 import { NETWORK_NAMES } from '../x402/networks.ts';
 import { isProxyEntry } from '../lib/proxy-entry.ts';
-import { AUDIO_FORMATS, speechProviderFormats } from '../providers/audio-formats.ts';
+import { AUDIO_FORMATS, speechProviderFormats } from './engines.ts';
 
 /** Every network runs in the sandbox: anvil for EVM networks, litesvm for Solana. */
 export const SANDBOX_NETWORK_NAMES = NETWORK_NAMES;
@@ -319,6 +319,8 @@ export const configSchema = z
     settlementBatching: z.boolean().default(false),
     /** how often pending settlements are reconciled */
     reconcileIntervalMs: z.number().int().positive().default(15_000),
+    /** how often each network's payment readiness (asset code, gas, fee payer, token accounts) is checked again */
+    readinessCheckIntervalMs: z.number().int().min(1_000).default(60_000),
     /**
      * an instance reconciling a pending payment holds it this long (instances sharing a database never check one
      * payment at once; a check outliving it is abandoned); a payment whose instance died mid-check waits this long
