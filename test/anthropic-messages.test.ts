@@ -9,45 +9,23 @@ import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import { wrapFetchWithPayment as wrapFetchV1 } from 'x402-fetch';
 import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import type { PrivateKeyAccount } from 'viem/accounts';
-import { startTestService, postJson } from './support/service.ts';
+import { postJson } from './support/service.ts';
+import { startToolGateway, UP_TOOLS } from './support/tool-gateway.ts';
 import { balanceOf, decodeReceipt, fundedEvmBuyer } from './support/sandbox-wallet.ts';
-import { startToolUpstream, TOOL_ARGUMENTS, TOOL_PREAMBLE, TOOL_UPSTREAM_TEXT, TOOL_UPSTREAM_USAGE, type ToolUpstream } from './support/tool-upstream.ts';
-import { embeddedModels } from '../src/config/embedded-models.ts';
+import { TOOL_ARGUMENTS, TOOL_PREAMBLE, TOOL_UPSTREAM_TEXT, TOOL_UPSTREAM_USAGE, type ToolUpstream } from './support/tool-upstream.ts';
 import type { RunningService } from '../src/service.ts';
 
 const LOCAL_CHAT = 'local/demo-bigram';
 const FUNDS = 10_000_000n;
 
-const UP_TOOLS = 'up/tools';
-
 let upstream: ToolUpstream;
 let service: RunningService;
+let gateway: Awaited<ReturnType<typeof startToolGateway>> | undefined;
 before(async () => {
-  upstream = await startToolUpstream();
-  service = await startTestService({
-    networks: ['base'],
-    config: {
-      providers: { tools: { type: 'openai-compatible', baseURL: upstream.baseURL, timeoutMs: 30_000, maxRetries: 0 } },
-      models: [
-        ...embeddedModels(),
-        {
-          id: UP_TOOLS,
-          provider: 'tools',
-          upstreamModel: 'tool-model-1',
-          capability: 'chat',
-          maxTokens: 256,
-          defaultMaxTokens: 64,
-          supports: { vision: true },
-          price: { perRequest: '1000', perThousandOutputTokens: '2000', perThousandInputChars: '100' },
-        },
-      ],
-    },
-  });
+  gateway = await startToolGateway();
+  ({ upstream, service } = gateway);
 });
-after(async () => {
-  await service?.stop();
-  await upstream?.close();
-});
+after(() => gateway?.stop());
 
 function paying(buyer: PrivateKeyAccount): typeof fetch {
   return wrapFetchWithPayment(fetch, registerExactEvmScheme(new x402Client(), { signer: buyer }));
