@@ -34,6 +34,8 @@ import type { PaymentScheme } from './schemes/scheme.ts';
 import type { MediaStore } from '../media/media-store.ts';
 import type { Logger } from 'pino';
 import { NO_PAYMENT_OBSERVER, type PaymentLabels, type PaymentObserver } from './payment-metrics.ts';
+import { ChannelGate } from './channels/channel-gate.ts';
+import { BATCH_SETTLEMENT_SCHEME } from '../x402/batch-settlement.ts';
 
 export interface PaidCall {
   /** X-PAYMENT (x402 v1) */
@@ -149,6 +151,8 @@ export class PaymentGate {
   private readonly paymentRequiredCache = new Map<string, PaymentRequiredDocument>();
   /** settled payments whose work is running in this instance (settle-first) */
   private readonly working = new Set<string>();
+  /** payment channels (x402 batch-settlement), where the ledger keeps them */
+  private readonly channels: ChannelGate | undefined;
 
   /**
    * Every rail, for a 402 that names no network: EVM networks first. x402-fetch 1.x with a viem account
@@ -163,6 +167,7 @@ export class PaymentGate {
     this.attempts = deps.maxFailedAttempts ?? { unsettled: UNBOUNDED_ATTEMPTS, settled: UNBOUNDED_ATTEMPTS };
     this.enabledNetworks = [...deps.rails.keys()];
     this.anyNetworkRails = [...deps.rails.values()].sort((a, b) => Number(a.network.family === 'svm') - Number(b.network.family === 'svm'));
+    this.channels = deps.ledger.channels ? new ChannelGate({ store: deps.ledger.channels, log: deps.log }) : undefined;
   }
 
   /** the networks of the rails, fixed once the gate is made (as anyNetworkRails is) */
@@ -177,7 +182,12 @@ export class PaymentGate {
       payTo: rail.payTo,
       asset: rail.asset,
       maxTimeoutSeconds: call.maxTimeoutSeconds,
-      extra: scheme === 'upto' && rail.upto ? { ...rail.extra, ...rail.upto.extra } : rail.extra,
+      extra:
+        scheme === 'upto' && rail.upto
+          ? { ...rail.extra, ...rail.upto.extra }
+          : scheme === BATCH_SETTLEMENT_SCHEME && rail.channels
+            ? { ...rail.extra, ...rail.channels.extra }
+            : rail.extra,
       resource: { url: call.resource, description: call.description },
     };
   }
@@ -220,6 +230,14 @@ export class PaymentGate {
         `X-Network is ${namedRail.network.name} but the payment is for ${rail.network.name}`,
         { field: 'X-Network' },
       );
+    }
+    if (proof.scheme === BATCH_SETTLEMENT_SCHEME && rail.channels && this.channels) {
+      // a payment channel: per-channel state instead of one-use keys (payments/channels/channel-gate.ts)
+      const requirement = this.requirementFor(rail, call, BATCH_SETTLEMENT_SCHEME);
+      const mismatch = received.accepted && acceptedMismatch(received.accepted, requirement);
+      if (mismatch) return this.paymentRequired(call, [rail], mismatch);
+      const channelRail = { ...rail, channels: rail.channels };
+      return this.channels.handle({ call, rail: channelRail, requirement, proof, paymentRequired: (error) => this.paymentRequired(call, [rail], error) });
     }
     const scheme = this.schemes.get(proof.scheme, rail.network.family);
     if (!scheme || (proof.scheme === 'upto' && !this.uptoOffered(rail, call))) {
@@ -595,9 +613,12 @@ export class PaymentGate {
       // upto is offered when X-Network names the network (one rail): beside every network at once it would
       // take PAYMENT-REQUIRED past 8 KB, and a proof under upto is still accepted on any rail that offers it
       const metered = rails.length === 1 ? rails.filter((rail) => this.uptoOffered(rail, call)) : [];
-      const v2Accepts = rails.flatMap((rail) =>
-        metered.includes(rail) ? [this.requirementFor(rail, call), this.requirementFor(rail, call, 'upto')] : [this.requirementFor(rail, call)],
-      );
+      // batch-settlement (payment channels) beside exact on every rail that offers it
+      const v2Accepts = rails.flatMap((rail) => [
+        this.requirementFor(rail, call),
+        ...(metered.includes(rail) ? [this.requirementFor(rail, call, 'upto')] : []),
+        ...(rail.channels && this.channels ? [this.requirementFor(rail, call, BATCH_SETTLEMENT_SCHEME)] : []),
+      ]);
       const extensions = Object.assign({}, ...metered.map((rail) => rail.upto!.extensions), call.extensions ?? {});
       const route = { url: call.resource, description: call.description, bodyFields: call.bodyFields };
       const v2 = {

@@ -8,6 +8,8 @@ import { startEvmSandbox, type EvmSandbox } from './evm/evm-sandbox.ts';
 import { LocalEvmFacilitator } from '../payments/facilitators/local-evm.ts';
 import { LocalEvmUptoFacilitator } from '../payments/facilitators/local-evm-upto.ts';
 import { localUptoOffer } from '../payments/upto-offer.ts';
+import { LocalEvmChannelFacilitator } from '../payments/facilitators/local-evm-channels.ts';
+import { channelOffer } from '../payments/channels/channel-offer.ts';
 import { startSvmSandbox } from './svm/svm-sandbox.ts';
 import { LocalSvmFacilitator } from '../payments/facilitators/local-svm.ts';
 import type { PaymentRail } from '../payments/rails.ts';
@@ -59,6 +61,17 @@ async function startEvmChain(name: NetworkName, settlementTimeoutMs: number, opt
     pollingIntervalMs: 10,
   });
   const uptoOffer = await localUptoOffer(upto, 'auto', name);
+  // the batch-settlement escrow is on every sandbox chain; channels send through the exact key's sender
+  const channels = await channelOffer(
+    new LocalEvmChannelFacilitator({
+      network,
+      rpcUrl: chain.rpcUrl,
+      settlementPrivateKey: chain.settlementPrivateKey,
+      receiptTimeoutMs: settlementTimeoutMs,
+      sender: facilitator.sender,
+    }),
+    { mode: 'auto', network: name },
+  );
   return {
     network: name,
     rpcUrl: chain.rpcUrl,
@@ -71,6 +84,7 @@ async function startEvmChain(name: NetworkName, settlementTimeoutMs: number, opt
       facilitator,
       extra: await facilitator.requirementExtra(),
       ...(uptoOffer ? { upto: uptoOffer } : {}),
+      ...(channels ? { channels } : {}),
     },
     async faucet(address, amount) {
       if (!/^0x[0-9a-fA-F]{40}$/.test(address)) {

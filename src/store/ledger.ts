@@ -10,6 +10,7 @@
 // a time through a lease (claimPending).
 
 import type { NonceAllocator, PendingCount } from '../payments/facilitators/nonce-allocator.ts';
+import type { ChannelStore } from './channel-store.ts';
 
 export const PAYMENT_STATES = ['reserved', 'verified', 'pending', 'settled', 'failed', 'released'] as const;
 export type PaymentState = (typeof PAYMENT_STATES)[number];
@@ -132,6 +133,8 @@ export interface Ledger {
    * (PostgreSQL); absent when one process owns the ledger and its keys.
    */
   settlementNonces?(chainId: number, address: string, pendingCount: PendingCount): NonceAllocator;
+  /** x402 batch-settlement payment channels, in the same database (channel-store.ts) */
+  readonly channels?: ChannelStore;
   /**
    * Atomically claims the key for this ledger's holder: succeeds for a new key, one whose earlier use moved no
    * funds, or one reserved by a holder whose lease ran out (it died before settlement began). A key whose work

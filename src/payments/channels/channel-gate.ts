@@ -1,0 +1,276 @@
+// Paid calls under x402 `batch-settlement`: a payer's channel in the escrow backs off-chain cumulative vouchers,
+// so a call costs a signature check instead of a transaction. What the gate hands over once it knows the proof
+// is a channel payment on a rail that offers channels.
+//
+// Per request, holding the channel's lock (one request per channel at a time, across instances):
+//   voucher ceiling == charged so far + this call's price, else the corrective 402 (the signed voucher state,
+//   so a client that lost its state resynchronises) -> verify (locally from the mirrored escrow state while it is
+//   fresh; else, and for every deposit, by the facilitator) -> a deposit is submitted before the work (it is the
+//   payer's money in the payer's channel, not a charge) -> work -> on success only, the charge (the quote, or a
+//   metered result's cost, never above the quote) and the voucher are committed -> the receipt with
+//   extra.chargedAmount and extra.channelState. Failed work leaves the channel as it was.
+// A channel the ledger does not know (a lost record) starts from the escrow's totalClaimed, as the spec says.
+import type { Logger } from 'pino';
+import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
+import { randomUUID } from 'node:crypto';
+import { ApiError } from '../../errors.ts';
+import { decodeHeader, encodeHeader } from '../../x402/encoding.ts';
+import {
+  CHANNEL_BUSY,
+  channelPayloadSchema,
+  configMismatch,
+  CUMULATIVE_MISMATCH,
+  voucherSignedByAuthorizer,
+  ZERO_ADDRESS,
+  type ChannelPayload,
+} from '../../x402/batch-settlement.ts';
+import type { EvmNetwork } from '../../x402/networks.ts';
+import { newChannelRecord, type ChannelRecord, type ChannelStore } from '../../store/channel-store.ts';
+import { caip2Of, type PaymentProof, type PaymentRequirement } from '../model.ts';
+import type { GateResponse, PaidCall } from '../gate.ts';
+import type { ChannelOffer, PaymentRail } from '../rails.ts';
+import type { OnChainChannel } from './channel-facilitator.ts';
+
+export interface ChannelGateOptions {
+  store: ChannelStore;
+  log: Logger;
+  /** how long the mirrored escrow state of a channel lets vouchers be verified without the chain */
+  freshStateMs?: number;
+  /** how long a request waits for a channel another request holds */
+  lockWaitMs?: number;
+}
+
+export interface ChannelCall {
+  call: PaidCall;
+  rail: PaymentRail & { channels: ChannelOffer };
+  requirement: PaymentRequirement;
+  proof: PaymentProof;
+  /** the gate's 402 for this rail with `error` */
+  paymentRequired: (error: string) => GateResponse;
+}
+
+const RECEIPT_HEADER = 'PAYMENT-RESPONSE';
+const REQUIRED_HEADER = 'PAYMENT-REQUIRED';
+/** Mirrored state younger than this verifies a voucher locally (withdrawals take at least 15 minutes to complete). */
+const DEFAULT_FRESH_STATE_MS = 60_000;
+const DEFAULT_LOCK_WAIT_MS = 30_000;
+
+export class ChannelGate {
+  readonly #store: ChannelStore;
+  readonly #log: Logger;
+  readonly #freshStateMs: number;
+  readonly #lockWaitMs: number;
+  readonly #holder = `channels-${randomUUID()}`;
+  /** requests of this instance queued per channel, so only the head asks the database for the lock */
+  readonly #queues = new Map<string, Promise<unknown>>();
+
+  constructor(options: ChannelGateOptions) {
+    this.#store = options.store;
+    this.#log = options.log;
+    this.#freshStateMs = options.freshStateMs ?? DEFAULT_FRESH_STATE_MS;
+    this.#lockWaitMs = options.lockWaitMs ?? DEFAULT_LOCK_WAIT_MS;
+  }
+
+  async handle(input: ChannelCall): Promise<GateResponse> {
+    const { proof, rail, paymentRequired } = input;
+    if (proof.wire !== 2) return paymentRequired('unsupported_scheme: batch-settlement exists only in x402 version 2 (PAYMENT-SIGNATURE)');
+    const parsed = channelPayloadSchema.safeParse(proof.payload);
+    if (!parsed.success) return paymentRequired('invalid_batch_settlement_evm_payload: not a deposit, voucher or refund of batch-settlement');
+    const payload = parsed.data;
+    const network = rail.network as EvmNetwork;
+    const terms = {
+      receiver: rail.payTo,
+      receiverAuthorizer: rail.channels.facilitator.receiverAuthorizer,
+      token: rail.asset,
+      withdrawDelay: rail.channels.withdrawDelay,
+    };
+    const mismatch = configMismatch(payload.channelConfig, payload.voucher.channelId, network.chainId, terms);
+    if (mismatch) return paymentRequired(mismatch);
+    if (payload.type === 'refund') return paymentRequired('invalid_batch_settlement_evm_payload_type: refunds are sent without a request body (GET)');
+    const channelId = payload.voucher.channelId.toLowerCase();
+    return this.#serialised(channelId, () => this.#pay(input, payload, channelId));
+  }
+
+  /** Runs `task` holding the channel: queued behind this instance's requests on it, then the database lock. */
+  async #serialised<T>(channelId: string, task: () => Promise<T>): Promise<T> {
+    const previous = this.#queues.get(channelId) ?? Promise.resolve();
+    let done!: () => void;
+    const mine = new Promise<void>((resolve) => (done = resolve));
+    const tail = previous.then(() => mine);
+    this.#queues.set(channelId, tail);
+    try {
+      await previous;
+      await this.#lock(channelId);
+      try {
+        return await task();
+      } finally {
+        await this.#store.unlock(channelId, this.#holder).catch((error: unknown) => this.#log.warn({ err: error, channelId }, 'channel unlock failed'));
+      }
+    } finally {
+      done();
+      if (this.#queues.get(channelId) === tail) this.#queues.delete(channelId);
+    }
+  }
+
+  async #lock(channelId: string): Promise<void> {
+    const deadline = Date.now() + this.#lockWaitMs;
+    let wait = 5;
+    // the lease outlives any one request's work; a crashed holder's lapses after it
+    while (!(await this.#store.lock(channelId, this.#holder, this.#lockWaitMs * 10))) {
+      if (Date.now() > deadline) {
+        throw new ApiError(409, 'payment_in_progress', `${CHANNEL_BUSY}: another request holds this payment channel; retry shortly`, {
+          headers: { 'Retry-After': '1' },
+        });
+      }
+      await new Promise((resolve) => setTimeout(resolve, wait));
+      wait = Math.min(wait * 2, 100);
+    }
+  }
+
+  async #pay(input: ChannelCall, payload: Exclude<ChannelPayload, { type: 'refund' }>, channelId: string): Promise<GateResponse> {
+    const { call, rail, requirement, paymentRequired } = input;
+    const facilitator = rail.channels.facilitator;
+    const network = rail.network as EvmNetwork;
+    const price = requirement.amount;
+    const ceiling = BigInt(payload.voucher.maxClaimableAmount);
+    const wireRequirement = wireRequirementOf(requirement);
+    const wirePayment: PaymentPayload = { x402Version: 2, accepted: wireRequirement, payload: payload as unknown as Record<string, unknown> };
+    const now = Date.now();
+
+    let record = await this.#store.get(channelId);
+    if (record && ceiling !== record.chargedCumulative + price) return this.#corrective(input, record);
+
+    // verification: the mirrored state while fresh (an EOA voucher is an ECDSA recovery), else the chain
+    let state: OnChainChannel;
+    const local = payload.type === 'voucher' && record !== undefined && now - record.syncedAt < this.#freshStateMs && payload.channelConfig.payerAuthorizer !== ZERO_ADDRESS;
+    if (local && record) {
+      const signed = await voucherSignedByAuthorizer(payload.channelConfig, channelId, ceiling, payload.voucher.signature, network.chainId);
+      if (!signed) return paymentRequired('invalid_batch_settlement_evm_voucher_signature');
+      if (ceiling > record.balance) return paymentRequired('invalid_batch_settlement_evm_cumulative_exceeds_balance');
+      if (ceiling <= record.totalClaimed) return paymentRequired('invalid_batch_settlement_evm_cumulative_below_claimed');
+      state = record;
+    } else {
+      const verified = await facilitator.verify(wirePayment, wireRequirement).catch((error: unknown) => {
+        this.#log.error({ err: error, channelId }, 'channel verify failed');
+        throw new ApiError(503, 'upstream_unavailable', 'the payment facilitator is unavailable; nothing was charged, retry later', {
+          headers: { 'Retry-After': '5' },
+        });
+      });
+      if (!verified.isValid) return paymentRequired(verified.invalidReason);
+      state = verified.state;
+      if (!record) {
+        // a channel this server has no record of: what is claimed on chain is the baseline (unclaimed charges of a lost record are forfeited)
+        record = await this.#store.update(channelId, (current) =>
+          current ?? { ...newChannelRecord(channelId, network.name, payload.channelConfig, now), chargedCumulative: state.totalClaimed, ...mirrored(state, now) },
+        );
+        if (!record) throw new Error('channel record not written');
+        if (ceiling !== record.chargedCumulative + price) return this.#corrective(input, record);
+      } else {
+        record = await this.#store.update(channelId, (current) => current && { ...current, ...mirrored(state, now) });
+        if (!record) throw new Error('channel record vanished');
+      }
+    }
+
+    // a deposit lands before the work: the voucher it carries is backed only once it has
+    let deposit: { transaction: string; amount: bigint } | undefined;
+    if (payload.type === 'deposit') {
+      const settled = await facilitator.settle(wirePayment, wireRequirement);
+      if (!settled.success) {
+        if (settled.pending) {
+          throw new ApiError(409, 'settlement_pending', 'the deposit was sent but is not confirmed yet; retry shortly with the same payment', {
+            headers: { 'Retry-After': '5' },
+          });
+        }
+        return paymentRequired(`settlement_failed: ${settled.errorReason}`);
+      }
+      const amount = BigInt(payload.deposit.amount);
+      deposit = { transaction: settled.transaction, amount };
+      const after: OnChainChannel = settled.state ?? { ...state, balance: state.balance + amount };
+      state = after;
+      record = await this.#store.update(channelId, (current) =>
+        current && { ...current, ...mirrored(after, Date.now()), deposited: current.deposited + amount },
+      );
+      if (!record) throw new Error('channel record vanished');
+      this.#log.info({ channelId, network: network.name, tx: settled.transaction, amount: amount.toString() }, 'channel deposit settled');
+    }
+
+    const result = await call.work(call.metered ? {} : { charge: price });
+    const charged = call.metered && result.cost !== undefined && result.cost < price ? result.cost : price;
+    const base = ceiling - price;
+    const committed = await this.#store.update(channelId, (current) =>
+      current && {
+        ...current,
+        chargedCumulative: base + charged,
+        signedMaxClaimable: ceiling,
+        signature: payload.voucher.signature,
+        lastRequestAt: Date.now(),
+        updatedAt: Date.now(),
+      },
+    );
+    if (!committed) throw new Error('channel record vanished');
+
+    const receipt = {
+      success: true,
+      transaction: deposit?.transaction ?? '',
+      network: caip2Of(network.name),
+      payer: payload.channelConfig.payer,
+      amount: deposit ? deposit.amount.toString() : '',
+      extra: { chargedAmount: charged.toString(), channelState: channelStateOf(committed) },
+    };
+    return { status: 200, body: result.body, headers: { [RECEIPT_HEADER]: encodeHeader(receipt) }, charged };
+  }
+
+  /**
+   * The corrective 402: the batch-settlement offer carries the channel as this server has it and the payer's
+   * latest signed voucher, which the official client verifies before adopting the charged amount.
+   */
+  #corrective(input: ChannelCall, record: ChannelRecord): GateResponse {
+    const response = input.paymentRequired(CUMULATIVE_MISMATCH);
+    const header = response.headers[REQUIRED_HEADER];
+    const document = header === undefined ? undefined : (decodeHeader(header) as { accepts?: Record<string, unknown>[] } | undefined);
+    if (!document?.accepts) return response;
+    const caip2 = caip2Of(input.rail.network.name);
+    for (const accept of document.accepts) {
+      if (accept.scheme !== 'batch-settlement' || accept.network !== caip2) continue;
+      accept.extra = {
+        ...(accept.extra as Record<string, unknown>),
+        channelState: channelStateOf(record),
+        ...(record.signature ? { voucherState: { signedMaxClaimable: record.signedMaxClaimable.toString(), signature: record.signature } } : {}),
+      };
+    }
+    return { ...response, headers: { ...response.headers, [REQUIRED_HEADER]: encodeHeader(document) } };
+  }
+}
+
+function mirrored(state: OnChainChannel, now: number): Pick<ChannelRecord, 'balance' | 'totalClaimed' | 'withdrawRequestedAt' | 'refundNonce' | 'syncedAt' | 'updatedAt'> {
+  return { ...pickState(state), syncedAt: now, updatedAt: now };
+}
+
+function pickState(state: OnChainChannel): OnChainChannel {
+  return { balance: state.balance, totalClaimed: state.totalClaimed, withdrawRequestedAt: state.withdrawRequestedAt, refundNonce: state.refundNonce };
+}
+
+/** The scheme's channel snapshot (amounts as decimal strings). */
+export function channelStateOf(record: ChannelRecord): Record<string, unknown> {
+  return {
+    channelId: record.channelId,
+    balance: record.balance.toString(),
+    totalClaimed: record.totalClaimed.toString(),
+    withdrawRequestedAt: record.withdrawRequestedAt,
+    refundNonce: record.refundNonce.toString(),
+    chargedCumulativeAmount: record.chargedCumulative.toString(),
+  };
+}
+
+/** A requirement in the x402 v2 wire shape the facilitators take. */
+export function wireRequirementOf(requirement: PaymentRequirement): PaymentRequirements {
+  return {
+    scheme: requirement.scheme,
+    network: caip2Of(requirement.network) as PaymentRequirements['network'],
+    amount: requirement.amount.toString(),
+    asset: requirement.asset,
+    payTo: requirement.payTo,
+    maxTimeoutSeconds: requirement.maxTimeoutSeconds,
+    extra: requirement.extra,
+  };
+}
