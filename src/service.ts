@@ -15,6 +15,7 @@ import { startLedgerRetention } from './store/ledger-retention.ts';
 import { startReservationHeartbeat } from './store/reservation-heartbeat.ts';
 import { PaymentGate } from './payments/gate.ts';
 import { Reconciler } from './payments/reconciler.ts';
+import { ChannelClaimer } from './payments/channels/channel-claimer.ts';
 import { reportReadiness } from './payments/readiness.ts';
 import { configuredRails } from './payments/configured-rails.ts';
 import type { PaymentRail } from './payments/rails.ts';
@@ -48,6 +49,8 @@ export interface RunningService {
   sandbox: Sandbox | undefined;
   rails: ReadonlyMap<NetworkName, PaymentRail>;
   reconciler: Reconciler;
+  /** claims and settles payment channels' charges (present where a rail offers channels) */
+  claimer?: ChannelClaimer;
   log: Logger;
   /** stops accepting connections, lets in-flight requests finish, then releases everything */
   stop(): Promise<void>;
@@ -75,7 +78,10 @@ export async function startService(config: Config, options: { log?: Logger } = {
 
   let sandbox: Sandbox | undefined;
   if (config.sandbox.enabled) {
-    sandbox = await startSandbox(config.sandbox.networks, config.settlementTimeoutMs, { settlementBatching: config.settlementBatching });
+    sandbox = await startSandbox(config.sandbox.networks, config.settlementTimeoutMs, {
+      settlementBatching: config.settlementBatching,
+      channelWithdrawDelay: config.channels.withdrawDelay,
+    });
     for (const [name, chain] of sandbox.chains) if (!rails.has(name)) rails.set(name, chain.rail);
     log.warn(
       { networks: Object.fromEntries([...sandbox.chains].map(([name, chain]) => [name, chain.rpcUrl])) },
@@ -95,6 +101,19 @@ export async function startService(config: Config, options: { log?: Logger } = {
     { ledger, rails, media, log, observe },
     { abandonedAfterMs: config.abandonedAfterMs, leaseMs: config.reconcileLeaseMs, settlingGraceMs: config.settlingGraceMs },
   );
+  // payment channels' charges are claimed and settled in batches (payments/channels/channel-claimer.ts)
+  const claimer =
+    ledger.channels && [...rails.values()].some((rail) => rail.channels)
+      ? new ChannelClaimer(
+          { rails, store: ledger.channels, log },
+          {
+            intervalMs: config.channels.claimIntervalMs,
+            threshold: BigInt(config.channels.claimThreshold),
+            maxAgeMs: config.channels.claimMaxAgeMs,
+            maxClaimsPerBatch: config.channels.maxClaimsPerBatch,
+          },
+        )
+      : undefined;
   const appDeps: AppDeps = {
     config,
     log,
@@ -135,6 +154,7 @@ export async function startService(config: Config, options: { log?: Logger } = {
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const url = `http://${host}:${address.port}`;
   reconciler.start(config.reconcileIntervalMs);
+  claimer?.start();
   const retention = startMediaRetention(media, config.mediaRetentionDays, log);
   const ledgerRetention = startLedgerRetention(ledger, config.ledgerRetentionDays, log);
   log.info({ url, mode: sandbox ? 'sandbox' : 'live', networks: [...rails.keys()] }, 'service listening');
@@ -149,6 +169,7 @@ export async function startService(config: Config, options: { log?: Logger } = {
       });
       await readiness;
       await reconciler.stop();
+      await claimer?.stop();
       await retention.stop();
       await ledgerRetention.stop();
       await heartbeat.stop();
@@ -157,5 +178,5 @@ export async function startService(config: Config, options: { log?: Logger } = {
       closeMedia();
     })());
 
-  return { url, config, ledger, media, sandbox, rails, reconciler, log, stop };
+  return { url, config, ledger, media, sandbox, rails, reconciler, ...(claimer ? { claimer } : {}), log, stop };
 }

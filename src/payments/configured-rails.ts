@@ -14,6 +14,9 @@ import type { PaymentRail, UptoOffer } from './rails.ts';
 import { LocalEvmFacilitator } from './facilitators/local-evm.ts';
 import { LocalEvmUptoFacilitator } from './facilitators/local-evm-upto.ts';
 import { localUptoOffer, remoteUptoOffer } from './upto-offer.ts';
+import { LocalEvmChannelFacilitator } from './facilitators/local-evm-channels.ts';
+import { channelOffer } from './channels/channel-offer.ts';
+import type { ChannelOffer } from './rails.ts';
 import type { Logger } from 'pino';
 import { RemoteFacilitator } from './facilitators/remote.ts';
 import { createLocalSvmFacilitator } from './facilitators/local-svm-factory.ts';
@@ -77,6 +80,23 @@ async function uptoOfferFor(network: Network, settings: NetworkConfig, exact: Fa
 }
 
 /**
+ * The rail's payment-channel offer, if any (EVM with a local facilitator): deposits, claims and refunds go out
+ * through the exact facilitator's sender (the key's one nonce sequence); the same key authorizes claims.
+ */
+async function channelOfferFor(network: Network, settings: NetworkConfig, exact: Facilitator, config: Config, env: Env, log?: Logger): Promise<ChannelOffer | undefined> {
+  if (network.family !== 'evm' || settings.channels === 'off' || settings.facilitator.type !== 'local') return undefined;
+  if (!(exact instanceof LocalEvmFacilitator)) return undefined;
+  const facilitator = new LocalEvmChannelFacilitator({
+    network,
+    rpcUrl: settings.facilitator.rpcUrl,
+    settlementPrivateKey: readSecret(env, settings.facilitator.secretKeyEnv) as `0x${string}`,
+    receiptTimeoutMs: config.settlementTimeoutMs,
+    sender: exact.sender,
+  });
+  return channelOffer(facilitator, { mode: settings.channels, network: network.name, withdrawDelay: config.channels.withdrawDelay, ...(log ? { log } : {}) });
+}
+
+/**
  * One rail per configured network. Every secret that is missing or malformed is named in one ConfigError
  * (never its value), so startup stops once with all of them.
  */
@@ -88,7 +108,7 @@ export async function configuredRails(
 ): Promise<Map<NetworkName, PaymentRail>> {
   const rails = new Map<NetworkName, PaymentRail>();
   const problems: string[] = [];
-  const built: { name: NetworkName; rail: PaymentRail; upto: Promise<UptoOffer | undefined> }[] = [];
+  const built: { name: NetworkName; rail: PaymentRail; upto: Promise<UptoOffer | undefined>; channels: Promise<ChannelOffer | undefined> }[] = [];
   for (const [name, settings] of Object.entries(config.networks) as [NetworkName, NetworkConfig][]) {
     const network = NETWORKS[name];
     const asset = settings.asset ?? network.usdc;
@@ -105,12 +125,15 @@ export async function configuredRails(
     // every network's upto check (eth_getCode or /supported) at once: startup waits for the slowest only
     const upto = uptoOfferFor(network, settings, facilitator, asset, config, env, log);
     upto.catch(() => undefined); // awaited below; never an unhandled rejection if startup stops first
-    built.push({ name, rail: { network, payTo: settings.payTo, asset, facilitator, extra }, upto });
+    const channels = channelOfferFor(network, settings, facilitator, config, env, log);
+    channels.catch(() => undefined);
+    built.push({ name, rail: { network, payTo: settings.payTo, asset, facilitator, extra }, upto, channels });
   }
-  for (const { name, rail, upto } of built) {
+  for (const { name, rail, upto, channels } of built) {
     try {
       const offer = await upto;
-      rails.set(name, offer ? { ...rail, upto: offer } : rail);
+      const channelsOffer = await channels;
+      rails.set(name, { ...rail, ...(offer ? { upto: offer } : {}), ...(channelsOffer ? { channels: channelsOffer } : {}) });
     } catch (error) {
       if (!(error instanceof ConfigError)) throw error;
       problems.push(`networks.${name}: ${error.message}`);

@@ -613,11 +613,12 @@ export class PaymentGate {
       // upto is offered when X-Network names the network (one rail): beside every network at once it would
       // take PAYMENT-REQUIRED past 8 KB, and a proof under upto is still accepted on any rail that offers it
       const metered = rails.length === 1 ? rails.filter((rail) => this.uptoOffered(rail, call)) : [];
-      // batch-settlement (payment channels) beside exact on every rail that offers it
+      // batch-settlement (payment channels) beside exact where the rail offers it, on the same one-rail terms as upto
+      const channels = rails.length === 1 && this.channels ? rails.filter((rail) => rail.channels) : [];
       const v2Accepts = rails.flatMap((rail) => [
         this.requirementFor(rail, call),
         ...(metered.includes(rail) ? [this.requirementFor(rail, call, 'upto')] : []),
-        ...(rail.channels && this.channels ? [this.requirementFor(rail, call, BATCH_SETTLEMENT_SCHEME)] : []),
+        ...(channels.includes(rail) ? [this.requirementFor(rail, call, BATCH_SETTLEMENT_SCHEME)] : []),
       ]);
       const extensions = Object.assign({}, ...metered.map((rail) => rail.upto!.extensions), call.extensions ?? {});
       const route = { url: call.resource, description: call.description, bodyFields: call.bodyFields };

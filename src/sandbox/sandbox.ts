@@ -70,7 +70,7 @@ async function startEvmChain(name: NetworkName, settlementTimeoutMs: number, opt
       receiptTimeoutMs: settlementTimeoutMs,
       sender: facilitator.sender,
     }),
-    { mode: 'auto', network: name },
+    { mode: 'auto', network: name, ...(options.channelWithdrawDelay ? { withdrawDelay: options.channelWithdrawDelay } : {}) },
   );
   return {
     network: name,
@@ -152,6 +152,8 @@ const balanceRequest = z.object({ network: z.string(), address: z.string().min(1
 export interface SandboxOptions {
   /** EVM exact settlements batched through Multicall3 (config settlementBatching) */
   settlementBatching?: boolean;
+  /** the withdraw delay payment channels are opened with (config channels.withdrawDelay) */
+  channelWithdrawDelay?: number;
 }
 
 export async function startSandbox(networks: readonly NetworkName[], settlementTimeoutMs: number, options: SandboxOptions = {}): Promise<Sandbox> {
