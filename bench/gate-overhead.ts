@@ -18,6 +18,7 @@ import { loadConfig } from '../src/config/load.ts';
 import { SqliteLedger } from '../src/store/sqlite-ledger.ts';
 import { FileMediaStore } from '../src/media/file-media-store.ts';
 import { PaymentGate, type PaidCall } from '../src/payments/gate.ts';
+import { HTTP_NAMES, HttpPaymentAnswers, paymentFromHeaders } from '../src/http/payment-edge.ts';
 import type { Facilitator } from '../src/payments/facilitator.ts';
 import type { PaymentRail } from '../src/payments/rails.ts';
 import type { Ledger, NewPayment, PaymentState, PaymentUpdate } from '../src/store/ledger.ts';
@@ -27,7 +28,7 @@ import { ProviderRegistry } from '../src/providers/registry.ts';
 import { createLocalEngines } from '../src/providers/local/index.ts';
 import { imagesEndpoint } from '../src/api/images.ts';
 import { bodyFieldsOf } from '../src/http/openapi.ts';
-import { requestHash } from '../src/http/canonical-json.ts';
+import { requestHash } from '../src/lib/canonical-json.ts';
 import { decodeHeader } from '../src/x402/encoding.ts';
 import { transferWithAuthorizationTypes } from '../src/payments/facilitators/eip3009-abi.ts';
 import type { NetworkName } from '../src/x402/networks.ts';
@@ -91,26 +92,28 @@ try {
   const origin = 'http://127.0.0.1:4021';
   const context = { catalog, providers, media, mediaUrl: (id: string) => `${origin}/media/${id}` };
   const bodyFields = bodyFieldsOf(imagesEndpoint);
+  const answers = new HttpPaymentAnswers(gate);
   const makeCall = (paymentHeader: string | undefined): PaidCall => {
     const prepared = imagesEndpoint.prepare(BODY, context);
     const hash = requestHash(imagesEndpoint.path, BODY);
     return {
-      paymentHeader,
-      networkHeader: NETWORK,
+      payment: paymentFromHeaders((name) => (name === 'X-PAYMENT' ? paymentHeader : undefined)),
+      network: NETWORK,
+      names: HTTP_NAMES,
       settleFirst: () => false,
       resource: `${origin}${imagesEndpoint.path}`,
       model: prepared.model.id,
       description: imagesEndpoint.description,
       amount: prepared.amount,
       maxTimeoutSeconds: config.maxTimeoutSeconds.image,
-      bodyFields,
       requestHash: hash,
       work: () => timed('work', () => prepared.run()),
     };
   };
 
   // The 402 a client would receive, and one funded buyer.
-  const quote = await gate.handle(makeCall(undefined));
+  const unpaid = makeCall(undefined);
+  const quote = answers.render(await gate.process(unpaid), { call: unpaid, bodyFields }, undefined);
   // the gate hands 402 bodies over already serialised
   const required = (typeof quote.body === 'string' ? JSON.parse(quote.body) : quote.body) as PaymentRequired;
   const buyerKey = generatePrivateKey();
@@ -153,9 +156,9 @@ try {
     marks = {};
     transitionMs = 0;
     const t0 = performance.now();
-    const response = await gate.handle(call);
+    const outcome = await gate.process(call);
     const end = performance.now();
-    if (response.status !== 200) {
+    if (outcome.kind !== 'delivered') {
       failures++;
       continue;
     }

@@ -40,10 +40,11 @@ import { pino } from 'pino';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { loadConfig } from '../src/config/load.ts';
 import { ENDPOINTS } from '../src/service.ts';
-import { createApp } from '../src/http/app.ts';
+import { CORS, createApp } from '../src/http/app.ts';
 import { HttpMetrics } from '../src/http/metrics.ts';
-import { PaymentGate, type GateDeps, type GateResponse, type PaidCall } from '../src/payments/gate.ts';
-import { encodeHeader } from '../src/x402/encoding.ts';
+import { PaymentGate, type GateDeps, type PaidCall, type PaymentOutcome } from '../src/payments/gate.ts';
+import { HttpPaymentAnswers } from '../src/http/payment-edge.ts';
+import { answerFrame } from '../src/http/answer-frame.ts';
 import { SqliteLedger } from '../src/store/sqlite-ledger.ts';
 import { FileMediaStore } from '../src/media/file-media-store.ts';
 import { ModelCatalog } from '../src/providers/catalog.ts';
@@ -83,10 +84,10 @@ function timedWork(call: PaidCall): PaidCall {
 
 /** The real gate; only timestamps the part of handle() that is not the work. */
 class TimedGate extends PaymentGate {
-  override async handle(call: PaidCall): Promise<GateResponse> {
+  override async process(call: PaidCall): Promise<PaymentOutcome> {
     const started = performance.now();
     try {
-      return await super.handle(timedWork(call));
+      return await super.process(timedWork(call));
     } finally {
       last.paymentMs = performance.now() - started - last.workMs;
     }
@@ -95,16 +96,17 @@ class TimedGate extends PaymentGate {
 
 /** Payment left out: a call with a proof runs its work at once and is answered as a settled payment is. */
 class PaymentExcludedGate extends PaymentGate {
-  readonly #receipt: string;
+  readonly #payer: string;
   constructor(deps: GateDeps, payer: string) {
     super(deps);
-    this.#receipt = encodeHeader({ success: true, transaction: `0x${'ab'.repeat(32)}`, network: 'base', payer });
+    this.#payer = payer;
   }
-  override async handle(call: PaidCall): Promise<GateResponse> {
-    if (call.paymentHeader === undefined) return super.handle(call);
+  override async process(call: PaidCall): Promise<PaymentOutcome> {
+    if (call.payment === undefined) return super.process(call);
     const result = await timedWork(call).work({ charge: call.amount });
     last.paymentMs = 0;
-    return { status: 200, body: result.body, headers: { 'X-PAYMENT-RESPONSE': this.#receipt } };
+    const receipt = { success: true, transaction: `0x${'ab'.repeat(32)}`, network: 'base' as const, payer: this.#payer, amount: call.amount };
+    return { kind: 'delivered', status: 200, body: result.body, media: result.media, receipt, wires: [1] };
   }
 }
 
@@ -170,8 +172,11 @@ function listen(app: Hono): Promise<URL> {
   });
 }
 
-const gatewayWith = (gate: PaymentGate) =>
-  listen(createApp({ config, log, endpoints: ENDPOINTS, gate, catalog, providers, media, ledger, metrics: new HttpMetrics(), health: () => ({}) }));
+const gatewayWith = (gate: PaymentGate) => {
+  const metrics = new HttpMetrics();
+  const frame = answerFrame({ log, metrics, cors: CORS });
+  return listen(createApp({ config, log, endpoints: ENDPOINTS, gate, answers: new HttpPaymentAnswers(gate), frame, catalog, providers, media, ledger, metrics, health: () => ({}) }));
+};
 
 type Series = Record<'direct' | 'gateway' | 'payment' | 'gatewayNoPayment' | 'added' | 'hop' | 'server' | 'aiSdk' | 'fetchDiff' | 'upstreamFetch', number[]>;
 

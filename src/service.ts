@@ -26,6 +26,8 @@ import { chatEndpoint } from './api/chat.ts';
 import { imagesEndpoint } from './api/images.ts';
 import { ttsEndpoint } from './api/tts.ts';
 import { CORS, createApp, type AppDeps } from './http/app.ts';
+import { HttpPaymentAnswers } from './http/payment-edge.ts';
+import { answerFrame } from './http/answer-frame.ts';
 import { answerParserErrors, answerUnbuildableRequests } from './http/parser-errors.ts';
 import { withQuoteLane } from './http/quote-lane.ts';
 import { HttpMetrics } from './http/metrics.ts';
@@ -119,6 +121,8 @@ export async function startService(config: Config, options: { log?: Logger } = {
     log,
     endpoints: ENDPOINTS,
     gate,
+    answers: new HttpPaymentAnswers(gate),
+    frame: answerFrame({ log, metrics, cors: CORS }),
     catalog,
     providers,
     media,
@@ -140,7 +144,7 @@ export async function startService(config: Config, options: { log?: Logger } = {
 
   // node:http with @hono/node-server's listener rather than its serve(), which cannot take an errorHandler
   const server: Server = createServer(
-    withQuoteLane(getRequestListener(app.fetch, { hostname: config.host, errorHandler: answerUnbuildableRequests(log) }), { ...appDeps, cors: CORS }),
+    withQuoteLane(getRequestListener(app.fetch, { hostname: config.host, errorHandler: answerUnbuildableRequests(log) }), appDeps),
   );
   answerParserErrors(server);
   await new Promise<void>((resolve, reject) => {

@@ -18,7 +18,7 @@ import { signEvmProof } from './support/evm-proof.ts';
 import type { PaymentRequirements } from '../src/x402/types.ts';
 import { RemoteFacilitator } from '../src/payments/facilitators/remote.ts';
 import { decodeV1Proof } from '../src/x402/v1/codec.ts';
-import { requirementFromStored } from '../src/payments/model.ts';
+import { requirementFromStored } from '../src/x402/model.ts';
 
 const BODY = { text: 'Paid through a remote facilitator.' };
 let chain: EvmSandbox;

@@ -22,7 +22,7 @@ import { configuredRails } from '../src/payments/configured-rails.ts';
 import { startService, type RunningService } from '../src/service.ts';
 import { EIP2612_GAS_SPONSORING, PERMIT2_ADDRESS, UPTO_PROXY_ADDRESS, gasSponsoringDeclarations } from '../src/x402/upto.ts';
 import { RemoteFacilitator } from '../src/payments/facilitators/remote.ts';
-import { requirementFromStored } from '../src/payments/model.ts';
+import { requirementFromStored } from '../src/x402/model.ts';
 import { LocalEvmFacilitator } from '../src/payments/facilitators/local-evm.ts';
 import { LocalEvmUptoFacilitator } from '../src/payments/facilitators/local-evm-upto.ts';
 import { startFacilitatorServer } from './support/facilitator-server.ts';

@@ -281,7 +281,7 @@ describe('payment-identifier: a client-chosen id bound to the exact payment', ()
     assert.equal(await balanceOf(service, 'base', proof.payload.authorization.from), 10_000_000n - BigInt(proof.accepted.amount));
   });
 
-  test('same id, another payment: 409, looked up before verification, nothing moves', async () => {
+  test('same id, another payment: 409, nothing moves', async () => {
     const id = generatePaymentId();
     const paid = decode(await v2Proof('base', CHAT.path, CHAT.body));
     assert.equal((await send(withId(paid, id))).status, 200);
@@ -291,10 +291,19 @@ describe('payment-identifier: a client-chosen id bound to the exact payment', ()
     assert.equal(conflict.status, 409);
     assert.equal(((await conflict.json()) as { code: string }).code, 'payment_id_conflict');
     assert.equal(await balanceOf(service, 'base', other.payload.authorization.from), 10_000_000n, 'the other payment was not taken');
+    // the refused payment was released, not spent: it still pays under an id of its own
+    assert.equal((await send(withId(other, generatePaymentId()))).status, 200);
+  });
 
-    // a payment that could never verify (its signature is garbage) still gets the 409: the id is checked first
-    const forged = { ...other, payload: { ...other.payload, signature: '0x' + '11'.repeat(65) } };
-    assert.equal((await send(withId(forged, id))).status, 409);
+  test('an id cannot be squatted: a proof that does not verify binds nothing, the real payer keeps its id', async () => {
+    const id = generatePaymentId();
+    const real = decode(await v2Proof('base', CHAT.path, CHAT.body));
+    // a stranger who learnt the id sends junk under it first (its signature is garbage)
+    const junk = { ...real, payload: { ...real.payload, signature: '0x' + '11'.repeat(65) } };
+    for (let i = 0; i < 3; i++) assert.equal((await send(withId(junk, id))).status, 402);
+    const paid = await send(withId(real, id));
+    assert.equal(paid.status, 200);
+    assert.equal(await balanceOf(service, 'base', real.payload.authorization.from), 10_000_000n - BigInt(real.accepted.amount));
   });
 
   test('two payments racing under one id: exactly one runs', async () => {

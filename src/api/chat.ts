@@ -13,6 +13,7 @@ import { allowedOptions, type Endpoint, type EndpointContext, type PreparedCall 
 import { parseOrThrow } from './validate.ts';
 import { specChatEvents } from './chat-events.ts';
 import { chatOutput } from './chat-output.ts';
+import { isStreamDeadline } from './stream-deadline.ts';
 
 /** what each message counts toward a model's maxInputChars beyond its text: its role markers */
 export const PROMPT_CHARS_PER_MESSAGE = 16;
@@ -107,9 +108,20 @@ export function prepareChat(call: ChatCall, { catalog, providers }: EndpointCont
       }
     },
     async stream(onText, signal) {
+      let sent = '';
+      let pieces = 0;
+      const counted = (delta: string) => {
+        sent += delta;
+        pieces += 1;
+        onText(delta);
+      };
       try {
-        return checked(await streamChat(providers.language(model), request(signal), onText));
+        return checked(await streamChat(providers.language(model), request(signal), counted));
       } catch (error) {
+        // stopped at its payment's deadline: what was sent is the answer, each piece counted as a token
+        if (isStreamDeadline(signal)) {
+          return checked({ text: sent, finishReason: 'length', usage: { inputTokens: undefined, outputTokens: pieces, totalTokens: pieces } as LanguageModelUsage });
+        }
         // the client left: not an upstream failure, and never reported as one
         if (signal.aborted) throw signal.reason;
         throw toUpstreamError(error, model.id);

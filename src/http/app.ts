@@ -13,16 +13,16 @@ import { adminRoutes } from './admin-routes.ts';
 import { metricsToken, requireBearer } from './admin-auth.ts';
 import type { Ledger } from '../store/ledger.ts';
 import { readJsonBody } from './read-json.ts';
-import { openCors, type CorsOptions } from './cors.ts';
-import { requestLog } from './request-log.ts';
+import type { CorsOptions } from './cors.ts';
+import { frameMiddlewares, type AnswerFrame } from './answer-frame.ts';
 import { endpointRoute } from './endpoint-route.ts';
-import { requestId } from './request-id.ts';
 import { renderError } from './render-error.ts';
 import { renderOpenAIError } from '../api/openai/errors.ts';
 import { unrouted } from './unrouted.ts';
 import { CHARGE_HEADERS, endpointContext, respondPaid } from './paid-route.ts';
+import { carriesPayment, PAYMENT_HEADERS, type HttpPaymentAnswers } from './payment-edge.ts';
 import { requestOrigin } from './origin.ts';
-import { requestHash } from './canonical-json.ts';
+import { requestHash } from '../lib/canonical-json.ts';
 import { openaiRoutes } from '../api/openai/routes.ts';
 import { withOpenAIRoutes } from '../api/openai/openapi.ts';
 import { openApiDocument } from './openapi.ts';
@@ -40,11 +40,15 @@ export interface AppDeps {
   log: Logger;
   endpoints: readonly Endpoint[];
   gate: PaymentGate;
+  /** the HTTP wire edge of the gate: its outcomes as answers (shared with the quote lane, for its 402 cache) */
+  answers: HttpPaymentAnswers;
   catalog: ModelCatalog;
   providers: ProviderRegistry;
   media: MediaStore;
   ledger: Ledger;
   metrics: HttpMetrics;
+  /** what every answer carries and who is told of it (shared with the quote lane) */
+  frame: AnswerFrame;
   /** what /healthz reports beyond liveness (mode, networks, sandbox RPC URLs) */
   health: () => Record<string, unknown>;
   /** GET /readyz: each dependency probed (see readiness-checks.ts); the service always gives it */
@@ -55,7 +59,7 @@ export interface AppDeps {
 
 /** CORS for every route: open to all origins, every header a client of the paid routes reads exposed. */
 export const CORS: CorsOptions = {
-  allowHeaders: ['Content-Type', 'X-PAYMENT', 'PAYMENT-SIGNATURE', 'X-Network', SIGN_IN_WITH_X_HEADER, PAYER_TIMESTAMP_HEADER, PAYER_SIGNATURE_HEADER],
+  allowHeaders: ['Content-Type', ...PAYMENT_HEADERS, 'X-Network', SIGN_IN_WITH_X_HEADER, PAYER_TIMESTAMP_HEADER, PAYER_SIGNATURE_HEADER],
   exposeHeaders: ['X-PAYMENT-RESPONSE', 'PAYMENT-REQUIRED', 'PAYMENT-RESPONSE', 'X-Request-Id', 'Retry-After', ...CHARGE_HEADERS],
 };
 
@@ -63,19 +67,15 @@ export function createApp(deps: AppDeps): Hono {
   const { config, log, gate, metrics } = deps;
   const app = new Hono();
 
-  app.use(metrics.middleware());
-  app.use(requestId());
-  app.use(openCors(CORS));
-  app.use(requestLog(log));
+  for (const middleware of frameMiddlewares(deps.frame, CORS)) app.use(middleware);
 
   for (const endpoint of deps.endpoints) {
     const routeFor = endpointRoute(endpoint, config, deps.catalog);
     app.post(endpoint.path, async (c) => {
       const body = await readJsonBody(c, config.bodyLimitBytes);
       const route = routeFor(body, endpointContext(c, deps));
-      const paid = c.req.header('X-PAYMENT') !== undefined || c.req.header('PAYMENT-SIGNATURE') !== undefined;
       const signInHeader = c.req.header(SIGN_IN_WITH_X_HEADER);
-      if (signInHeader !== undefined && !paid) {
+      if (signInHeader !== undefined && !carriesPayment((name) => c.req.header(name))) {
         const hash = requestHash(endpoint.path, body);
         const origin = requestOrigin(c, config);
         const replay = await paidResultForSignIn({ header: signInHeader, origin, networks: gate.enabledNetworks, ledger: deps.ledger, requestHash: hash });

@@ -13,25 +13,29 @@ import type { Context } from 'hono';
 import type { Config } from '../config/load.ts';
 import type { Capability } from '../config/schema.ts';
 import type { EndpointContext, EventStream, PreparedCall, StreamFailure, StreamReceipt, WorkOutput } from '../api/endpoint.ts';
-import type { GateResponse, PaidCall, PaymentGate, WorkPayment } from '../payments/gate.ts';
+import type { PaymentGate } from '../payments/gate.ts';
+import type { PaidCall, PaymentOutcome, WorkPayment } from '../payments/outcome.ts';
 import type { ModelCatalog } from '../providers/catalog.ts';
 import type { ProviderRegistry } from '../providers/registry.ts';
 import type { MediaStore } from '../media/media-store.ts';
 import type { TokenUsage } from '../pricing/token-usage.ts';
 import type { HttpMetrics } from './metrics.ts';
 import { ApiError } from '../errors.ts';
-import { decodeHeader } from '../x402/encoding.ts';
 import { formatUsdc } from '../pricing/usdc.ts';
 import { requestOrigin } from './origin.ts';
 import { signInChallenge } from '../x402/sign-in-with-x.ts';
-import { requestHash } from './canonical-json.ts';
+import { requestHash } from '../lib/canonical-json.ts';
 import { settlesFirst } from '../payments/settle-first.ts';
 import { toApiError } from './render-error.ts';
 import { plainResponse } from './response-headers.ts';
+import { carriesPayment, HTTP_NAMES, paymentFromHeaders, receiptHeaders, refusalError, type HeaderReader, type HttpPaymentAnswers, type PaymentAnswer, type PaymentRequiredContext } from './payment-edge.ts';
+import { streamDeadlineSignal } from '../api/stream-deadline.ts';
 
 export interface PaidRouteDeps {
   config: Config;
   gate: PaymentGate;
+  /** renders the gate's outcomes as HTTP answers (and holds the serialised 402s) */
+  answers: HttpPaymentAnswers;
   catalog: ModelCatalog;
   providers: ProviderRegistry;
   media: MediaStore;
@@ -92,58 +96,65 @@ export async function respondPaid(c: Context, deps: PaidRouteDeps, route: PaidRo
       return result;
     });
   const request = { header: (name: string) => c.req.header(name), origin: requestOrigin(c, deps.config) };
-  const handle = async (work: (payment: WorkPayment) => Promise<WorkOutput>) =>
-    deps.gate.handle(await gateCall(deps, route, request, (payment) => counted(() => work(payment))));
+  const paid = await paidCall(deps, route, request, (payment) => counted(() => prepared.run()));
+  if (prepared.events) return respondStreamed(c, deps, route, prepared.events, paid, counted);
 
-  if (prepared.events) return respondStreamed(c, route, prepared.events, handle);
-
-  const response = await handle(prepared.run);
-  if (response.status !== 200) return gateJson(c, response);
-  const headers = { ...response.headers, ...chargeHeaders(response.charged ?? prepared.amount, usage ?? route.usageOf?.(response.body)) };
-  if (route.deliver) return route.deliver(response.body, headers);
-  return gateJson(c, { ...response, headers });
+  const outcome = await deps.gate.process(paid.call);
+  if (outcome.kind !== 'delivered') return answerJson(c, deps.answers.render(outcome, paid.context, paid.call.payment));
+  const headers = { ...receiptHeaders(outcome.receipt, outcome.wires), ...chargeHeaders(outcome.receipt.amount!, usage ?? route.usageOf?.(outcome.body)) };
+  if (route.deliver) return route.deliver(outcome.body, headers);
+  return c.json(outcome.body, outcome.status as 200, headers);
 }
 
 /** What the gate needs of a request to a paid route: its headers and the origin it was made to. */
 export interface PaidRequest {
-  header(name: string): string | undefined;
+  header: HeaderReader;
   origin: string;
 }
 
+/** A request to a paid route as the gate's call, and what its 402 says beside the gate's offers. */
+export interface HttpPaidCall {
+  call: PaidCall;
+  context: PaymentRequiredContext;
+}
+
 /** The gate's call for one request to a paid route; `work` runs only once its payment is verified. */
-export async function gateCall(deps: PaidRouteDeps, route: PaidRoute, request: PaidRequest, work: PaidCall['work']): Promise<PaidCall> {
-  const paymentHeader = request.header('X-PAYMENT');
-  const paymentSignatureHeader = request.header('PAYMENT-SIGNATURE');
-  const paid = paymentHeader !== undefined || paymentSignatureHeader !== undefined;
+export async function paidCall(deps: PaidRouteDeps, route: PaidRoute, request: PaidRequest, work: PaidCall['work']): Promise<HttpPaidCall> {
+  const paid = carriesPayment(request.header);
   const { origin } = request;
-  // the route's sign-in-with-x challenge for an unpaid call's 402 (the gate gives each 402 a fresh nonce)
+  // the route's sign-in-with-x challenge for an unpaid call's 402 (each 402 gets a fresh nonce)
   const challenge = paid ? undefined : await signInChallenge(origin, `${origin}${route.path}`, deps.gate.enabledNetworks);
-  return {
-    paymentHeader,
-    paymentSignatureHeader,
-    networkHeader: request.header('X-Network'),
+  const call: PaidCall = {
+    payment: paid ? paymentFromHeaders(request.header) : undefined,
+    network: request.header('X-Network'),
+    names: HTTP_NAMES,
     resource: `${origin}${route.path}`,
     model: route.prepared.model.id,
     description: route.description,
     amount: route.prepared.amount,
     maxTimeoutSeconds: deps.config.maxTimeoutSeconds[route.capability],
+    // only a paid call needs to identify its body
+    requestHash: paid ? requestHash(route.path, route.body) : '',
+    settleFirst: (network) => settlesFirst(deps.config.settleFirst, network, route.capability),
+    metered: route.metered === true,
+    ...(route.prepared.events ? { streamSeconds: Math.ceil(deps.providers.settings(route.prepared.model).timeoutMs / 1000) } : {}),
+    work,
+  };
+  const context: PaymentRequiredContext = {
+    call,
     bodyFields: route.bodyFields,
     serviceName: deps.config.service.name,
     tags: deps.config.service.tags,
     ...(route.extensions ? { extensions: route.extensions(origin) } : {}),
     ...(challenge ? { signInChallenge: challenge } : {}),
-    // only a paid call needs to identify its body
-    requestHash: paid ? requestHash(route.path, route.body) : '',
-    settleFirst: (network) => settlesFirst(deps.config.settleFirst, network, route.capability),
-    metered: route.metered === true,
-    work,
   };
+  return { call, context };
 }
 
-function gateJson(c: Context, response: GateResponse): Response {
+function answerJson(c: Context, answer: PaymentAnswer): Response {
   // an already serialised document (the 402): its headers stay a plain record to the socket
-  if (typeof response.body === 'string') return plainResponse(c, response.body, response.status, { ...response.headers, 'Content-Type': 'application/json' });
-  return c.json(response.body, response.status as 200, response.headers);
+  if (typeof answer.body === 'string') return plainResponse(c, answer.body, answer.status, { ...answer.headers, 'Content-Type': 'application/json' });
+  return c.json(answer.body, answer.status as 200, answer.headers);
 }
 
 const SSE_HEADERS = {
@@ -154,9 +165,11 @@ const SSE_HEADERS = {
 
 async function respondStreamed(
   c: Context,
+  deps: PaidRouteDeps,
   route: PaidRoute,
   events: EventStream,
-  handle: (work: (payment: WorkPayment) => Promise<WorkOutput>) => Promise<GateResponse>,
+  paid: HttpPaidCall,
+  counted: (work: () => Promise<WorkOutput>) => Promise<WorkOutput>,
 ): Promise<Response> {
   const encoder = new TextEncoder();
   const client = new AbortController();
@@ -181,31 +194,33 @@ async function respondStreamed(
 
   let started!: (payment: WorkPayment) => void;
   const workStarted = new Promise<WorkPayment>((resolve) => (started = resolve));
-  const answered = handle((payment) => {
-    started(payment);
-    return events.run(write, client.signal);
+  const answered = deps.gate.process({
+    ...paid.call,
+    work: (payment) => {
+      started(payment);
+      // under upto a short payment bounds the stream: it ends there as if its token limit were reached
+      const signal = payment.deadline === undefined ? client.signal : AbortSignal.any([client.signal, streamDeadlineSignal(payment.deadline)]);
+      return counted(() => events.run(write, signal));
+    },
   });
   const first = await Promise.race([workStarted, answered.then(() => 'answered' as const, () => 'answered' as const)]);
 
   if (first === 'answered') {
     // no work ran: a refusal (402, 409, an error) answered as usual, or a kept result replayed as a stream
-    const response = await answered;
-    if (response.status !== 200) return gateJson(c, response);
-    const charged = response.charged ?? route.prepared.amount;
-    write(events.end(response.body, receiptOf(response, charged), true));
+    const outcome = await answered;
+    if (outcome.kind !== 'delivered') return answerJson(c, deps.answers.render(outcome, paid.context, paid.call.payment));
+    const charged = outcome.receipt.amount!;
+    write(events.end(outcome.body, streamReceipt(outcome), true));
     close();
-    const replayUsage = route.usageOf?.(response.body);
-    return new Response(body, { status: 200, headers: { ...SSE_HEADERS, ...response.headers, ...chargeHeaders(charged, replayUsage) } });
+    const headers = { ...SSE_HEADERS, ...receiptHeaders(outcome.receipt, outcome.wires), ...chargeHeaders(charged, route.usageOf?.(outcome.body)) };
+    return new Response(body, { status: 200, headers });
   }
 
   // the amount goes out with the first byte when it is already known (exact); under upto only the last event has it
   const headers = { ...SSE_HEADERS, ...(first.charge === undefined ? {} : chargeHeaders(first.charge, undefined)) };
   answered
     .then(
-      (response) => {
-        const charged = response.charged ?? route.prepared.amount;
-        write(response.status === 200 ? events.end(response.body, receiptOf(response, charged), false) : events.failure(failureOf(response)));
-      },
+      (outcome) => write(outcome.kind === 'delivered' ? events.end(outcome.body, streamReceipt(outcome), false) : events.failure(streamFailure(outcome, paid.call.payment))),
       (error: unknown) => {
         const apiError = toApiError(error) ?? new ApiError(500, 'internal_error', 'internal error; nothing was charged');
         write(events.failure({ status: apiError.status, code: apiError.code, message: apiError.message }));
@@ -215,23 +230,26 @@ async function respondStreamed(
   return new Response(body, { status: 200, headers });
 }
 
-/** The settlement receipt the gate put in its X-PAYMENT-RESPONSE header, with the amount charged. */
-function receiptOf(response: GateResponse, amount: bigint): StreamReceipt {
-  const header = response.headers['X-PAYMENT-RESPONSE'] ?? response.headers['PAYMENT-RESPONSE'] ?? '';
-  const decoded = (decodeHeader(header) ?? {}) as Partial<StreamReceipt>;
-  return {
-    success: true,
-    transaction: decoded.transaction ?? '',
-    network: decoded.network ?? '',
-    payer: decoded.payer ?? '',
-    amount: amount.toString(),
-  };
+/** The settlement receipt a stream's last event carries, with the amount charged. */
+function streamReceipt(outcome: Extract<PaymentOutcome, { kind: 'delivered' }>): StreamReceipt {
+  const { receipt } = outcome;
+  return { success: true, transaction: receipt.transaction, network: receipt.network, payer: receipt.payer, amount: receipt.amount!.toString() };
 }
 
-/** A gate answer other than 200 once the stream is open: settlement failed (402) or is still pending (409). */
-function failureOf(response: GateResponse): StreamFailure {
-  const body = (typeof response.body === 'string' ? JSON.parse(response.body) : response.body) as { error?: unknown; code?: unknown };
-  const message = typeof body.error === 'string' ? body.error : 'the payment did not settle';
-  const code = typeof body.code === 'string' ? body.code : response.status === 402 ? 'settlement_failed' : 'payment_error';
-  return { status: response.status, code, message };
+/** An outcome other than delivered once the stream is open: settlement failed or still pending, or a refusal. */
+function streamFailure(outcome: Exclude<PaymentOutcome, { kind: 'delivered' }>, payment: PaidCall['payment']): StreamFailure {
+  switch (outcome.kind) {
+    case 'payment_required':
+      return { status: 402, code: 'settlement_failed', message: outcome.reason };
+    case 'pending':
+      return {
+        status: 409,
+        code: 'settlement_pending',
+        message: 'settlement was sent but is not confirmed yet; retry with the SAME X-PAYMENT to receive your result — do not pay again',
+      };
+    case 'refused': {
+      const error = refusalError(outcome, payment);
+      return { status: error.status, code: error.code, message: error.message };
+    }
+  }
 }

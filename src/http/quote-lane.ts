@@ -12,29 +12,26 @@ import type { Logger } from 'pino';
 import type { Endpoint } from '../api/endpoint.ts';
 import { ApiError } from '../errors.ts';
 import { SIGN_IN_WITH_X_HEADER } from '../x402/sign-in-with-x.ts';
-import { corsHeaders, type CorsOptions } from './cors.ts';
 import { endpointRoute, type EndpointRoute } from './endpoint-route.ts';
-import type { HttpMetrics } from './metrics.ts';
 import { originOf } from './origin.ts';
-import { endpointContextAt, gateCall, type PaidRouteDeps } from './paid-route.ts';
+import { endpointContextAt, paidCall, type PaidRouteDeps } from './paid-route.ts';
+import { PAYMENT_HEADERS } from './payment-edge.ts';
 import { isJsonType, parseJsonBody, readIncoming } from './read-json.ts';
-import { requestIdFrom } from './request-id.ts';
-import { logRequest } from './request-log.ts';
+import type { AnswerFrame } from './answer-frame.ts';
 
 export interface QuoteLaneDeps extends PaidRouteDeps {
   log: Logger;
   endpoints: readonly Endpoint[];
-  metrics: HttpMetrics;
-  cors: CorsOptions;
+  /** the app's own answer frame: its request id, CORS headers, metrics and log line */
+  frame: AnswerFrame;
 }
 
 /** Headers that send a request to the app: a proof or a sign-in needs the whole paid path. */
-const APP_HEADERS = ['x-payment', 'payment-signature', SIGN_IN_WITH_X_HEADER.toLowerCase(), 'expect', 'transfer-encoding'];
+const APP_HEADERS = [...PAYMENT_HEADERS, SIGN_IN_WITH_X_HEADER, 'Expect', 'Transfer-Encoding'].map((name) => name.toLowerCase());
 
 /** `app` with the quote lane in front of it. */
 export function withQuoteLane(app: RequestListener, deps: QuoteLaneDeps): RequestListener {
   const routes = new Map(deps.endpoints.map((endpoint) => [endpoint.path, endpointRoute(endpoint, deps.config, deps.catalog)]));
-  const cors = corsHeaders(deps.cors);
   const limit = deps.config.bodyLimitBytes;
 
   const quote = async (request: IncomingMessage, response: ServerResponse, path: string, routeFor: EndpointRoute): Promise<void> => {
@@ -52,7 +49,9 @@ export function withQuoteLane(app: RequestListener, deps: QuoteLaneDeps): Reques
     try {
       const origin = originOf({ header, socket: request.socket, url: `http://${request.headers.host}${path}` }, deps.config);
       const route = routeFor(parseJsonBody(bytes.toString('utf8')), endpointContextAt(origin, deps));
-      answer = await deps.gate.handle(await gateCall(deps, route, { header, origin }, unpaid));
+      const { call, context } = await paidCall(deps, route, { header, origin }, unpaid);
+      const outcome = await deps.gate.process(call);
+      answer = outcome.kind === 'payment_required' ? deps.answers.render(outcome, context, undefined) : undefined;
     } catch {
       answer = undefined;
     }
@@ -60,17 +59,15 @@ export function withQuoteLane(app: RequestListener, deps: QuoteLaneDeps): Reques
       app(request, response);
       return;
     }
-    const reqId = requestIdFrom(header('X-Request-Id'));
+    const frame = deps.frame.open(header('X-Request-Id'));
     response.writeHead(402, {
-      'X-Request-Id': reqId,
-      ...cors,
+      ...frame.headers,
       ...answer.headers,
       'Content-Type': 'application/json',
       'Content-Length': Buffer.byteLength(answer.body),
     });
     response.end(answer.body);
-    deps.metrics.observeRequest('POST', path, 402, started);
-    logRequest(deps.log, { reqId, method: 'POST', path, status: 402, started });
+    deps.frame.close({ requestId: frame.requestId, method: 'POST', route: path, path, status: 402, started });
   };
 
   return (request, response) => {

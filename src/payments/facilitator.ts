@@ -1,7 +1,7 @@
 // One interface for every way of verifying and settling an x402 payment:
 // local EVM (our RPC + settlement key), local Solana (our RPC + fee payer), or a remote HTTP facilitator.
 // They work on the internal payment model, whichever x402 version the proof came on.
-import type { PaymentProof, PaymentRequirement } from './model.ts';
+import type { PaymentProof, PaymentRequirement } from '../x402/model.ts';
 
 export type VerifyResult =
   | { isValid: true; payer: string }

@@ -5,7 +5,7 @@
 import type { Logger } from 'pino';
 import type { Ledger, PaymentRecord } from '../store/ledger.ts';
 import type { MediaStore } from '../media/media-store.ts';
-import { proofFromStored, requirementFromStored } from './model.ts';
+import { proofFromStored, requirementFromStored } from '../x402/model.ts';
 import { facilitatorFor, type PaymentRails } from './rails.ts';
 import type { NetworkName } from '../x402/networks.ts';
 import { NO_PAYMENT_OBSERVER, paymentLabels, type PaymentObserver } from './payment-metrics.ts';

@@ -3,9 +3,9 @@
 // only the very proof that was accepted (its stored payload, signature included, on either wire), still
 // within its validity, replays the result or hears the payment's state. Anything else is answered as an
 // unknown proof would be (see PaymentGate.answerAsUnknown): no result and no hint that the key exists.
-import { canonicalJson } from '../http/canonical-json.ts';
+import { canonicalJson } from '../lib/canonical-json.ts';
 import type { PaymentRecord } from '../store/ledger.ts';
-import { proofFromStored, requirementFromStored, type PaymentProof } from './model.ts';
+import { proofFromStored, requirementFromStored, type PaymentProof } from '../x402/model.ts';
 
 /** Whether `proof` is the proof the ledger stored for this payment: scheme, network and payload, byte for byte. */
 export function isAcceptedProof(existing: PaymentRecord, proof: PaymentProof): boolean {

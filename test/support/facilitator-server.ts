@@ -4,7 +4,7 @@ import { Hono } from 'hono';
 import { serve } from '@hono/node-server';
 import type { AddressInfo } from 'node:net';
 import type { Facilitator } from '../../src/payments/facilitator.ts';
-import { proofFromStored, requirementFromStored, type PaymentProof, type PaymentRequirement } from '../../src/payments/model.ts';
+import { proofFromStored, requirementFromStored, type PaymentProof, type PaymentRequirement } from '../../src/x402/model.ts';
 import { NETWORKS, type NetworkName } from '../../src/x402/networks.ts';
 
 /** Reads a /verify or /settle request of either protocol version into the internal model. */

@@ -2,7 +2,7 @@
 // clients produce. This reads those documents into the model field by field (network names unresolved, so a
 // test can still hand a facilitator a proof for another network) and nothing else.
 import type { Facilitator } from '../../src/payments/facilitator.ts';
-import type { PaymentProof, PaymentRequirement } from '../../src/payments/model.ts';
+import type { PaymentProof, PaymentRequirement } from '../../src/x402/model.ts';
 import type { NetworkName } from '../../src/x402/networks.ts';
 import type { PaymentPayload, PaymentRequirements } from '../../src/x402/types.ts';
 

@@ -13,9 +13,8 @@
 import type { Logger } from 'pino';
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
 import { randomUUID } from 'node:crypto';
-import { ApiError } from '../../errors.ts';
-import { decodeHeader, encodeHeader } from '../../x402/encoding.ts';
 import {
+  BATCH_SETTLEMENT_SCHEME,
   CHANNEL_BUSY,
   channelPayloadSchema,
   configMismatch,
@@ -26,8 +25,8 @@ import {
 } from '../../x402/batch-settlement.ts';
 import type { EvmNetwork } from '../../x402/networks.ts';
 import { newChannelRecord, type ChannelRecord, type ChannelStore } from '../../store/channel-store.ts';
-import { caip2Of, type PaymentProof, type PaymentRequirement } from '../model.ts';
-import type { GateResponse, PaidCall } from '../gate.ts';
+import { caip2Of, type PaymentProof, type PaymentRequirement, type Wire } from '../../x402/model.ts';
+import type { PaidCall, PaymentOutcome, Refusal } from '../outcome.ts';
 import type { ChannelOffer, PaymentRail } from '../rails.ts';
 import type { OnChainChannel } from './channel-facilitator.ts';
 
@@ -45,14 +44,24 @@ export interface ChannelCall {
   rail: PaymentRail & { channels: ChannelOffer };
   requirement: PaymentRequirement;
   proof: PaymentProof;
-  /** the gate's 402 for this rail with `error` */
-  paymentRequired: (error: string) => GateResponse;
+  wires: Wire[];
 }
-
-const RECEIPT_HEADER = 'PAYMENT-RESPONSE';
-const REQUIRED_HEADER = 'PAYMENT-REQUIRED';
 /** Mirrored state younger than this verifies a voucher locally (withdrawals take at least 15 minutes to complete). */
 const DEFAULT_FRESH_STATE_MS = 60_000;
+
+const CHANNEL_BUSY_REFUSAL: Refusal = {
+  kind: 'refused',
+  code: 'payment_in_progress',
+  message: `${CHANNEL_BUSY}: another request holds this payment channel; retry shortly`,
+  retryAfterSeconds: 1,
+};
+
+const FACILITATOR_UNAVAILABLE: Refusal = {
+  kind: 'refused',
+  code: 'facilitator_unavailable',
+  message: 'the payment facilitator is unavailable; nothing was charged, retry later',
+  retryAfterSeconds: 5,
+};
 const DEFAULT_LOCK_WAIT_MS = 30_000;
 
 export class ChannelGate {
@@ -71,8 +80,9 @@ export class ChannelGate {
     this.#lockWaitMs = options.lockWaitMs ?? DEFAULT_LOCK_WAIT_MS;
   }
 
-  async handle(input: ChannelCall): Promise<GateResponse> {
-    const { proof, rail, paymentRequired } = input;
+  async handle(input: ChannelCall): Promise<PaymentOutcome> {
+    const { proof, rail } = input;
+    const paymentRequired = (reason: string): PaymentOutcome => ({ kind: 'payment_required', reason, rails: [rail] });
     if (proof.wire !== 2) return paymentRequired('unsupported_scheme: batch-settlement exists only in x402 version 2 (PAYMENT-SIGNATURE)');
     const parsed = channelPayloadSchema.safeParse(proof.payload);
     if (!parsed.success) return paymentRequired('invalid_batch_settlement_evm_payload: not a deposit, voucher or refund of batch-settlement');
@@ -92,7 +102,7 @@ export class ChannelGate {
   }
 
   /** Runs `task` holding the channel: queued behind this instance's requests on it, then the database lock. */
-  async #serialised<T>(channelId: string, task: () => Promise<T>): Promise<T> {
+  async #serialised(channelId: string, task: () => Promise<PaymentOutcome>): Promise<PaymentOutcome> {
     const previous = this.#queues.get(channelId) ?? Promise.resolve();
     let done!: () => void;
     const mine = new Promise<void>((resolve) => (done = resolve));
@@ -100,7 +110,7 @@ export class ChannelGate {
     this.#queues.set(channelId, tail);
     try {
       await previous;
-      await this.#lock(channelId);
+      if (!(await this.#lock(channelId))) return CHANNEL_BUSY_REFUSAL;
       try {
         return await task();
       } finally {
@@ -112,23 +122,22 @@ export class ChannelGate {
     }
   }
 
-  async #lock(channelId: string): Promise<void> {
+  /** Takes the channel's lock in the ledger, waiting up to lockWaitMs for another instance's request; false if it did not free. */
+  async #lock(channelId: string): Promise<boolean> {
     const deadline = Date.now() + this.#lockWaitMs;
     let wait = 5;
     // the lease outlives any one request's work; a crashed holder's lapses after it
     while (!(await this.#store.lock(channelId, this.#holder, this.#lockWaitMs * 10))) {
-      if (Date.now() > deadline) {
-        throw new ApiError(409, 'payment_in_progress', `${CHANNEL_BUSY}: another request holds this payment channel; retry shortly`, {
-          headers: { 'Retry-After': '1' },
-        });
-      }
+      if (Date.now() > deadline) return false;
       await new Promise((resolve) => setTimeout(resolve, wait));
       wait = Math.min(wait * 2, 100);
     }
+    return true;
   }
 
-  async #pay(input: ChannelCall, payload: Exclude<ChannelPayload, { type: 'refund' }>, channelId: string): Promise<GateResponse> {
-    const { call, rail, requirement, paymentRequired } = input;
+  async #pay(input: ChannelCall, payload: Exclude<ChannelPayload, { type: 'refund' }>, channelId: string): Promise<PaymentOutcome> {
+    const { call, rail, requirement, wires } = input;
+    const paymentRequired = (reason: string): PaymentOutcome => ({ kind: 'payment_required', reason, rails: [rail] });
     const facilitator = rail.channels.facilitator;
     const network = rail.network as EvmNetwork;
     const price = requirement.amount;
@@ -152,10 +161,9 @@ export class ChannelGate {
     } else {
       const verified = await facilitator.verify(wirePayment, wireRequirement).catch((error: unknown) => {
         this.#log.error({ err: error, channelId }, 'channel verify failed');
-        throw new ApiError(503, 'upstream_unavailable', 'the payment facilitator is unavailable; nothing was charged, retry later', {
-          headers: { 'Retry-After': '5' },
-        });
+        return undefined;
       });
+      if (!verified) return FACILITATOR_UNAVAILABLE;
       if (!verified.isValid) return paymentRequired(verified.invalidReason);
       state = verified.state;
       if (!record) {
@@ -176,11 +184,8 @@ export class ChannelGate {
     if (payload.type === 'deposit') {
       const settled = await facilitator.settle(wirePayment, wireRequirement);
       if (!settled.success) {
-        if (settled.pending) {
-          throw new ApiError(409, 'settlement_pending', 'the deposit was sent but is not confirmed yet; retry shortly with the same payment', {
-            headers: { 'Retry-After': '5' },
-          });
-        }
+        // the deposit may still land: the client retries the same payment, which then finds it on chain
+        if (settled.pending) return { kind: 'pending', transaction: settled.transaction || null };
         return paymentRequired(`settlement_failed: ${settled.errorReason}`);
       }
       const amount = BigInt(payload.deposit.amount);
@@ -209,36 +214,45 @@ export class ChannelGate {
     );
     if (!committed) throw new Error('channel record vanished');
 
-    const receipt = {
-      success: true,
-      transaction: deposit?.transaction ?? '',
-      network: caip2Of(network.name),
-      payer: payload.channelConfig.payer,
-      amount: deposit ? deposit.amount.toString() : '',
-      extra: { chargedAmount: charged.toString(), channelState: channelStateOf(committed) },
+    return {
+      kind: 'delivered',
+      status: 200,
+      body: result.body,
+      media: result.media,
+      wires,
+      receipt: {
+        success: true,
+        transaction: deposit?.transaction ?? '',
+        network: network.name,
+        payer: payload.channelConfig.payer,
+        amount: charged,
+        // the scheme's payment-response contract: the deposit's amount (or '' for a charge alone) and the charge in extra
+        v2Fields: {
+          amount: deposit ? deposit.amount.toString() : '',
+          extra: { chargedAmount: charged.toString(), channelState: channelStateOf(committed) },
+        },
+      },
     };
-    return { status: 200, body: result.body, headers: { [RECEIPT_HEADER]: encodeHeader(receipt) }, charged };
   }
 
   /**
    * The corrective 402: the batch-settlement offer carries the channel as this server has it and the payer's
    * latest signed voucher, which the official client verifies before adopting the charged amount.
    */
-  #corrective(input: ChannelCall, record: ChannelRecord): GateResponse {
-    const response = input.paymentRequired(CUMULATIVE_MISMATCH);
-    const header = response.headers[REQUIRED_HEADER];
-    const document = header === undefined ? undefined : (decodeHeader(header) as { accepts?: Record<string, unknown>[] } | undefined);
-    if (!document?.accepts) return response;
-    const caip2 = caip2Of(input.rail.network.name);
-    for (const accept of document.accepts) {
-      if (accept.scheme !== 'batch-settlement' || accept.network !== caip2) continue;
-      accept.extra = {
-        ...(accept.extra as Record<string, unknown>),
-        channelState: channelStateOf(record),
-        ...(record.signature ? { voucherState: { signedMaxClaimable: record.signedMaxClaimable.toString(), signature: record.signature } } : {}),
-      };
-    }
-    return { ...response, headers: { ...response.headers, [REQUIRED_HEADER]: encodeHeader(document) } };
+  #corrective(input: ChannelCall, record: ChannelRecord): PaymentOutcome {
+    return {
+      kind: 'payment_required',
+      reason: CUMULATIVE_MISMATCH,
+      rails: [input.rail],
+      amend: {
+        scheme: BATCH_SETTLEMENT_SCHEME,
+        network: input.rail.network.name,
+        extra: {
+          channelState: channelStateOf(record),
+          ...(record.signature ? { voucherState: { signedMaxClaimable: record.signedMaxClaimable.toString(), signature: record.signature } } : {}),
+        },
+      },
+    };
   }
 }
 

@@ -20,7 +20,7 @@ import {
 import { privateKeyToAccount } from 'viem/accounts';
 import type { EvmNetwork } from '../../x402/networks.ts';
 import { evmExactPayloadSchema } from '../../x402/types.ts';
-import type { PaymentProof, PaymentRequirement } from '../model.ts';
+import type { PaymentProof, PaymentRequirement } from '../../x402/model.ts';
 import type { Facilitator, SettleOutcome, VerifyResult } from '../facilitator.ts';
 import { eip3009Abi, transferWithAuthorizationTypes } from './eip3009-abi.ts';
 

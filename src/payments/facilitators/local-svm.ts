@@ -36,7 +36,7 @@ import {
 import { findAssociatedTokenPda, TOKEN_PROGRAM_ADDRESS } from '@solana-program/token';
 import type { SvmNetwork } from '../../x402/networks.ts';
 import { svmExactPayloadSchema } from '../../x402/types.ts';
-import type { PaymentProof, PaymentRequirement } from '../model.ts';
+import type { PaymentProof, PaymentRequirement } from '../../x402/model.ts';
 import type { Facilitator, SettleOutcome, VerifyResult } from '../facilitator.ts';
 import {
   checkExactSvmTransaction,

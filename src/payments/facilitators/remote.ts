@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import type { Facilitator, SettleOutcome, VerifyResult } from '../facilitator.ts';
 import type { Network } from '../../x402/networks.ts';
-import type { PaymentProof, PaymentRequirement, Wire } from '../model.ts';
+import type { PaymentProof, PaymentRequirement, Wire } from '../../x402/model.ts';
 import { v1Requirement } from '../../x402/v1/codec.ts';
 import { v2Requirements } from '../../x402/v2/codec.ts';
 

@@ -13,12 +13,13 @@ export const exactEvm: PaymentScheme = {
     const { authorization } = parsed.data;
     const key = evmPaymentKey(network.chainId, requirement.asset, parsed.data);
     const payer = authorization.from;
+    const validUntil = Number(authorization.validBefore);
     if (authorization.to.toLowerCase() !== requirement.payTo.toLowerCase()) {
-      return { key, payer, mismatch: 'invalid_exact_evm_payload_recipient_mismatch' };
+      return { key, payer, validUntil, mismatch: 'invalid_exact_evm_payload_recipient_mismatch' };
     }
     if (BigInt(authorization.value) !== requirement.amount) {
-      return { key, payer, mismatch: 'invalid_exact_evm_payload_authorization_value' };
+      return { key, payer, validUntil, mismatch: 'invalid_exact_evm_payload_authorization_value' };
     }
-    return { key, payer };
+    return { key, payer, validUntil };
   },
 };

@@ -14,8 +14,9 @@ export const uptoEvm: PaymentScheme = {
     const { permit2Authorization: auth } = parsed.data;
     const key = uptoPaymentKey(network.chainId, parsed.data);
     const payer = auth.from;
-    if (auth.witness.to.toLowerCase() !== requirement.payTo.toLowerCase()) return { key, payer, mismatch: 'invalid_permit2_recipient_mismatch' };
-    if (BigInt(auth.permitted.amount) !== requirement.amount) return { key, payer, mismatch: 'permit2_amount_mismatch' };
-    return { key, payer };
+    const validUntil = Number(auth.deadline);
+    if (auth.witness.to.toLowerCase() !== requirement.payTo.toLowerCase()) return { key, payer, validUntil, mismatch: 'invalid_permit2_recipient_mismatch' };
+    if (BigInt(auth.permitted.amount) !== requirement.amount) return { key, payer, validUntil, mismatch: 'permit2_amount_mismatch' };
+    return { key, payer, validUntil };
   },
 };

@@ -3,7 +3,7 @@
 import { decodeHeader, encodeHeader } from '../encoding.ts';
 import { buildRequirement } from '../requirements.ts';
 import { paymentPayloadSchema, type PaymentRequiredBody, type PaymentRequirements, type SettlementResponse } from '../types.ts';
-import type { DecodedProof, PaymentRequirement, SettlementReceipt } from '../../payments/model.ts';
+import type { DecodedProof, PaymentRequirement, SettlementReceipt } from '../model.ts';
 
 export const V1_PROOF_HEADER = 'X-PAYMENT';
 export const V1_RECEIPT_HEADER = 'X-PAYMENT-RESPONSE';

@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import { isValidPaymentId, PAYMENT_IDENTIFIER } from '@x402/extensions/payment-identifier';
 import { decodeHeader, encodeHeader } from '../encoding.ts';
-import { caip2Of, type DecodedProof, type PaymentRequirement, type SettlementReceipt } from '../../payments/model.ts';
+import { caip2Of, type DecodedProof, type PaymentRequirement, type SettlementReceipt } from '../model.ts';
 
 export const V2_REQUIRED_HEADER = 'PAYMENT-REQUIRED';
 export const V2_PROOF_HEADER = 'PAYMENT-SIGNATURE';
@@ -128,20 +128,6 @@ export function paymentIdOf(extensions: Record<string, unknown>): string | { inv
   return id;
 }
 
-/** Why what the client accepted is not what this server demands for this call, or undefined when it is. */
-export function acceptedMismatch(accepted: V2Proof['accepted'], requirement: PaymentRequirement): string | undefined {
-  if (accepted.scheme !== requirement.scheme) return 'invalid_scheme: the payment accepted another scheme than required';
-  if (accepted.amount !== requirement.amount) return 'invalid_amount: the payment accepted another amount than required';
-  if (!sameAddress(accepted.asset, requirement.asset)) return 'asset_mismatch: the payment accepted another asset';
-  if (!sameAddress(accepted.payTo, requirement.payTo)) return 'invalid_pay_to: the payment accepted another recipient';
-  return undefined;
-}
-
-/** EVM hex addresses compare case-insensitively; Solana base58 addresses exactly. */
-function sameAddress(a: string, b: string): boolean {
-  return a.startsWith('0x') ? a.toLowerCase() === b.toLowerCase() : a === b;
-}
-
 export function v2Receipt(receipt: SettlementReceipt): string {
   const response: Record<string, unknown> = {
     success: receipt.success,
@@ -152,5 +138,9 @@ export function v2Receipt(receipt: SettlementReceipt): string {
   if (receipt.amount !== undefined) response.amount = receipt.amount.toString();
   if (receipt.errorReason !== undefined) response.errorReason = receipt.errorReason;
   if (receipt.errorMessage !== undefined) response.errorMessage = receipt.errorMessage;
+  if (receipt.v2Fields) {
+    response.amount = receipt.v2Fields.amount;
+    response.extra = receipt.v2Fields.extra;
+  }
   return encodeHeader(response);
 }

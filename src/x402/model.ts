@@ -1,6 +1,7 @@
-// The internal payment model: what the gate, the schemes and the facilitators work on, whichever protocol
-// version carried it. Each wire version has its codec at the HTTP edge (src/x402/v1, src/x402/v2).
-import { NETWORKS, resolveNetworkName, type NetworkName } from '../x402/networks.ts';
+// The payment model: what the payment core, the schemes and the facilitators work on, whichever protocol
+// version and transport carried it. Each protocol version has its codec (src/x402/v1, src/x402/v2); each
+// transport its wire edge (src/http/payment-edge.ts, src/mcp/).
+import { NETWORKS, resolveNetworkName, type NetworkName } from './networks.ts';
 
 /** the x402 version whose headers carried a proof (and in which the answer is given) */
 export type Wire = 1 | 2;
@@ -43,6 +44,11 @@ export interface SettlementReceipt {
   amount?: bigint;
   errorReason?: string;
   errorMessage?: string;
+  /**
+   * A scheme whose payment-response contract says otherwise (batch-settlement): the v2 receipt's `amount` (a
+   * deposit's, or '' for an off-chain charge) and `extra` (chargedAmount, channelState), in place of the charge
+   */
+  v2Fields?: { amount: string; extra: Record<string, unknown> };
 }
 
 /** The ledger keeps requirement and proof as JSON (amount as a decimal string). */
@@ -90,4 +96,18 @@ export function proofFromStored(value: unknown): PaymentProof | undefined {
 
 export function caip2Of(network: NetworkName): string {
   return NETWORKS[network].caip2;
+}
+
+/** Why what the client accepted is not what this server demands for this call, or undefined when it is. */
+export function acceptedMismatch(accepted: Pick<PaymentRequirement, 'scheme' | 'amount' | 'asset' | 'payTo'>, requirement: PaymentRequirement): string | undefined {
+  if (accepted.scheme !== requirement.scheme) return 'invalid_scheme: the payment accepted another scheme than required';
+  if (accepted.amount !== requirement.amount) return 'invalid_amount: the payment accepted another amount than required';
+  if (!sameAddress(accepted.asset, requirement.asset)) return 'asset_mismatch: the payment accepted another asset';
+  if (!sameAddress(accepted.payTo, requirement.payTo)) return 'invalid_pay_to: the payment accepted another recipient';
+  return undefined;
+}
+
+/** EVM hex addresses compare case-insensitively; Solana base58 addresses exactly. */
+function sameAddress(a: string, b: string): boolean {
+  return a.startsWith('0x') ? a.toLowerCase() === b.toLowerCase() : a === b;
 }
