@@ -204,3 +204,73 @@ test('streamed chat is paid by a voucher; the client catches up on its charge th
   assert.equal(next.transaction, '');
   assert.equal(await chain().getBlockNumber(), block);
 });
+
+/** The official client's refund(url): its fetch names the network, as a paying fetch would. */
+function refunder(buyer: PrivateKeyAccount, deposit: bigint) {
+  const scheme = new BatchSettlementEvmScheme(toClientEvmSigner(buyer, chain()), { depositStrategy: () => deposit.toString() });
+  const paying = wrapFetchWithPayment(fetch, new x402Client().register('eip155:8453', scheme));
+  const withNetwork: typeof fetch = (input, init) => fetch(input, { ...init, headers: { ...(init?.headers as Record<string, string>), 'X-Network': 'base' } });
+  return {
+    scheme,
+    pay: (endpoint: { path: string; body: unknown }) =>
+      paying(`${service.url}${endpoint.path}`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-Network': 'base' }, body: JSON.stringify(endpoint.body) }),
+    refund: (path: string, amount?: string) => scheme.refund(`${service.url}${path}`, { fetch: withNetwork, ...(amount ? { amount } : {}) }),
+  };
+}
+
+test('the official client refunds through a paid URL (GET): a partial refund, then the rest; the route never runs', async () => {
+  const buyer = await fundedEvmBuyer(service, ['base'], 10_000_000n);
+  const client = refunder(buyer, 2_000_000n);
+  let charged = 0n;
+  for (const endpoint of [IMAGE, SPEECH]) {
+    const response = await client.pay(endpoint);
+    assert.equal(response.status, 200);
+    charged += BigInt(decode(response.headers.get('PAYMENT-RESPONSE')).extra.chargedAmount);
+  }
+  const walletBefore = await balanceOf(service, 'base', buyer.address);
+
+  const partial = await client.refund(IMAGE.path, '500000');
+  assert.equal(partial.success, true);
+  assert.equal(partial.amount, '500000');
+  assert.equal(await balanceOf(service, 'base', buyer.address), walletBefore + 500_000n);
+  // the refund claimed what was charged in the same transaction
+  assert.deepEqual(await onChain(buyer), { balance: 1_500_000n, totalClaimed: charged });
+
+  const full = await client.refund('/v1/chat/completions');
+  assert.equal(full.success, true);
+  assert.equal(BigInt(full.amount!), 1_500_000n - charged);
+  assert.equal(await balanceOf(service, 'base', buyer.address), walletBefore + 2_000_000n - charged, 'the payer has back all it was not charged');
+  assert.deepEqual(await onChain(buyer), { balance: charged, totalClaimed: charged });
+
+  // the claimed charges reach the payee with the next round's settle
+  const payToBefore = await balanceOf(service, 'base', rail().payTo);
+  const [report] = await service.claimer!.round();
+  assert.equal(report!.settledAmount, charged);
+  assert.equal(await balanceOf(service, 'base', rail().payTo), payToBefore + charged);
+
+  // nothing left: a further refund is refused, and no money moves
+  await assert.rejects(client.refund(IMAGE.path), /no remaining balance|refund_no_balance/);
+});
+
+test('a GET to a paid URL takes nothing but a refund: a voucher sent there is refused and charges nothing', async () => {
+  const probe = await fetch(`${service.url}${IMAGE.path}`, { headers: { 'X-Network': 'base' } });
+  assert.equal(probe.status, 402);
+  const offer = decode(probe.headers.get('PAYMENT-REQUIRED'));
+  assert.ok(offer.accepts.some((a: { scheme: string }) => a.scheme === 'batch-settlement'));
+  // a voucher (a paid call's payload) sent with GET is refused: it would pay for work a GET never runs
+  const buyer = await fundedEvmBuyer(service, ['base'], 10_000_000n);
+  const client = refunder(buyer, 2_000_000n);
+  let voucher: string | undefined;
+  const recording = wrapFetchWithPayment(async (input, init) => {
+    const headers = typeof input === 'object' && 'headers' in input ? input.headers : new Headers(init?.headers);
+    voucher ??= headers.get('PAYMENT-SIGNATURE') ?? undefined;
+    return fetch(input, init);
+  }, new x402Client().register('eip155:8453', client.scheme));
+  await recording(`${service.url}${IMAGE.path}`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-Network': 'base' }, body: JSON.stringify(IMAGE.body) });
+  assert.ok(voucher);
+  const before = (await service.ledger.channels!.get(channelIdOf(buyer)))!.chargedCumulative;
+  const refused = await fetch(`${service.url}${IMAGE.path}`, { headers: { 'X-Network': 'base', 'PAYMENT-SIGNATURE': voucher } });
+  assert.equal(refused.status, 402);
+  assert.match(decode(refused.headers.get('PAYMENT-REQUIRED')).error, /only a refund|invalid_amount/);
+  assert.equal((await service.ledger.channels!.get(channelIdOf(buyer)))!.chargedCumulative, before);
+});

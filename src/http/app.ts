@@ -23,7 +23,8 @@ import { CHARGE_HEADERS, endpointContext, respondPaid } from './paid-route.ts';
 import { carriesPayment, PAYMENT_HEADERS, type HttpPaymentAnswers } from './payment-edge.ts';
 import { requestOrigin } from './origin.ts';
 import { requestHash } from '../lib/canonical-json.ts';
-import { openaiRoutes } from '../api/openai/routes.ts';
+import { OPENAI_ROUTES, openaiRoutes } from '../api/openai/routes.ts';
+import { mountChannelRefunds } from './channel-refund-route.ts';
 import { withOpenAIRoutes } from '../api/openai/openapi.ts';
 import { openApiDocument } from './openapi.ts';
 import { docsRoutes } from './docs-page.ts';
@@ -85,6 +86,11 @@ export function createApp(deps: AppDeps): Hono {
     });
   }
   app.route('/', openaiRoutes(deps, log));
+  // GET on each paid URL: payment channels' cooperative refunds (x402 batch-settlement)
+  mountChannelRefunds(app, deps, [
+    ...deps.endpoints.map((endpoint) => ({ path: endpoint.path, description: endpoint.description, bodyFields: {} })),
+    ...OPENAI_ROUTES.map((route) => ({ path: route.path, description: route.description, bodyFields: {} })),
+  ]);
 
   const discovery = { config, endpoints: deps.endpoints, catalog: deps.catalog, networks: gate.enabledNetworks };
   const openapi = withOpenAIRoutes(withPrices(openApiDocument(deps.endpoints, paymentInfoByPath(discovery)), deps.endpoints, deps.catalog));

@@ -172,6 +172,9 @@ export class PaymentGate {
         message: `${call.names.network} is ${namedRail.network.name} but the payment is for ${rail.network.name}`,
       };
     }
+    if (call.refundOnly && !(proof.scheme === BATCH_SETTLEMENT_SCHEME && rail.channels && this.channels)) {
+      return required(`invalid_payment: only a ${BATCH_SETTLEMENT_SCHEME} refund is taken here; a paid call is a POST`, [rail]);
+    }
     if (proof.scheme === BATCH_SETTLEMENT_SCHEME && rail.channels && this.channels) {
       // a payment channel: per-channel state instead of one-use keys (payments/channels/channel-gate.ts)
       const requirement = this.requirementFor(rail, call, BATCH_SETTLEMENT_SCHEME);

@@ -57,6 +57,11 @@ export interface PaidCall {
    * delivers nothing before it resolves, so any validity will do.
    */
   streamSeconds?: number;
+  /**
+   * The call carries nothing but a payment channel's cooperative refund (x402 batch-settlement: the official
+   * client's GET to a paid route's URL): any other payment is refused, and `work` never runs.
+   */
+  refundOnly?: boolean;
   work: (payment: WorkPayment) => Promise<WorkResult>;
 }
 

@@ -96,8 +96,12 @@ export class ChannelGate {
     };
     const mismatch = configMismatch(payload.channelConfig, payload.voucher.channelId, network.chainId, terms);
     if (mismatch) return paymentRequired(mismatch);
-    if (payload.type === 'refund') return paymentRequired('invalid_batch_settlement_evm_payload_type: refunds are sent without a request body (GET)');
     const channelId = payload.voucher.channelId.toLowerCase();
+    if (payload.type === 'refund') {
+      if (!input.call.refundOnly) return paymentRequired('invalid_batch_settlement_evm_payload_type: a refund is sent with GET to the paid URL, without a body');
+      return this.#serialised(channelId, () => this.#refund(input, payload, channelId));
+    }
+    if (input.call.refundOnly) return paymentRequired('invalid_batch_settlement_evm_payload_type: only a refund is taken with GET; a paid call is a POST');
     return this.#serialised(channelId, () => this.#pay(input, payload, channelId));
   }
 
@@ -231,6 +235,88 @@ export class ChannelGate {
           amount: deposit ? deposit.amount.toString() : '',
           extra: { chargedAmount: charged.toString(), channelState: channelStateOf(committed) },
         },
+      },
+    };
+  }
+
+  /**
+   * A cooperative refund (no work runs): the zero-charge voucher must sign exactly what was charged; the
+   * facilitator claims that (the refund voucher is a voucher for it) and returns what is left, or the
+   * requested part of it, to the payer in one transaction. The claimed part is settled by the claimer.
+   */
+  async #refund(input: ChannelCall, payload: Extract<ChannelPayload, { type: 'refund' }>, channelId: string): Promise<PaymentOutcome> {
+    const { rail, requirement, wires } = input;
+    const paymentRequired = (reason: string): PaymentOutcome => ({ kind: 'payment_required', reason, rails: [rail] });
+    const facilitator = rail.channels.facilitator;
+    const network = rail.network as EvmNetwork;
+    const wireRequirement = wireRequirementOf(requirement);
+    const signed = BigInt(payload.voucher.maxClaimableAmount);
+    const verified = await facilitator
+      .verify({ x402Version: 2, accepted: wireRequirement, payload: payload as unknown as Record<string, unknown> }, wireRequirement)
+      .catch((error: unknown) => {
+        this.#log.error({ err: error, channelId }, 'channel refund verify failed');
+        return undefined;
+      });
+    if (!verified) return FACILITATOR_UNAVAILABLE;
+    if (!verified.isValid) return paymentRequired(verified.invalidReason);
+    const state = verified.state;
+    const now = Date.now();
+    const record = await this.#store.update(channelId, (current) =>
+      current
+        ? { ...current, ...mirrored(state, now) }
+        : { ...newChannelRecord(channelId, network.name, payload.channelConfig, now), chargedCumulative: state.totalClaimed, ...mirrored(state, now) },
+    );
+    if (!record) throw new Error('channel record not written');
+    if (signed !== record.chargedCumulative) return this.#corrective(input, record);
+
+    const claimedAfter = record.chargedCumulative > state.totalClaimed ? record.chargedCumulative : state.totalClaimed;
+    const refundable = state.balance > claimedAfter ? state.balance - claimedAfter : 0n;
+    if (refundable === 0n) return paymentRequired('invalid_batch_settlement_evm_refund_no_balance');
+    const requested = payload.amount === undefined ? refundable : BigInt(payload.amount);
+    if (requested === 0n) return paymentRequired('invalid_batch_settlement_evm_refund_amount_invalid');
+    const amount = requested < refundable ? requested : refundable;
+    const claims =
+      record.chargedCumulative > state.totalClaimed
+        ? [{ voucher: { channel: payload.channelConfig, maxClaimableAmount: signed.toString() }, signature: payload.voucher.signature, totalClaimed: record.chargedCumulative.toString() }]
+        : [];
+    const settled = await facilitator.settle(
+      {
+        x402Version: 2,
+        accepted: wireRequirement,
+        payload: { ...payload, amount: amount.toString(), refundNonce: state.refundNonce.toString(), claims },
+      },
+      wireRequirement,
+    );
+    if (!settled.success) {
+      if (settled.pending) return { kind: 'pending', transaction: settled.transaction || null };
+      return paymentRequired(`settlement_failed: ${settled.errorReason}`);
+    }
+    const refunded = settled.amount === '' ? amount : BigInt(settled.amount);
+    const after = await this.#store.update(channelId, (current) =>
+      current && {
+        ...current,
+        ...(settled.state ? mirrored(settled.state, Date.now()) : { balance: current.balance - refunded, totalClaimed: claimedAfter, refundNonce: current.refundNonce + 1n }),
+        totalClaimed: claimedAfter,
+        refunded: current.refunded + refunded,
+        lastRefundTx: settled.transaction,
+        updatedAt: Date.now(),
+      },
+    );
+    if (!after) throw new Error('channel record vanished');
+    this.#log.info({ channelId, network: network.name, tx: settled.transaction, amount: refunded.toString() }, 'channel refunded');
+    return {
+      kind: 'delivered',
+      status: 200,
+      body: { channelId, refunded: refunded.toString(), transaction: settled.transaction, channelState: channelStateOf(after) },
+      media: [],
+      wires,
+      receipt: {
+        success: true,
+        transaction: settled.transaction,
+        network: network.name,
+        payer: payload.channelConfig.payer,
+        amount: 0n,
+        v2Fields: { amount: refunded.toString(), extra: { channelState: channelStateOf(after) } },
       },
     };
   }
