@@ -54,6 +54,8 @@ async function instance(databaseUrl: string): Promise<RunningService> {
 before(async () => {
   [postgres, sandbox] = await Promise.all([startPostgres(), startEvmSandbox(NETWORKS.base as EvmNetwork)]);
   const databaseUrl = await postgres.createDatabase();
+  // the rails read the settlement key from the environment
+  process.env[KEY_ENV] = sandbox.settlementPrivateKey;
   [a, b] = await Promise.all([instance(databaseUrl), instance(databaseUrl)]);
 });
 
@@ -61,6 +63,7 @@ after(async () => {
   await Promise.all([a?.stop(), b?.stop()]);
   await sandbox?.stop();
   await postgres?.stop();
+  delete process.env[KEY_ENV];
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
