@@ -5,23 +5,42 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
-import { BatchSettlementEvmScheme, computeChannelId } from '@x402/evm/batch-settlement/client';
+import { BatchSettlementEvmScheme, computeChannelId, signVoucher } from '@x402/evm/batch-settlement/client';
 import { toClientEvmSigner } from '@x402/evm';
 import { createPublicClient, http, parseAbi, type Hex } from 'viem';
-import type { PrivateKeyAccount } from 'viem/accounts';
+import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { startTestService, postJson } from './support/service.ts';
 import { balanceOf, fundedEvmBuyer } from './support/sandbox-wallet.ts';
 import type { RunningService } from '../src/service.ts';
 import { BATCH_SETTLEMENT_CONTRACT } from '../src/x402/batch-settlement.ts';
+import { embeddedModels } from '../src/config/embedded-models.ts';
+import { unusedPort } from './support/ports.ts';
 
 const CHAT = { path: '/api/v1/ai/chat', body: { model: 'local/demo-bigram', prompt: 'Tell me about the sea', max_tokens: 64, options: { seed: 7 } } };
 const IMAGE = { path: '/api/v1/ai/images', body: { prompt: 'a red fox', n: 1, size: '256x256' } };
 const SPEECH = { path: '/api/v1/ai/tts', body: { text: 'Hello world' } };
 const OPENAI_CHAT = { path: '/v1/chat/completions', body: { model: 'local/demo-bigram', messages: [{ role: 'user', content: 'Hi there' }], max_tokens: 16 } };
 
+// a chat model whose upstream is down: its work fails
+const DOWN_CHAT = {
+  id: 'down/chat',
+  provider: 'down',
+  upstreamModel: 'gone-1',
+  capability: 'chat',
+  maxTokens: 256,
+  defaultMaxTokens: 64,
+  price: { perRequest: '1000', perThousandOutputTokens: '2000', perThousandInputChars: '100' },
+};
+
 let service: RunningService;
 before(async () => {
-  service = await startTestService({ networks: ['base'] });
+  service = await startTestService({
+    networks: ['base'],
+    config: {
+      providers: { down: { type: 'openai-compatible', baseURL: `http://127.0.0.1:${await unusedPort()}/v1`, timeoutMs: 2_000, maxRetries: 0 } },
+      models: [...embeddedModels(), DOWN_CHAT],
+    },
+  });
 });
 after(() => service.stop());
 
@@ -181,4 +200,80 @@ test('a stale voucher (a replayed lower cumulative) gets the corrective 402 with
   assert.ok(BigInt(channel.extra.channelState.chargedCumulativeAmount) > 0n);
   assert.match(channel.extra.voucherState.signature, /^0x/);
   assert.ok(BigInt(channel.extra.voucherState.signedMaxClaimable) >= BigInt(channel.extra.channelState.chargedCumulativeAmount));
+});
+
+/** The channel's id and config as the official client builds them for this gateway. */
+function channelOf(buyer: PrivateKeyAccount, overrides: Record<string, unknown> = {}) {
+  const rail = service.rails.get('base')!;
+  const config = {
+    payer: buyer.address,
+    payerAuthorizer: buyer.address,
+    receiver: rail.payTo as Hex,
+    receiverAuthorizer: rail.channels!.facilitator.receiverAuthorizer as Hex,
+    token: rail.asset as Hex,
+    withdrawDelay: 900,
+    salt: `0x${'00'.repeat(32)}` as Hex,
+    ...overrides,
+  };
+  return { config, channelId: computeChannelId(config as Parameters<typeof computeChannelId>[0], 8453).toLowerCase() as Hex };
+}
+
+test('work that fails charges nothing and leaves the channel as it was; the same voucher then pays', async () => {
+  const buyer = await fundedEvmBuyer(service, ['base'], 20_000_000n);
+  const client = channelClient(buyer, 2_000_000n);
+  assert.equal((await pay(client, IMAGE)).status, 200);
+  const { channelId } = channelOf(buyer);
+  const before = (await service.ledger.channels!.get(channelId))!;
+
+  const failed = await pay(client, { path: CHAT.path, body: { model: 'down/chat', prompt: 'Tell me about the sea', max_tokens: 64 } });
+  assert.ok(failed.status >= 500, `the work failed: ${failed.status} ${await failed.clone().text()}`);
+  const after = (await service.ledger.channels!.get(channelId))!;
+  assert.deepEqual(
+    [after.chargedCumulative, after.signedMaxClaimable, after.signature],
+    [before.chargedCumulative, before.signedMaxClaimable, before.signature],
+    'nothing charged, the previous voucher kept',
+  );
+  // the client did not count it either: its next voucher matches
+  const next = await pay(client, SPEECH);
+  assert.equal(next.status, 200, await next.clone().text());
+});
+
+test('tampered vouchers are refused and move nothing: amount, channel id, signer, and a config of another hash', async () => {
+  const buyer = await fundedEvmBuyer(service, ['base'], 20_000_000n);
+  const client = channelClient(buyer, 2_000_000n);
+  assert.equal((await pay(client, IMAGE)).status, 200);
+  const { config, channelId } = channelOf(buyer);
+  const before = (await service.ledger.channels!.get(channelId))!;
+  const quote = await postJson(`${service.url}${IMAGE.path}`, IMAGE.body, { 'X-Network': 'base' });
+  const accepted = decode(quote.headers.get('PAYMENT-REQUIRED')).accepts.find((a: { scheme: string }) => a.scheme === 'batch-settlement');
+  const next = before.chargedCumulative + BigInt(accepted.amount);
+  const signer = toClientEvmSigner(buyer, chain());
+  const good = await signVoucher(signer, channelId, next.toString(), 'eip155:8453');
+  const send = (payload: Record<string, unknown>) =>
+    postJson(`${service.url}${IMAGE.path}`, IMAGE.body, {
+      'X-Network': 'base',
+      'PAYMENT-SIGNATURE': Buffer.from(JSON.stringify({ x402Version: 2, accepted, payload })).toString('base64'),
+    });
+  const startBlock = await blockNumber();
+  const cases: [string, Record<string, unknown>, RegExp][] = [
+    // the amount raised after signing: the signature no longer covers it (and the ceiling is off)
+    ['amount', { type: 'voucher', channelConfig: config, voucher: { ...good, maxClaimableAmount: (next + 1n).toString() } }, /cumulative_amount_mismatch|voucher_signature/],
+    // the signature of the amount the server expects, but bound to the voucher of another channel
+    ['channel id', { type: 'voucher', channelConfig: config, voucher: { ...good, channelId: channelOf(buyer, { salt: `0x${'11'.repeat(32)}` }).channelId } }, /channel_id_mismatch/],
+    // signed by someone else
+    ['signer', { type: 'voucher', channelConfig: config, voucher: await signVoucher(toClientEvmSigner(privateKeyToAccount(generatePrivateKey())), channelId, next.toString(), 'eip155:8453') }, /voucher_signature/],
+    // a config that is not the one the id hashes (a longer withdraw delay, same id)
+    ['config', { type: 'voucher', channelConfig: { ...config, withdrawDelay: 86_400 }, voucher: good }, /channel_id_mismatch/],
+  ];
+  for (const [what, payload, reason] of cases) {
+    const response = await send(payload);
+    assert.equal(response.status, 402, what);
+    assert.match(decode(response.headers.get('PAYMENT-REQUIRED')).error, reason, what);
+  }
+  const after = (await service.ledger.channels!.get(channelId))!;
+  assert.equal(after.chargedCumulative, before.chargedCumulative, 'nothing charged');
+  assert.equal(await blockNumber(), startBlock, 'nothing sent');
+  // and the genuine voucher still pays
+  const genuine = await send({ type: 'voucher', channelConfig: config, voucher: good });
+  assert.equal(genuine.status, 200, await genuine.clone().text());
 });
