@@ -16,6 +16,7 @@ import { startReservationHeartbeat } from './store/reservation-heartbeat.ts';
 import { PaymentGate } from './payments/gate.ts';
 import { Reconciler } from './payments/reconciler.ts';
 import { ChannelClaimer } from './payments/channels/channel-claimer.ts';
+import { ChannelMetrics } from './payments/channels/channel-metrics.ts';
 import { reportReadiness } from './payments/readiness.ts';
 import { configuredRails } from './payments/configured-rails.ts';
 import type { PaymentRail } from './payments/rails.ts';
@@ -98,7 +99,8 @@ export async function startService(config: Config, options: { log?: Logger } = {
   const providers = await ProviderRegistry.create(config, createLocalEngines(config));
   const metrics = new HttpMetrics();
   const observe = new PaymentMetrics(metrics.registry, async () => (await ledger.listPending(BACKLOG_CAP)).length);
-  const gate = new PaymentGate({ rails, ledger, media, log, observe, maxFailedAttempts: config.maxFailedAttempts });
+  const observeChannels = new ChannelMetrics(metrics.registry);
+  const gate = new PaymentGate({ rails, ledger, media, log, observe, observeChannels, maxFailedAttempts: config.maxFailedAttempts });
   const reconciler = new Reconciler(
     { ledger, rails, media, log, observe },
     { abandonedAfterMs: config.abandonedAfterMs, leaseMs: config.reconcileLeaseMs, settlingGraceMs: config.settlingGraceMs },
@@ -107,7 +109,7 @@ export async function startService(config: Config, options: { log?: Logger } = {
   const claimer =
     ledger.channels && [...rails.values()].some((rail) => rail.channels)
       ? new ChannelClaimer(
-          { rails, store: ledger.channels, log },
+          { rails, store: ledger.channels, log, observe: observeChannels },
           {
             intervalMs: config.channels.claimIntervalMs,
             threshold: BigInt(config.channels.claimThreshold),

@@ -23,15 +23,23 @@ const SPEECH = { path: '/api/v1/ai/tts', body: { text: 'Hello world' } };
 const OPENAI_CHAT = { path: '/v1/chat/completions', body: { model: 'local/demo-bigram', messages: [{ role: 'user', content: 'Hi there' }], max_tokens: 16 } };
 const STREAMED_CHAT = { path: '/v1/chat/completions', body: { ...OPENAI_CHAT.body, stream: true } };
 
+const ADMIN_TOKEN_ENV = 'X402_CHANNELS_TEST_ADMIN_TOKEN';
+const ADMIN_TOKEN = 'channels-test-admin-token';
+
 let service: RunningService;
 before(async () => {
   // the claimer's own timer stays out of the way (rounds are run by the tests); its threshold is out of reach
+  process.env[ADMIN_TOKEN_ENV] = ADMIN_TOKEN;
   service = await startTestService({
     networks: ['base'],
-    config: { channels: { claimIntervalMs: 800_000, claimThreshold: '1000000000000', claimMaxAgeMs: 60_000 } },
+    config: { adminTokenEnv: ADMIN_TOKEN_ENV, channels: { claimIntervalMs: 800_000, claimThreshold: '1000000000000', claimMaxAgeMs: 60_000 } },
   });
 });
-after(() => service.stop());
+after(async () => {
+  await service.stop();
+  delete process.env[ADMIN_TOKEN_ENV];
+});
+
 
 const rail = () => service.rails.get('base')!;
 const rpcUrl = () => service.sandbox!.chains.get('base')!.rpcUrl;
@@ -273,4 +281,37 @@ test('a GET to a paid URL takes nothing but a refund: a voucher sent there is re
   assert.equal(refused.status, 402);
   assert.match(decode(refused.headers.get('PAYMENT-REQUIRED')).error, /only a refund|invalid_amount/);
   assert.equal((await service.ledger.channels!.get(channelIdOf(buyer)))!.chargedCumulative, before);
+});
+
+test('a channel is shown by /api/v1/payments/:channelId, the admin listing and /metrics: deposited, charged, claimed, settled, refunded', async () => {
+  const buyer = await fundedEvmBuyer(service, ['base'], 10_000_000n);
+  const client = refunder(buyer, 2_000_000n);
+  let charged = 0n;
+  for (const endpoint of [IMAGE, SPEECH, IMAGE]) {
+    const response = await client.pay(endpoint);
+    assert.equal(response.status, 200);
+    charged += BigInt(decode(response.headers.get('PAYMENT-RESPONSE')).extra.chargedAmount);
+  }
+  await service.claimer!.round({ force: true });
+  await client.refund(IMAGE.path, '100000');
+  const channelId = channelIdOf(buyer);
+
+  const shown = (await (await fetch(`${service.url}/api/v1/payments/${channelId}`)).json()) as Record<string, unknown>;
+  assert.deepEqual(
+    [shown.scheme, shown.payer, shown.deposited, shown.charged, shown.claimed, shown.settled, shown.refunded, shown.balance],
+    ['batch-settlement', buyer.address, '2000000', charged.toString(), charged.toString(), charged.toString(), '100000', '1900000'],
+  );
+  assert.equal(shown.signature, undefined, 'the voucher signature is not shown');
+
+  const listing = await fetch(`${service.url}/api/v1/admin/channels?payer=${buyer.address}`, { headers: { Authorization: `Bearer ${ADMIN_TOKEN}` } });
+  assert.equal(listing.status, 200);
+  const { channels } = (await listing.json()) as { channels: { channelId: string; charged: string }[] };
+  assert.deepEqual(channels.map((c) => [c.channelId, c.charged]), [[channelId, charged.toString()]]);
+  assert.equal((await fetch(`${service.url}/api/v1/admin/channels`)).status, 401, 'behind the admin token');
+
+  const metrics = await (await fetch(`${service.url}/metrics`)).text();
+  for (const event of ['deposited', 'charged', 'claimed', 'settled', 'refunded']) {
+    assert.match(metrics, new RegExp(`x402_channel_amount_atomic_total\\{network="base",event="${event}"\\} [1-9]`), event);
+  }
+  assert.match(metrics, /x402_channel_calls_total\{network="base",model="[^"]+"\} [1-9]/);
 });

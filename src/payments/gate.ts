@@ -23,6 +23,7 @@ import { streamPlan } from './stream-validity.ts';
 import { NO_PAYMENT_OBSERVER, type PaymentLabels, type PaymentObserver } from './payment-metrics.ts';
 import type { PaidCall, PaymentOutcome, ReceivedPayment, Refusal, WorkResult } from './outcome.ts';
 import { ChannelGate } from './channels/channel-gate.ts';
+import type { ChannelObserver } from './channels/channel-metrics.ts';
 import { BATCH_SETTLEMENT_SCHEME } from '../x402/batch-settlement.ts';
 
 export type { PaidCall, PaymentOutcome, ReceivedPayment, WorkPayment, WorkResult } from './outcome.ts';
@@ -38,6 +39,8 @@ export interface GateDeps {
   schemes?: SchemeRegistry;
   /** how often one payment's work may fail (config.maxFailedAttempts); unbounded when absent */
   maxFailedAttempts?: FailedAttemptLimits;
+  /** told of payment channels' deposits, charges and refunds (the channel metrics) */
+  observeChannels?: ChannelObserver;
 }
 
 /** How many times the paid work of one payment may fail before its proof is refused (see config.maxFailedAttempts). */
@@ -100,7 +103,9 @@ export class PaymentGate {
     this.attempts = deps.maxFailedAttempts ?? { unsettled: UNBOUNDED_ATTEMPTS, settled: UNBOUNDED_ATTEMPTS };
     this.enabledNetworks = [...deps.rails.keys()];
     this.anyNetworkRails = [...deps.rails.values()].sort((a, b) => Number(a.network.family === 'svm') - Number(b.network.family === 'svm'));
-    this.channels = deps.ledger.channels ? new ChannelGate({ store: deps.ledger.channels, log: deps.log }) : undefined;
+    this.channels = deps.ledger.channels
+      ? new ChannelGate({ store: deps.ledger.channels, log: deps.log, ...(deps.observeChannels ? { observe: deps.observeChannels } : {}) })
+      : undefined;
   }
 
   /** The server's own requirement for this call on this rail (every rail offers `exact`). */

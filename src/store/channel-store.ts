@@ -28,6 +28,8 @@ export interface ChannelRecord {
   /** totals of what went through this server: deposits it submitted, refunds it made */
   deposited: bigint;
   refunded: bigint;
+  /** of totalClaimed, what a settle has swept to the receiver (as far as this server saw it claimed before the settle) */
+  settled: bigint;
   /** the last claim and refund transactions ('' for none) */
   lastClaimTx: string;
   lastRefundTx: string;
@@ -48,6 +50,8 @@ export interface ChannelStore {
   unlock(name: string, holder: string): Promise<void>;
   /** Channels with charges not claimed yet, or a withdrawal the payer started, on `network` (oldest first). */
   outstanding(network: string, limit: number): Promise<ChannelRecord[]>;
+  /** Channels whose claimed amount is not all known settled yet, on `network`. */
+  unsettled(network: string, limit: number): Promise<ChannelRecord[]>;
   /** Every channel, newest first (the operator's listing). */
   list(options?: { network?: string; payer?: string; limit?: number }): Promise<ChannelRecord[]>;
   delete(channelId: string): Promise<void>;
@@ -69,6 +73,7 @@ export function newChannelRecord(channelId: string, network: string, config: Cha
     syncedAt: 0,
     deposited: 0n,
     refunded: 0n,
+    settled: 0n,
     lastClaimTx: '',
     lastRefundTx: '',
     lastRequestAt: 0,
@@ -98,6 +103,7 @@ export interface ChannelRow {
   synced_at: number | string;
   deposited: string;
   refunded: string;
+  settled: string;
   last_claim_tx: string;
   last_refund_tx: string;
   last_request_at: number | string;
@@ -121,6 +127,7 @@ export function recordFromRow(row: ChannelRow): ChannelRecord {
     syncedAt: Number(row.synced_at),
     deposited: BigInt(row.deposited),
     refunded: BigInt(row.refunded),
+    settled: BigInt(row.settled),
     lastClaimTx: row.last_claim_tx,
     lastRefundTx: row.last_refund_tx,
     lastRequestAt: Number(row.last_request_at),
@@ -146,6 +153,7 @@ export function rowValues(record: ChannelRecord): (string | number)[] {
     record.syncedAt,
     record.deposited.toString(),
     record.refunded.toString(),
+    record.settled.toString(),
     record.lastClaimTx,
     record.lastRefundTx,
     record.lastRequestAt,
@@ -170,6 +178,7 @@ export const CHANNEL_COLUMNS = [
   'synced_at',
   'deposited',
   'refunded',
+  'settled',
   'last_claim_tx',
   'last_refund_tx',
   'last_request_at',

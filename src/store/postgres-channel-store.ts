@@ -19,6 +19,7 @@ const SCHEMA = `
     synced_at bigint NOT NULL,
     deposited text NOT NULL,
     refunded text NOT NULL,
+    settled text NOT NULL,
     last_claim_tx text NOT NULL,
     last_refund_tx text NOT NULL,
     last_request_at bigint NOT NULL,
@@ -103,6 +104,14 @@ export class PostgresChannelStore implements ChannelStore {
   async outstanding(network: string, limit: number): Promise<ChannelRecord[]> {
     const { rows } = await this.pool.query<ChannelRow>(
       'SELECT * FROM channels WHERE network = $1 AND (outstanding = 1 OR withdraw_requested_at <> 0) ORDER BY updated_at LIMIT $2',
+      [network, limit],
+    );
+    return rows.map(recordFromRow);
+  }
+
+  async unsettled(network: string, limit: number): Promise<ChannelRecord[]> {
+    const { rows } = await this.pool.query<ChannelRow>(
+      'SELECT * FROM channels WHERE network = $1 AND settled <> total_claimed ORDER BY updated_at LIMIT $2',
       [network, limit],
     );
     return rows.map(recordFromRow);

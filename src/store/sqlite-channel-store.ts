@@ -19,6 +19,7 @@ const SCHEMA = `
     synced_at INTEGER NOT NULL,
     deposited TEXT NOT NULL,
     refunded TEXT NOT NULL,
+    settled TEXT NOT NULL,
     last_claim_tx TEXT NOT NULL,
     last_refund_tx TEXT NOT NULL,
     last_request_at INTEGER NOT NULL,
@@ -81,6 +82,13 @@ export class SqliteChannelStore implements ChannelStore {
   async outstanding(network: string, limit: number): Promise<ChannelRecord[]> {
     const rows = this.db
       .prepare('SELECT * FROM channels WHERE network = ? AND (outstanding = 1 OR withdraw_requested_at != 0) ORDER BY updated_at LIMIT ?')
+      .all(network, limit) as unknown as ChannelRow[];
+    return rows.map(recordFromRow);
+  }
+
+  async unsettled(network: string, limit: number): Promise<ChannelRecord[]> {
+    const rows = this.db
+      .prepare('SELECT * FROM channels WHERE network = ? AND settled <> total_claimed ORDER BY updated_at LIMIT ?')
       .all(network, limit) as unknown as ChannelRow[];
     return rows.map(recordFromRow);
   }

@@ -16,6 +16,7 @@ import type { PaymentRail, PaymentRails } from '../rails.ts';
 import { BATCH_SETTLEMENT_SCHEME } from '../../x402/batch-settlement.ts';
 import { wireRequirementOf } from './channel-gate.ts';
 import type { ChannelFacilitator, OnChainChannel } from './channel-facilitator.ts';
+import { NO_CHANNEL_OBSERVER, type ChannelObserver } from './channel-metrics.ts';
 
 export interface ClaimPolicy {
   /** how often a round runs */
@@ -53,14 +54,16 @@ export class ChannelClaimer {
   readonly #store: ChannelStore;
   readonly #log: Logger;
   readonly #policy: ClaimPolicy;
+  readonly #observe: ChannelObserver;
   readonly #holder = `claimer-${randomUUID()}`;
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<unknown> = Promise.resolve();
 
-  constructor(deps: { rails: PaymentRails; store: ChannelStore; log: Logger }, policy: Partial<ClaimPolicy> = {}) {
+  constructor(deps: { rails: PaymentRails; store: ChannelStore; log: Logger; observe?: ChannelObserver }, policy: Partial<ClaimPolicy> = {}) {
     this.#rails = deps.rails;
     this.#store = deps.store;
     this.#log = deps.log;
+    this.#observe = deps.observe ?? NO_CHANNEL_OBSERVER;
     this.#policy = { ...DEFAULT_CLAIM_POLICY, ...policy };
   }
 
@@ -134,10 +137,18 @@ export class ChannelClaimer {
     }
     const unsettled = await facilitator.unsettled(rail.payTo, rail.asset);
     if (unsettled > 0n) {
+      // what the ledger knew claimed before the settle is what the settle certainly swept
+      const sweeping = await this.#store.unsettled(network, ROUND_LIMIT);
       const settled = await facilitator.settle(this.#payment(rail, { type: 'settle', receiver: rail.payTo, token: rail.asset }), this.#requirement(rail));
       if (settled.success) {
         report.settleTransaction = settled.transaction;
         report.settledAmount = BigInt(settled.amount || '0');
+        this.#observe.settled(network, report.settledAmount);
+        for (const record of sweeping) {
+          await this.#store.update(record.channelId, (current) =>
+            current && { ...current, settled: record.totalClaimed > current.settled ? record.totalClaimed : current.settled },
+          );
+        }
         this.#log.info({ network, tx: settled.transaction, amount: settled.amount }, 'channel claims settled');
       } else {
         this.#log.warn({ network, reason: settled.errorReason, tx: settled.transaction }, 'channel settle failed; next round retries');
@@ -146,7 +157,7 @@ export class ChannelClaimer {
     return report;
   }
 
-  async #claim(rail: PaymentRail, facilitator: ChannelFacilitator, batch: { record: ChannelRecord; claimTo: bigint }[]): Promise<string | undefined> {
+  async #claim(rail: PaymentRail, facilitator: ChannelFacilitator, batch: { record: ChannelRecord; state: OnChainChannel; claimTo: bigint }[]): Promise<string | undefined> {
     const claims = batch.map(({ record, claimTo }) => ({
       voucher: { channel: record.config, maxClaimableAmount: record.signedMaxClaimable.toString() },
       signature: record.signature,
@@ -168,6 +179,7 @@ export class ChannelClaimer {
         },
       );
     }
+    this.#observe.claimed(rail.network.name, batch.reduce((sum, { state, claimTo }) => sum + claimTo - state.totalClaimed, 0n));
     this.#log.info({ network: rail.network.name, tx: claimed.transaction, channels: batch.length }, 'channel vouchers claimed');
     return claimed.transaction;
   }

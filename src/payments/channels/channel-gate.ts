@@ -29,6 +29,7 @@ import { caip2Of, type PaymentProof, type PaymentRequirement, type Wire } from '
 import type { PaidCall, PaymentOutcome, Refusal } from '../outcome.ts';
 import type { ChannelOffer, PaymentRail } from '../rails.ts';
 import type { OnChainChannel } from './channel-facilitator.ts';
+import { NO_CHANNEL_OBSERVER, type ChannelObserver } from './channel-metrics.ts';
 
 export interface ChannelGateOptions {
   store: ChannelStore;
@@ -37,6 +38,8 @@ export interface ChannelGateOptions {
   freshStateMs?: number;
   /** how long a request waits for a channel another request holds */
   lockWaitMs?: number;
+  /** told of deposits, charges and refunds (the channel metrics) */
+  observe?: ChannelObserver;
 }
 
 export interface ChannelCall {
@@ -69,6 +72,7 @@ export class ChannelGate {
   readonly #log: Logger;
   readonly #freshStateMs: number;
   readonly #lockWaitMs: number;
+  readonly #observe: ChannelObserver;
   readonly #holder = `channels-${randomUUID()}`;
   /** requests of this instance queued per channel, so only the head asks the database for the lock */
   readonly #queues = new Map<string, Promise<unknown>>();
@@ -78,6 +82,7 @@ export class ChannelGate {
     this.#log = options.log;
     this.#freshStateMs = options.freshStateMs ?? DEFAULT_FRESH_STATE_MS;
     this.#lockWaitMs = options.lockWaitMs ?? DEFAULT_LOCK_WAIT_MS;
+    this.#observe = options.observe ?? NO_CHANNEL_OBSERVER;
   }
 
   async handle(input: ChannelCall): Promise<PaymentOutcome> {
@@ -200,6 +205,7 @@ export class ChannelGate {
         current && { ...current, ...mirrored(after, Date.now()), deposited: current.deposited + amount },
       );
       if (!record) throw new Error('channel record vanished');
+      this.#observe.deposited(network.name, amount);
       this.#log.info({ channelId, network: network.name, tx: settled.transaction, amount: amount.toString() }, 'channel deposit settled');
     }
 
@@ -217,6 +223,7 @@ export class ChannelGate {
       },
     );
     if (!committed) throw new Error('channel record vanished');
+    this.#observe.charged(network.name, call.model, charged);
 
     return {
       kind: 'delivered',
@@ -303,6 +310,8 @@ export class ChannelGate {
       },
     );
     if (!after) throw new Error('channel record vanished');
+    this.#observe.refunded(network.name, refunded);
+    if (claims.length > 0) this.#observe.claimed(network.name, record.chargedCumulative - state.totalClaimed);
     this.#log.info({ channelId, network: network.name, tx: settled.transaction, amount: refunded.toString() }, 'channel refunded');
     return {
       kind: 'delivered',
