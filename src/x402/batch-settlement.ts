@@ -2,7 +2,8 @@
 // client sends (deposit, voucher and refund payloads), the names the scheme uses, and the one place the channel
 // id is checked against its config. The shapes are the installed package's (its types-*.d.mts).
 import { z } from 'zod';
-import { getAddress, isAddressEqual, recoverTypedDataAddress, type Address, type Hex } from 'viem';
+import { getAddress, hashTypedData, isAddressEqual, type Address, type Hex } from 'viem';
+import { signedBy } from './voucher-signature.ts';
 import { BATCH_SETTLEMENT_ADDRESS, BATCH_SETTLEMENT_DOMAIN, voucherTypes } from '@x402/evm';
 import { computeChannelId } from '@x402/evm/batch-settlement/client';
 
@@ -104,14 +105,13 @@ export async function voucherSignedByAuthorizer(
   chainId: number,
 ): Promise<boolean> {
   try {
-    const signer = await recoverTypedDataAddress({
+    const digest = hashTypedData({
       domain: { ...BATCH_SETTLEMENT_DOMAIN, chainId, verifyingContract: getAddress(BATCH_SETTLEMENT_CONTRACT) },
       types: voucherTypes,
       primaryType: 'Voucher',
       message: { channelId: channelId as Hex, maxClaimableAmount },
-      signature: voucherSignature as Hex,
     });
-    return isAddressEqual(signer, config.payerAuthorizer as Address);
+    return await signedBy(config.payerAuthorizer as Address, digest, voucherSignature as Hex);
   } catch {
     return false;
   }

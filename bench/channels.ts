@@ -1,0 +1,152 @@
+// node bench/channels.ts: paid calls per second at 8 in flight under payment-channel vouchers (x402
+// batch-settlement, paid by the official @x402/evm client) beside `exact` (one on-chain settlement per call,
+// bench/paid-load.ts), same gateway child (bench/serve.ts: `npm start`'s service on a sandbox chain), same
+// work, rounds taking turns. Workloads: a short chat answer (little generation) and an image.
+//
+// Vouchers: one channel per connection (a channel's calls are sequential by nature: each voucher extends the
+// last charge), each deposited by a warm-up call outside the timed window; then each call signs its voucher
+// (the official client's createPaymentPayload, timed: it is part of the call) and sends it. Exact: proofs
+// pre-signed (not timed), as bench/run.ts does. A call counts when it answered 200 with a successful receipt.
+// Settings: BENCH_CHANNEL_REQUESTS (160 per side per round), BENCH_PAID_CONCURRENCY (8), BENCH_ROUNDS (3).
+//
+// Not measured here: the official @x402/hono middleware with the official batch-settlement server scheme
+// (bench/official-peer.ts runs the official stack for `exact` only).
+import { createPublicClient, http } from 'viem';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { x402Client, x402HTTPClient } from '@x402/fetch';
+import { toClientEvmSigner } from '@x402/evm';
+import { BatchSettlementEvmScheme } from '@x402/evm/batch-settlement/client';
+import type { PaymentRequired } from '@x402/core/types';
+import { startGatewayChild } from './gateway-child.ts';
+import { jsonRequest, newAgent, send, stats, type LatencyStats } from './load.ts';
+import { paidThroughput } from './paid-load.ts';
+import { envNumber } from './env-number.ts';
+
+const SHORT_CHAT = { path: '/api/v1/ai/chat', body: { model: 'local/demo-bigram', prompt: 'Hi', max_tokens: 4, options: { seed: 1 } } };
+const IMAGE = { path: '/api/v1/ai/images', body: { prompt: 'a lighthouse at dusk', n: 1, size: '256x256' } };
+const NETWORK = { 'X-Network': 'base' };
+
+interface Side {
+  settled: number;
+  seconds: number;
+  ms: number[];
+}
+
+const requestsPerRound = envNumber('BENCH_CHANNEL_REQUESTS', 160);
+const concurrency = envNumber('BENCH_PAID_CONCURRENCY', 8);
+const rounds = envNumber('BENCH_ROUNDS', 3);
+
+async function post(origin: URL, path: string, body: unknown, headers: Record<string, string> = {}) {
+  const agent = newAgent(1);
+  try {
+    return await send(agent, origin, jsonRequest(path, body, headers));
+  } finally {
+    agent.destroy();
+  }
+}
+
+async function get(origin: URL, path: string) {
+  const agent = newAgent(1);
+  try {
+    return await send(agent, origin, { method: 'GET', path, headers: {} });
+  } finally {
+    agent.destroy();
+  }
+}
+
+/** A channel payer: the official client, funded and deposited (the warm-up call, untimed). */
+async function channelPayer(origin: URL, rpcUrl: string, call: { path: string; body: unknown }, required: PaymentRequired) {
+  const account = privateKeyToAccount(generatePrivateKey());
+  const funded = await post(origin, '/sandbox/faucet', { network: 'base', address: account.address, amount: '100000000' });
+  if (funded.status !== 200) throw new Error(`faucet answered ${funded.status}`);
+  const scheme = new BatchSettlementEvmScheme(toClientEvmSigner(account, createPublicClient({ transport: http(rpcUrl) })), {
+    depositStrategy: () => '5000000',
+  });
+  const client = new x402HTTPClient(new x402Client().register('eip155:8453', scheme));
+  const agent = newAgent(1);
+  const pay = async (): Promise<{ ok: boolean; ms: number; deposit: boolean }> => {
+    const started = performance.now();
+    const payload = await client.createPaymentPayload(required);
+    const reply = await send(agent, origin, jsonRequest(call.path, call.body, { ...NETWORK, ...client.encodePaymentSignatureHeader(payload) }));
+    const header = (name: string) => {
+      const value = reply.headers[name.toLowerCase()];
+      return Array.isArray(value) ? value[0] : value;
+    };
+    const result = await client.processPaymentResult(payload, (name) => header(name) ?? null, reply.status);
+    const ms = performance.now() - started;
+    return { ok: reply.status === 200 && result.settleResponse?.success === true, ms, deposit: (payload.payload as { type?: string }).type === 'deposit' };
+  };
+  const warm = await pay();
+  if (!warm.ok || !warm.deposit) throw new Error('the warm-up call did not deposit');
+  return { pay, close: () => agent.destroy() };
+}
+
+async function voucherRound(origin: URL, rpcUrl: string, call: { path: string; body: unknown }, required: PaymentRequired, requests: number): Promise<Side> {
+  const payers = await Promise.all(Array.from({ length: concurrency }, () => channelPayer(origin, rpcUrl, call, required)));
+  const ms: number[] = [];
+  let settled = 0;
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    payers.map(async (payer) => {
+      while (next < requests) {
+        next++;
+        const paid = await payer.pay();
+        if (paid.ok) {
+          settled++;
+          ms.push(paid.ms);
+        }
+      }
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  for (const payer of payers) payer.close();
+  return { settled, seconds, ms };
+}
+
+function summary(sides: Side[]): { rps: number; latency: LatencyStats; settled: number } {
+  const settled = sides.reduce((n, side) => n + side.settled, 0);
+  const seconds = sides.reduce((n, side) => n + side.seconds, 0);
+  return { rps: settled / seconds, latency: stats(sides.flatMap((side) => side.ms)), settled };
+}
+
+const gateway = await startGatewayChild();
+try {
+  const origin = gateway.url;
+  const health = JSON.parse((await get(origin, '/healthz')).body.toString()) as { sandboxNetworks?: Record<string, { rpcUrl?: string }> };
+  const rpcUrl = health.sandboxNetworks?.base?.rpcUrl;
+  if (!rpcUrl) throw new Error('the gateway child runs no sandbox base chain');
+  const lines: string[] = [];
+  for (const [name, call] of [['short chat', SHORT_CHAT], ['image', IMAGE]] as const) {
+    const quote = await post(origin, call.path, call.body, NETWORK);
+    const header = quote.headers['payment-required'];
+    const required = JSON.parse(Buffer.from(String(header), 'base64').toString('utf8')) as PaymentRequired;
+    const exactSides: Side[] = [];
+    const voucherSides: Side[] = [];
+    for (let round = 0; round < rounds; round++) {
+      const runExact = async () => {
+        const run = await paidThroughput(origin, { requests: requestsPerRound, concurrency, call, serverPid: gateway.pid });
+        exactSides.push({ settled: run.settled, seconds: run.seconds, ms: run.settledMs });
+      };
+      const runVouchers = async () => voucherSides.push(await voucherRound(origin, rpcUrl, call, required, requestsPerRound));
+      // taking turns, reversed every other round, so other load on the machine weighs on both alike
+      if (round % 2 === 0) {
+        await runExact();
+        await runVouchers();
+      } else {
+        await runVouchers();
+        await runExact();
+      }
+    }
+    const exact = summary(exactSides);
+    const vouchers = summary(voucherSides);
+    lines.push(
+      `${name}: vouchers ${vouchers.rps.toFixed(1)} paid calls/s (p50 ${vouchers.latency.p50.toFixed(1)} ms, ${vouchers.settled} calls) | ` +
+        `exact ${exact.rps.toFixed(1)} paid calls/s (p50 ${exact.latency.p50.toFixed(1)} ms, ${exact.settled} calls) | ` +
+        `vouchers/exact ${(vouchers.rps / exact.rps).toFixed(2)}x; ${concurrency} in flight, ${rounds} rounds of ${requestsPerRound}`,
+    );
+  }
+  process.stdout.write(`${lines.join('\n')}\n`);
+} finally {
+  await gateway.stop();
+}
