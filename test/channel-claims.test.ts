@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import { BatchSettlementEvmScheme, computeChannelId, signVoucher } from '@x402/evm/batch-settlement/client';
 import { toClientEvmSigner } from '@x402/evm';
-import { createPublicClient, createWalletClient, http, parseAbi, type Hex } from 'viem';
+import { createPublicClient, createTestClient, createWalletClient, http, parseAbi, type Hex } from 'viem';
 import type { PrivateKeyAccount } from 'viem/accounts';
 import { startTestService } from './support/service.ts';
 import { balanceOf, fundedEvmBuyer } from './support/sandbox-wallet.ts';
@@ -314,4 +314,28 @@ test('a channel is shown by /api/v1/payments/:channelId, the admin listing and /
     assert.match(metrics, new RegExp(`x402_channel_amount_atomic_total\\{network="base",event="${event}"\\} [1-9]`), event);
   }
   assert.match(metrics, /x402_channel_calls_total\{network="base",model="[^"]+"\} [1-9]/);
+});
+
+test('/readyz probes the escrow: its code gone is degraded (channels:base), not a 503, since exact still pays', async () => {
+  const report = async () => {
+    const response = await fetch(`${service.url}/readyz`);
+    return { status: response.status, body: (await response.json()) as { status: string; channels: Record<string, { status: string; error?: string }>; degraded: string[] } };
+  };
+  const ready = await report();
+  assert.equal(ready.status, 200, JSON.stringify(ready.body));
+  assert.equal(ready.body.channels.base!.status, 'ok');
+  assert.deepEqual(ready.body.degraded, []);
+
+  const anvil = createTestClient({ transport: http(rpcUrl()), mode: 'anvil' });
+  const code = (await chain().getCode({ address: BATCH_SETTLEMENT_CONTRACT })) as Hex;
+  await anvil.setCode({ address: BATCH_SETTLEMENT_CONTRACT, bytecode: '0x' });
+  try {
+    const degraded = await report();
+    assert.equal(degraded.status, 200, JSON.stringify(degraded.body));
+    assert.equal(degraded.body.channels.base!.status, 'down');
+    assert.match(degraded.body.channels.base!.error!, /batch-settlement escrow/);
+    assert.deepEqual(degraded.body.degraded, ['channels:base']);
+  } finally {
+    await anvil.setCode({ address: BATCH_SETTLEMENT_CONTRACT, bytecode: code });
+  }
 });
