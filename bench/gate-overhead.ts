@@ -30,7 +30,7 @@ import { imagesEndpoint } from '../src/api/images.ts';
 import { bodyFieldsOf } from '../src/http/openapi.ts';
 import { requestHash } from '../src/lib/canonical-json.ts';
 import { decodeHeader } from '../src/x402/encoding.ts';
-import { transferWithAuthorizationTypes } from '../src/payments/facilitators/eip3009-abi.ts';
+import { transferWithAuthorizationTypes } from '../src/payments/facilitators/evm/eip3009-abi.ts';
 import type { NetworkName } from '../src/x402/networks.ts';
 import { stats } from './load.ts';
 import { signProof, type PaymentRequired } from './sign.ts';

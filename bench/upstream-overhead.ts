@@ -49,7 +49,7 @@ import { SqliteLedger } from '../src/store/sqlite-ledger.ts';
 import { FileMediaStore } from '../src/media/file-media-store.ts';
 import { ModelCatalog } from '../src/providers/catalog.ts';
 import { ProviderRegistry } from '../src/providers/registry.ts';
-import { createNodeHttpFetch } from '../src/providers/openai-compatible/node-http-fetch.ts';
+import { createNodeHttpFetch } from '../src/lib/node-http-fetch.ts';
 import { createLocalEngines } from '../src/providers/local/index.ts';
 import { startSandbox } from '../src/sandbox/sandbox.ts';
 import { startOpenAIUpstream } from '../test/support/openai-upstream.ts';

@@ -24,7 +24,7 @@ import { CHAT_PATH, startOpenAIUpstream, type OpenAIUpstream } from './support/o
 import { embeddedModels } from '../src/config/embedded-models.ts';
 import { startEvmSandbox, type EvmSandbox } from '../src/sandbox/evm/evm-sandbox.ts';
 import { NETWORKS, type EvmNetwork } from '../src/x402/networks.ts';
-import { eip3009Abi } from '../src/payments/facilitators/eip3009-abi.ts';
+import { eip3009Abi } from '../src/payments/facilitators/evm/eip3009-abi.ts';
 import { evmPaymentKey } from '../src/x402/payment-key.ts';
 import type { RunningService } from '../src/service.ts';
 import type { EvmExactPayload, PaymentRequirements } from '../src/x402/types.ts';

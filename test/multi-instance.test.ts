@@ -13,7 +13,7 @@ import { createPublicClient, http, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { exact } from 'x402/schemes';
 import { startEvmSandbox, type EvmSandbox } from '../src/sandbox/evm/evm-sandbox.ts';
-import { LocalEvmFacilitator } from '../src/payments/facilitators/local-evm.ts';
+import { LocalEvmFacilitator } from '../src/payments/facilitators/evm/local-evm.ts';
 import { PostgresLedger } from '../src/store/postgres-ledger.ts';
 import { NETWORKS, type EvmNetwork } from '../src/x402/networks.ts';
 import { decodeHeader } from '../src/x402/encoding.ts';
@@ -25,7 +25,7 @@ import { startPostgres, type PostgresServer } from './support/postgres.ts';
 import { startChildService, type ChildService } from './support/child-service.ts';
 import { postJson } from './support/service.ts';
 import { anvilRpc, pooledTransactions } from './support/anvil-pool.ts';
-import { eip3009Abi } from '../src/payments/facilitators/eip3009-abi.ts';
+import { eip3009Abi } from '../src/payments/facilitators/evm/eip3009-abi.ts';
 
 const base = NETWORKS.base as EvmNetwork;
 const KEY_ENV = 'X402_TEST_SETTLEMENT_KEY';

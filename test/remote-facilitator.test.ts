@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { wrapFetchWithPayment } from 'x402-fetch';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { startEvmSandbox, type EvmSandbox } from '../src/sandbox/evm/evm-sandbox.ts';
-import { LocalEvmFacilitator } from '../src/payments/facilitators/local-evm.ts';
+import { LocalEvmFacilitator } from '../src/payments/facilitators/evm/local-evm.ts';
 import { NETWORKS, type EvmNetwork } from '../src/x402/networks.ts';
 import { loadConfig } from '../src/config/load.ts';
 import { startService, type RunningService } from '../src/service.ts';

@@ -1,7 +1,7 @@
 // The one validated configuration object. Every field has a default that runs offline (sandbox mode).
 import { z } from 'zod';
 import { NETWORK_NAMES } from '../x402/networks.ts';
-import { isProxyEntry } from '../http/origin.ts';
+import { isProxyEntry } from '../lib/proxy-entry.ts';
 import { AUDIO_FORMATS, speechProviderFormats } from '../providers/audio-formats.ts';
 
 /** Every network runs in the sandbox: anvil for EVM networks, litesvm for Solana. */

@@ -1,6 +1,7 @@
 // The absolute origin clients reach us at: the configured public URL; else, for a request that came through a
 // configured proxy, its forwarded protocol and host; else the address the connection was accepted on. Nothing
 // a client alone sends (X-Forwarded-*, Host) decides the `resource` URL, media URLs or a stored receipt.
+import { isProxyEntry } from '../lib/proxy-entry.ts';
 import type { Context } from 'hono';
 import type { IncomingMessage } from 'node:http';
 import { BlockList, isIP, type Socket } from 'node:net';
@@ -31,13 +32,6 @@ export function proxyList(entries: readonly string[]): BlockList {
   return list;
 }
 
-/** Whether an entry of trustedProxies is an IP address or a CIDR range (the config check uses it). */
-export function isProxyEntry(entry: string): boolean {
-  const [address, prefix, extra] = entry.split('/');
-  const family = isIP(address ?? '');
-  if (family === 0 || extra !== undefined) return false;
-  return prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128));
-}
 
 function isTrusted(list: BlockList, address: string | undefined): boolean {
   if (!address) return false;

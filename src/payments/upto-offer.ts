@@ -4,7 +4,7 @@
 import type { Logger } from 'pino';
 import { ConfigError } from '../config/load.ts';
 import { gasSponsoringDeclarations } from '../x402/upto.ts';
-import type { LocalEvmUptoFacilitator } from './facilitators/local-evm-upto.ts';
+import type { LocalEvmUptoFacilitator } from './facilitators/evm/local-evm-upto.ts';
 import type { RemoteFacilitator } from './facilitators/remote.ts';
 import type { UptoOffer } from './rails.ts';
 

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { APICallError, RetryError, generateText, type ModelMessage } from 'ai';
 import { completeChat } from './chat-completion.ts';
-import { createNodeHttpFetch } from './openai-compatible/node-http-fetch.ts';
+import { createNodeHttpFetch } from '../lib/node-http-fetch.ts';
 import { CHAT_PATH, CHAT_TEXT, CHAT_USAGE, startOpenAIUpstream, type OpenAIUpstream } from '../../test/support/openai-upstream.ts';
 
 let upstream: OpenAIUpstream;

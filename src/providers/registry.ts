@@ -15,7 +15,7 @@ import type { ChatModelConfig, ImageModelConfig, ModelConfig, SpeechModelConfig 
 import type { Config } from '../config/load.ts';
 import { UpstreamUrlRejectedError, limitedFetch } from './openai-compatible/limited-fetch.ts';
 import { guardOtherOrigins, publicOnlyLookup } from './openai-compatible/public-address.ts';
-import { createNodeHttpFetch } from './openai-compatible/node-http-fetch.ts';
+import { createNodeHttpFetch } from '../lib/node-http-fetch.ts';
 import { loadUpstreamSdk, type UpstreamSdk } from './upstream-sdk.ts';
 import { optionalSecret } from '../config/secret.ts';
 import { perModel } from './per-model.ts';

@@ -5,13 +5,13 @@ import { z } from 'zod';
 import { NETWORKS, type NetworkName } from '../x402/networks.ts';
 import { ApiError } from '../errors.ts';
 import { startEvmSandbox, type EvmSandbox } from './evm/evm-sandbox.ts';
-import { LocalEvmFacilitator } from '../payments/facilitators/local-evm.ts';
-import { LocalEvmUptoFacilitator } from '../payments/facilitators/local-evm-upto.ts';
+import { LocalEvmFacilitator } from '../payments/facilitators/evm/local-evm.ts';
+import { LocalEvmUptoFacilitator } from '../payments/facilitators/evm/local-evm-upto.ts';
 import { localUptoOffer } from '../payments/upto-offer.ts';
-import { LocalEvmChannelFacilitator } from '../payments/facilitators/local-evm-channels.ts';
+import { LocalEvmChannelFacilitator } from '../payments/facilitators/evm/local-evm-channels.ts';
 import { channelOffer } from '../payments/channels/channel-offer.ts';
 import { startSvmSandbox } from './svm/svm-sandbox.ts';
-import { LocalSvmFacilitator } from '../payments/facilitators/local-svm.ts';
+import { LocalSvmFacilitator } from '../payments/facilitators/svm/local-svm.ts';
 import type { PaymentRail } from '../payments/rails.ts';
 import { parseOrThrow } from '../api/validate.ts';
 

@@ -9,7 +9,7 @@
 // several instances). Both make reserve() one atomic statement and hand each pending row to one reconciler at
 // a time through a lease (claimPending).
 
-import type { NonceAllocator, PendingCount } from '../payments/facilitators/nonce-allocator.ts';
+import type { NonceAllocator, PendingCount } from './nonce-allocator.ts';
 import type { ChannelStore } from './channel-store.ts';
 
 export const PAYMENT_STATES = ['reserved', 'verified', 'pending', 'settled', 'failed', 'released'] as const;

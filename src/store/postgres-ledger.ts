@@ -24,7 +24,7 @@ import {
 import { randomUUID } from 'node:crypto';
 import { POSTGRES_DIALECT, paymentConditions, payerMatch } from './payment-query.ts';
 import { SETTLEMENT_NONCES_MIGRATION, SharedNonces } from './postgres-nonces.ts';
-import type { NonceAllocator, PendingCount } from '../payments/facilitators/nonce-allocator.ts';
+import type { NonceAllocator, PendingCount } from './nonce-allocator.ts';
 
 /** Applied in order, each once, in one transaction under an advisory lock (see migrate()). Never edit a shipped one. */
 export const POSTGRES_MIGRATIONS: readonly string[] = [

@@ -7,7 +7,7 @@
 // from the chain. If the instance dies mid-step the transaction rolls back: the counter is as before, and
 // a transaction it may have sent makes the next one "nonce too low", which re-reads the chain.
 import type pg from 'pg';
-import { SerialQueue, useNonce, type NonceAllocator, type NonceUse, type PendingCount } from '../payments/facilitators/nonce-allocator.ts';
+import { SerialQueue, useNonce, type NonceAllocator, type NonceUse, type PendingCount } from './nonce-allocator.ts';
 
 export const SETTLEMENT_NONCES_MIGRATION = `CREATE TABLE settlement_nonces (
      chain_id bigint NOT NULL,

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { toFunctionSelector, type AbiFunction } from 'viem';
-import { multicall3Abi } from '../../payments/facilitators/multicall3-abi.ts';
+import { multicall3Abi } from '../../payments/facilitators/evm/multicall3-abi.ts';
 import { loadMulticall3Artifact } from './multicall3.ts';
 
 test('the committed Multicall3 artifact was built from the current contract source', () => {

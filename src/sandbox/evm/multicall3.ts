@@ -4,7 +4,7 @@
 // deployed for real and its runtime code moved, as the upto proxy is.
 import { readFileSync } from 'node:fs';
 import type { Abi, Account, Chain, Hex, PublicClient, TestClient, Transport, WalletClient } from 'viem';
-import { MULTICALL3_ADDRESS } from '../../payments/facilitators/multicall3-abi.ts';
+import { MULTICALL3_ADDRESS } from '../../payments/facilitators/evm/multicall3-abi.ts';
 
 export interface Multicall3Artifact {
   sourceSha256: string;

@@ -11,7 +11,7 @@ import {
   type SolanaRpcApi,
 } from '@solana/kit';
 import { parseJsonWithBigInts, stringifyJsonWithBigInts } from '@solana/rpc-spec-types';
-import { rpcFetch } from './rpc-fetch.ts';
+import { rpcFetch } from '../rpc-fetch.ts';
 
 export function createKeepAliveSolanaRpc(url: string): Rpc<SolanaRpcApi> {
   const transport: RpcTransport = async <TResponse>({ payload, signal }: Parameters<RpcTransport>[0]): Promise<TResponse> => {

@@ -18,10 +18,10 @@ import {
   type Transport,
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import type { EvmNetwork } from '../../x402/networks.ts';
-import { evmExactPayloadSchema } from '../../x402/types.ts';
-import type { PaymentProof, PaymentRequirement } from '../../x402/model.ts';
-import type { Facilitator, SettleOutcome, VerifyResult } from '../facilitator.ts';
+import type { EvmNetwork } from '../../../x402/networks.ts';
+import { evmExactPayloadSchema } from '../../../x402/types.ts';
+import type { PaymentProof, PaymentRequirement } from '../../../x402/model.ts';
+import type { Facilitator, SettleOutcome, VerifyResult } from '../../facilitator.ts';
 import { eip3009Abi, transferWithAuthorizationTypes } from './eip3009-abi.ts';
 
 import { isRevert, reasonForRevert, shortMessage } from './evm-errors.ts';
@@ -35,9 +35,9 @@ import {
   type SubmitResult,
 } from './evm-settlement-batcher.ts';
 import { MULTICALL3_ADDRESS } from './multicall3-abi.ts';
-import { rpcFetch } from './rpc-fetch.ts';
+import { rpcFetch } from '../rpc-fetch.ts';
 import { settlementFromChain } from './evm-settlement-check.ts';
-import type { NonceAllocator, PendingCount } from './nonce-allocator.ts';
+import type { NonceAllocator, PendingCount } from '../../../store/nonce-allocator.ts';
 
 export interface LocalEvmFacilitatorOptions {
   network: EvmNetwork;

@@ -1,7 +1,7 @@
 // The /v1 routes and the chat event streams in the OpenAPI document, from the same zod schemas that validate them.
-import { jsonSchema } from '../../http/openapi-schema.ts';
+import { jsonSchema } from '../openapi-schema.ts';
 import { OPENAI_ROUTES } from './routes.ts';
-import { openaiChatChunkSchema, openaiChatResponseSchema, openaiErrorSchema, openaiImageResponseSchema, openaiModelListSchema } from './schemas.ts';
+import { openaiChatChunkSchema, openaiChatResponseSchema, openaiErrorSchema, openaiImageResponseSchema, openaiModelListSchema } from '../../api/openai/schemas.ts';
 
 const SPEC_CHAT_STREAM =
   'With stream: true, text/event-stream: `data: { id, model, delta }` per piece of text as produced, then `data:` this 200 body plus `x402` (the settlement receipt: success, transaction, network, payer, amount), then `data: [DONE]`; a stream that stops short ends with `data: { error, code }`.';

@@ -19,10 +19,10 @@ import {
   type Chain,
 } from 'viem';
 import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
-import type { EvmNetwork } from '../../x402/networks.ts';
-import { BATCH_SETTLEMENT_CONTRACT } from '../../x402/batch-settlement.ts';
+import type { EvmNetwork } from '../../../x402/networks.ts';
+import { BATCH_SETTLEMENT_CONTRACT } from '../../../x402/batch-settlement.ts';
 import { evmSender, type TransactionSender } from './evm-sender.ts';
-import { stateFromWire, type ChannelFacilitator, type ChannelSettleResult, type ChannelVerifyResult, type OnChainChannel } from '../channels/channel-facilitator.ts';
+import { stateFromWire, type ChannelFacilitator, type ChannelSettleResult, type ChannelVerifyResult, type OnChainChannel } from '../../channels/channel-facilitator.ts';
 
 export interface LocalEvmChannelFacilitatorOptions {
   network: EvmNetwork;

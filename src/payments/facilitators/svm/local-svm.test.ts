@@ -27,12 +27,12 @@ import { getSetComputeUnitLimitInstruction, getSetComputeUnitPriceInstruction } 
 import { findAssociatedTokenPda, getTransferCheckedInstruction, TOKEN_PROGRAM_ADDRESS } from '@solana-program/token';
 import { ExactSvmSchemeV1 } from '@x402/svm/exact/v1/client';
 import { createPaymentHeader } from 'x402/client';
-import { decodeHeader } from '../../x402/encoding.ts';
-import { NETWORKS, type SvmNetwork } from '../../x402/networks.ts';
-import type { PaymentPayload, PaymentRequirements } from '../../x402/types.ts';
-import { startSvmSandbox, type SvmSandbox } from '../../sandbox/svm/svm-sandbox.ts';
+import { decodeHeader } from '../../../x402/encoding.ts';
+import { NETWORKS, type SvmNetwork } from '../../../x402/networks.ts';
+import type { PaymentPayload, PaymentRequirements } from '../../../x402/types.ts';
+import { startSvmSandbox, type SvmSandbox } from '../../../sandbox/svm/svm-sandbox.ts';
 import { LocalSvmFacilitator, svmPaymentKey } from './local-svm.ts';
-import { onV1Wire, proofOf, requirementOf } from '../../../test/support/v1-wire-facilitator.ts';
+import { onV1Wire, proofOf, requirementOf } from '../../../../test/support/v1-wire-facilitator.ts';
 
 const solana = NETWORKS.solana as SvmNetwork;
 const PRICE = 10_000n; // 0.01 USDC

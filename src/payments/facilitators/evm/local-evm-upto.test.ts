@@ -4,10 +4,10 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestClient, createWalletClient, http, maxUint256, parseAbi, type Address } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
-import { NETWORKS, type EvmNetwork } from '../../x402/networks.ts';
-import { EIP2612_GAS_SPONSORING, ERC20_APPROVAL_GAS_SPONSORING, PERMIT2_ADDRESS, gasSponsoringDeclarations } from '../../x402/upto.ts';
-import { startEvmSandbox, type EvmSandbox } from '../../sandbox/evm/evm-sandbox.ts';
-import { signUptoPayment, type UptoOffer } from '../../../test/support/upto-client.ts';
+import { NETWORKS, type EvmNetwork } from '../../../x402/networks.ts';
+import { EIP2612_GAS_SPONSORING, ERC20_APPROVAL_GAS_SPONSORING, PERMIT2_ADDRESS, gasSponsoringDeclarations } from '../../../x402/upto.ts';
+import { startEvmSandbox, type EvmSandbox } from '../../../sandbox/evm/evm-sandbox.ts';
+import { signUptoPayment, type UptoOffer } from '../../../../test/support/upto-client.ts';
 import { LocalEvmUptoFacilitator, type UptoPayment, type UptoRequirement } from './local-evm-upto.ts';
 
 const base = NETWORKS.base as EvmNetwork;

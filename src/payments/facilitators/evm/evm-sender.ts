@@ -29,7 +29,7 @@ import {
   type Transport,
 } from 'viem';
 import { isNodeRejection } from './evm-errors.ts';
-import { ProcessNonces, type NonceAllocator, type NonceUse, type PendingCount } from './nonce-allocator.ts';
+import { ProcessNonces, type NonceAllocator, type NonceUse, type PendingCount } from '../../../store/nonce-allocator.ts';
 
 export const FEE_REFRESH_MS = 2_000;
 export const FEE_MAX_AGE_MS = 10_000;

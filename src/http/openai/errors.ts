@@ -2,7 +2,7 @@
 // The same ApiError as everywhere else, rendered differently; the 402 stays the x402 one.
 import type { Context } from 'hono';
 import type { Logger } from 'pino';
-import { toApiError } from '../../http/render-error.ts';
+import { toApiError } from '../render-error.ts';
 
 export interface OpenAIErrorBody {
   error: { message: string; type: string; param: string | null; code: string | null };

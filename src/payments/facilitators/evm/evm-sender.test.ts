@@ -5,10 +5,10 @@ import { after, before, beforeEach, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createPublicClient, createTestClient, defineChain, http, parseEther } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { startAnvil, type AnvilNode } from '../../sandbox/evm/anvil.ts';
+import { startAnvil, type AnvilNode } from '../../../sandbox/evm/anvil.ts';
 import { EvmSender, type SendResult } from './evm-sender.ts';
-import { ProcessNonces } from './nonce-allocator.ts';
-import { anvilRpc, pooledTransactions, type AnvilRpc } from '../../../test/support/anvil-pool.ts';
+import { ProcessNonces } from '../../../store/nonce-allocator.ts';
+import { anvilRpc, pooledTransactions, type AnvilRpc } from '../../../../test/support/anvil-pool.ts';
 
 const CHAIN_ID = 8453;
 const chain = defineChain({ id: CHAIN_ID, name: 'anvil', nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [] } } });

@@ -31,7 +31,7 @@ import {
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { uptoPermit2WitnessTypes, x402UptoPermit2ProxyABI } from '@x402/evm';
-import type { EvmNetwork } from '../../x402/networks.ts';
+import type { EvmNetwork } from '../../../x402/networks.ts';
 import {
   PERMIT2_ADDRESS,
   UPTO_PROXY_ADDRESS,
@@ -41,8 +41,8 @@ import {
   type Erc20ApprovalInfo,
   type GasSponsoring,
   type UptoPermit2Payload,
-} from '../../x402/upto.ts';
-import type { Facilitator, SettleOutcome, VerifyResult } from '../facilitator.ts';
+} from '../../../x402/upto.ts';
+import type { Facilitator, SettleOutcome, VerifyResult } from '../../facilitator.ts';
 import { isRevert, revertString, shortMessage } from './evm-errors.ts';
 import { evmSender, type TransactionSender } from './evm-sender.ts';
 import { settlementFromChain } from './evm-settlement-check.ts';

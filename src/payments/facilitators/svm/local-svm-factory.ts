@@ -1,8 +1,8 @@
 // The local Solana facilitator for a configured network: our RPC, our fee payer from a secret
 // (a Solana CLI JSON array or base58), the configured mint.
-import type { Facilitator } from '../facilitator.ts';
-import type { Network, SvmNetwork } from '../../x402/networks.ts';
-import { ConfigError } from '../../config/load.ts';
+import type { Facilitator } from '../../facilitator.ts';
+import type { Network, SvmNetwork } from '../../../x402/networks.ts';
+import { ConfigError } from '../../../config/load.ts';
 import { LocalSvmFacilitator, parseSvmSecretKey } from './local-svm.ts';
 
 export function createLocalSvmFacilitator(options: {

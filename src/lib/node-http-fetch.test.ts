@@ -5,7 +5,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { createNodeHttpFetch } from './node-http-fetch.ts';
-import { unusedPort } from '../../../test/support/ports.ts';
+import { unusedPort } from '../../test/support/ports.ts';
 
 const TEXT = 'The sea is large, salty and mostly blue. '.repeat(50);
 const sockets = new Set<unknown>();

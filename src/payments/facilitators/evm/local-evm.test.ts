@@ -18,15 +18,15 @@ import {
 } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { exact } from 'x402/schemes';
-import { decodeHeader } from '../../x402/encoding.ts';
-import { NETWORKS, type EvmNetwork } from '../../x402/networks.ts';
-import type { PaymentPayload, PaymentRequirements } from '../../x402/types.ts';
-import { startEvmSandbox, type EvmSandbox } from '../../sandbox/evm/evm-sandbox.ts';
+import { decodeHeader } from '../../../x402/encoding.ts';
+import { NETWORKS, type EvmNetwork } from '../../../x402/networks.ts';
+import type { PaymentPayload, PaymentRequirements } from '../../../x402/types.ts';
+import { startEvmSandbox, type EvmSandbox } from '../../../sandbox/evm/evm-sandbox.ts';
 import { LocalEvmFacilitator } from './local-evm.ts';
-import { onV1Wire, proofOf, requirementOf } from '../../../test/support/v1-wire-facilitator.ts';
+import { onV1Wire, proofOf, requirementOf } from '../../../../test/support/v1-wire-facilitator.ts';
 import { eip3009Abi } from './eip3009-abi.ts';
 import { MULTICALL3_ADDRESS } from './multicall3-abi.ts';
-import { ProcessNonces, type NonceAllocator, type NonceUse, type PendingCount } from './nonce-allocator.ts';
+import { ProcessNonces, type NonceAllocator, type NonceUse, type PendingCount } from '../../../store/nonce-allocator.ts';
 
 const base = NETWORKS.base as EvmNetwork;
 const PRICE = '10000'; // 0.01 USDC

@@ -34,10 +34,10 @@ import {
   type Transaction,
 } from '@solana/kit';
 import { findAssociatedTokenPda, TOKEN_PROGRAM_ADDRESS } from '@solana-program/token';
-import type { SvmNetwork } from '../../x402/networks.ts';
-import { svmExactPayloadSchema } from '../../x402/types.ts';
-import type { PaymentProof, PaymentRequirement } from '../../x402/model.ts';
-import type { Facilitator, SettleOutcome, VerifyResult } from '../facilitator.ts';
+import type { SvmNetwork } from '../../../x402/networks.ts';
+import { svmExactPayloadSchema } from '../../../x402/types.ts';
+import type { PaymentProof, PaymentRequirement } from '../../../x402/model.ts';
+import type { Facilitator, SettleOutcome, VerifyResult } from '../../facilitator.ts';
 import {
   checkExactSvmTransaction,
   DEFAULT_MAX_COMPUTE_UNIT_LIMIT,
@@ -46,7 +46,7 @@ import {
 } from './svm-exact-checks.ts';
 import { createKeepAliveSolanaRpc } from './svm-rpc.ts';
 
-export { svmPaymentKey } from '../../x402/payment-key.ts';
+export { svmPaymentKey } from '../../../x402/payment-key.ts';
 
 export interface LocalSvmFacilitatorOptions {
   network: SvmNetwork;

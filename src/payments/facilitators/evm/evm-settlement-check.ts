@@ -2,7 +2,7 @@
 // consuming a one-use nonce (EIP-3009 for exact, Permit2 for upto): our transaction's receipt when we have its
 // hash, else the nonce's state and the clock read at one block so they agree.
 import { TransactionReceiptNotFoundError, type Hex, type PublicClient, type TransactionReceipt } from 'viem';
-import type { SettleOutcome } from '../facilitator.ts';
+import type { SettleOutcome } from '../../facilitator.ts';
 import { shortMessage } from './evm-errors.ts';
 
 export interface NonceSettlementCheck {

@@ -5,19 +5,19 @@
 import { Hono, type Context } from 'hono';
 import type { Logger } from 'pino';
 import type { Capability } from '../../config/schema.ts';
-import type { EndpointContext, PreparedCall } from '../endpoint.ts';
-import { chatEndpoint } from '../chat.ts';
-import { imagesEndpoint } from '../images.ts';
-import { ttsEndpoint } from '../tts.ts';
-import { endpointContext, respondPaid, type PaidRoute, type PaidRouteDeps } from '../../http/paid-route.ts';
-import { readJsonBody } from '../../http/read-json.ts';
-import { jsonSchema } from '../../http/openapi-schema.ts';
+import type { EndpointContext, PreparedCall } from '../../api/endpoint.ts';
+import { chatEndpoint } from '../../api/chat.ts';
+import { imagesEndpoint } from '../../api/images.ts';
+import { ttsEndpoint } from '../../api/tts.ts';
+import { endpointContext, respondPaid, type PaidRoute, type PaidRouteDeps } from '../paid-route.ts';
+import { readJsonBody } from '../read-json.ts';
+import { jsonSchema } from '../openapi-schema.ts';
 import type { z } from 'zod';
-import { openaiChatRequestSchema, openaiImageRequestSchema, openaiSpeechRequestSchema } from './schemas.ts';
-import { prepareChatCompletion, usageOfChatCompletion } from './chat-completions.ts';
-import { prepareImageGeneration } from './images.ts';
-import { deliverSpeech, prepareSpeech } from './speech.ts';
-import { openaiModelList } from './models.ts';
+import { openaiChatRequestSchema, openaiImageRequestSchema, openaiSpeechRequestSchema } from '../../api/openai/schemas.ts';
+import { prepareChatCompletion, usageOfChatCompletion } from '../../api/openai/chat-completions.ts';
+import { prepareImageGeneration } from '../../api/openai/images.ts';
+import { deliverSpeech, prepareSpeech } from '../../api/openai/speech.ts';
+import { openaiModelList } from '../../api/openai/models.ts';
 import { asOpenAIError, openaiErrorBody, renderOpenAIError } from './errors.ts';
 
 interface OpenAIRoute {
