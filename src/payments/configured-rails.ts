@@ -16,6 +16,7 @@ import { LocalEvmUptoFacilitator } from './facilitators/evm/local-evm-upto.ts';
 import { localUptoOffer, remoteUptoOffer } from './upto-offer.ts';
 import { LocalEvmChannelFacilitator } from './facilitators/evm/local-evm-channels.ts';
 import { channelOffer } from './channels/channel-offer.ts';
+import { RemoteChannelFacilitator, remoteChannelAuthorizer } from './facilitators/remote-channels.ts';
 import type { ChannelOffer } from './rails.ts';
 import type { Logger } from 'pino';
 import { RemoteFacilitator } from './facilitators/remote.ts';
@@ -83,13 +84,37 @@ async function uptoOfferFor(network: Network, settings: NetworkConfig, exact: Fa
  * The rail's payment-channel offer, if any (EVM with a local facilitator): deposits, claims and refunds go out
  * through the exact facilitator's sender (the key's one nonce sequence); the same key authorizes claims.
  */
-async function channelOfferFor(network: Network, settings: NetworkConfig, exact: Facilitator, config: Config, env: Env, log?: Logger): Promise<ChannelOffer | undefined> {
-  if (network.family !== 'evm' || settings.channels === 'off' || settings.facilitator.type !== 'local') return undefined;
+async function channelOfferFor(
+  network: Network,
+  settings: NetworkConfig,
+  exact: Facilitator,
+  config: Config,
+  env: Env,
+  ledger?: () => Ledger | undefined,
+  log?: Logger,
+): Promise<ChannelOffer | undefined> {
+  if (network.family !== 'evm' || settings.channels === 'off') return undefined;
+  const f = settings.facilitator;
+  if (f.type === 'remote') {
+    // receiver authorization delegated to the facilitator: offered where its /supported lists batch-settlement with a receiverAuthorizer
+    const remote = { url: f.url, network, timeoutMs: f.timeoutMs, ...(f.authorizationEnv ? { authorization: readSecret(env, f.authorizationEnv) } : {}) };
+    const authorizer = await remoteChannelAuthorizer(remote).catch((error: unknown) => {
+      log?.info({ network: network.name }, `batch-settlement: the facilitator's /supported could not be read (${(error as Error).message.split('\n')[0]})`);
+      return undefined;
+    });
+    if (!authorizer) {
+      if (settings.channels === 'on') throw new ConfigError('channels is "on" but the remote facilitator lists no batch-settlement kind with a receiverAuthorizer for this network');
+      log?.info({ network: network.name }, `batch-settlement not offered on ${network.name}: the facilitator does not list it`);
+      return undefined;
+    }
+    const facilitator = new RemoteChannelFacilitator({ ...remote, receiverAuthorizer: authorizer, store: () => ledger?.()?.channels });
+    return channelOffer(facilitator, { mode: 'on', network: network.name, withdrawDelay: config.channels.withdrawDelay, ...(log ? { log } : {}) });
+  }
   if (!(exact instanceof LocalEvmFacilitator)) return undefined;
   const facilitator = new LocalEvmChannelFacilitator({
     network,
-    rpcUrl: settings.facilitator.rpcUrl,
-    settlementPrivateKey: readSecret(env, settings.facilitator.secretKeyEnv) as `0x${string}`,
+    rpcUrl: f.rpcUrl,
+    settlementPrivateKey: readSecret(env, f.secretKeyEnv) as `0x${string}`,
     receiptTimeoutMs: config.settlementTimeoutMs,
     sender: exact.sender,
   });
@@ -125,7 +150,7 @@ export async function configuredRails(
     // every network's upto check (eth_getCode or /supported) at once: startup waits for the slowest only
     const upto = uptoOfferFor(network, settings, facilitator, asset, config, env, log);
     upto.catch(() => undefined); // awaited below; never an unhandled rejection if startup stops first
-    const channels = channelOfferFor(network, settings, facilitator, config, env, log);
+    const channels = channelOfferFor(network, settings, facilitator, config, env, ledger, log);
     channels.catch(() => undefined);
     built.push({ name, rail: { network, payTo: settings.payTo, asset, facilitator, extra }, upto, channels });
   }

@@ -135,7 +135,8 @@ export class ChannelClaimer {
     } else if (due.length > 0) {
       report.skipped = `unclaimed ${unclaimed} below the threshold, none due yet`;
     }
-    const unsettled = await facilitator.unsettled(rail.payTo, rail.asset);
+    // the escrow's word where the facilitator can read it; else the ledger's: claims not known settled yet
+    const unsettled = (await facilitator.unsettled(rail.payTo, rail.asset)) ?? ((await this.#store.unsettled(network, 1)).length > 0 ? 1n : 0n);
     if (unsettled > 0n) {
       // what the ledger knew claimed before the settle is what the settle certainly swept
       const sweeping = await this.#store.unsettled(network, ROUND_LIMIT);

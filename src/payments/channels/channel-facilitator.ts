@@ -29,8 +29,8 @@ export interface ChannelFacilitator {
   settle(payment: PaymentPayload, requirements: PaymentRequirements): Promise<ChannelSettleResult>;
   /** the escrow's state of a channel, read now */
   readChannel(channelId: string): Promise<OnChainChannel>;
-  /** what is claimed and not yet settled to `receiver` in `token` */
-  unsettled(receiver: string, token: string): Promise<bigint>;
+  /** what is claimed and not yet settled to `receiver` in `token`; undefined when this facilitator cannot tell */
+  unsettled(receiver: string, token: string): Promise<bigint | undefined>;
   /** which of the escrow and its collectors have no code on this chain ([] when all do) */
   missingContracts(): Promise<string[]>;
 }
