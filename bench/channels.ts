@@ -9,8 +9,10 @@
 // pre-signed (not timed), as bench/run.ts does. A call counts when it answered 200 with a successful receipt.
 // Settings: BENCH_CHANNEL_REQUESTS (160 per side per round), BENCH_PAID_CONCURRENCY (8), BENCH_ROUNDS (3).
 //
-// Not measured here: the official @x402/hono middleware with the official batch-settlement server scheme
-// (bench/official-peer.ts runs the official stack for `exact` only).
+// On the image, also the official peer (bench/official-peer.ts: @x402/hono's middleware with @x402/evm's
+// batch-settlement server scheme and in-process facilitator, the same built-in engine drawing the same picture)
+// paid by the same official client the same way, on the same chain. The peer serves no chat, so the short
+// chat compares vouchers with exact only.
 import { createPublicClient, http } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { x402Client, x402HTTPClient } from '@x402/fetch';
@@ -21,10 +23,13 @@ import { startGatewayChild } from './gateway-child.ts';
 import { jsonRequest, newAgent, send, stats, type LatencyStats } from './load.ts';
 import { paidThroughput } from './paid-load.ts';
 import { envNumber } from './env-number.ts';
+import { startPeer } from './peer-compare.ts';
 
 const SHORT_CHAT = { path: '/api/v1/ai/chat', body: { model: 'local/demo-bigram', prompt: 'Hi', max_tokens: 4, options: { seed: 1 } } };
 const IMAGE = { path: '/api/v1/ai/images', body: { prompt: 'a lighthouse at dusk', n: 1, size: '256x256' } };
 const NETWORK = { 'X-Network': 'base' };
+/** bench/official-peer.ts's PEER_IMAGE_PATH (importing that module would start the peer) */
+const PEER_IMAGE_PATH = '/api/v1/ai/images';
 
 interface Side {
   settled: number;
@@ -55,9 +60,9 @@ async function get(origin: URL, path: string) {
 }
 
 /** A channel payer: the official client, funded and deposited (the warm-up call, untimed). */
-async function channelPayer(origin: URL, rpcUrl: string, call: { path: string; body: unknown }, required: PaymentRequired) {
+async function channelPayer(origin: URL, rpcUrl: string, call: { path: string; body: unknown }, required: PaymentRequired, faucet: URL) {
   const account = privateKeyToAccount(generatePrivateKey());
-  const funded = await post(origin, '/sandbox/faucet', { network: 'base', address: account.address, amount: '100000000' });
+  const funded = await post(faucet, '/sandbox/faucet', { network: 'base', address: account.address, amount: '100000000' });
   if (funded.status !== 200) throw new Error(`faucet answered ${funded.status}`);
   const scheme = new BatchSettlementEvmScheme(toClientEvmSigner(account, createPublicClient({ transport: http(rpcUrl) })), {
     depositStrategy: () => '5000000',
@@ -81,8 +86,8 @@ async function channelPayer(origin: URL, rpcUrl: string, call: { path: string; b
   return { pay, close: () => agent.destroy() };
 }
 
-async function voucherRound(origin: URL, rpcUrl: string, call: { path: string; body: unknown }, required: PaymentRequired, requests: number): Promise<Side> {
-  const payers = await Promise.all(Array.from({ length: concurrency }, () => channelPayer(origin, rpcUrl, call, required)));
+async function voucherRound(origin: URL, rpcUrl: string, call: { path: string; body: unknown }, required: PaymentRequired, requests: number, faucet = origin): Promise<Side> {
+  const payers = await Promise.all(Array.from({ length: concurrency }, () => channelPayer(origin, rpcUrl, call, required, faucet)));
   const ms: number[] = [];
   let settled = 0;
   let next = 0;
@@ -117,36 +122,58 @@ try {
   const rpcUrl = health.sandboxNetworks?.base?.rpcUrl;
   if (!rpcUrl) throw new Error('the gateway child runs no sandbox base chain');
   const lines: string[] = [];
+  const decodeRequired = (reply: { headers: Record<string, string | string[] | undefined> }) =>
+    JSON.parse(Buffer.from(String(reply.headers['payment-required']), 'base64').toString('utf8')) as PaymentRequired;
+  // the official peer, paid in channels, on the gateway's chain and token at the gateway's image price
+  const imageQuote = decodeRequired(await post(origin, IMAGE.path, IMAGE.body, NETWORK));
+  const exactOffer = imageQuote.accepts.find((offer) => offer.scheme === 'exact')!;
+  const peerKey = generatePrivateKey();
+  await post(origin, '/sandbox/faucet', { network: 'base', address: privateKeyToAccount(peerKey).address });
+  const peer = await startPeer({
+    rpcUrl,
+    chainId: 8453,
+    asset: exactOffer.asset as `0x${string}`,
+    payTo: exactOffer.payTo as `0x${string}`,
+    amount: exactOffer.amount,
+    eip712: exactOffer.extra as { name: string; version: string },
+    settlementKey: peerKey,
+    scheme: 'batch-settlement',
+  });
+  const peerCall = { path: PEER_IMAGE_PATH, body: IMAGE.body };
+  const peerRequired = decodeRequired(await post(peer.url, peerCall.path, peerCall.body));
   for (const [name, call] of [['short chat', SHORT_CHAT], ['image', IMAGE]] as const) {
-    const quote = await post(origin, call.path, call.body, NETWORK);
-    const header = quote.headers['payment-required'];
-    const required = JSON.parse(Buffer.from(String(header), 'base64').toString('utf8')) as PaymentRequired;
+    const required = decodeRequired(await post(origin, call.path, call.body, NETWORK));
     const exactSides: Side[] = [];
     const voucherSides: Side[] = [];
+    const peerSides: Side[] = [];
     for (let round = 0; round < rounds; round++) {
       const runExact = async () => {
         const run = await paidThroughput(origin, { requests: requestsPerRound, concurrency, call, serverPid: gateway.pid });
         exactSides.push({ settled: run.settled, seconds: run.seconds, ms: run.settledMs });
       };
       const runVouchers = async () => voucherSides.push(await voucherRound(origin, rpcUrl, call, required, requestsPerRound));
-      // taking turns, reversed every other round, so other load on the machine weighs on both alike
-      if (round % 2 === 0) {
-        await runExact();
-        await runVouchers();
-      } else {
-        await runVouchers();
-        await runExact();
-      }
+      const runPeer = async () => {
+        if (call === IMAGE) peerSides.push(await voucherRound(peer.url, rpcUrl, peerCall, peerRequired, requestsPerRound, origin));
+      };
+      // taking turns, reversed every other round, so other load on the machine weighs on all alike
+      const order = [runExact, runVouchers, runPeer];
+      for (const run of round % 2 === 0 ? order : order.reverse()) await run();
     }
     const exact = summary(exactSides);
     const vouchers = summary(voucherSides);
+    const official = peerSides.length > 0 ? summary(peerSides) : undefined;
     lines.push(
       `${name}: vouchers ${vouchers.rps.toFixed(1)} paid calls/s (p50 ${vouchers.latency.p50.toFixed(1)} ms, ${vouchers.settled} calls) | ` +
         `exact ${exact.rps.toFixed(1)} paid calls/s (p50 ${exact.latency.p50.toFixed(1)} ms, ${exact.settled} calls) | ` +
-        `vouchers/exact ${(vouchers.rps / exact.rps).toFixed(2)}x; ${concurrency} in flight, ${rounds} rounds of ${requestsPerRound}`,
+        (official
+          ? `official middleware, batch-settlement ${official.rps.toFixed(1)} paid calls/s (p50 ${official.latency.p50.toFixed(1)} ms, ${official.settled} calls) | `
+          : '') +
+        `vouchers/exact ${(vouchers.rps / exact.rps).toFixed(2)}x${official ? `, vouchers/official ${(vouchers.rps / official.rps).toFixed(2)}x` : ''}; ` +
+        `${concurrency} in flight, ${rounds} rounds of ${requestsPerRound}`,
     );
   }
   process.stdout.write(`${lines.join('\n')}\n`);
+  await peer.stop();
 } finally {
   await gateway.stop();
 }

@@ -39,6 +39,11 @@ export interface ChannelRecord {
 }
 
 export interface ChannelStore {
+  /**
+   * true when one process owns the database (the embedded SQLite ledger): requests on a channel are then
+   * serialised by that process's own queue, and the per-channel lock in the database is skipped
+   */
+  readonly singleInstance: boolean;
   get(channelId: string): Promise<ChannelRecord | undefined>;
   /**
    * Changes one channel atomically: `change` sees the current row (undefined if none) and returns the row to

@@ -39,6 +39,7 @@ const UPSERT = `INSERT INTO channels (${CHANNEL_COLUMNS.join(', ')}) VALUES (${C
 
 export class PostgresChannelStore implements ChannelStore {
   private readonly pool: pg.Pool;
+  readonly singleInstance = false;
 
   private constructor(pool: pg.Pool) {
     this.pool = pool;

@@ -36,6 +36,7 @@ const UPSERT = `INSERT INTO channels (${CHANNEL_COLUMNS.join(', ')}) VALUES (${C
 
 export class SqliteChannelStore implements ChannelStore {
   private readonly db: DatabaseSync;
+  readonly singleInstance = true;
 
   constructor(db: DatabaseSync) {
     this.db = db;

@@ -119,6 +119,8 @@ export class ChannelGate {
     this.#queues.set(channelId, tail);
     try {
       await previous;
+      // one process owns an embedded ledger: its queue above is the whole serialisation
+      if (this.#store.singleInstance) return await task();
       if (!(await this.#lock(channelId))) return CHANNEL_BUSY_REFUSAL;
       try {
         return await task();
