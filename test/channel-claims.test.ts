@@ -339,3 +339,25 @@ test('/readyz probes the escrow: its code gone is degraded (channels:base), not 
     await anvil.setCode({ address: BATCH_SETTLEMENT_CONTRACT, bytecode: code });
   }
 });
+
+test("a lost server record starts from the escrow's totalClaimed: the client is resynchronised and pays on", async () => {
+  const buyer = await fundedEvmBuyer(service, ['base'], 10_000_000n);
+  const pay = payer(buyer, 2_000_000n);
+  let charged = chargeOf(await pay(IMAGE)).charged + chargeOf(await pay(SPEECH)).charged;
+  await service.claimer!.round({ force: true });
+  assert.equal((await onChain(buyer)).totalClaimed, charged);
+  // one more charge, not claimed, then the server loses the channel
+  const unclaimed = chargeOf(await pay(IMAGE)).charged;
+  await service.ledger.channels!.delete(channelIdOf(buyer));
+
+  // the client's next voucher (charged + unclaimed + price) is above what the escrow says: the corrective 402
+  // (no voucher state to offer) sends it back to the escrow's totalClaimed, and it pays from there
+  const block = await chain().getBlockNumber();
+  const next = chargeOf(await pay(SPEECH));
+  assert.equal(next.transaction, '', 'no new deposit');
+  assert.equal(await chain().getBlockNumber(), block);
+  const record = (await service.ledger.channels!.get(channelIdOf(buyer)))!;
+  assert.equal(record.chargedCumulative, charged + next.charged, 'the unclaimed charge of the lost record is forfeited');
+  charged += next.charged;
+  assert.ok(unclaimed > 0n);
+});
