@@ -1,6 +1,6 @@
 // `node scripts/strip-types.ts` (npm's prestart, the Docker build): strips the types of every module of src/
 // once, ahead of start, into the files src/boot/use-stripped-sources.mjs loads instead, so the service itself
-// never loads Node's type stripper (README "Idle memory"). Stripping is Node's own (module.stripTypeScriptTypes,
+// never loads Node's type stripper (docs/performance.md, "Idle memory"). Stripping is Node's own (module.stripTypeScriptTypes,
 // what it does at load). Files of sources that no longer exist are removed. Never fails a start: without
 // the files, Node strips at load as before.
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

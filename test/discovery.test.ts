@@ -37,6 +37,13 @@ describe('discovery with the embedded catalog', () => {
       version: 1,
       resources: PAID_PATHS.map((path) => `${service.url}${path}`),
       description: 'Pay-per-call AI for tests.',
+      // the same generation as MCP tools (test/mcp.test.ts)
+      mcp: {
+        url: `${service.url}/mcp`,
+        transport: 'streamable-http',
+        serverJson: `${service.url}/mcp/server.json`,
+        tools: ['chat', 'generate_image', 'text_to_speech'].map((name) => ({ name, resource: `mcp://tool/${name}` })),
+      },
     });
   });
 

@@ -6,7 +6,9 @@
 // must be below 500, an error in the shape its route speaks (the service's { error, code }, OpenAI's on /v1, the
 // x402 402), never a success for a tampered proof, and free of every secret. At the end the process is alive,
 // /healthz and /readyz say ok, and no secret (nor any prompt) is in anything it logged.
-// FUZZ_SEED=<n> replays or explores another list of requests; FUZZ_REQUESTS=<n> changes how many.
+// /mcp gets requests of its own (test/support/fuzz-mcp.ts), from a Prng of its own so the seed's other requests stay
+// what they were: every answer there is JSON-RPC, and a tampered proof never gets a served tool result.
+// FUZZ_SEED=<n> replays or explores another list of requests; FUZZ_REQUESTS=<n> changes how many (FUZZ_MCP_REQUESTS for /mcp).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -42,10 +44,12 @@ import {
   type KnownIds,
   type PaidRoute,
 } from './support/fuzz-requests.ts';
+import { fuzzMcpRequest, judgeMcp, type McpMaterial } from './support/fuzz-mcp.ts';
 import { fuzzProofRequest, fuzzUptoRequest, type ProofMaterial, type Quote, type SettledCall, type UptoMaterial } from './support/fuzz-proofs.ts';
 
 const SEED = fuzzSeed(0x402f022);
 const REQUESTS = Number(process.env.FUZZ_REQUESTS ?? 2_000);
+const MCP_REQUESTS = Number(process.env.FUZZ_MCP_REQUESTS ?? 300);
 /** the share sent to the sandbox gateway (upto, the faucet); the rest goes to the live one */
 const SANDBOX_SHARE = 0.2;
 const IN_FLIGHT = 6;
@@ -174,6 +178,23 @@ async function payForReal(material: ProofMaterial, known: KnownIds): Promise<voi
     remember(known, response, text);
     material.settled.push({ route: q.route, body, headers: all } satisfies SettledCall);
   }
+}
+
+/** A chat tool call paid for real over /mcp (the same body as the HTTP quote, so the same price): what replays reuse. */
+async function prepareMcp(material: ProofMaterial): Promise<McpMaterial> {
+  const quote = material.evm.quotes.find((q) => q.route.path === '/api/v1/ai/chat' && q.route.body.model === 'up/chat' && !q.route.body.stream)!;
+  const v1 = decodeHeader(await signEvmProof(material.evm.buyer, quote.v1, material.evm.chainId));
+  const payment = { x402Version: 2, resource: { url: 'mcp://tool/chat', description: 'chat', mimeType: 'application/json' }, accepted: quote.v2, payload: v1.payload };
+  const args = { ...quote.route.body };
+  const response = await fetch(`${gateway.url}/mcp`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'chat', arguments: args, _meta: { 'x402/payment': payment } } }),
+  });
+  const text = await response.text();
+  const result = (JSON.parse(text) as { result?: { isError?: boolean } }).result;
+  assert.ok(response.status === 200 && result && result.isError !== true, `setup payment on /mcp: ${text.slice(0, 500)}`);
+  return { buyer: material.evm.buyer, chainId: material.evm.chainId, quote, settled: { args, payment }, canary: PROMPT_CANARY };
 }
 
 async function prepare(): Promise<{ material: ProofMaterial; known: KnownIds }> {
@@ -319,6 +340,10 @@ async function send(url: string, request: FuzzRequest): Promise<Answer> {
 function judge(request: FuzzRequest, answer: Answer): string | undefined {
   if (Number.isNaN(answer.status)) return request.mayGoUnanswered ? undefined : 'no answer: the connection closed without a response';
   if (answer.status >= 500) return `status ${answer.status}`;
+  if (request.surface === 'mcp' && !answer.raw) {
+    const leak = secretForms.find(({ value }) => answer.all.includes(value));
+    return leak ? `the ${leak.name} is in the answer` : judgeMcp(request, answer.status, answer.headers['content-type'] ?? '', answer.body);
+  }
   if (request.tampered && answer.status < 300) return `a tampered proof was served (${answer.status})`;
   for (const { name, value } of secretForms) {
     if (answer.all.includes(value)) return `the ${name} is in the answer`;
@@ -359,6 +384,9 @@ test(`fuzz: ${REQUESTS} generated requests (seed ${SEED}), no 5xx, every error i
     ...(await generate(prng, live.material, live.known, REQUESTS - sandboxCount, LIVE_KINDS)).map((request) => ({ request, target: gateway })),
     ...(await generate(prng, sandbox.material, sandbox.known, sandboxCount, SANDBOX_KINDS)).map((request) => ({ request, target: sandboxGateway })),
   ];
+  const mcpMaterial = await prepareMcp(live.material);
+  const mcpPrng = new Prng(SEED + 1);
+  for (let i = 0; i < MCP_REQUESTS; i++) jobs.push({ request: await fuzzMcpRequest(mcpPrng, mcpMaterial), target: gateway });
   const generated = performance.now();
   const failures: string[] = [];
   const statuses = new Map<string, number>();
@@ -393,6 +421,8 @@ test(`fuzz: ${REQUESTS} generated requests (seed ${SEED}), no 5xx, every error i
     assert.equal(ready.status, 200, await ready.clone().text());
     const output = target.output.join('');
     for (const { name: secretName, value } of secretForms) if (output.includes(value)) failures.push(`the ${secretName} is in the ${name} gateway's output`);
+    // an MCP failure is answered in JSON-RPC (or as an error result), so a 200 could hide one: none may have happened
+    for (const line of output.split('\n').filter((l) => /MCP (request|tool call) failed/.test(l))) failures.push(`the ${name} gateway failed on /mcp: ${line.slice(0, 300)}`);
     const canary = output.indexOf(PROMPT_CANARY);
     if (canary >= 0) failures.push(`a prompt is in the ${name} gateway's output: ${output.slice(Math.max(0, canary - 300), canary + 100)}`);
   }

@@ -1,7 +1,7 @@
 // The service with settlementBatching on, from outside: paid calls 8 in flight on the sandbox base chain
 // (where Multicall3 is placed), every one 200 with a settlement receipt whose transaction carries its own
 // transfer, and every balance exact. Whether calls shared a transaction depends on timing, so it is reported,
-// not asserted; src/payments/facilitators/local-evm.test.ts ("batching: …") forces a batch and proves its outcomes.
+// not asserted; src/payments/facilitators/evm/local-evm.test.ts ("batching: …") forces a batch and proves its outcomes.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createPublicClient, http, parseEventLogs, isAddressEqual, type Hex } from 'viem';

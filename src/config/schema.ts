@@ -255,7 +255,7 @@ export const configSchema = z
     /**
      * EVM exact settlements that queue up while the settlement key is sending go out together in one Multicall3
      * aggregate3 transaction, each transfer allowed to fail alone (needs Multicall3 at its canonical address;
-     * the sandbox places it). Off by default: measured, it did not pay on the sandbox chain (README, "Settlement batching").
+     * the sandbox places it). Off by default: measured, it did not pay on the sandbox chain (docs/performance.md, "Settlement batching").
      */
     settlementBatching: z.boolean().default(false),
     /**

@@ -35,6 +35,8 @@ import { discoveryRoutes, paymentInfoByPath } from './discovery.ts';
 import { modelsListing } from './models-listing.ts';
 import type { HttpMetrics } from './metrics.ts';
 import type { ReadinessReport } from './readiness-checks.ts';
+import { mcpRoutes } from './mcp/routes.ts';
+import { paidTools } from './mcp/tools.ts';
 
 export interface AppDeps {
   config: Config;
@@ -60,7 +62,7 @@ export interface AppDeps {
 
 /** CORS for every route: open to all origins, every header a client of the paid routes reads exposed. */
 export const CORS: CorsOptions = {
-  allowHeaders: ['Content-Type', ...PAYMENT_HEADERS, 'X-Network', SIGN_IN_WITH_X_HEADER, PAYER_TIMESTAMP_HEADER, PAYER_SIGNATURE_HEADER],
+  allowHeaders: ['Content-Type', ...PAYMENT_HEADERS, 'X-Network', SIGN_IN_WITH_X_HEADER, PAYER_TIMESTAMP_HEADER, PAYER_SIGNATURE_HEADER, 'Mcp-Protocol-Version', 'Mcp-Session-Id', 'Last-Event-ID'],
   exposeHeaders: ['X-PAYMENT-RESPONSE', 'PAYMENT-REQUIRED', 'PAYMENT-RESPONSE', 'X-Request-Id', 'Retry-After', ...CHARGE_HEADERS],
 };
 
@@ -92,7 +94,9 @@ export function createApp(deps: AppDeps): Hono {
     ...OPENAI_ROUTES.map((route) => ({ path: route.path, description: route.description, bodyFields: {} })),
   ]);
 
-  const discovery = { config, endpoints: deps.endpoints, catalog: deps.catalog, networks: gate.enabledNetworks };
+  app.route('/', mcpRoutes(deps));
+  const mcpTools = paidTools(deps.endpoints, deps.catalog, gate.enabledNetworks, config.bodyLimitBytes).map((tool) => tool.name);
+  const discovery = { config, endpoints: deps.endpoints, catalog: deps.catalog, networks: gate.enabledNetworks, mcpTools };
   const openapi = withOpenAIRoutes(withPrices(openApiDocument(deps.endpoints, paymentInfoByPath(discovery)), deps.endpoints, deps.catalog));
   app.get('/openapi.json', (c) => c.json(openapi));
   app.route('/', docsRoutes(openapi, { playground: config.sandbox.enabled }));

@@ -19,6 +19,8 @@ export interface DiscoveryDeps {
   endpoints: readonly Endpoint[];
   catalog: ModelCatalog;
   networks: readonly NetworkName[];
+  /** the paid tools of /mcp, when it is served (src/http/mcp/) */
+  mcpTools?: readonly string[];
 }
 
 /** A paid endpoint with no model in the catalog can never be paid for: it is not advertised. */
@@ -47,6 +49,17 @@ export function wellKnownX402(deps: DiscoveryDeps, origin: string): Record<strin
     version: 1,
     resources: paidEndpoints(deps).map(({ endpoint }) => `${origin}${endpoint.path}`),
     description: deps.config.service.description,
+    ...(deps.mcpTools ? { mcp: mcpEntry(deps.mcpTools, origin) } : {}),
+  };
+}
+
+/** Where the same generation is sold as MCP tools, paid inside the MCP messages (x402's MCP transport). */
+function mcpEntry(tools: readonly string[], origin: string): Record<string, unknown> {
+  return {
+    url: `${origin}/mcp`,
+    transport: 'streamable-http',
+    serverJson: `${origin}/mcp/server.json`,
+    tools: tools.map((name) => ({ name, resource: `mcp://tool/${name}` })),
   };
 }
 
@@ -93,6 +106,7 @@ export function llmsTxt(deps: DiscoveryDeps, origin: string): string {
     '',
     `Networks: ${networks.map((name) => `${name} (${NETWORKS[name].caip2})`).join(', ')}. Asset: USDC.`,
     '',
+    ...mcpSection(deps.mcpTools, origin),
     '## More',
     '',
     `- [OpenAPI document](${origin}/openapi.json): request and response schemas, x-payment-info per paid operation`,
@@ -102,6 +116,19 @@ export function llmsTxt(deps: DiscoveryDeps, origin: string): string {
     '',
   );
   return lines.join('\n');
+}
+
+function mcpSection(tools: readonly string[] | undefined, origin: string): string[] {
+  if (!tools) return [];
+  return [
+    '## As MCP tools',
+    '',
+    `The same generation is served as MCP tools (${tools.map((name) => `\`${name}\``).join(', ')}, and the free \`list_models\`) at`,
+    `${origin}/mcp (Streamable HTTP, stateless). A tool called without payment returns the x402 PaymentRequired for that input`,
+    '(isError, structuredContent); call it again with the signed PaymentPayload in `_meta["x402/payment"]`; the receipt comes',
+    `back in \`_meta["x402/payment-response"]\`. Registry entry: ${origin}/mcp/server.json.`,
+    '',
+  ];
 }
 
 export function discoveryRoutes(deps: DiscoveryDeps): Hono {

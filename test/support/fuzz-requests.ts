@@ -4,8 +4,8 @@
 // backslashes, a lying Content-Length.
 import type { Prng } from './prng.ts';
 
-/** Which error shape a route answers in: the service's { error, code, field? }, or OpenAI's { error: { ... } }. */
-export type Surface = 'spec' | 'openai';
+/** Which error shape a route answers in: the service's { error, code, field? }, OpenAI's { error: { ... } }, or JSON-RPC (/mcp). */
+export type Surface = 'spec' | 'openai' | 'mcp';
 
 export interface FuzzRequest {
   /** what was generated, for failure messages */

@@ -15,7 +15,7 @@ import { newChatId, prepareChat, type ChatOutcome } from '../chat.ts';
 import { parseOrThrow } from '../validate.ts';
 import type { TokenUsage } from '../../pricing/token-usage.ts';
 import { openaiChatRequestSchema, UNSUPPORTED_CHAT_FIELDS, type OpenAIChatRequest, type OpenAIChatResponse } from './schemas.ts';
-import { openaiErrorBody } from '../../http/openai/errors.ts';
+import { openaiErrorBody } from './error-body.ts';
 import { withFieldNames } from './field-names.ts';
 import { chatOutput } from '../chat-output.ts';
 

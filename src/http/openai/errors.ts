@@ -3,24 +3,7 @@
 import type { Context } from 'hono';
 import type { Logger } from 'pino';
 import { toApiError } from '../render-error.ts';
-
-export interface OpenAIErrorBody {
-  error: { message: string; type: string; param: string | null; code: string | null };
-}
-
-/** OpenAI's error types by status: what its SDKs map to their exception classes. */
-function errorType(status: number): string {
-  if (status === 401) return 'authentication_error';
-  if (status === 404) return 'not_found_error';
-  if (status === 409) return 'conflict_error';
-  if (status === 429) return 'rate_limit_error';
-  if (status >= 500) return 'api_error';
-  return 'invalid_request_error';
-}
-
-export function openaiErrorBody(status: number, code: string, message: string, param: string | undefined): OpenAIErrorBody {
-  return { error: { message, type: errorType(status), param: param ?? null, code } };
-}
+import { openaiErrorBody } from '../../api/openai/error-body.ts';
 
 export function renderOpenAIError(error: unknown, c: Context, log: Logger): Response {
   const apiError = toApiError(error);

@@ -18,7 +18,8 @@ import { prepareChatCompletion, usageOfChatCompletion } from '../../api/openai/c
 import { prepareImageGeneration } from '../../api/openai/images.ts';
 import { deliverSpeech, prepareSpeech } from '../../api/openai/speech.ts';
 import { openaiModelList } from '../../api/openai/models.ts';
-import { asOpenAIError, openaiErrorBody, renderOpenAIError } from './errors.ts';
+import { asOpenAIError, renderOpenAIError } from './errors.ts';
+import { openaiErrorBody } from '../../api/openai/error-body.ts';
 
 interface OpenAIRoute {
   path: string;

@@ -10,6 +10,7 @@ import type { Network } from '../../x402/networks.ts';
 import type { PaymentProof, PaymentRequirement, Wire } from '../../x402/model.ts';
 import { v1Requirement } from '../../x402/v1/codec.ts';
 import { v2Requirements } from '../../x402/v2/codec.ts';
+import { SETTLEMENT_REJECTED_BY_FACILITATOR } from '../reasons.ts';
 
 export interface RemoteFacilitatorOptions {
   url: string;
@@ -161,7 +162,7 @@ export class RemoteFacilitator implements Facilitator {
     }
     return {
       status: 'failed',
-      reason: result.errorReason ?? 'settlement_rejected_by_facilitator',
+      reason: result.errorReason ?? SETTLEMENT_REJECTED_BY_FACILITATOR,
       payer: result.payer ?? undefined,
       transaction: result.transaction ?? undefined,
     };

@@ -2,12 +2,14 @@
 import { evmExactPayloadSchema } from '../../x402/types.ts';
 import { evmPaymentKey } from '../../x402/payment-key.ts';
 import type { PaymentScheme } from './scheme.ts';
+import { INVALID_NETWORK } from '../reasons.ts';
+import { INVALID_EXACT_EVM_PAYLOAD_AUTHORIZATION_VALUE, INVALID_EXACT_EVM_PAYLOAD_RECIPIENT_MISMATCH } from '../facilitators/evm/exact-reasons.ts';
 
 export const exactEvm: PaymentScheme = {
   scheme: 'exact',
   family: 'evm',
   identify(network, requirement, proof) {
-    if (network.family !== 'evm') return 'invalid_network';
+    if (network.family !== 'evm') return INVALID_NETWORK;
     const parsed = evmExactPayloadSchema.safeParse(proof.payload);
     if (!parsed.success) return 'invalid_payload: not an EIP-3009 authorization';
     const { authorization } = parsed.data;
@@ -15,10 +17,10 @@ export const exactEvm: PaymentScheme = {
     const payer = authorization.from;
     const validUntil = Number(authorization.validBefore);
     if (authorization.to.toLowerCase() !== requirement.payTo.toLowerCase()) {
-      return { key, payer, validUntil, mismatch: 'invalid_exact_evm_payload_recipient_mismatch' };
+      return { key, payer, validUntil, mismatch: INVALID_EXACT_EVM_PAYLOAD_RECIPIENT_MISMATCH };
     }
     if (BigInt(authorization.value) !== requirement.amount) {
-      return { key, payer, validUntil, mismatch: 'invalid_exact_evm_payload_authorization_value' };
+      return { key, payer, validUntil, mismatch: INVALID_EXACT_EVM_PAYLOAD_AUTHORIZATION_VALUE };
     }
     return { key, payer, validUntil };
   },

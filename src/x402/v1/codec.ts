@@ -1,5 +1,5 @@
 // The x402 v1 wire: X-PAYMENT in, the JSON 402 body and X-PAYMENT-RESPONSE out.
-// Translates between those documents and the internal payment model (src/payments/model.ts).
+// Translates between those documents and the internal payment model (src/x402/model.ts).
 import { decodeHeader, encodeHeader } from '../encoding.ts';
 import { buildRequirement } from '../requirements.ts';
 import { paymentPayloadSchema, type PaymentRequiredBody, type PaymentRequirements, type SettlementResponse } from '../types.ts';

@@ -99,11 +99,19 @@ export function v2PaymentRequiredHeader(document: V2PaymentRequiredParts): strin
 export function decodeV2Proof(header: string): V2Proof | string {
   const decoded = decodeHeader(header);
   if (decoded === undefined) return 'invalid_payment: PAYMENT-SIGNATURE is not base64-encoded JSON';
-  const parsed = paymentPayloadSchema.safeParse(decoded);
-  if (!parsed.success) return 'invalid_payment: PAYMENT-SIGNATURE must hold { x402Version, accepted, payload }';
+  return v2ProofFromPayload(decoded, V2_PROOF_HEADER, '; send version 1 in X-PAYMENT');
+}
+
+/**
+ * A v2 PaymentPayload object (what PAYMENT-SIGNATURE holds in base64, what the MCP transport's `_meta` holds as
+ * is) as a proof, or the reason it is not one; `where` names what carried it in that reason.
+ */
+export function v2ProofFromPayload(value: unknown, where: string, otherVersions = ''): V2Proof | string {
+  const parsed = paymentPayloadSchema.safeParse(value);
+  if (!parsed.success) return `invalid_payment: ${where} must hold { x402Version, accepted, payload }`;
   const { x402Version, accepted, payload, extensions } = parsed.data;
   if (x402Version !== 2) {
-    return `unsupported_x402_version: ${x402Version} (PAYMENT-SIGNATURE carries x402Version 2; send version 1 in X-PAYMENT)`;
+    return `unsupported_x402_version: ${x402Version} (${where} carries x402Version 2${otherVersions})`;
   }
   return {
     proof: { scheme: accepted.scheme, network: accepted.network, payload, wire: 2, ...(extensions ? { extensions } : {}) },
@@ -129,6 +137,11 @@ export function paymentIdOf(extensions: Record<string, unknown>): string | { inv
 }
 
 export function v2Receipt(receipt: SettlementReceipt): string {
+  return encodeHeader(v2SettleResponse(receipt));
+}
+
+/** The v2 SettleResponse document (PAYMENT-RESPONSE's JSON, MCP's `_meta["x402/payment-response"]`). */
+export function v2SettleResponse(receipt: SettlementReceipt): Record<string, unknown> {
   const response: Record<string, unknown> = {
     success: receipt.success,
     transaction: receipt.transaction,
@@ -142,5 +155,5 @@ export function v2Receipt(receipt: SettlementReceipt): string {
     response.amount = receipt.v2Fields.amount;
     response.extra = receipt.v2Fields.extra;
   }
-  return encodeHeader(response);
+  return response;
 }

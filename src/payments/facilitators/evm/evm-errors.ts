@@ -1,14 +1,16 @@
 // Turns viem errors from USDC calls into stable x402-style reasons, and tells a node's definite
 // rejection apart from a transport failure (after which a broadcast may or may not have happened).
 import { BaseError, ContractFunctionRevertedError, RpcRequestError } from 'viem';
+import { INSUFFICIENT_FUNDS } from '../../reasons.ts';
+import { INVALID_EXACT_EVM_PAYLOAD_AUTHORIZATION_VALID_AFTER, INVALID_EXACT_EVM_PAYLOAD_AUTHORIZATION_VALID_BEFORE, INVALID_EXACT_EVM_PAYLOAD_SIGNATURE } from './exact-reasons.ts';
 
 // FiatToken (and TestUSDC) revert strings -> x402 reason names; unknown strings fall through.
 const REVERT_REASONS: ReadonlyArray<readonly [RegExp, string]> = [
-  [/exceeds balance/i, 'insufficient_funds'],
+  [/exceeds balance/i, INSUFFICIENT_FUNDS],
   [/authorization is used or canceled/i, 'nonce_already_used'],
-  [/authorization is not yet valid/i, 'invalid_exact_evm_payload_authorization_valid_after'],
-  [/authorization is expired/i, 'invalid_exact_evm_payload_authorization_valid_before'],
-  [/invalid signature|ECRecover/i, 'invalid_exact_evm_payload_signature'],
+  [/authorization is not yet valid/i, INVALID_EXACT_EVM_PAYLOAD_AUTHORIZATION_VALID_AFTER],
+  [/authorization is expired/i, INVALID_EXACT_EVM_PAYLOAD_AUTHORIZATION_VALID_BEFORE],
+  [/invalid signature|ECRecover/i, INVALID_EXACT_EVM_PAYLOAD_SIGNATURE],
   [/blacklisted/i, 'payer_blacklisted'],
   [/paused/i, 'asset_paused'],
 ];

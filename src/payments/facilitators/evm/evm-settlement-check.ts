@@ -4,6 +4,7 @@
 import { TransactionReceiptNotFoundError, type Hex, type PublicClient, type TransactionReceipt } from 'viem';
 import type { SettleOutcome } from '../../facilitator.ts';
 import { shortMessage } from './evm-errors.ts';
+import { SETTLEMENT_PENDING } from '../../reasons.ts';
 
 export interface NonceSettlementCheck {
   client: PublicClient;
@@ -53,7 +54,7 @@ export async function settlementFromChain(check: NonceSettlementCheck): Promise<
     if (check.expired(block.timestamp)) return { status: 'failed', reason: check.expiredReason, payer, transaction };
     // still able to land: if the node dropped our transaction (or one below it that holds it back), it is sent again
     await check.rebroadcast?.();
-    return { status: 'unknown', reason: 'settlement_pending', payer, transaction };
+    return { status: 'unknown', reason: SETTLEMENT_PENDING, payer, transaction };
   } catch (error) {
     return { status: 'unknown', reason: `rpc_unavailable: ${shortMessage(error)}`, payer, transaction };
   }

@@ -5,13 +5,11 @@
 // same reason names; a simulated settle from our key covers what only the chain knows.
 // Gas sponsoring: a payer with USDC and no native gas gives Permit2 its allowance through an EIP-2612
 // permit (settleWithPermit does both in one transaction) or a signed approve we fund and broadcast.
+import { evmChainClient } from './chain-client.ts';
 import {
-  createPublicClient,
   createWalletClient,
   decodeFunctionData,
-  defineChain,
   encodeFunctionData,
-  http,
   isAddressEqual,
   parseAbi,
   parseSignature,
@@ -46,6 +44,8 @@ import type { Facilitator, SettleOutcome, VerifyResult } from '../../facilitator
 import { isRevert, revertString, shortMessage } from './evm-errors.ts';
 import { evmSender, type TransactionSender } from './evm-sender.ts';
 import { settlementFromChain } from './evm-settlement-check.ts';
+import { INVALID_PERMIT2_RECIPIENT_MISMATCH, INVALID_PERMIT2_SIGNATURE, INVALID_PERMIT2_SPENDER, INVALID_UPTO_EVM_NETWORK_MISMATCH, INVALID_UPTO_EVM_PAYLOAD_SETTLEMENT_EXCEEDS_AMOUNT, INVALID_UPTO_EVM_SCHEME, INVALID_UPTO_EVM_TRANSACTION_FAILED, PERMIT2_2612_AMOUNT_MISMATCH, PERMIT2_ALLOWANCE_REQUIRED, PERMIT2_AMOUNT_MISMATCH, PERMIT2_DEADLINE_EXPIRED, PERMIT2_INSUFFICIENT_BALANCE, PERMIT2_INVALID_AMOUNT, PERMIT2_INVALID_DESTINATION, PERMIT2_INVALID_NONCE, PERMIT2_INVALID_OWNER, PERMIT2_NOT_YET_VALID, PERMIT2_PAYMENT_TOO_EARLY, PERMIT2_SIMULATION_FAILED, PERMIT2_TOKEN_MISMATCH } from './upto-reasons.ts';
+import { INVALID_PAYLOAD, SETTLEMENT_RECEIPT_TIMEOUT, SETTLEMENT_RECEIPT_UNAVAILABLE, UNSUPPORTED_PAYLOAD_TYPE } from '../../reasons.ts';
 
 /** The proxy's ABI plus the errors that bubble up from Permit2 through it, so reverts decode by name. */
 const proxyAbi = [
@@ -136,14 +136,7 @@ export class LocalEvmUptoFacilitator implements Facilitator {
     this.#pollingIntervalMs = options.pollingIntervalMs ?? 1000;
     this.#now = options.now ?? (() => Math.floor(Date.now() / 1000));
     this.#account = privateKeyToAccount(options.settlementPrivateKey);
-    const chain = defineChain({
-      id: options.network.chainId,
-      name: options.network.name,
-      nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
-      rpcUrls: { default: { http: [options.rpcUrl] } },
-    });
-    const transport = http(options.rpcUrl);
-    this.#public = createPublicClient({ chain, transport, pollingInterval: this.#pollingIntervalMs });
+    this.#public = evmChainClient(options.network, options.rpcUrl, this.#pollingIntervalMs);
     // the key's one sender in this process (evmSender), so upto and exact settlements never share a nonce
     this.#sender = options.sender ?? evmSender({ client: this.#public, account: this.#account, chainId: options.network.chainId });
     if (!isAddressEqual(this.#sender.address, this.#account.address)) throw new Error('the sender must send from the settlement key');
@@ -199,7 +192,7 @@ export class LocalEvmUptoFacilitator implements Facilitator {
     const { checked, route } = verified;
     const payer = checked.auth.from;
     if (amount < 0n || amount > BigInt(checked.auth.permitted.amount)) {
-      return { status: 'failed', reason: 'invalid_upto_evm_payload_settlement_exceeds_amount', payer };
+      return { status: 'failed', reason: INVALID_UPTO_EVM_PAYLOAD_SETTLEMENT_EXCEEDS_AMOUNT, payer };
     }
     if (amount === 0n) return { status: 'settled', transaction: '', payer };
 
@@ -212,7 +205,7 @@ export class LocalEvmUptoFacilitator implements Facilitator {
         ? encodeFunctionData({ abi: proxyAbi, functionName: 'settleWithPermit', args: [permitArgs(checked.sponsoring.eip2612), ...settleArgs(checked, amount)] })
         : encodeFunctionData({ abi: proxyAbi, functionName: 'settle', args: settleArgs(checked, amount) });
     const sent = await this.#sender.send({ to: UPTO_PROXY_ADDRESS, data });
-    if (sent.status === 'rejected') return { status: 'failed', reason: reasonFor(sent.error, 'invalid_upto_evm_transaction_failed'), payer };
+    if (sent.status === 'rejected') return { status: 'failed', reason: reasonFor(sent.error, INVALID_UPTO_EVM_TRANSACTION_FAILED), payer };
     if (sent.status === 'uncertain') {
       return { status: 'unknown', reason: `broadcast_uncertain: ${shortMessage(sent.error)}`, payer, transaction: sent.transaction };
     }
@@ -222,7 +215,7 @@ export class LocalEvmUptoFacilitator implements Facilitator {
   /** For reconciliation: what became of a settlement whose outcome was unknown. */
   async checkSettlement(payment: UptoPayment, _requirement: UptoRequirement, transaction: string): Promise<SettleOutcome> {
     const parsed = uptoPermit2PayloadSchema.safeParse(payment.payload);
-    if (!parsed.success) return { status: 'failed', reason: 'invalid_payload' };
+    if (!parsed.success) return { status: 'failed', reason: INVALID_PAYLOAD };
     const { from: payer, nonce, deadline } = parsed.data.permit2Authorization;
     return settlementFromChain({
       client: this.#public,
@@ -230,8 +223,8 @@ export class LocalEvmUptoFacilitator implements Facilitator {
       transaction,
       nonceUsed: (blockNumber) => this.#nonceUsed(payer as Address, BigInt(nonce), blockNumber),
       expired: (timestamp) => timestamp > BigInt(deadline),
-      revertedReason: 'invalid_upto_evm_transaction_failed',
-      expiredReason: 'permit2_deadline_expired',
+      revertedReason: INVALID_UPTO_EVM_TRANSACTION_FAILED,
+      expiredReason: PERMIT2_DEADLINE_EXPIRED,
       rebroadcast: async () => this.#sender.rebroadcast?.(),
     });
   }
@@ -260,23 +253,23 @@ export class LocalEvmUptoFacilitator implements Facilitator {
 
   async #checkOffChain(payment: UptoPayment, requirement: UptoRequirement): Promise<Verified> {
     const parsed = uptoPermit2PayloadSchema.safeParse(payment.payload);
-    if (!parsed.success) return invalid('unsupported_payload_type');
+    if (!parsed.success) return invalid(UNSUPPORTED_PAYLOAD_TYPE);
     const { signature, permit2Authorization: auth } = parsed.data;
     const payer = auth.from;
-    if (payment.scheme !== 'upto') return invalid('invalid_upto_evm_scheme', payer);
+    if (payment.scheme !== 'upto') return invalid(INVALID_UPTO_EVM_SCHEME, payer);
     if (payment.network !== requirement.network || requirement.network !== this.#network.name) {
-      return invalid('invalid_upto_evm_network_mismatch', payer);
+      return invalid(INVALID_UPTO_EVM_NETWORK_MISMATCH, payer);
     }
-    if (!isAddressEqual(requirement.asset as Address, this.#asset)) return invalid('permit2_token_mismatch', payer);
-    if (!isAddressEqual(auth.spender as Address, UPTO_PROXY_ADDRESS)) return invalid('invalid_permit2_spender', payer);
-    if (!isAddressEqual(auth.witness.to as Address, requirement.payTo as Address)) return invalid('invalid_permit2_recipient_mismatch', payer);
+    if (!isAddressEqual(requirement.asset as Address, this.#asset)) return invalid(PERMIT2_TOKEN_MISMATCH, payer);
+    if (!isAddressEqual(auth.spender as Address, UPTO_PROXY_ADDRESS)) return invalid(INVALID_PERMIT2_SPENDER, payer);
+    if (!isAddressEqual(auth.witness.to as Address, requirement.payTo as Address)) return invalid(INVALID_PERMIT2_RECIPIENT_MISMATCH, payer);
     if (!isAddressEqual(auth.witness.facilitator as Address, this.#account.address)) return invalid('upto_facilitator_mismatch', payer);
     const now = BigInt(this.#now());
-    if (BigInt(auth.deadline) < now + MIN_SECONDS_LEFT) return invalid('permit2_deadline_expired', payer);
-    if (BigInt(auth.witness.validAfter) > now) return invalid('permit2_not_yet_valid', payer);
-    if (BigInt(auth.permitted.amount) !== requirement.amount) return invalid('permit2_amount_mismatch', payer);
-    if (!isAddressEqual(auth.permitted.token as Address, this.#asset)) return invalid('permit2_token_mismatch', payer);
-    if (!(await this.#signedByPayer(auth, signature as Hex))) return invalid('invalid_permit2_signature', payer);
+    if (BigInt(auth.deadline) < now + MIN_SECONDS_LEFT) return invalid(PERMIT2_DEADLINE_EXPIRED, payer);
+    if (BigInt(auth.witness.validAfter) > now) return invalid(PERMIT2_NOT_YET_VALID, payer);
+    if (BigInt(auth.permitted.amount) !== requirement.amount) return invalid(PERMIT2_AMOUNT_MISMATCH, payer);
+    if (!isAddressEqual(auth.permitted.token as Address, this.#asset)) return invalid(PERMIT2_TOKEN_MISMATCH, payer);
+    if (!(await this.#signedByPayer(auth, signature as Hex))) return invalid(INVALID_PERMIT2_SIGNATURE, payer);
 
     const sponsoring = readGasSponsoring(payment.extensions);
     if (typeof sponsoring === 'string') return invalid(sponsoring, payer);
@@ -320,7 +313,7 @@ export class LocalEvmUptoFacilitator implements Facilitator {
     if (!isAddressEqual(info.spender as Address, PERMIT2_ADDRESS)) return 'eip2612_spender_not_permit2';
     if (BigInt(info.deadline) < BigInt(this.#now()) + MIN_SECONDS_LEFT) return 'eip2612_deadline_expired';
     // the proxy requires the permit to approve exactly the permitted amount
-    if (BigInt(info.amount) !== BigInt(auth.permitted.amount)) return 'permit2_2612_amount_mismatch';
+    if (BigInt(info.amount) !== BigInt(auth.permitted.amount)) return PERMIT2_2612_AMOUNT_MISMATCH;
     return undefined;
   }
 
@@ -330,11 +323,11 @@ export class LocalEvmUptoFacilitator implements Facilitator {
       this.#public.readContract({ address: this.#asset, abi: tokenAbi, functionName: 'balanceOf', args: [payer] }),
       this.#public.readContract({ address: this.#asset, abi: tokenAbi, functionName: 'allowance', args: [payer, PERMIT2_ADDRESS] }),
     ]);
-    if (balance < requirement.amount) return invalid('permit2_insufficient_balance', payer);
+    if (balance < requirement.amount) return invalid(PERMIT2_INSUFFICIENT_BALANCE, payer);
     const { eip2612, erc20Approval } = checked.sponsoring;
     // An allowance already in place needs no sponsoring (a replay whose approval landed goes this way too).
     if (allowance >= requirement.amount || (!eip2612 && !erc20Approval)) {
-      if (allowance < requirement.amount) return invalid('permit2_allowance_required', payer);
+      if (allowance < requirement.amount) return invalid(PERMIT2_ALLOWANCE_REQUIRED, payer);
       return this.#simulate(checked, requirement, 'direct');
     }
     if (eip2612) return this.#simulate(checked, requirement, 'eip2612');
@@ -366,7 +359,7 @@ export class LocalEvmUptoFacilitator implements Facilitator {
       }
     } catch (error) {
       if (!isRevert(error)) throw error;
-      return invalid(reasonFor(error, 'permit2_simulation_failed'), payer);
+      return invalid(reasonFor(error, PERMIT2_SIMULATION_FAILED), payer);
     }
     return { ok: true, checked, route };
   }
@@ -390,7 +383,7 @@ export class LocalEvmUptoFacilitator implements Facilitator {
       const call = decodeFunctionData({ abi: tokenAbi, data: tx.data ?? '0x' });
       if (call.functionName !== 'approve') return 'erc20_approval_tx_wrong_selector';
       if (!isAddressEqual(call.args[0], PERMIT2_ADDRESS)) return 'erc20_approval_tx_wrong_spender';
-      if (call.args[1] < requirement.amount) return 'permit2_allowance_required';
+      if (call.args[1] < requirement.amount) return PERMIT2_ALLOWANCE_REQUIRED;
     } catch {
       return 'erc20_approval_tx_wrong_selector';
     }
@@ -453,10 +446,10 @@ export class LocalEvmUptoFacilitator implements Facilitator {
       });
       return receipt.status === 'success'
         ? { status: 'settled', transaction, payer }
-        : { status: 'failed', reason: 'invalid_upto_evm_transaction_failed', payer, transaction };
+        : { status: 'failed', reason: INVALID_UPTO_EVM_TRANSACTION_FAILED, payer, transaction };
     } catch (error) {
       // Broadcast but unconfirmed: it may still land, so this is never reported as a failure.
-      const reason = error instanceof WaitForTransactionReceiptTimeoutError ? 'settlement_receipt_timeout' : 'settlement_receipt_unavailable';
+      const reason = error instanceof WaitForTransactionReceiptTimeoutError ? SETTLEMENT_RECEIPT_TIMEOUT : SETTLEMENT_RECEIPT_UNAVAILABLE;
       return { status: 'unknown', reason, payer, transaction };
     }
   }
@@ -486,17 +479,17 @@ function permitArgs(info: Eip2612PermitInfo) {
 const REVERTS: Record<string, string> = {
   AmountExceedsPermitted: 'upto_amount_exceeds_permitted',
   UnauthorizedFacilitator: 'upto_unauthorized_facilitator',
-  Permit2612AmountMismatch: 'permit2_2612_amount_mismatch',
-  InvalidAmount: 'permit2_invalid_amount',
-  InvalidDestination: 'permit2_invalid_destination',
-  InvalidOwner: 'permit2_invalid_owner',
-  PaymentTooEarly: 'permit2_payment_too_early',
-  InvalidNonce: 'permit2_invalid_nonce',
-  InvalidSigner: 'invalid_permit2_signature',
-  InvalidSignature: 'invalid_permit2_signature',
-  InvalidSignatureLength: 'invalid_permit2_signature',
-  InvalidContractSignature: 'invalid_permit2_signature',
-  SignatureExpired: 'permit2_deadline_expired',
+  Permit2612AmountMismatch: PERMIT2_2612_AMOUNT_MISMATCH,
+  InvalidAmount: PERMIT2_INVALID_AMOUNT,
+  InvalidDestination: PERMIT2_INVALID_DESTINATION,
+  InvalidOwner: PERMIT2_INVALID_OWNER,
+  PaymentTooEarly: PERMIT2_PAYMENT_TOO_EARLY,
+  InvalidNonce: PERMIT2_INVALID_NONCE,
+  InvalidSigner: INVALID_PERMIT2_SIGNATURE,
+  InvalidSignature: INVALID_PERMIT2_SIGNATURE,
+  InvalidSignatureLength: INVALID_PERMIT2_SIGNATURE,
+  InvalidContractSignature: INVALID_PERMIT2_SIGNATURE,
+  SignatureExpired: PERMIT2_DEADLINE_EXPIRED,
 };
 
 function reasonFor(error: unknown, fallback: string): string {
@@ -506,6 +499,6 @@ function reasonFor(error: unknown, fallback: string): string {
     if (name && REVERTS[name]) return REVERTS[name];
   }
   const text = revertString(error);
-  if (text && /TRANSFER_FROM_FAILED/.test(text)) return 'permit2_allowance_required';
+  if (text && /TRANSFER_FROM_FAILED/.test(text)) return PERMIT2_ALLOWANCE_REQUIRED;
   return fallback;
 }

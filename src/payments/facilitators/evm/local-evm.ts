@@ -1,11 +1,9 @@
 // Verifies and settles x402 "exact" EVM payments ourselves: our RPC, our settlement key, one network.
 // Every requirement is compared exactly (recipient, amount, asset, network, time window), the
 // signature is recovered locally, and a simulated transferWithAuthorization covers the rest.
+import { evmChainClient } from './chain-client.ts';
 import {
-  createPublicClient,
-  defineChain,
   encodeFunctionData,
-  http,
   isAddress,
   isAddressEqual,
   parseSignature,
@@ -35,9 +33,10 @@ import {
   type SubmitResult,
 } from './evm-settlement-batcher.ts';
 import { MULTICALL3_ADDRESS } from './multicall3-abi.ts';
-import { rpcFetch } from '../rpc-fetch.ts';
 import { settlementFromChain } from './evm-settlement-check.ts';
 import type { NonceAllocator, PendingCount } from '../../../store/nonce-allocator.ts';
+import { INVALID_NETWORK, INVALID_PAYLOAD, INVALID_PAYMENT_REQUIREMENTS, INVALID_SCHEME, INVALID_TRANSACTION_STATE, SETTLEMENT_RECEIPT_TIMEOUT, SETTLEMENT_REJECTED, SETTLEMENT_REPLACED, TRANSACTION_SIMULATION_FAILED } from '../../reasons.ts';
+import { INVALID_EXACT_EVM_PAYLOAD_AUTHORIZATION_VALID_AFTER, INVALID_EXACT_EVM_PAYLOAD_AUTHORIZATION_VALID_BEFORE, INVALID_EXACT_EVM_PAYLOAD_AUTHORIZATION_VALUE, INVALID_EXACT_EVM_PAYLOAD_RECIPIENT_MISMATCH, INVALID_EXACT_EVM_PAYLOAD_SIGNATURE } from './exact-reasons.ts';
 
 export interface LocalEvmFacilitatorOptions {
   network: EvmNetwork;
@@ -58,7 +57,7 @@ export interface LocalEvmFacilitatorOptions {
   nonces?: (pendingCount: PendingCount) => NonceAllocator | undefined;
   /**
    * settlements that queue up while the key is sending go out together in one Multicall3 transaction
-   * (evm-settlement-batcher.ts); needs Multicall3 at its canonical address. Default off: see README, "Settlement batching".
+   * (evm-settlement-batcher.ts); needs Multicall3 at its canonical address. Default off: see docs/performance.md, "Settlement batching".
    */
   batchSettlements?: boolean;
 }
@@ -116,15 +115,7 @@ export class LocalEvmFacilitator implements Facilitator {
     this.#pollingIntervalMs = options.pollingIntervalMs ?? 1000;
     this.#now = options.now ?? (() => Math.floor(Date.now() / 1000));
     this.#account = privateKeyToAccount(options.settlementPrivateKey);
-    const chain = defineChain({
-      id: options.network.chainId,
-      name: options.network.name,
-      nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
-      rpcUrls: { default: { http: [options.rpcUrl] } },
-    });
-    // JSON-RPC over pooled keep-alive node:http connections, as the upstream AI calls go (rpc-fetch.ts)
-    const transport = http(options.rpcUrl, { fetchFn: rpcFetch });
-    this.#public = createPublicClient({ chain, transport, pollingInterval: this.#pollingIntervalMs });
+    this.#public = evmChainClient(options.network, options.rpcUrl, this.#pollingIntervalMs);
     this.#sender = evmSender({ client: this.#public, account: this.#account, chainId: options.network.chainId, nonces: options.nonces });
     this.#batcher = options.batchSettlements ? new SettlementBatcher(this.#sender, { pollingIntervalMs: this.#pollingIntervalMs }) : undefined;
   }
@@ -203,7 +194,7 @@ export class LocalEvmFacilitator implements Facilitator {
         : await sendAndWatch(this.#sender, call, timeoutMs, this.#pollingIntervalMs);
       if (sent.status === 'rejected') {
         // Nothing left this process, or the node refused it: a certain failure.
-        const reason = isRevert(sent.error) ? reasonForRevert(sent.error, 'settlement_rejected') : 'settlement_rejected';
+        const reason = isRevert(sent.error) ? reasonForRevert(sent.error, SETTLEMENT_REJECTED) : SETTLEMENT_REJECTED;
         return { status: 'failed', reason, payer };
       }
       if (sent.status === 'uncertain') {
@@ -214,16 +205,16 @@ export class LocalEvmFacilitator implements Facilitator {
         // A batch transaction succeeds even when our call in it failed: only our AuthorizationUsed event says it moved.
         return receiptUsesAuthorization(watched.receipt, this.#asset, auth.from, auth.nonce)
           ? { status: 'settled', transaction: sent.transaction, payer }
-          : { status: 'failed', reason: 'invalid_transaction_state', payer, transaction: sent.transaction };
+          : { status: 'failed', reason: INVALID_TRANSACTION_STATE, payer, transaction: sent.transaction };
       }
       // Broadcast but unconfirmed: it may still land, so this is never reported as a failure.
-      if (watched.status === 'timeout') return { status: 'unknown', reason: 'settlement_receipt_timeout', payer, transaction: sent.transaction };
+      if (watched.status === 'timeout') return { status: 'unknown', reason: SETTLEMENT_RECEIPT_TIMEOUT, payer, transaction: sent.transaction };
       // Replaced: ours can never be mined. If the authorization was used anyway (by another transaction),
       // it is settled; if not, it is sent again with a new nonce (the token lets it through once at most).
       const used = await this.#authorizationUsed(auth).catch(() => undefined);
       if (used === true) return { status: 'settled', transaction: await this.#settlingTransaction(auth.from, auth.nonce), payer };
       if (used === undefined || attempt >= MAX_REPLACED_RETRIES || Date.now() >= deadline) {
-        return { status: 'unknown', reason: 'settlement_replaced', payer, transaction: sent.transaction };
+        return { status: 'unknown', reason: SETTLEMENT_REPLACED, payer, transaction: sent.transaction };
       }
     }
   }
@@ -247,7 +238,7 @@ export class LocalEvmFacilitator implements Facilitator {
     transaction: string,
   ): Promise<SettleOutcome> {
     const parsed = evmExactPayloadSchema.safeParse(proof.payload);
-    if (!parsed.success) return { status: 'failed', reason: 'invalid_payload' };
+    if (!parsed.success) return { status: 'failed', reason: INVALID_PAYLOAD };
     const { from, nonce, validBefore } = parsed.data.authorization;
     return settlementFromChain({
       client: this.#public,
@@ -263,8 +254,8 @@ export class LocalEvmFacilitator implements Facilitator {
         }),
       // past validBefore no block can include it any more
       expired: (timestamp) => timestamp >= BigInt(validBefore),
-      revertedReason: 'invalid_transaction_state',
-      expiredReason: 'invalid_exact_evm_payload_authorization_valid_before',
+      revertedReason: INVALID_TRANSACTION_STATE,
+      expiredReason: INVALID_EXACT_EVM_PAYLOAD_AUTHORIZATION_VALID_BEFORE,
       findTransaction: () => this.#settlingTransaction(from as Address, nonce as Hex),
       carried: (receipt) => receiptUsesAuthorization(receipt, this.#asset, from as Address, nonce as Hex),
       rebroadcast: () => this.#sender.rebroadcast(),
@@ -284,17 +275,17 @@ export class LocalEvmFacilitator implements Facilitator {
   }
 
   async #checkOffChain(proof: PaymentProof, requirement: PaymentRequirement, options = { signature: true }): Promise<CheckedOffChain> {
-    if (proof.scheme !== 'exact' || requirement.scheme !== 'exact') return invalid('invalid_scheme');
+    if (proof.scheme !== 'exact' || requirement.scheme !== 'exact') return invalid(INVALID_SCHEME);
     if (proof.network !== requirement.network || requirement.network !== this.#network.name) {
-      return invalid('invalid_network');
+      return invalid(INVALID_NETWORK);
     }
     const parsed = evmExactPayloadSchema.safeParse(proof.payload);
-    if (!parsed.success) return invalid('invalid_payload');
+    if (!parsed.success) return invalid(INVALID_PAYLOAD);
     const { signature, authorization: a } = parsed.data;
     const payer = a.from;
 
     if (requirement.amount < 0n || !isAddress(requirement.payTo, { strict: false })) {
-      return invalid('invalid_payment_requirements', payer);
+      return invalid(INVALID_PAYMENT_REQUIREMENTS, payer);
     }
     if (!isAddress(requirement.asset, { strict: false }) || !isAddressEqual(requirement.asset, this.#asset)) {
       return invalid('asset_mismatch', payer);
@@ -304,16 +295,16 @@ export class LocalEvmFacilitator implements Facilitator {
       return invalid('eip712_domain_mismatch', payer);
     }
     if (!isAddressEqual(a.to as Address, requirement.payTo as Address)) {
-      return invalid('invalid_exact_evm_payload_recipient_mismatch', payer);
+      return invalid(INVALID_EXACT_EVM_PAYLOAD_RECIPIENT_MISMATCH, payer);
     }
     // Exactly the price: less is underpayment, more is a client bug we will not profit from.
     if (BigInt(a.value) !== requirement.amount) {
-      return invalid('invalid_exact_evm_payload_authorization_value', payer);
+      return invalid(INVALID_EXACT_EVM_PAYLOAD_AUTHORIZATION_VALUE, payer);
     }
     const now = BigInt(this.#now());
-    if (BigInt(a.validAfter) > now) return invalid('invalid_exact_evm_payload_authorization_valid_after', payer);
+    if (BigInt(a.validAfter) > now) return invalid(INVALID_EXACT_EVM_PAYLOAD_AUTHORIZATION_VALID_AFTER, payer);
     if (BigInt(a.validBefore) < now + MIN_SECONDS_LEFT) {
-      return invalid('invalid_exact_evm_payload_authorization_valid_before', payer);
+      return invalid(INVALID_EXACT_EVM_PAYLOAD_AUTHORIZATION_VALID_BEFORE, payer);
     }
 
     const auth: Authorization = {
@@ -325,7 +316,7 @@ export class LocalEvmFacilitator implements Facilitator {
       nonce: a.nonce as Hex,
       signature: signature as Hex,
     };
-    if (options.signature && !(await this.#signedByPayer(auth))) return invalid('invalid_exact_evm_payload_signature', payer);
+    if (options.signature && !(await this.#signedByPayer(auth))) return invalid(INVALID_EXACT_EVM_PAYLOAD_SIGNATURE, payer);
     return { ok: true, auth };
   }
 
@@ -366,7 +357,7 @@ export class LocalEvmFacilitator implements Facilitator {
       return { ok: true, auth, gas };
     } catch (error) {
       if (!isRevert(error)) throw error;
-      return invalid(reasonForRevert(error, 'transaction_simulation_failed'), auth.from);
+      return invalid(reasonForRevert(error, TRANSACTION_SIMULATION_FAILED), auth.from);
     }
   }
 }

@@ -45,6 +45,8 @@ import {
   type DecodedPayment,
 } from './svm-exact-checks.ts';
 import { createKeepAliveSolanaRpc } from './svm-rpc.ts';
+import { BLOCKHASH_EXPIRED, DUPLICATE_SETTLEMENT, INVALID_NETWORK, INVALID_PAYLOAD, INVALID_PAYMENT_REQUIREMENTS, INVALID_SCHEME, SETTLEMENT_CONFIRMATION_TIMEOUT, SETTLEMENT_PENDING } from '../../reasons.ts';
+import { INVALID_EXACT_SVM_FEE_PAYER_NOT_MANAGED_BY_FACILITATOR, INVALID_EXACT_SVM_PAYLOAD_SIGNATURE_INVALID, INVALID_EXACT_SVM_TRANSACTION_FAILED, INVALID_EXACT_SVM_TRANSACTION_SIMULATION_FAILED } from './exact-reasons.ts';
 
 export { svmPaymentKey } from '../../../x402/payment-key.ts';
 
@@ -217,7 +219,7 @@ export class LocalSvmFacilitator implements Facilitator {
 
   async checkSettlement(proof: PaymentProof, requirement: PaymentRequirement, transaction: string): Promise<SettleOutcome> {
     const parsed = svmExactPayloadSchema.safeParse(proof.payload);
-    if (!parsed.success) return failed('invalid_payload');
+    if (!parsed.success) return failed(INVALID_PAYLOAD);
     // Even without a recorded signature it can be recomputed: ed25519 signing is deterministic.
     const checked = await this.#offChain(proof, requirement);
     if (!checked.ok) return failed(checked.reason, checked.payer, transaction || undefined);
@@ -236,7 +238,7 @@ export class LocalSvmFacilitator implements Facilitator {
       const outcome = await this.#status(signature, payment, false);
       const left = deadline - Date.now();
       if (outcome.status !== 'unknown' || left <= 0) {
-        return outcome.status === 'unknown' ? { ...outcome, reason: 'settlement_confirmation_timeout' } : outcome;
+        return outcome.status === 'unknown' ? { ...outcome, reason: SETTLEMENT_CONFIRMATION_TIMEOUT } : outcome;
       }
       await new Promise((resolve) => setTimeout(resolve, Math.min(wait, left)));
     }
@@ -252,12 +254,12 @@ export class LocalSvmFacilitator implements Facilitator {
         // Not seen. Once its blockhash has expired it never will be: certainly not settled. The status
         // is read again after the blockhash so a landing in between is not missed.
         const { value: valid } = await this.#rpc.isBlockhashValid(payment.blockhash as Blockhash, { commitment: 'confirmed' }).send();
-        if (valid) return { status: 'unknown', reason: 'settlement_pending', payer, transaction: signature };
+        if (valid) return { status: 'unknown', reason: SETTLEMENT_PENDING, payer, transaction: signature };
         status = await read();
-        if (!status) return failed('blockhash_expired', payer, signature);
+        if (!status) return failed(BLOCKHASH_EXPIRED, payer, signature);
       }
-      if (status.err) return failed('invalid_exact_svm_transaction_failed', payer, signature);
-      if (status.confirmationStatus === 'processed') return { status: 'unknown', reason: 'settlement_pending', payer, transaction: signature };
+      if (status.err) return failed(INVALID_EXACT_SVM_TRANSACTION_FAILED, payer, signature);
+      if (status.confirmationStatus === 'processed') return { status: 'unknown', reason: SETTLEMENT_PENDING, payer, transaction: signature };
       return { status: 'settled', transaction: signature, payer };
     } catch (error) {
       return { status: 'unknown', reason: `rpc_unavailable: ${error instanceof Error ? error.message : String(error)}`, payer, transaction: signature };
@@ -282,16 +284,16 @@ export class LocalSvmFacilitator implements Facilitator {
           })
           .send(),
       ]);
-      if (statuses[0]) return { ok: false, reason: 'duplicate_settlement', payer };
+      if (statuses[0]) return { ok: false, reason: DUPLICATE_SETTLEMENT, payer };
       if (simulation.err) {
-        if (simulation.err === 'BlockhashNotFound') return { ok: false, reason: 'blockhash_expired', payer };
-        if (simulation.err === 'AlreadyProcessed') return { ok: false, reason: 'duplicate_settlement', payer };
-        return { ok: false, reason: 'invalid_exact_svm_transaction_simulation_failed', payer };
+        if (simulation.err === 'BlockhashNotFound') return { ok: false, reason: BLOCKHASH_EXPIRED, payer };
+        if (simulation.err === 'AlreadyProcessed') return { ok: false, reason: DUPLICATE_SETTLEMENT, payer };
+        return { ok: false, reason: INVALID_EXACT_SVM_TRANSACTION_SIMULATION_FAILED, payer };
       }
     } catch (error) {
       // A sigVerify failure is the RPC's own error; anything else means we cannot vouch for the payment.
       if (isSolanaError(error) && Number(error.context.__code) === -32003) {
-        return { ok: false, reason: 'invalid_exact_svm_payload_signature_invalid', payer };
+        return { ok: false, reason: INVALID_EXACT_SVM_PAYLOAD_SIGNATURE_INVALID, payer };
       }
       return { ok: false, reason: 'unexpected_verify_error', payer };
     }
@@ -299,19 +301,19 @@ export class LocalSvmFacilitator implements Facilitator {
   }
 
   async #offChain(proof: PaymentProof, requirement: PaymentRequirement): Promise<Checked> {
-    if (proof.scheme !== 'exact' || requirement.scheme !== 'exact') return { ok: false, reason: 'invalid_scheme' };
+    if (proof.scheme !== 'exact' || requirement.scheme !== 'exact') return { ok: false, reason: INVALID_SCHEME };
     if (proof.network !== requirement.network || requirement.network !== this.#network.name) {
-      return { ok: false, reason: 'invalid_network' };
+      return { ok: false, reason: INVALID_NETWORK };
     }
     const parsed = svmExactPayloadSchema.safeParse(proof.payload);
-    if (!parsed.success) return { ok: false, reason: 'invalid_payload' };
+    if (!parsed.success) return { ok: false, reason: INVALID_PAYLOAD };
     if (requirement.amount < 0n || requirement.amount >= 2n ** 64n || !isAddress(requirement.payTo)) {
-      return { ok: false, reason: 'invalid_payment_requirements' };
+      return { ok: false, reason: INVALID_PAYMENT_REQUIREMENTS };
     }
     if (requirement.asset !== this.#asset) return { ok: false, reason: 'asset_mismatch' };
     const extraFeePayer = requirement.extra.feePayer;
     if (extraFeePayer !== undefined && extraFeePayer !== this.#feePayerAddress) {
-      return { ok: false, reason: 'invalid_exact_svm_fee_payer_not_managed_by_facilitator' };
+      return { ok: false, reason: INVALID_EXACT_SVM_FEE_PAYER_NOT_MANAGED_BY_FACILITATOR };
     }
     const memo = requirement.extra.memo;
     const check = await checkExactSvmTransaction(parsed.data.transaction, {
@@ -336,8 +338,8 @@ export class LocalSvmFacilitator implements Facilitator {
 
 function reasonForRejection(error: unknown): string {
   const cause = error instanceof Error ? error.cause : undefined;
-  if (isSolanaError(cause, SOLANA_ERROR__TRANSACTION_ERROR__BLOCKHASH_NOT_FOUND)) return 'blockhash_expired';
-  if (isSolanaError(cause, SOLANA_ERROR__TRANSACTION_ERROR__ALREADY_PROCESSED)) return 'duplicate_settlement';
-  if (isSolanaError(error) && Number(error.context.__code) === -32003) return 'invalid_exact_svm_payload_signature_invalid';
-  return 'invalid_exact_svm_transaction_failed';
+  if (isSolanaError(cause, SOLANA_ERROR__TRANSACTION_ERROR__BLOCKHASH_NOT_FOUND)) return BLOCKHASH_EXPIRED;
+  if (isSolanaError(cause, SOLANA_ERROR__TRANSACTION_ERROR__ALREADY_PROCESSED)) return DUPLICATE_SETTLEMENT;
+  if (isSolanaError(error) && Number(error.context.__code) === -32003) return INVALID_EXACT_SVM_PAYLOAD_SIGNATURE_INVALID;
+  return INVALID_EXACT_SVM_TRANSACTION_FAILED;
 }

@@ -11,6 +11,7 @@ import {
   type Transaction,
 } from '@solana/kit';
 import { findAssociatedTokenPda, TOKEN_PROGRAM_ADDRESS } from '@solana-program/token';
+import { INVALID_EXACT_SVM_FEE_PAYER_MISMATCH, INVALID_EXACT_SVM_PAYLOAD_ADDRESS_LOOKUP_TABLES_UNSUPPORTED, INVALID_EXACT_SVM_PAYLOAD_AMOUNT_MISMATCH, INVALID_EXACT_SVM_PAYLOAD_DECIMALS_MISMATCH, INVALID_EXACT_SVM_PAYLOAD_EXCESSIVE_SIGNERS, INVALID_EXACT_SVM_PAYLOAD_MEMO_COUNT, INVALID_EXACT_SVM_PAYLOAD_MEMO_MISMATCH, INVALID_EXACT_SVM_PAYLOAD_MINT_MISMATCH, INVALID_EXACT_SVM_PAYLOAD_NO_TRANSFER_INSTRUCTION, INVALID_EXACT_SVM_PAYLOAD_RECIPIENT_MISMATCH, INVALID_EXACT_SVM_PAYLOAD_SIGNATURE_INVALID, INVALID_EXACT_SVM_PAYLOAD_TRANSACTION_COULD_NOT_BE_DECODED, INVALID_EXACT_SVM_PAYLOAD_TRANSACTION_FEE_PAYER_TRANSFERRING_FUNDS, INVALID_EXACT_SVM_PAYLOAD_TRANSACTION_INSTRUCTIONS_COMPUTE_LIMIT_INSTRUCTION, INVALID_EXACT_SVM_PAYLOAD_TRANSACTION_INSTRUCTIONS_COMPUTE_LIMIT_INSTRUCTION_TOO_HIGH, INVALID_EXACT_SVM_PAYLOAD_TRANSACTION_INSTRUCTIONS_COMPUTE_PRICE_INSTRUCTION, INVALID_EXACT_SVM_PAYLOAD_TRANSACTION_INSTRUCTIONS_COMPUTE_PRICE_INSTRUCTION_TOO_HIGH, INVALID_EXACT_SVM_PAYLOAD_TRANSACTION_INSTRUCTIONS_LENGTH, INVALID_EXACT_SVM_PAYLOAD_TRANSACTION_VERSION, INVALID_EXACT_SVM_PAYLOAD_UNKNOWN_FIFTH_INSTRUCTION, INVALID_EXACT_SVM_PAYLOAD_UNKNOWN_FOURTH_INSTRUCTION, INVALID_EXACT_SVM_PAYLOAD_UNKNOWN_OPTIONAL_INSTRUCTION, INVALID_EXACT_SVM_PAYLOAD_UNKNOWN_SIXTH_INSTRUCTION } from './exact-reasons.ts';
 
 export const TOKEN_2022_PROGRAM_ADDRESS = 'TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb';
 export const COMPUTE_BUDGET_PROGRAM_ADDRESS = 'ComputeBudget111111111111111111111111111111';
@@ -44,9 +45,9 @@ function payeeTokenAccount(mint: Address, owner: Address, tokenProgram: Address)
 }
 
 const OPTIONAL_INSTRUCTION_REASONS = [
-  'invalid_exact_svm_payload_unknown_fourth_instruction',
-  'invalid_exact_svm_payload_unknown_fifth_instruction',
-  'invalid_exact_svm_payload_unknown_sixth_instruction',
+  INVALID_EXACT_SVM_PAYLOAD_UNKNOWN_FOURTH_INSTRUCTION,
+  INVALID_EXACT_SVM_PAYLOAD_UNKNOWN_FIFTH_INSTRUCTION,
+  INVALID_EXACT_SVM_PAYLOAD_UNKNOWN_SIXTH_INSTRUCTION,
 ];
 
 export interface ExactSvmExpectations {
@@ -96,39 +97,39 @@ async function signatureValid(signer: Address, signature: unknown, message: unkn
 
 export async function checkExactSvmTransaction(base64: string, expected: ExactSvmExpectations): Promise<PaymentCheck> {
   const transaction = decodeTransaction(base64);
-  if (!transaction) return fail('invalid_exact_svm_payload_transaction_could_not_be_decoded');
+  if (!transaction) return fail(INVALID_EXACT_SVM_PAYLOAD_TRANSACTION_COULD_NOT_BE_DECODED);
   let message;
   try {
     message = getCompiledTransactionMessageDecoder().decode(transaction.messageBytes);
   } catch {
-    return fail('invalid_exact_svm_payload_transaction_could_not_be_decoded');
+    return fail(INVALID_EXACT_SVM_PAYLOAD_TRANSACTION_COULD_NOT_BE_DECODED);
   }
-  if (message.version !== 0) return fail('invalid_exact_svm_payload_transaction_version');
+  if (message.version !== 0) return fail(INVALID_EXACT_SVM_PAYLOAD_TRANSACTION_VERSION);
   // Accounts behind lookup tables cannot be checked without trusting the table: not accepted.
-  if ((message.addressTableLookups ?? []).length > 0) return fail('invalid_exact_svm_payload_address_lookup_tables_unsupported');
+  if ((message.addressTableLookups ?? []).length > 0) return fail(INVALID_EXACT_SVM_PAYLOAD_ADDRESS_LOOKUP_TABLES_UNSUPPORTED);
 
   const accounts = message.staticAccounts;
-  if (accounts[0] !== expected.feePayer) return fail('invalid_exact_svm_fee_payer_mismatch');
+  if (accounts[0] !== expected.feePayer) return fail(INVALID_EXACT_SVM_FEE_PAYER_MISMATCH);
 
   const instructions = message.instructions;
-  if (instructions.length < 3 || instructions.length > 6) return fail('invalid_exact_svm_payload_transaction_instructions_length');
+  if (instructions.length < 3 || instructions.length > 6) return fail(INVALID_EXACT_SVM_PAYLOAD_TRANSACTION_INSTRUCTIONS_LENGTH);
   const programOf = (i: number) => accounts[instructions[i]!.programAddressIndex];
   const dataOf = (i: number): Uint8Array => (instructions[i]!.data as Uint8Array | undefined) ?? new Uint8Array();
   const view = (data: Uint8Array) => new DataView(data.buffer, data.byteOffset, data.byteLength);
 
   const limit = dataOf(0);
   if (programOf(0) !== COMPUTE_BUDGET_PROGRAM_ADDRESS || limit[0] !== SET_COMPUTE_UNIT_LIMIT || limit.length !== 5) {
-    return fail('invalid_exact_svm_payload_transaction_instructions_compute_limit_instruction');
+    return fail(INVALID_EXACT_SVM_PAYLOAD_TRANSACTION_INSTRUCTIONS_COMPUTE_LIMIT_INSTRUCTION);
   }
   if (view(limit).getUint32(1, true) > expected.maxComputeUnitLimit) {
-    return fail('invalid_exact_svm_payload_transaction_instructions_compute_limit_instruction_too_high');
+    return fail(INVALID_EXACT_SVM_PAYLOAD_TRANSACTION_INSTRUCTIONS_COMPUTE_LIMIT_INSTRUCTION_TOO_HIGH);
   }
   const price = dataOf(1);
   if (programOf(1) !== COMPUTE_BUDGET_PROGRAM_ADDRESS || price[0] !== SET_COMPUTE_UNIT_PRICE || price.length !== 9) {
-    return fail('invalid_exact_svm_payload_transaction_instructions_compute_price_instruction');
+    return fail(INVALID_EXACT_SVM_PAYLOAD_TRANSACTION_INSTRUCTIONS_COMPUTE_PRICE_INSTRUCTION);
   }
   if (view(price).getBigUint64(1, true) > expected.maxComputeUnitPrice) {
-    return fail('invalid_exact_svm_payload_transaction_instructions_compute_price_instruction_too_high');
+    return fail(INVALID_EXACT_SVM_PAYLOAD_TRANSACTION_INSTRUCTIONS_COMPUTE_PRICE_INSTRUCTION_TOO_HIGH);
   }
 
   // TransferChecked: [source, mint, destination, authority], data = 12, u64 amount, u8 decimals.
@@ -143,7 +144,7 @@ export async function checkExactSvmTransaction(base64: string, expected: ExactSv
     transferAccounts.length !== 4 ||
     transferAccounts.some((a) => a === undefined)
   ) {
-    return fail('invalid_exact_svm_payload_no_transfer_instruction');
+    return fail(INVALID_EXACT_SVM_PAYLOAD_NO_TRANSFER_INSTRUCTION);
   }
   const [, mint, destination, authority] = transferAccounts as Address[];
   const payer = authority!;
@@ -152,34 +153,34 @@ export async function checkExactSvmTransaction(base64: string, expected: ExactSv
   // as source or authority it would pay the price itself; elsewhere it could be drained some other way.
   for (const ix of instructions) {
     if ((ix.accountIndices ?? []).some((i) => accounts[i] === expected.feePayer)) {
-      return fail('invalid_exact_svm_payload_transaction_fee_payer_transferring_funds', payer);
+      return fail(INVALID_EXACT_SVM_PAYLOAD_TRANSACTION_FEE_PAYER_TRANSFERRING_FUNDS, payer);
     }
   }
-  if (mint !== expected.asset) return fail('invalid_exact_svm_payload_mint_mismatch', payer);
+  if (mint !== expected.asset) return fail(INVALID_EXACT_SVM_PAYLOAD_MINT_MISMATCH, payer);
   const expectedDestination = await payeeTokenAccount(expected.asset as Address, expected.payTo as Address, tokenProgram as Address);
-  if (destination !== expectedDestination) return fail('invalid_exact_svm_payload_recipient_mismatch', payer);
-  if (view(transfer).getBigUint64(1, true) !== expected.amount) return fail('invalid_exact_svm_payload_amount_mismatch', payer);
-  if (transfer[9] !== expected.decimals) return fail('invalid_exact_svm_payload_decimals_mismatch', payer);
+  if (destination !== expectedDestination) return fail(INVALID_EXACT_SVM_PAYLOAD_RECIPIENT_MISMATCH, payer);
+  if (view(transfer).getBigUint64(1, true) !== expected.amount) return fail(INVALID_EXACT_SVM_PAYLOAD_AMOUNT_MISMATCH, payer);
+  if (transfer[9] !== expected.decimals) return fail(INVALID_EXACT_SVM_PAYLOAD_DECIMALS_MISMATCH, payer);
 
   const memos: Uint8Array[] = [];
   for (let i = 3; i < instructions.length; i++) {
     const program = programOf(i);
     if (program === MEMO_PROGRAM_ADDRESS) memos.push(dataOf(i));
     else if (program !== LIGHTHOUSE_PROGRAM_ADDRESS) {
-      return fail(OPTIONAL_INSTRUCTION_REASONS[i - 3] ?? 'invalid_exact_svm_payload_unknown_optional_instruction', payer);
+      return fail(OPTIONAL_INSTRUCTION_REASONS[i - 3] ?? INVALID_EXACT_SVM_PAYLOAD_UNKNOWN_OPTIONAL_INSTRUCTION, payer);
     }
   }
   if (expected.memo !== undefined) {
-    if (memos.length !== 1) return fail('invalid_exact_svm_payload_memo_count', payer);
-    if (new TextDecoder().decode(memos[0]) !== expected.memo) return fail('invalid_exact_svm_payload_memo_mismatch', payer);
+    if (memos.length !== 1) return fail(INVALID_EXACT_SVM_PAYLOAD_MEMO_COUNT, payer);
+    if (new TextDecoder().decode(memos[0]) !== expected.memo) return fail(INVALID_EXACT_SVM_PAYLOAD_MEMO_MISMATCH, payer);
   }
 
   // Signers are exactly our fee payer (signs at settlement) and the payer, whose signature must verify.
   const signers = accounts.slice(0, message.header.numSignerAccounts);
-  if (signers.length > 2) return fail('invalid_exact_svm_payload_excessive_signers', payer);
-  if (signers[1] !== payer) return fail('invalid_exact_svm_payload_signature_invalid', payer);
+  if (signers.length > 2) return fail(INVALID_EXACT_SVM_PAYLOAD_EXCESSIVE_SIGNERS, payer);
+  if (signers[1] !== payer) return fail(INVALID_EXACT_SVM_PAYLOAD_SIGNATURE_INVALID, payer);
   if (!(await signatureValid(payer, transaction.signatures[payer], transaction.messageBytes))) {
-    return fail('invalid_exact_svm_payload_signature_invalid', payer);
+    return fail(INVALID_EXACT_SVM_PAYLOAD_SIGNATURE_INVALID, payer);
   }
   return { ok: true, payment: { transaction, blockhash: message.lifetimeToken, payer } };
 }

@@ -1,0 +1,101 @@
+// Paying a gateway's MCP tools (x402's MCP transport) from code: call the tool, read the PaymentRequired from its
+// error result, check the price against maxPrice, sign with an official x402 client, call again with the
+// payment in `_meta["x402/payment"]`, and return the result with the receipt from `_meta["x402/payment-response"]`.
+// A pending settlement is asked about again with the SAME payment, never paid twice.
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { x402Client } from '@x402/core/client';
+import type { PaymentRequired } from '@x402/core/types';
+import { registerExactEvmScheme } from '@x402/evm/exact/client';
+import { ExactSvmScheme } from '@x402/svm/exact/client';
+import { privateKeyToAccount } from 'viem/accounts';
+import { GatewayError, MaxPriceExceededError, NetworkNotOfferedError } from './errors.ts';
+import { solanaSigner, type SolanaSecretKey } from './solana-key.ts';
+import { NETWORKS, resolveNetworkName } from '../x402/networks.ts';
+
+export interface PaidToolOptions {
+  /** signs the payment: an x402Client with the v2 schemes of the buyer's chains (see mcpPayer) */
+  payer: x402Client;
+  /** hard cap in USDC atomic units; a higher price is refused before signing */
+  maxPrice: bigint;
+  /** the network to pay on (a name or CAIP-2 id), passed to the tool as its `network` argument */
+  network: string;
+  /** how many times a pending settlement is asked about again (with the same payment); default 20 */
+  pendingRetries?: number;
+}
+
+export interface PaidToolResult {
+  result: CallToolResult;
+  /** the x402 SettleResponse (`success`, `transaction`, `network`, `payer`, `amount`) */
+  receipt: Record<string, unknown>;
+  /** what was charged, atomic units */
+  charged: bigint;
+}
+
+/** An x402 client that pays with these keys on the v2 wire (the one the MCP transport speaks). */
+export async function mcpPayer(keys: { evmPrivateKey?: `0x${string}`; solanaSecretKey?: SolanaSecretKey; solanaRpcUrls?: Record<string, string> }): Promise<x402Client> {
+  const client = new x402Client();
+  if (keys.evmPrivateKey) registerExactEvmScheme(client, { signer: privateKeyToAccount(keys.evmPrivateKey) });
+  if (keys.solanaSecretKey !== undefined) {
+    const signer = await solanaSigner(keys.solanaSecretKey);
+    for (const [network, rpcUrl] of Object.entries(keys.solanaRpcUrls ?? {})) {
+      const name = resolveNetworkName(network);
+      if (name) client.register(NETWORKS[name].caip2 as `${string}:${string}`, new ExactSvmScheme(signer, { rpcUrl }));
+    }
+  }
+  return client;
+}
+
+/**
+ * The PaymentRequired of a tool result, where x402's MCP transport says clients look: structuredContent, then
+ * structuredContent["x402/error"].data, then content[0].text (the document itself or its x402/error wrapper).
+ */
+export function paymentRequiredOf(result: CallToolResult): PaymentRequired | undefined {
+  if (result.isError !== true) return undefined;
+  const isRequired = (value: unknown): value is PaymentRequired =>
+    typeof value === 'object' && value !== null && (value as { x402Version?: unknown }).x402Version === 2 && Array.isArray((value as { accepts?: unknown }).accepts);
+  const structured = result.structuredContent as Record<string, unknown> | undefined;
+  if (isRequired(structured)) return structured;
+  const wrapped = (structured?.['x402/error'] as { data?: unknown } | undefined)?.data;
+  if (isRequired(wrapped)) return wrapped;
+  const first = result.content[0];
+  if (first?.type !== 'text') return undefined;
+  try {
+    const parsed = JSON.parse(first.text) as Record<string, unknown>;
+    const data = (parsed['x402/error'] as { data?: unknown } | undefined)?.data ?? parsed;
+    return isRequired(data) ? data : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export async function callPaidTool(mcp: Client, name: string, args: Record<string, unknown>, options: PaidToolOptions): Promise<PaidToolResult> {
+  const input = { ...args, network: options.network };
+  const unpaid = (await mcp.callTool({ name, arguments: input })) as CallToolResult;
+  const required = paymentRequiredOf(unpaid);
+  if (!required) throw toolError(unpaid);
+  const network = resolveNetworkName(options.network);
+  const accepts = required.accepts.filter((accept) => network !== undefined && accept.network === NETWORKS[network].caip2 && accept.scheme === 'exact');
+  if (accepts.length === 0) throw new NetworkNotOfferedError(options.network, required.accepts.map((accept) => accept.network));
+  const price = BigInt(accepts[0]!.amount);
+  if (price > options.maxPrice) throw new MaxPriceExceededError(price, options.maxPrice);
+  const payment = await options.payer.createPaymentPayload({ ...required, accepts: [accepts[0]!] });
+
+  for (let attempt = 0; ; attempt++) {
+    const result = (await mcp.callTool({ name, arguments: input, _meta: { 'x402/payment': payment } })) as CallToolResult;
+    const receipt = result._meta?.['x402/payment-response'] as Record<string, unknown> | undefined;
+    if (result.isError !== true && receipt?.success === true) return { result, receipt, charged: BigInt(String(receipt.amount ?? price)) };
+    const error = (result.structuredContent as { error?: { code?: string } } | undefined)?.error;
+    const pending = error?.code === 'settlement_pending' || error?.code === 'payment_in_progress';
+    if (!pending || attempt >= (options.pendingRetries ?? 20)) throw toolError(result);
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+  }
+}
+
+/** A tool's error result as a GatewayError: the gateway's { status, code, message } when it states them, else the 402 it is. */
+function toolError(result: CallToolResult): GatewayError {
+  const error = (result.structuredContent as { error?: { status?: number; code?: string; message?: string } } | undefined)?.error;
+  if (error) return new GatewayError(error.status ?? 400, { error: error.message, code: error.code });
+  const required = paymentRequiredOf(result);
+  return new GatewayError(402, { error: required?.error ?? 'the payment was refused', code: 'payment_required' });
+}

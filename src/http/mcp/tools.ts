@@ -1,0 +1,72 @@
+// The MCP tools: one per paid endpoint, its input the endpoint's own body (the JSON Schema of the same zod
+// schema that validates HTTP bodies) plus `network`, and one free tool listing the models and their prices.
+import type { Endpoint } from '../../api/endpoint.ts';
+import type { Capability } from '../../config/schema.ts';
+import type { ModelCatalog } from '../../providers/catalog.ts';
+import { jsonSchema } from '../openapi-schema.ts';
+import { NETWORKS, type NetworkName } from '../../x402/networks.ts';
+import { capabilityPriceRange } from '../../pricing/price-range.ts';
+import { formatUsdc } from '../../pricing/usdc.ts';
+
+export const TOOL_NAMES: Record<Capability, string> = { chat: 'chat', image: 'generate_image', speech: 'text_to_speech' };
+export const MODELS_TOOL = 'list_models';
+
+/** Body fields of the HTTP routes a tool does not take: an MCP result is one message, never server-sent events. */
+const HTTP_ONLY_FIELDS = ['stream', 'stream_options'];
+
+export interface PaidTool {
+  name: string;
+  endpoint: Endpoint;
+  title: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+}
+
+/** `mcp://tool/<name>`: the resource a tool's payment is for (the x402 MCP transport's convention). */
+export const toolResource = (name: string) => `mcp://tool/${name}`;
+
+/** The paid tools of the endpoints that have a model to run (as /.well-known/x402 lists only those). */
+export function paidTools(endpoints: readonly Endpoint[], catalog: ModelCatalog, networks: readonly NetworkName[], bodyLimitBytes: number): PaidTool[] {
+  return endpoints.flatMap((endpoint) => {
+    const range = capabilityPriceRange(catalog.models, endpoint.capability, bodyLimitBytes);
+    if (!range) return [];
+    const name = TOOL_NAMES[endpoint.capability];
+    const price = range.min === range.max ? `${formatUsdc(range.min)} USDC` : `${formatUsdc(range.min)} to ${formatUsdc(range.max)} USDC`;
+    return [
+      {
+        name,
+        endpoint,
+        title: endpoint.summary,
+        description: `${endpoint.description} (POST ${endpoint.path} as a tool). Paid per call in USDC through x402: ${price}, priced from the input. Call it without payment to get the exact price; see the server instructions.`,
+        inputSchema: toolInputSchema(endpoint, networks),
+      },
+    ];
+  });
+}
+
+/** The endpoint's body schema without the HTTP-only fields, and `network` (X-Network on the HTTP routes). */
+export function toolInputSchema(endpoint: Endpoint, networks: readonly NetworkName[]): Record<string, unknown> {
+  const schema = jsonSchema(endpoint.requestSchema);
+  const properties = { ...(schema.properties as Record<string, unknown>) };
+  for (const field of HTTP_ONLY_FIELDS) delete properties[field];
+  properties.network = {
+    type: 'string',
+    enum: networks.flatMap((name) => [name, NETWORKS[name].caip2]),
+    description: 'The network to pay on (a name or its CAIP-2 id). Without it the payment requirements offer every network; with it, that network with every scheme it has',
+  };
+  return { ...schema, properties };
+}
+
+/** The tool's input as the endpoint's body: without `network`, which only picks the requirements offered. */
+export function endpointBody(input: Record<string, unknown>): { body: Record<string, unknown>; network: string | undefined } {
+  const { network, ...body } = input;
+  return { body, network: typeof network === 'string' ? network : undefined };
+}
+
+export const MODELS_TOOL_DEFINITION = {
+  name: MODELS_TOOL,
+  title: 'Models and prices',
+  description: 'Lists the models of each paid tool with their limits and prices (USDC atomic units and decimal). Free.',
+  inputSchema: { type: 'object', properties: {}, additionalProperties: false },
+  annotations: { readOnlyHint: true, openWorldHint: false },
+} as const;
