@@ -26,12 +26,15 @@ import { createLocalEngines } from './providers/local/index.ts';
 import { chatEndpoint } from './api/chat.ts';
 import { imagesEndpoint } from './api/images.ts';
 import { ttsEndpoint } from './api/tts.ts';
-import { CORS, createApp, type AppDeps } from './http/app.ts';
+import { CORS, ERROR_SHAPES, createApp, type AppDeps } from './http/app.ts';
 import { HttpPaymentAnswers } from './http/payment-edge.ts';
 import { answerFrame } from './http/answer-frame.ts';
-import { answerParserErrors, answerUnbuildableRequests } from './http/parser-errors.ts';
+import { answerParserErrors, answerUnbuildableRequests, requireHost } from './http/parser-errors.ts';
+import { errorShapeByPath } from './http/render-error.ts';
 import { withQuoteLane } from './http/quote-lane.ts';
 import { HttpMetrics } from './http/metrics.ts';
+import { startTracing } from './tracing/otlp-tracing.ts';
+import { tracedPayments } from './tracing/traced-payments.ts';
 import { BACKLOG_CAP, PaymentMetrics } from './payments/payment-metrics.ts';
 import { checkReadiness } from './http/readiness-checks.ts';
 import { startSandbox, type Sandbox } from './sandbox/sandbox.ts';
@@ -98,7 +101,10 @@ export async function startService(config: Config, options: { log?: Logger } = {
   const catalog = new ModelCatalog(config.models, config.defaults);
   const providers = await ProviderRegistry.create(config, createLocalEngines(config));
   const metrics = new HttpMetrics();
-  const observe = new PaymentMetrics(metrics.registry, async () => (await ledger.listPending(BACKLOG_CAP)).length);
+  const paymentMetrics = new PaymentMetrics(metrics.registry, async () => (await ledger.listPending(BACKLOG_CAP)).length);
+  // OpenTelemetry loads only when tracing is configured; its observer then also tells each paid call's span
+  const tracing = await startTracing(config, log);
+  const observe = tracing ? tracedPayments(paymentMetrics) : paymentMetrics;
   const observeChannels = new ChannelMetrics(metrics.registry);
   const gate = new PaymentGate({ rails, ledger, media, log, observe, observeChannels, maxFailedAttempts: config.maxFailedAttempts });
   const reconciler = new Reconciler(
@@ -130,6 +136,7 @@ export async function startService(config: Config, options: { log?: Logger } = {
     media,
     ledger,
     metrics,
+    tracing,
     extraRoutes: sandbox && sandboxPages(sandbox),
     readiness: () =>
       checkReadiness(
@@ -145,8 +152,13 @@ export async function startService(config: Config, options: { log?: Logger } = {
   const app = createApp(appDeps);
 
   // node:http with @hono/node-server's listener rather than its serve(), which cannot take an errorHandler
+  // requireHostHeader off: Node's answer to an HTTP/1.1 request without Host is a bare 400; requireHost's is JSON
   const server: Server = createServer(
-    withQuoteLane(getRequestListener(app.fetch, { hostname: config.host, errorHandler: answerUnbuildableRequests(log) }), appDeps),
+    { requireHostHeader: false },
+    requireHost(
+      withQuoteLane(getRequestListener(app.fetch, { hostname: config.host, errorHandler: answerUnbuildableRequests(log) }), appDeps),
+      errorShapeByPath(ERROR_SHAPES),
+    ),
   );
   answerParserErrors(server);
   await new Promise<void>((resolve, reject) => {
@@ -179,6 +191,7 @@ export async function startService(config: Config, options: { log?: Logger } = {
       await retention.stop();
       await ledgerRetention.stop();
       await heartbeat.stop();
+      await tracing?.shutdown();
       await sandbox?.stop();
       await ledger.close();
       closeMedia();

@@ -96,7 +96,8 @@ describe('GET /v1/models', () => {
     const models = await openaiClient(fetch).models.list();
     const ids = models.data.map((model) => model.id);
     assert.ok(ids.includes(LOCAL_CHAT) && ids.includes('preview-image') && ids.includes('espeak-ng') && ids.includes(UP_CHAT));
-    assert.deepEqual(Object.keys(models.data[0]!).sort(), ['created', 'id', 'object', 'owned_by']);
+    assert.deepEqual(Object.keys(models.data.find((model) => model.id === 'preview-image')!).sort(), ['created', 'id', 'object', 'owned_by']);
+    assert.deepEqual(Object.keys(models.data.find((model) => model.id === LOCAL_CHAT)!).sort(), ['created', 'id', 'object', 'owned_by', 'supports']);
     const one = await openaiClient(fetch).models.retrieve(LOCAL_CHAT);
     assert.equal(one.id, LOCAL_CHAT);
   });
@@ -201,10 +202,11 @@ describe('the openai SDK pays through the official x402 clients, one charge per 
   test('a 400 costs nothing and names the field, in OpenAI’s error shape', async () => {
     const buyer = await fundedEvmBuyer(service, ['base'], FUNDS);
     const client = openaiClient(payingV1(buyer));
-    const tools = [{ type: 'function' as const, function: { name: 'f', parameters: {} } }];
+    // a tool schema the demo model cannot follow (a regular expression): named down to the part at fault
+    const tools = [{ type: 'function' as const, function: { name: 'f', parameters: { type: 'object', properties: { a: { type: 'string', pattern: '^[a-z]{5}-[0-9]{3}$' } } } } }];
     await assert.rejects(client.chat.completions.create({ model: LOCAL_CHAT, messages: [{ role: 'user', content: 'hi' }], tools }), (error: unknown) => {
       assert.ok(error instanceof OpenAI.BadRequestError);
-      assert.equal(error.param, 'tools');
+      assert.equal(error.param, 'tools[0].function.parameters');
       assert.equal(error.type, 'invalid_request_error');
       return true;
     });

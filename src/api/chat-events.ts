@@ -11,7 +11,10 @@ export function specChatEvents(id: string, chat: PreparedChat, toBody: (outcome:
   const model = chat.model.id;
   return {
     async run(write, signal) {
-      const outcome = await chat.stream((delta) => write(sseData({ id, model, delta })), signal);
+      // the spec route carries text only (its contract has no tool calls)
+      const outcome = await chat.stream((delta) => {
+        if (delta.type === 'text') write(sseData({ id, model, delta: delta.text }));
+      }, signal);
       return chatOutput(outcome, toBody);
     },
     end(body, receipt, replayed) {

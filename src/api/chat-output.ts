@@ -4,5 +4,5 @@ import type { WorkOutput } from './endpoint.ts';
 import type { ChatOutcome } from './chat.ts';
 
 export function chatOutput(outcome: ChatOutcome, toBody: (outcome: ChatOutcome) => unknown): WorkOutput {
-  return { body: toBody(outcome), media: [], usage: outcome.usage, cost: outcome.cost };
+  return { body: toBody(outcome), media: [], usage: outcome.usage, cost: outcome.cost, finishReason: outcome.finishReason };
 }

@@ -2,6 +2,7 @@
 // one model resolution, one price, one provider call, whichever surface the request came through.
 import { randomBytes } from 'node:crypto';
 import type { LanguageModelUsage, ModelMessage } from 'ai';
+import type { LanguageModelV4CallOptions, LanguageModelV4FunctionTool, LanguageModelV4ToolChoice } from '@ai-sdk/provider';
 import { ApiError } from '../errors.ts';
 import { meteredChatCost, quoteChat } from '../pricing/quote.ts';
 import type { TokenUsage } from '../pricing/token-usage.ts';
@@ -13,6 +14,8 @@ import { allowedOptions, type Endpoint, type EndpointContext, type PreparedCall 
 import { parseOrThrow } from './validate.ts';
 import { specChatEvents } from './chat-events.ts';
 import { chatOutput } from './chat-output.ts';
+import type { ChatDelta, ChatFinishReason, ChatResponseFormat, ChatTool, ChatToolCall, ChatToolsRequest } from '../providers/chat-model.ts';
+import type { DownloadFunction } from 'ai/internal';
 import { isStreamDeadline } from './stream-deadline.ts';
 
 /** what each message counts toward a model's maxInputChars beyond its text: its role markers */
@@ -25,8 +28,8 @@ export function toMessages(request: ChatRequest): ModelMessage[] {
   return turns;
 }
 
-/** A chat request as either surface states it, in the gateway's terms. */
-export interface ChatCall {
+/** A chat request as any surface states it, in the gateway's terms (chat-model.ts). */
+export interface ChatCall extends ChatToolsRequest {
   model: string;
   messages: ModelMessage[];
   maxTokens?: number | undefined;
@@ -35,12 +38,29 @@ export interface ChatCall {
   presencePenalty?: number | undefined;
   frequencyPenalty?: number | undefined;
   stop?: string[] | undefined;
+  responseFormat?: ChatResponseFormat | undefined;
+  /** the answer is wanted as a stream (refused for a model that cannot stream) */
+  stream?: boolean | undefined;
   options?: Record<string, string | number | boolean> | undefined;
+  /**
+   * the request fields holding each feature, in the surface's own words, for the 400 that refuses one the model
+   * lacks (default: tools, tool_choice, response_format, stream, messages); `image` names the first image part
+   */
+  fields?:
+    | (Partial<Record<'tools' | 'toolChoice' | 'responseFormat' | 'responseSchema' | 'stream' | 'image', string>> & {
+        /** the field of tool `index`'s parameter schema (default tools[index].function.parameters) */
+        toolParameters?: (index: number) => string;
+      })
+    | undefined;
+  /** fetches images given by remote URL (image-input.ts); absent, such a part fails the call */
+  download?: DownloadFunction | undefined;
 }
 
 export interface ChatOutcome {
   text: string;
-  finishReason: string;
+  /** the calls the model made, in order; empty when it answered in text only */
+  toolCalls: ChatToolCall[];
+  finishReason: ChatFinishReason;
   usage: TokenUsage;
   /** metered: what the output actually generated costs, at most the quote (the quote when the model reports none) */
   cost: bigint;
@@ -51,8 +71,11 @@ export interface PreparedChat {
   amount: bigint;
   /** the whole answer at once */
   complete(): Promise<ChatOutcome>;
-  /** the answer piece by piece as the model produces it; rejects if the model fails or `signal` aborts */
-  stream(onText: (delta: string) => void, signal: AbortSignal): Promise<ChatOutcome>;
+  /**
+   * The answer piece by piece as the model produces it (text, tool calls), the next piece read once `onDelta`'s
+   * promise (if any) resolves; rejects if the model fails or `signal` aborts.
+   */
+  stream(onDelta: (delta: ChatDelta) => void | Promise<void>, signal: AbortSignal): Promise<ChatOutcome>;
 }
 
 export function prepareChat(call: ChatCall, { catalog, providers }: EndpointContext): PreparedChat {
@@ -61,10 +84,13 @@ export function prepareChat(call: ChatCall, { catalog, providers }: EndpointCont
   if (maxTokens > model.maxTokens) {
     throw new ApiError(400, 'invalid_request', `max_tokens: at most ${model.maxTokens} for model ${model.id}`, { field: 'max_tokens' });
   }
+  refuseUnsupported(model, call);
+  const tools = toolsOf(call);
+  refuseUnfollowableSchemas(model, call, providers);
   const options = allowedOptions(model, call.options, providers.optionsSchema(model));
-  const inputChars = call.messages.reduce((sum, message) => sum + String(message.content).length, 0);
+  const messageChars = call.messages.reduce((sum, message) => sum + messageInputChars(message, model.imageInputChars), 0);
   // before the quote: a prompt the model cannot hold would be paid for and then fail
-  const promptSize = inputChars + PROMPT_CHARS_PER_MESSAGE * call.messages.length;
+  const promptSize = messageChars + PROMPT_CHARS_PER_MESSAGE * call.messages.length;
   if (model.maxInputChars !== undefined && promptSize > model.maxInputChars) {
     throw new ApiError(
       400,
@@ -73,6 +99,8 @@ export function prepareChat(call: ChatCall, { catalog, providers }: EndpointCont
       { field: 'prompt' },
     );
   }
+  // tool definitions and the response schema are sent to the model with the messages: priced as prompt characters
+  const inputChars = messageChars + definitionChars(call);
   const request = (signal?: AbortSignal): ChatCompletionRequest => {
     const settings = providers.settings(model);
     const timeout = AbortSignal.timeout(settings.timeoutMs);
@@ -84,18 +112,26 @@ export function prepareChat(call: ChatCall, { catalog, providers }: EndpointCont
       presencePenalty: call.presencePenalty,
       frequencyPenalty: call.frequencyPenalty,
       stopSequences: call.stop,
-      providerOptions: { [settings.providerOptionsKey]: options },
+      ...tools,
+      responseFormat: responseFormatOf(call.responseFormat),
+      download: call.download,
+      providerOptions: { [settings.providerOptionsKey]: { ...options, ...providers.chatCallOptions(model, call) } },
       maxRetries: settings.maxRetries,
       abortSignal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+      holdToMaxOutputTokens: settings.upstream,
     };
   };
   const amount = quoteChat(model, maxTokens, inputChars);
-  const checked = (result: { text: string; finishReason: string; usage: LanguageModelUsage }): ChatOutcome => {
-    // an answer with nothing to read in it (whitespace, zero-width characters) is not the work paid for
-    if (!/[^\s\p{Cf}]/u.test(result.text)) throw new ApiError(502, 'upstream_error', `model ${model.id} returned an empty answer; nothing was charged`);
+  const checked = (result: { text: string; toolCalls: ChatToolCall[]; finishReason: string; usage: LanguageModelUsage }): ChatOutcome => {
+    // an answer with nothing to read in it (whitespace, zero-width characters) and no call is not the work paid for
+    if (result.toolCalls.length === 0 && !/[^\s\p{Cf}]/u.test(result.text)) {
+      throw new ApiError(502, 'upstream_error', `model ${model.id} returned an empty answer; nothing was charged`);
+    }
+    const usage = tokenUsage(result.usage);
     const outputTokens = result.usage.outputTokens;
-    const cost = outputTokens === undefined ? amount : meteredChatCost(model, outputTokens, inputChars, amount);
-    return { text: result.text, finishReason: result.finishReason, usage: tokenUsage(result.usage), cost };
+    const cache = usage.cachedInputTokens ? { inputTokens: usage.promptTokens, cachedInputTokens: usage.cachedInputTokens } : undefined;
+    const cost = outputTokens === undefined ? amount : meteredChatCost(model, outputTokens, inputChars, amount, cache);
+    return { text: result.text, toolCalls: result.toolCalls, finishReason: finishReasonOf(result), usage, cost };
   };
   return {
     model,
@@ -107,20 +143,21 @@ export function prepareChat(call: ChatCall, { catalog, providers }: EndpointCont
         throw toUpstreamError(error, model.id);
       }
     },
-    async stream(onText, signal) {
+    async stream(onDelta, signal) {
       let sent = '';
       let pieces = 0;
-      const counted = (delta: string) => {
-        sent += delta;
+      const counted = (delta: ChatDelta) => {
+        if (delta.type === 'text') sent += delta.text;
         pieces += 1;
-        onText(delta);
+        return onDelta(delta); // its promise is the client's backpressure: the next piece waits for it
       };
       try {
         return checked(await streamChat(providers.language(model), request(signal), counted));
       } catch (error) {
         // stopped at its payment's deadline: what was sent is the answer, each piece counted as a token
         if (isStreamDeadline(signal)) {
-          return checked({ text: sent, finishReason: 'length', usage: { inputTokens: undefined, outputTokens: pieces, totalTokens: pieces } as LanguageModelUsage });
+          // (a tool call cut short is no call: only the text counts, and without text nothing is charged)
+          return checked({ text: sent, toolCalls: [], finishReason: 'length', usage: { inputTokens: undefined, outputTokens: pieces, totalTokens: pieces } as LanguageModelUsage });
         }
         // the client left: not an upstream failure, and never reported as one
         if (signal.aborted) throw signal.reason;
@@ -130,10 +167,142 @@ export function prepareChat(call: ChatCall, { catalog, providers }: EndpointCont
   };
 }
 
+/** A feature the model does not list in `supports` is a 400 naming the request's field, before any price. */
+function refuseUnsupported(model: ChatModelConfig, call: ChatCall): void {
+  const refuse = (field: string, what: string) => {
+    throw new ApiError(400, 'invalid_request', `${field}: model ${model.id} does not support ${what}`, { field });
+  };
+  const named = call.fields ?? {};
+  if (call.tools?.length && !model.supports.tools) refuse(named.tools ?? 'tools', 'tools');
+  if (call.toolChoice !== undefined && call.toolChoice !== 'auto' && call.toolChoice !== 'none' && !model.supports.tools) refuse(named.toolChoice ?? 'tool_choice', 'tools');
+  const format = call.responseFormat?.type;
+  if ((format === 'json_schema' || format === 'json_object') && !model.supports.jsonSchema) refuse(named.responseFormat ?? 'response_format', `response_format ${format}`);
+  if (call.stream && !model.supports.streaming) refuse(named.stream ?? 'stream', 'streaming');
+  if (!model.supports.vision && call.messages.some((message) => imageParts(message) > 0)) refuse(named.image ?? 'messages', 'image input');
+}
+
+/** A JSON Schema the model's engine cannot follow is a 400 naming the field and the part, before any price. */
+function refuseUnfollowableSchemas(model: ChatModelConfig, call: ChatCall, providers: EndpointContext['providers']): void {
+  const response = call.responseFormat?.type === 'json_schema' ? call.responseFormat.schema : undefined;
+  const problem = providers.chatSchemaProblem(model, { tools: (call.tools ?? []).map((tool) => tool.parameters), response });
+  if (!problem) return;
+  const field =
+    problem.tool === undefined
+      ? (call.fields?.responseSchema ?? 'response_format.json_schema.schema')
+      : (call.fields?.toolParameters?.(problem.tool) ?? `tools[${problem.tool}].function.parameters`);
+  throw new ApiError(400, 'invalid_request', `${field}: model ${model.id} cannot follow this schema: ${problem.why}`, { field });
+}
+
+/** The tools and tool choice as the AI SDK's call options; a 400 for a choice naming no declared tool. */
+function toolsOf(call: ChatCall): { tools?: LanguageModelV4FunctionTool[]; toolChoice?: LanguageModelV4ToolChoice } {
+  const choice = call.toolChoice;
+  const field = call.fields?.toolChoice ?? 'tool_choice';
+  if (!call.tools?.length) {
+    if (choice === 'required' || typeof choice === 'object') throw new ApiError(400, 'invalid_request', `${field}: no tools were given`, { field });
+    return {};
+  }
+  const names = new Set<string>();
+  for (const tool of call.tools) {
+    if (names.has(tool.name)) {
+      const toolsField = call.fields?.tools ?? 'tools';
+      throw new ApiError(400, 'invalid_request', `${toolsField}: two tools are named ${tool.name}`, { field: toolsField });
+    }
+    names.add(tool.name);
+  }
+  if (typeof choice === 'object' && !names.has(choice.tool)) {
+    throw new ApiError(400, 'invalid_request', `${field}: names ${choice.tool}, which is not one of the tools`, { field });
+  }
+  return {
+    tools: call.tools.map(toFunctionTool),
+    toolChoice: choice === undefined || choice === 'auto' ? { type: 'auto' } : typeof choice === 'object' ? { type: 'tool', toolName: choice.tool } : { type: choice },
+  };
+}
+
+function toFunctionTool(tool: ChatTool): LanguageModelV4FunctionTool {
+  return {
+    type: 'function',
+    name: tool.name,
+    ...(tool.description !== undefined ? { description: tool.description } : {}),
+    inputSchema: tool.parameters,
+    ...(tool.strict !== undefined ? { strict: tool.strict } : {}),
+  };
+}
+
+function responseFormatOf(format: ChatResponseFormat | undefined): LanguageModelV4CallOptions['responseFormat'] {
+  if (!format || format.type === 'text') return undefined;
+  if (format.type === 'json_object') return { type: 'json' };
+  return { type: 'json', schema: format.schema, name: format.name, ...(format.description !== undefined ? { description: format.description } : {}) };
+}
+
+/** What the prompt's tool definitions and response schema add to it, in characters of their JSON. */
+function definitionChars(call: ChatCall): number {
+  let chars = 0;
+  for (const tool of call.tools ?? []) chars += JSON.stringify({ name: tool.name, description: tool.description, parameters: tool.parameters }).length;
+  if (call.responseFormat?.type === 'json_schema') chars += JSON.stringify(call.responseFormat.schema).length + call.responseFormat.name.length;
+  return chars;
+}
+
+function imageParts(message: ModelMessage): number {
+  if (message.role !== 'user' || typeof message.content === 'string') return 0;
+  return message.content.filter((part) => part.type === 'image' || (part.type === 'file' && part.mediaType.startsWith('image/'))).length;
+}
+
+/**
+ * A message's prompt characters: its text, a tool call's name and arguments, a tool result's content, and
+ * `imageChars` for each image part (docs/agent-chat.md: an image is priced as that many characters).
+ */
+export function messageInputChars(message: ModelMessage, imageChars: number): number {
+  if (typeof message.content === 'string') return message.content.length;
+  let chars = 0;
+  for (const part of message.content) {
+    switch (part.type) {
+      case 'text':
+      case 'reasoning':
+        chars += part.text.length;
+        break;
+      case 'image':
+        chars += imageChars;
+        break;
+      case 'file':
+        chars += part.mediaType.startsWith('image/') ? imageChars : 0;
+        break;
+      case 'tool-call':
+        chars += part.toolName.length + (typeof part.input === 'string' ? part.input : JSON.stringify(part.input ?? null)).length;
+        break;
+      case 'tool-result':
+        chars += toolOutputChars(part.output);
+        break;
+    }
+  }
+  return chars;
+}
+
+function toolOutputChars(output: { type: string; value?: unknown }): number {
+  if (typeof output.value === 'string') return output.value.length;
+  return output.value === undefined ? 0 : JSON.stringify(output.value).length;
+}
+
+/** The answer's finish reason in the gateway's words: a call that ended the answer is `tool_calls`. */
+function finishReasonOf(result: { toolCalls: ChatToolCall[]; finishReason: string }): ChatFinishReason {
+  if (result.finishReason === 'length') return 'length';
+  if (result.finishReason === 'content-filter') return 'content_filter';
+  if (result.finishReason === 'tool-calls' || result.toolCalls.length > 0) return 'tool_calls';
+  return 'stop';
+}
+
 function tokenUsage(usage: LanguageModelUsage): TokenUsage {
   const promptTokens = usage.inputTokens ?? 0;
   const completionTokens = usage.outputTokens ?? 0;
-  return { promptTokens, completionTokens, totalTokens: usage.totalTokens ?? promptTokens + completionTokens };
+  const cachedInputTokens = usage.inputTokenDetails?.cacheReadTokens;
+  const reasoningTokens = usage.outputTokenDetails?.reasoningTokens;
+  return {
+    promptTokens,
+    completionTokens,
+    totalTokens: usage.totalTokens ?? promptTokens + completionTokens,
+    // reported only when the provider counted them
+    ...(cachedInputTokens ? { cachedInputTokens } : {}),
+    ...(reasoningTokens ? { reasoningTokens } : {}),
+  };
 }
 
 export function newChatId(prefix: string): string {
@@ -155,7 +324,7 @@ export const chatEndpoint: Endpoint = {
   prepare(body, context): PreparedCall {
     const request = parseOrThrow(chatRequestSchema, body);
     const chat = prepareChat(
-      { model: request.model, messages: toMessages(request), maxTokens: request.max_tokens, temperature: request.temperature, options: request.options },
+      { model: request.model, messages: toMessages(request), maxTokens: request.max_tokens, temperature: request.temperature, options: request.options, stream: request.stream },
       context,
     );
     const id = newChatId('chat_');

@@ -29,6 +29,8 @@ export interface WorkOutput {
    * most the quote. Absent: the quote (the endpoint is not metered).
    */
   cost?: bigint | undefined;
+  /** why the model stopped (chat: 'stop', 'length', ...), for the call's trace */
+  finishReason?: string | undefined;
 }
 
 export interface PreparedCall {
@@ -59,8 +61,12 @@ export interface StreamFailure {
 
 /** A call answered as server-sent events, in the format of the surface it came through. */
 export interface EventStream {
-  /** runs the work, writing events as the model produces them; resolves with the whole result, kept for replay */
-  run(write: (events: string) => void, signal: AbortSignal): Promise<WorkOutput>;
+  /**
+   * Runs the work, writing events as the model produces them; resolves with the whole result, kept for replay.
+   * `write` returns a promise while the client's unread bytes are over the bound: the next piece is read from the
+   * model once it resolves (backpressure).
+   */
+  run(write: (events: string) => Promise<void> | undefined, signal: AbortSignal): Promise<WorkOutput>;
   /** the closing events of a paid result, carrying its receipt; `replayed`: the result was kept, send it whole */
   end(body: unknown, receipt: StreamReceipt, replayed: boolean): string;
   /** the event that tells the client why the stream stops short */

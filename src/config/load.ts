@@ -34,7 +34,24 @@ function fromEnvironment(env: Env): Record<string, unknown> {
     overrides.sandbox = { enabled: true, networks: env.SANDBOX_NETWORKS.split(',').map((s) => s.trim()) };
   }
   if (env.SANDBOX === 'false') overrides.sandbox = { enabled: false };
+  const tracing = tracingFromEnvironment(env);
+  if (tracing) overrides.tracing = tracing;
   return overrides;
+}
+
+/**
+ * OpenTelemetry's own variables for tracing: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT (the traces URL as is), else
+ * OTEL_EXPORTER_OTLP_ENDPOINT (a base URL: /v1/traces is appended), OTEL_SERVICE_NAME; OTEL_SDK_DISABLED=true
+ * or OTEL_TRACES_EXPORTER=none turn tracing off whatever the config file says.
+ */
+function tracingFromEnvironment(env: Env): Record<string, unknown> | undefined {
+  if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true' || env.OTEL_TRACES_EXPORTER?.trim().toLowerCase() === 'none') {
+    return { endpoint: undefined, ...(env.OTEL_SERVICE_NAME ? { serviceName: env.OTEL_SERVICE_NAME } : {}) };
+  }
+  const base = env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim();
+  const endpoint = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim() || (base ? `${base.replace(/\/+$/, '')}/v1/traces` : undefined);
+  if (!endpoint && !env.OTEL_SERVICE_NAME) return undefined;
+  return { ...(endpoint ? { endpoint } : {}), ...(env.OTEL_SERVICE_NAME ? { serviceName: env.OTEL_SERVICE_NAME } : {}) };
 }
 
 function readConfigFile(path: string): Record<string, unknown> {
@@ -57,7 +74,10 @@ function readConfigFile(path: string): Record<string, unknown> {
  */
 export function loadConfig(env: Env = process.env, input?: Record<string, unknown>): Config {
   const fileInput = input ?? (env.CONFIG_FILE ? readConfigFile(env.CONFIG_FILE) : {});
-  const merged = { ...fileInput, ...fromEnvironment(env) };
+  const overrides = fromEnvironment(env);
+  const merged = { ...fileInput, ...overrides };
+  // the OTEL_* variables override single tracing settings, not the file's whole tracing block
+  if (overrides.tracing) merged.tracing = { ...(fileInput.tracing as Record<string, unknown> | undefined), ...(overrides.tracing as Record<string, unknown>) };
   const problems = [...networkProblems(merged.networks), ...railMixProblems(merged, env)];
   const parsed = configSchema.safeParse(merged);
   let config: Config | undefined;
@@ -130,6 +150,9 @@ function modelProblems(config: Config): string[] {
     ids.add(model.id);
     if (!builtIn.has(model.provider) && !config.providers[model.provider]) {
       problems.push(`model ${model.id} names provider "${model.provider}", which is not configured`);
+    }
+    if (model.capability !== 'chat' && config.providers[model.provider]?.type === 'anthropic') {
+      problems.push(`model ${model.id}: provider ${model.provider} speaks the Anthropic protocol, which serves chat only`);
     }
     if (model.capability === 'chat' && model.defaultMaxTokens > model.maxTokens) {
       problems.push(`model ${model.id}: defaultMaxTokens exceeds maxTokens`);

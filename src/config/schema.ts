@@ -119,6 +119,26 @@ export const chatModel = z.object({
    * before any quote; unset, only the body limit bounds it
    */
   maxInputChars: z.number().int().positive().optional(),
+  /**
+   * what the model can honour beyond plain text (docs/agent-chat.md); a request using what it lacks is a 400
+   * naming the field, before any price. Upstream defaults: tools, JSON schemas and streaming yes, images no.
+   */
+  supports: z
+    .object({
+      tools: z.boolean().default(true),
+      jsonSchema: z.boolean().default(true),
+      vision: z.boolean().default(false),
+      streaming: z.boolean().default(true),
+    })
+    .strict()
+    .prefault({}),
+  /** prompt characters one image part counts as, in the quote and in maxInputChars (~750 tokens at 4 characters a token) */
+  imageInputChars: z.number().int().nonnegative().default(3000),
+  /**
+   * under `upto`, the share of the prompt the model reports as read from its cache is charged at this percentage
+   * of the input price (cache reads cost less upstream: OpenAI bills them at 10-50%, Anthropic at 10%)
+   */
+  cachedInputPercent: z.number().int().min(0).max(100).default(100),
   price: price.chat,
 });
 export const imageModel = z.object({
@@ -155,7 +175,11 @@ export type ModelConfig = z.infer<typeof modelConfig>;
 export type Capability = ModelConfig['capability'];
 
 const upstreamProvider = z.object({
-  type: z.literal('openai-compatible'),
+  /**
+   * the wire protocol: openai-compatible (OpenAI, OpenRouter, Together, Groq, vLLM, Ollama, ...: chat, images,
+   * speech) or anthropic (Anthropic's Messages API, e.g. https://api.anthropic.com/v1: chat only)
+   */
+  type: z.enum(['openai-compatible', 'anthropic']),
   baseURL: z.url(),
   /** name of the environment variable holding the API key */
   apiKeyEnv: z.string().optional(),
@@ -223,6 +247,19 @@ export const configSchema = z
       .regex(/^postgres(ql)?:\/\//, 'a postgres:// or postgresql:// connection string')
       .optional(),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    /**
+     * OpenTelemetry traces of the paid calls (docs/observability.md), exported over OTLP/HTTP (JSON). Off unless
+     * `endpoint` is set (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT / OTEL_EXPORTER_OTLP_ENDPOINT is).
+     */
+    tracing: z
+      .object({
+        /** the OTLP/HTTP traces URL, e.g. http://collector:4318/v1/traces; absent: tracing is off */
+        endpoint: z.url().optional(),
+        serviceName: z.string().min(1).default('x402-ai-gateway'),
+        /** how long finished spans wait to be exported together */
+        exportDelayMs: z.number().int().positive().default(5_000),
+      })
+      .default({ serviceName: 'x402-ai-gateway', exportDelayMs: 5_000 }),
     bodyLimitBytes: z.number().int().positive().default(256 * 1024),
     /**
      * Sandbox mode: local chains with test USDC for every network listed here, started in-process.

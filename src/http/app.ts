@@ -16,8 +16,8 @@ import { readJsonBody } from './read-json.ts';
 import type { CorsOptions } from './cors.ts';
 import { frameMiddlewares, type AnswerFrame } from './answer-frame.ts';
 import { endpointRoute } from './endpoint-route.ts';
-import { renderError } from './render-error.ts';
-import { renderOpenAIError } from './openai/errors.ts';
+import { renderErrorBySurface, type SurfaceShape } from './render-error.ts';
+import { openaiErrorShape } from './openai/errors.ts';
 import { unrouted } from './unrouted.ts';
 import { CHARGE_HEADERS, endpointContext, respondPaid } from './paid-route.ts';
 import { carriesPayment, PAYMENT_HEADERS, type HttpPaymentAnswers } from './payment-edge.ts';
@@ -34,6 +34,7 @@ import { paidResultForSignIn } from '../payments/sign-in-replay.ts';
 import { discoveryRoutes, paymentInfoByPath } from './discovery.ts';
 import { modelsListing } from './models-listing.ts';
 import type { HttpMetrics } from './metrics.ts';
+import type { Tracing } from '../tracing/paid-call-trace.ts';
 import type { ReadinessReport } from './readiness-checks.ts';
 import { mcpRoutes } from './mcp/routes.ts';
 import { paidTools } from './mcp/tools.ts';
@@ -50,6 +51,8 @@ export interface AppDeps {
   media: MediaStore;
   ledger: Ledger;
   metrics: HttpMetrics;
+  /** traces of the paid calls, when tracing is on (tracing/) */
+  tracing?: Tracing | undefined;
   /** what every answer carries and who is told of it (shared with the quote lane) */
   frame: AnswerFrame;
   /** what /healthz reports beyond liveness (mode, networks, sandbox RPC URLs) */
@@ -65,6 +68,9 @@ export const CORS: CorsOptions = {
   allowHeaders: ['Content-Type', ...PAYMENT_HEADERS, 'X-Network', SIGN_IN_WITH_X_HEADER, PAYER_TIMESTAMP_HEADER, PAYER_SIGNATURE_HEADER, 'Mcp-Protocol-Version', 'Mcp-Session-Id', 'Last-Event-ID'],
   exposeHeaders: ['X-PAYMENT-RESPONSE', 'PAYMENT-REQUIRED', 'PAYMENT-RESPONSE', 'X-Request-Id', 'Retry-After', ...CHARGE_HEADERS],
 };
+
+/** Each surface's error shape by path prefix (the longest wins); the spec's shape everywhere else. */
+export const ERROR_SHAPES: readonly SurfaceShape[] = [{ prefix: '/v1/', shape: openaiErrorShape }];
 
 export function createApp(deps: AppDeps): Hono {
   const { config, log, gate, metrics } = deps;
@@ -87,7 +93,7 @@ export function createApp(deps: AppDeps): Hono {
       return respondPaid(c, deps, route);
     });
   }
-  app.route('/', openaiRoutes(deps, log));
+  app.route('/', openaiRoutes(deps));
   // GET on each paid URL: payment channels' cooperative refunds (x402 batch-settlement)
   mountChannelRefunds(app, deps, [
     ...deps.endpoints.map((endpoint) => ({ path: endpoint.path, description: endpoint.description, bodyFields: {} })),
@@ -123,7 +129,8 @@ export function createApp(deps: AppDeps): Hono {
   if (deps.extraRoutes) app.route('/', deps.extraRoutes);
 
   app.notFound(unrouted(app));
-  // under /v1 an OpenAI client reads OpenAI's error shape, also for a path or method no route there serves
-  app.onError((error, c) => (c.req.path.startsWith('/v1/') ? renderOpenAIError(error, c, log) : renderError(error, c, log)));
+  // one error path (render-error.ts); under /v1 an OpenAI client reads OpenAI's error shape, also for a path or
+  // method no route there serves. A surface with its own shape adds itself to ERROR_SHAPES.
+  app.onError(renderErrorBySurface(log, ERROR_SHAPES));
   return app;
 }

@@ -12,6 +12,10 @@ function limits(model: ModelConfig): Record<string, unknown> {
         maxTokens: model.maxTokens,
         defaultMaxTokens: model.defaultMaxTokens,
         ...(model.maxInputChars !== undefined ? { maxInputChars: model.maxInputChars } : {}),
+        // what it honours beyond text (docs/agent-chat.md), and how images and cache reads are priced
+        supports: model.supports,
+        imageInputChars: model.imageInputChars,
+        cachedInputPercent: model.cachedInputPercent,
       };
     case 'image':
       return { sizes: model.sizes, defaultSize: model.defaultSize, maxN: model.maxN };

@@ -10,6 +10,7 @@
 // Under `upto` the charge is the streamed answer's metered cost, known only after the last token: the stream's
 // headers then carry no amount, and its last event's receipt says what was charged.
 import type { Context } from 'hono';
+import type { Logger } from 'pino';
 import type { Config } from '../config/load.ts';
 import type { Capability } from '../config/schema.ts';
 import type { EndpointContext, EventStream, PreparedCall, StreamFailure, StreamReceipt, WorkOutput } from '../api/endpoint.ts';
@@ -20,16 +21,16 @@ import type { ProviderRegistry } from '../providers/registry.ts';
 import type { MediaStore } from '../media/media-store.ts';
 import type { TokenUsage } from '../pricing/token-usage.ts';
 import type { HttpMetrics } from './metrics.ts';
-import { ApiError } from '../errors.ts';
 import { formatUsdc } from '../pricing/usdc.ts';
 import { requestOrigin } from './origin.ts';
 import { signInChallenge } from '../x402/sign-in-with-x.ts';
 import { requestHash } from '../lib/canonical-json.ts';
 import { settlesFirst } from '../payments/settle-first.ts';
-import { toApiError } from './render-error.ts';
+import { errorAnswer } from './render-error.ts';
 import { plainResponse } from './response-headers.ts';
 import { carriesPayment, HTTP_NAMES, paymentFromHeaders, receiptHeaders, refusalError, type HeaderReader, type HttpPaymentAnswers, type PaymentAnswer, type PaymentRequiredContext } from './payment-edge.ts';
 import { streamDeadlineSignal } from '../api/stream-deadline.ts';
+import { currentCallTrace, type Tracing } from '../tracing/paid-call-trace.ts';
 
 export interface PaidRouteDeps {
   config: Config;
@@ -40,6 +41,10 @@ export interface PaidRouteDeps {
   providers: ProviderRegistry;
   media: MediaStore;
   metrics: HttpMetrics;
+  /** traces of the paid calls (tracing/), when the config turns tracing on */
+  tracing?: Tracing | undefined;
+  /** where a stream's failure is logged, through the one error path (render-error.ts) */
+  log: Logger;
 }
 
 export interface PaidRoute {
@@ -87,12 +92,21 @@ export const CHARGE_HEADERS = [
 ] as const;
 
 export async function respondPaid(c: Context, deps: PaidRouteDeps, route: PaidRoute): Promise<Response> {
+  // a span per paid call (one that carries a payment), ended when it is answered or its stream ends
+  if (!deps.tracing || !carriesPayment((name) => c.req.header(name))) return respondPaidCall(c, deps, route);
+  const { prepared } = route;
+  const start = { capability: route.capability, model: prepared.model.id, provider: prepared.model.provider, route: route.path, quoted: prepared.amount };
+  return deps.tracing.trace({ ...start, streamed: prepared.events !== undefined }, () => respondPaidCall(c, deps, route));
+}
+
+async function respondPaidCall(c: Context, deps: PaidRouteDeps, route: PaidRoute): Promise<Response> {
   const { prepared } = route;
   let usage: Partial<TokenUsage> | undefined;
   const counted = (work: () => Promise<WorkOutput>): Promise<WorkOutput> =>
     deps.metrics.timeGeneration(route.capability, prepared.model.id, async () => {
       const result = await work();
       usage = result.usage;
+      traceWork(prepared.model.id, result);
       return result;
     });
   const request = { header: (name: string) => c.req.header(name), origin: requestOrigin(c, deps.config) };
@@ -100,6 +114,7 @@ export async function respondPaid(c: Context, deps: PaidRouteDeps, route: PaidRo
   if (prepared.events) return respondStreamed(c, deps, route, prepared.events, paid, counted);
 
   const outcome = await deps.gate.process(paid.call);
+  traceOutcome(outcome);
   if (outcome.kind !== 'delivered') return answerJson(c, deps.answers.render(outcome, paid.context, paid.call.payment));
   const headers = { ...receiptHeaders(outcome.receipt, outcome.wires), ...chargeHeaders(outcome.receipt.amount!, usage ?? route.usageOf?.(outcome.body)) };
   if (route.deliver) return route.deliver(outcome.body, headers);
@@ -157,6 +172,9 @@ function answerJson(c: Context, answer: PaymentAnswer): Response {
   return c.json(answer.body, answer.status as 200, answer.headers);
 }
 
+/** What a stream's body holds that its client has not read yet, before the model is paused. */
+export const STREAM_BUFFER_BYTES = 64 * 1024;
+
 const SSE_HEADERS = {
   'Content-Type': 'text/event-stream; charset=utf-8',
   'Cache-Control': 'no-cache, no-transform',
@@ -175,21 +193,42 @@ async function respondStreamed(
   const client = new AbortController();
   let sink: ReadableStreamDefaultController<Uint8Array> | undefined;
   let open = true;
-  const body = new ReadableStream<Uint8Array>({
-    start(controller) {
-      sink = controller;
+  // Backpressure: the body holds at most STREAM_BUFFER_BYTES the client has not read; past that, write() returns a
+  // promise that resolves once the client reads again (pull) or leaves (cancel), and the events' run loop awaits it
+  // before it reads the next piece from the model.
+  let room: (() => void) | undefined;
+  const wake = () => {
+    room?.();
+    room = undefined;
+  };
+  const body = new ReadableStream<Uint8Array>(
+    {
+      start(controller) {
+        sink = controller;
+      },
+      pull: wake,
+      cancel() {
+        open = false;
+        wake();
+        client.abort(new Error('the client closed the stream before the answer was complete'));
+      },
     },
-    cancel() {
-      open = false;
-      client.abort(new Error('the client closed the stream before the answer was complete'));
-    },
-  });
-  const write = (text: string) => {
-    if (open && text) sink!.enqueue(encoder.encode(text));
+    new ByteLengthQueuingStrategy({ highWaterMark: STREAM_BUFFER_BYTES }),
+  );
+  const write = (text: string): Promise<void> | undefined => {
+    if (!open || !text) return undefined;
+    sink!.enqueue(encoder.encode(text));
+    if ((sink!.desiredSize ?? 0) > 0) return undefined;
+    return new Promise<void>((resolve) => {
+      const previous = room;
+      room = () => (previous?.(), resolve());
+    });
   };
   const close = () => {
     if (open) sink!.close();
     open = false;
+    wake();
+    currentCallTrace()?.streamClosed();
   };
 
   let started!: (payment: WorkPayment) => void;
@@ -208,6 +247,7 @@ async function respondStreamed(
   if (first === 'answered') {
     // no work ran: a refusal (402, 409, an error) answered as usual, or a kept result replayed as a stream
     const outcome = await answered;
+    traceOutcome(outcome);
     if (outcome.kind !== 'delivered') return answerJson(c, deps.answers.render(outcome, paid.context, paid.call.payment));
     const charged = outcome.receipt.amount!;
     write(events.end(outcome.body, streamReceipt(outcome), true));
@@ -220,14 +260,36 @@ async function respondStreamed(
   const headers = { ...SSE_HEADERS, ...(first.charge === undefined ? {} : chargeHeaders(first.charge, undefined)) };
   answered
     .then(
-      (outcome) => write(outcome.kind === 'delivered' ? events.end(outcome.body, streamReceipt(outcome), false) : events.failure(streamFailure(outcome, paid.call.payment))),
+      (outcome) => {
+        traceOutcome(outcome, client.signal.aborted);
+        write(outcome.kind === 'delivered' ? events.end(outcome.body, streamReceipt(outcome), false) : events.failure(streamFailure(outcome, paid.call.payment)));
+      },
       (error: unknown) => {
-        const apiError = toApiError(error) ?? new ApiError(500, 'internal_error', 'internal error; nothing was charged');
-        write(events.failure({ status: apiError.status, code: apiError.code, message: apiError.message }));
+        // decided and logged as on every route (errorAnswer); the stream's last event says it in the surface's shape
+        const { status, code, message } = errorAnswer(error, c, deps.log);
+        write(events.failure({ status, code, message }));
       },
     )
     .finally(close);
   return new Response(body, { status: 200, headers });
+}
+
+/** The paid call's trace (if traced) told what the work produced: the model that answered, the tokens it used. */
+function traceWork(model: string, output: WorkOutput): void {
+  const trace = currentCallTrace();
+  trace?.response(model, output.finishReason);
+  trace?.usage(output.usage);
+}
+
+/** The paid call's trace (if traced) told how its payment ended. */
+function traceOutcome(outcome: PaymentOutcome, clientLeft = false): void {
+  const trace = currentCallTrace();
+  if (!trace) return;
+  if (outcome.kind === 'delivered') trace.state('delivered', outcome.receipt);
+  else if (clientLeft) trace.state('aborted', undefined, 'the client left before the answer was complete');
+  else if (outcome.kind === 'payment_required') trace.state('payment_required', outcome.failed?.receipt, outcome.reason);
+  else if (outcome.kind === 'pending') trace.state('pending', outcome.transaction ? { transaction: outcome.transaction } : undefined);
+  else trace.state('refused', outcome.transaction ? { transaction: outcome.transaction } : undefined, outcome.code);
 }
 
 /** The settlement receipt a stream's last event carries, with the amount charged. */

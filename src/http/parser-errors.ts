@@ -1,13 +1,15 @@
 // Requests that never reach a route still get the service's one JSON error shape: those Node's HTTP parser
 // rejects (headers over the size limit, a malformed request line, a request too slow to arrive), those Node
 // answers itself (CONNECT, which it would drop unanswered; an Expect other than 100-continue, a bare 417), and
-// those @hono/node-server cannot turn into a Request (a request-target with backslashes, a Host that is not a host).
-import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
+// those @hono/node-server cannot turn into a Request (a request-target with backslashes, a Host that is not a host),
+// and an HTTP/1.1 request without Host (Node's own answer is a bare, empty 400: the server is created with
+// requireHostHeader off, and requireHost answers it).
+import { STATUS_CODES, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
+import { isIP, type Socket } from 'node:net';
 import { RequestError } from '@hono/node-server';
 import type { Logger } from 'pino';
 import { ApiError } from '../errors.ts';
-import { describeCause } from './render-error.ts';
+import { describeCause, type ErrorShape } from './render-error.ts';
 
 const MALFORMED = 'malformed HTTP request';
 /** How much of a refused Expect request's body is read before the 417, and how long it is waited for. */
@@ -76,5 +78,29 @@ export function answerUnbuildableRequests(log: Logger): (error: unknown) => Resp
         : new ApiError(500, 'internal_error', 'internal error; nothing was charged');
     if (apiError.status >= 500) log.error({ cause: describeCause(error) }, 'unhandled error outside the app');
     return Response.json(apiError.toBody(), { status: apiError.status, headers: { Connection: 'close' } });
+  };
+}
+
+/**
+ * `listener` behind the Host check RFC 9112 asks of HTTP/1.1 (section 3.2: a request without Host is a 400), answered
+ * as JSON in the shape of the route's surface and naming the header. The server must be created with
+ * `requireHostHeader: false`, or Node answers first with a bare, empty 400. HTTP/1.0 has no Host requirement: such a
+ * request is served, its URL built on the address the connection came in on (the origin never comes from Host:
+ * origin.ts).
+ */
+export function requireHost(listener: RequestListener, shapeFor: (path: string) => ErrorShape): RequestListener {
+  return (request, response) => {
+    if (request.headers.host !== undefined) return listener(request, response);
+    if (request.httpVersion === '1.0') {
+      // the URL the app parses needs a host: the address the connection came in on (an IPv6 bind's is bracketed)
+      const local = request.socket.localAddress ?? '127.0.0.1';
+      request.headers.host = `${isIP(local) === 6 ? `[${local}]` : local}:${request.socket.localPort}`;
+      return listener(request, response);
+    }
+    const path = (request.url ?? '/').split('?')[0]!;
+    const apiError = new ApiError(400, 'invalid_request', 'the Host header is required (HTTP/1.1 requests must send one)', { field: 'Host' });
+    const body = JSON.stringify(shapeFor(path)({ status: 400, code: apiError.code, message: apiError.message, field: apiError.field, headers: {} }));
+    request.resume(); // a body sent with it is read and dropped, so the answer is not lost to a reset
+    response.writeHead(400, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), Connection: 'close' }).end(body);
   };
 }

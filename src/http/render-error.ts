@@ -1,8 +1,11 @@
-// The one place errors become responses: { error, code, field? } with the ApiError's status.
-// Unexpected errors are logged with the request id and answered as a bare 500, never with internals.
+// The one error path of every surface. `errorAnswer` alone decides what an error becomes: its status, code and
+// message, whether and at what level it is logged, and what the log line holds (never the request body, a prompt
+// or anything the model produced: describeCause). Each surface only shapes the answer's JSON (an ErrorShape: the
+// spec's { error, code, field? }, OpenAI's { error: { message, type, param, code } }, ...). The metrics count the
+// status errorAnswer chose: a client that left is 499, never a 500. docs/errors.md states the rule.
 import type { Context } from 'hono';
 import { HTTPException } from 'hono/http-exception';
-import { ApiError } from '../errors.ts';
+import { ApiError, type ErrorCode } from '../errors.ts';
 import type { Logger } from 'pino';
 
 export function toApiError(error: unknown): ApiError | undefined {
@@ -16,20 +19,81 @@ export function toApiError(error: unknown): ApiError | undefined {
 /** nginx's "client closed request": the status a request the client abandoned is counted under */
 export const CLIENT_CLOSED = 499;
 
-export function renderError(error: unknown, c: Context, log: Logger): Response {
+/** What an error is answered with, before a surface gives it its JSON shape. */
+export interface ErrorAnswer {
+  status: number;
+  code: ErrorCode | 'client_closed';
+  message: string;
+  /** the request field at fault, as a dotted path */
+  field?: string | undefined;
+  headers: Record<string, string>;
+}
+
+/** A surface's JSON for an error answer. */
+export type ErrorShape = (answer: ErrorAnswer) => unknown;
+
+/** The spec routes' shape (service-spec.md): { error, code, field? }. */
+export const specErrorShape: ErrorShape = ({ message, code, field }) => ({ error: message, code, ...(field ? { field } : {}) });
+
+/** A surface's error shape for the paths under `prefix` (the longest matching prefix wins). */
+export interface SurfaceShape {
+  prefix: string;
+  shape: ErrorShape;
+}
+
+/**
+ * The one decision: what `error` is answered with, and what is logged of it. A client that left is quiet (debug)
+ * and 499; an ApiError is its own answer, logged as a warning when it is a 5xx (an upstream or storage fault); anything
+ * else is an error-level "unhandled error" and a bare 500. Log lines carry the request id and describeCause(error).
+ */
+export function errorAnswer(error: unknown, c: Context, log: Logger): ErrorAnswer {
+  const reqId = c.get('requestId') as string | undefined;
   if (clientClosed(c)) {
     // not a server fault: quiet, and counted apart (status="499" in /metrics); nobody reads this answer
-    log.debug({ reqId: c.get('requestId') }, 'client closed the request');
-    return c.json({ error: 'client closed the request', code: 'client_closed' }, CLIENT_CLOSED as 400);
+    log.debug({ reqId }, 'client closed the request');
+    return { status: CLIENT_CLOSED, code: 'client_closed', message: 'client closed the request', headers: {} };
   }
   const apiError = toApiError(error);
   if (apiError) {
-    if (apiError.status >= 500) log.warn({ cause: describeCause(apiError.cause ?? apiError), reqId: c.get('requestId') }, apiError.message);
-    return c.json(apiError.toBody(), apiError.status as 400, apiError.headers);
+    if (apiError.status >= 500) log.warn({ cause: describeCause(apiError.cause ?? apiError), reqId }, apiError.message);
+    return { status: apiError.status, code: apiError.code, message: apiError.message, field: apiError.field, headers: apiError.headers };
   }
-  log.error({ cause: describeCause(error), reqId: c.get('requestId') }, 'unhandled error');
-  const internal = new ApiError(500, 'internal_error', 'internal error; nothing was charged');
-  return c.json(internal.toBody(), 500);
+  log.error({ cause: describeCause(error), reqId }, 'unhandled error');
+  return { status: 500, code: 'internal_error', message: 'internal error; nothing was charged', headers: {} };
+}
+
+/** An error answered in `shape` (the spec's by default). */
+export function renderError(error: unknown, c: Context, log: Logger, shape: ErrorShape = specErrorShape): Response {
+  const answer = errorAnswer(error, c, log);
+  return c.json(shape(answer) as object, answer.status as 400, answer.headers);
+}
+
+/** The app's onError: each path's error in its surface's shape, the spec's where no surface claims the path. */
+export function renderErrorBySurface(log: Logger, surfaces: readonly SurfaceShape[]): (error: Error, c: Context) => Response {
+  const shapeFor = errorShapeByPath(surfaces);
+  return (error, c) => renderError(error, c, log, shapeFor(c.req.path));
+}
+
+/** The error shape of the surface a path belongs to: the longest prefix that matches, else the spec's. */
+export function errorShapeByPath(surfaces: readonly SurfaceShape[]): (path: string) => ErrorShape {
+  const byLength = [...surfaces].sort((a, b) => b.prefix.length - a.prefix.length);
+  return (path) => byLength.find((surface) => path.startsWith(surface.prefix))?.shape ?? specErrorShape;
+}
+
+/**
+ * A gate answer other than 200 and 402 (a 409 settlement pending, a 400 from the proof's checks), made in the spec's
+ * shape, re-shaped for another surface; its headers kept and the `transaction` a pending settlement names kept.
+ */
+export async function reshapeGateError(response: Response, shape: ErrorShape): Promise<Response> {
+  if (response.status === 200 || response.status === 402 || shape === specErrorShape) return response;
+  const body = (await response.json()) as { error?: string; code?: ErrorCode; field?: string; transaction?: string | null };
+  const shaped = shape({ status: response.status, code: body.code ?? 'internal_error', message: body.error ?? 'request failed', field: body.field, headers: {} });
+  const headers = new Headers(response.headers);
+  headers.delete('Content-Length');
+  return new Response(JSON.stringify(body.transaction === undefined ? shaped : { ...(shaped as object), transaction: body.transaction }), {
+    status: response.status,
+    headers,
+  });
 }
 
 /** Whether the client went away before we answered (its connection closed or the request stream aborted). */

@@ -43,3 +43,17 @@ test('speech grows with the text, per started thousand characters', () => {
   assert.ok(quoteSpeech(speech, 2000) > quoteSpeech(speech, 10));
   assert.equal(quoteSpeech({ ...speech, price: { perRequest: '0', perThousandChars: '1000' } }, 1), 1n);
 });
+
+test('under upto, the share of the prompt the model read from its cache is charged at cachedInputPercent', () => {
+  const model = { ...chat, cachedInputPercent: 10, price: { perRequest: '1000', perThousandOutputTokens: '2000', perThousandInputChars: '1000' } };
+  const ceiling = quoteChat(model, 100, 1200); // 1000 + 200 + 1200
+  assert.equal(meteredChatCost(model, 10, 1200, ceiling), 1000n + 20n + 1200n, 'no cache report: the full prompt price');
+  // 1000 of 1200 tokens cached: 1200 * (200 + 1000 * 0.1) / 1200 = 300
+  assert.equal(meteredChatCost(model, 10, 1200, ceiling, { inputTokens: 1200, cachedInputTokens: 1000 }), 1000n + 20n + 300n);
+  // rounded up: 1201 * (1 + 2 * 0.1) / 3 = 480.4 -> 481
+  assert.equal(meteredChatCost(model, 0, 1201, quoteChat(model, 100, 1201), { inputTokens: 3, cachedInputTokens: 2 }), 1000n + 481n);
+  // a report of more cached than total tokens counts as all cached, never as a negative price
+  assert.equal(meteredChatCost(model, 0, 1000, ceiling, { inputTokens: 10, cachedInputTokens: 50 }), 1000n + 100n);
+  const full = { ...model, cachedInputPercent: 100 };
+  assert.equal(meteredChatCost(full, 10, 1200, ceiling, { inputTokens: 1200, cachedInputTokens: 1000 }), 1000n + 20n + 1200n, 'no discount at 100%');
+});

@@ -4,4 +4,8 @@ export interface TokenUsage {
   promptTokens: number;
   completionTokens: number;
   totalTokens: number;
+  /** of promptTokens, those the provider reports as read from its prompt cache (priced by cachedInputPercent) */
+  cachedInputTokens?: number | undefined;
+  /** of completionTokens, those the provider reports as reasoning */
+  reasoningTokens?: number | undefined;
 }

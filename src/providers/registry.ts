@@ -7,21 +7,31 @@
 // downloading the former (same-origin, or resolved public addresses only: public-address.ts) so the bytes are stored and served by us,
 // never the upstream URL. Speech uses @ai-sdk/openai (the compatible package has no speech model), whose
 // options are read under the `openai` key only, so they are moved there.
+import type { createAnthropic } from '@ai-sdk/anthropic';
 import type { createOpenAI } from '@ai-sdk/openai';
 import type { createOpenAICompatible } from '@ai-sdk/openai-compatible';
-import type { SpeechModelV4 } from '@ai-sdk/provider';
+import type { JSONValue, SpeechModelV4 } from '@ai-sdk/provider';
 import type { ImageModel, LanguageModel, SpeechModel } from 'ai';
 import type { ChatModelConfig, ImageModelConfig, ModelConfig, SpeechModelConfig } from '../config/schema.ts';
 import type { Config } from '../config/load.ts';
 import { UpstreamUrlRejectedError, limitedFetch } from './openai-compatible/limited-fetch.ts';
 import { guardOtherOrigins, publicOnlyLookup } from './openai-compatible/public-address.ts';
 import { createNodeHttpFetch } from '../lib/node-http-fetch.ts';
-import { loadUpstreamSdk, type UpstreamSdk } from './upstream-sdk.ts';
+import { loadAnthropicSdk, loadUpstreamSdk, type UpstreamSdk } from './upstream-sdk.ts';
 import { optionalSecret } from '../config/secret.ts';
 import { perModel } from './per-model.ts';
 import type { EngineOptionsSchema } from './local/engine-options.ts';
 import { LOCAL_OPTION_SCHEMAS } from './local/option-schemas.ts';
 import { LLAMA_CHAT_ENGINE } from './local/llama-chat-model.ts';
+import { boundedJsonSchema, UnsupportedSchemaError } from './local/bounded-json-schema.ts';
+import { schemaValidator } from './local/schema-validator.ts';
+
+/** A JSON Schema a model's engine cannot follow: which tool's (undefined: the response format's), where, why. */
+export interface SchemaProblem {
+  tool: number | undefined;
+  pointer: string;
+  why: string;
+}
 import { PREVIEW_IMAGE_ENGINE } from './local/preview-image-model.ts';
 import { ESPEAK_SPEECH_ENGINE } from './local/espeak-speech-model.ts';
 
@@ -43,11 +53,15 @@ export interface CallSettings {
   maxRetries: number;
   /** key under which `options` are passed as AI SDK providerOptions */
   providerOptionsKey: string;
+  /** an upstream provider over the network (not an embedded engine): its streams are held to the tokens it was given */
+  upstream: boolean;
 }
 
 interface Upstream {
   compatible: ReturnType<typeof createOpenAICompatible>;
   openai: ReturnType<typeof createOpenAI>;
+  /** the Anthropic Messages API client, for a provider of type anthropic */
+  anthropic?: ReturnType<typeof createAnthropic> | undefined;
 }
 
 export class ProviderRegistry {
@@ -66,6 +80,7 @@ export class ProviderRegistry {
   /** A registry for `config`, with the upstream providers' SDK loaded when it names any. */
   static async create(config: Config, local: LocalEngines, transport?: typeof fetch): Promise<ProviderRegistry> {
     const sdk = Object.keys(config.providers).length > 0 ? await loadUpstreamSdk() : undefined;
+    if (sdk && Object.values(config.providers).some((provider) => provider.type === 'anthropic')) sdk.createAnthropic = await loadAnthropicSdk();
     return new ProviderRegistry(config, local, transport, sdk);
   }
 
@@ -94,25 +109,92 @@ export class ProviderRegistry {
       const fetch = limitedFetch(settings.maxResponseBytes, guardOtherOrigins(new URL(settings.baseURL).origin, this.fetch, this.downloads));
       upstream = {
         // no key: no Authorization header at all (local servers need none)
-        compatible: createOpenAICompatible({ baseURL: settings.baseURL, name, fetch, includeUsage: true, ...(apiKey ? { apiKey } : {}) }),
+        compatible: createOpenAICompatible({
+          baseURL: settings.baseURL,
+          name,
+          fetch,
+          includeUsage: true,
+          // json_schema response formats go through as such (models that cannot are refused first: `supports`)
+          supportsStructuredOutputs: true,
+          ...(apiKey ? { apiKey } : {}),
+        }),
         // the SDK insists on a key; compatible servers often need none, so send a harmless placeholder
         openai: createOpenAI({ baseURL: settings.baseURL, apiKey: apiKey ?? 'not-needed', name, fetch }),
+        anthropic:
+          settings.type === 'anthropic' && this.sdk.createAnthropic
+            ? this.sdk.createAnthropic({ baseURL: settings.baseURL, apiKey: apiKey ?? 'not-needed', name, fetch })
+            : undefined,
       };
       this.upstreams.set(name, upstream);
     }
     return upstream;
   }
 
+  /**
+   * What the gateway fetches a client's image URLs with: public addresses only, connected to as checked, no
+   * redirects (the same guard as an upstream's image URLs). No http(s) URL has the origin "null", so every one
+   * takes the guarded path.
+   */
+  readonly publicFetch: typeof fetch = (input, init) => guardOtherOrigins('null', this.downloads, this.downloads)(input, init);
+
   settings(model: ModelConfig): CallSettings {
     const upstream = this.config.providers[model.provider];
     return upstream
-      ? { timeoutMs: upstream.timeoutMs, maxRetries: upstream.maxRetries, providerOptionsKey: model.provider }
-      : { timeoutMs: 120_000, maxRetries: 0, providerOptionsKey: model.provider };
+      ? {
+          timeoutMs: upstream.timeoutMs,
+          maxRetries: upstream.maxRetries,
+          // @ai-sdk/anthropic reads its options under `anthropic` only
+          providerOptionsKey: upstream.type === 'anthropic' ? 'anthropic' : model.provider,
+          upstream: true,
+        }
+      : { timeoutMs: 120_000, maxRetries: 0, providerOptionsKey: model.provider, upstream: false };
   }
 
   /** the schema `options` must fit for this model, when its engine declares one */
   optionsSchema(model: ModelConfig): EngineOptionsSchema | undefined {
     return LOCAL_OPTION_SCHEMAS[model.provider];
+  }
+
+  /**
+   * What a chat call's parallel-tool-calls switch and schema strictness become for this model's provider, merged
+   * into its providerOptions: body keys for an OpenAI-compatible upstream; nothing for the embedded engine,
+   * which makes one call per answer and always follows the schema.
+   */
+  chatCallOptions(model: ChatModelConfig, call: { parallelToolCalls?: boolean | undefined; responseFormat?: { type: string; strict?: boolean | undefined } | undefined }): Record<string, JSONValue> {
+    const upstream = this.config.providers[model.provider];
+    if (!upstream) return {};
+    const options: Record<string, JSONValue> = {};
+    if (upstream.type === 'anthropic') {
+      if (call.parallelToolCalls === false) options.disableParallelToolUse = true;
+      return options;
+    }
+    if (call.parallelToolCalls !== undefined) options.parallel_tool_calls = call.parallelToolCalls;
+    if (call.responseFormat?.type === 'json_schema') options.strictJsonSchema = call.responseFormat.strict ?? false;
+    return options;
+  }
+
+  /**
+   * Why the model's engine cannot follow one of these JSON Schemas (tool parameters, or the response schema
+   * as `tool: undefined`), or undefined when it can. Upstreams judge their own; the embedded engine decodes
+   * under a grammar built from each (bounded-json-schema.ts) and checks its answers with Ajv.
+   */
+  chatSchemaProblem(model: ChatModelConfig, schemas: { tools: readonly object[]; response: object | undefined }): SchemaProblem | undefined {
+    if (model.provider !== LOCAL_PROVIDERS.chat) return undefined;
+    const check = (schema: object, tool: number | undefined): SchemaProblem | undefined => {
+      try {
+        boundedJsonSchema(schema);
+        schemaValidator(schema);
+        return undefined;
+      } catch (error) {
+        if (error instanceof UnsupportedSchemaError) return { tool, pointer: error.pointer, why: error.message };
+        return { tool, pointer: '', why: `not a valid JSON Schema (${error instanceof Error ? error.message : String(error)})` };
+      }
+    };
+    for (const [index, schema] of schemas.tools.entries()) {
+      const problem = check(schema, index);
+      if (problem) return problem;
+    }
+    return schemas.response ? check(schemas.response, undefined) : undefined;
   }
 
   /** whether one of the embedded engines (this process's own code) serves the model, not an upstream */
@@ -136,9 +218,11 @@ export class ProviderRegistry {
   }
 
   // The chat-completions API, not the newer responses API: it is what compatible servers speak.
-  private readonly upstreamChat = perModel((model: ChatModelConfig) =>
-    this.upstream(model.provider).compatible.chatModel(model.upstreamModel ?? model.id),
-  );
+  private readonly upstreamChat = perModel((model: ChatModelConfig) => {
+    const upstream = this.upstream(model.provider);
+    const id = model.upstreamModel ?? model.id;
+    return upstream.anthropic ? upstream.anthropic.messages(id) : upstream.compatible.chatModel(id);
+  });
 
   private readonly upstreamImage = perModel((model: ImageModelConfig) =>
     this.upstream(model.provider).compatible.imageModel(model.upstreamModel ?? model.id),

@@ -33,7 +33,12 @@ export type Fault =
   /** a streamed chat: `afterChunks` events, then the socket is destroyed (a model failing mid-stream) */
   | { kind: 'stream-cut'; afterChunks: number }
   /** a streamed chat: `afterChunks` events, then nothing until release() or the gateway closes the connection */
-  | { kind: 'stream-hold'; afterChunks: number };
+  | { kind: 'stream-hold'; afterChunks: number }
+  /**
+   * A streamed chat that ignores max_tokens: `events` chunks of `text` each, then finish and [DONE]. Written as a
+   * server honouring backpressure writes (waiting for 'drain'): `flood` says how far it got and whether it waits.
+   */
+  | { kind: 'stream-flood'; events: number; text: string };
 
 export type ImageFormat = 'b64_json' | 'url';
 
@@ -66,6 +71,8 @@ export class OpenAIUpstream {
   streamsClosedEarly = 0;
   /** streamed answers whose first event was written (a held stream counts once it holds) */
   streamsHolding = 0;
+  /** the last stream-flood: bytes written, whether it waits for the gateway to read ('drain'), whether it finished */
+  flood: { bytes: number; waiting: boolean; finished: boolean } = { bytes: 0, waiting: false, finished: false };
 
   constructor() {
     this.server = createServer((req, res) => {
@@ -154,6 +161,11 @@ export class OpenAIUpstream {
       if (!finished) this.streamsClosedEarly++;
     });
     res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache' });
+    if (fault?.kind === 'stream-flood') {
+      await this.flood_(res, chunks, fault);
+      finished = this.flood.finished;
+      return;
+    }
     for (const [index, chunk] of chunks.entries()) {
       if (fault?.kind === 'stream-cut' && index === fault.afterChunks) {
         res.socket?.destroy();
@@ -171,6 +183,34 @@ export class OpenAIUpstream {
       await new Promise<void>((written) => res.write(chunk, () => written()));
     }
     finished = true;
+    res.end();
+  }
+
+  private async flood_(res: ServerResponse, chunks: string[], fault: { events: number; text: string }): Promise<void> {
+    const flood = { bytes: 0, waiting: false, finished: false };
+    this.flood = flood;
+    const [role, , ...rest] = chunks;
+    const head = JSON.parse(role!.slice(6)) as Record<string, unknown>;
+    const event = `data: ${JSON.stringify({ ...head, choices: [{ index: 0, delta: { content: fault.text }, finish_reason: null }] })}\n\n`;
+    const tail = rest.slice(CHAT_TEXT.split(/(?<= )/).length - 1);
+    const send = async (chunk: string) => {
+      flood.bytes += Buffer.byteLength(chunk);
+      if (res.write(chunk)) return;
+      flood.waiting = true;
+      await new Promise<void>((resume) => {
+        const done = () => {
+          res.off('drain', done).off('close', done);
+          resume();
+        };
+        res.on('drain', done).on('close', done);
+      });
+      flood.waiting = false;
+    };
+    await send(role!);
+    for (let i = 0; i < fault.events && !res.destroyed; i++) await send(event);
+    for (const chunk of tail) if (!res.destroyed) await send(chunk);
+    if (res.destroyed) return;
+    flood.finished = true;
     res.end();
   }
 

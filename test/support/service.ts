@@ -6,9 +6,11 @@ import { join } from 'node:path';
 import { loadConfig } from '../../src/config/load.ts';
 import { startService, type RunningService } from '../../src/service.ts';
 import type { NetworkName } from '../../src/x402/networks.ts';
+import { Writable } from 'node:stream';
+import { pino, type Logger } from 'pino';
 
 export async function startTestService(
-  options: { networks?: NetworkName[]; config?: Record<string, unknown>; env?: Record<string, string> } = {},
+  options: { networks?: NetworkName[]; config?: Record<string, unknown>; env?: Record<string, string>; log?: Logger } = {},
 ): Promise<RunningService> {
   const dataDir = mkdtempSync(join(tmpdir(), 'x402-gateway-test-'));
   const config = loadConfig(options.env ?? {}, {
@@ -19,7 +21,7 @@ export async function startTestService(
     sandbox: { enabled: true, networks: options.networks ?? ['base'] },
     ...options.config,
   });
-  const service = await startService(config);
+  const service = await startService(config, options.log ? { log: options.log } : {});
   const stop = service.stop;
   return {
     ...service,
@@ -40,4 +42,16 @@ export function postJson(
     headers: { 'Content-Type': 'application/json', ...headers },
     body: typeof body === 'string' ? body : JSON.stringify(body),
   });
+}
+
+/** A logger at `level` whose lines a test reads back (parsed), for tests of what is and is not logged. */
+export function capturedLogger(level: 'debug' | 'info' = 'debug'): { log: Logger; lines: Record<string, unknown>[] } {
+  const lines: Record<string, unknown>[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      for (const line of chunk.toString('utf8').split('\n')) if (line) lines.push(JSON.parse(line) as Record<string, unknown>);
+      done();
+    },
+  });
+  return { log: pino({ level }, sink), lines };
 }

@@ -2,12 +2,16 @@
 // (prepareChat: same model, price and provider call as /api/v1/ai/chat), and its answer shaped as OpenAI's,
 // whole (chat.completion) or streamed (chat.completion.chunk events, then data: [DONE]).
 //
-// The stream: a first chunk with the assistant role, one chunk per piece of text as the model produces it,
+// The stream: a first chunk with the assistant role, one chunk per piece of text or of a tool call (a call's
+// first chunk carries its index, id, type and name; the next ones fragments of its arguments, as OpenAI sends them),
 // then, once the payment settled, a chunk with finish_reason and (stream_options.include_usage) a chunk
 // with usage and empty choices, as OpenAI sends them. The last chunk carries the receipt as `x402`: clients
 // that do not know the field ignore it. A stream that stops short ends with data: { error: {...} }, which
 // the openai SDK raises as an APIError.
-import type { ModelMessage } from 'ai';
+import type { AssistantContent, ModelMessage, UserContent } from 'ai';
+import type { JSONSchema7 } from '@ai-sdk/provider';
+import { parseToolArguments, toolNameOf, type ChatDelta, type ChatResponseFormat, type ChatToolChoice } from '../../providers/chat-model.ts';
+import { imageDownloader, imageInput } from '../image-input.ts';
 import { ApiError } from '../../errors.ts';
 import type { EndpointContext, EventStream, PreparedCall, StreamReceipt } from '../endpoint.ts';
 import { SSE_DONE, sseData } from '../endpoint.ts';
@@ -22,11 +26,12 @@ import { chatOutput } from '../chat-output.ts';
 export function prepareChatCompletion(body: unknown, context: EndpointContext): PreparedCall {
   refuseUnsupported(body);
   const request = parseOrThrow(openaiChatRequestSchema, body);
+  const { messages, imageFields } = toModelMessages(request.messages);
   const chat = withFieldNames({ 'options.seed': 'seed' }, () =>
     prepareChat(
       {
         model: request.model,
-        messages: request.messages.map(toModelMessage),
+        messages,
         maxTokens: request.max_completion_tokens ?? request.max_tokens,
         temperature: request.temperature,
         topP: request.top_p,
@@ -34,6 +39,18 @@ export function prepareChatCompletion(body: unknown, context: EndpointContext): 
         frequencyPenalty: request.frequency_penalty,
         stop: typeof request.stop === 'string' ? [request.stop] : request.stop,
         options: request.seed === undefined ? undefined : { seed: request.seed },
+        tools: request.tools?.map(({ function: tool }) => ({
+          name: tool.name,
+          description: tool.description,
+          parameters: (tool.parameters ?? { type: 'object', properties: {} }) as JSONSchema7,
+          strict: tool.strict ?? undefined,
+        })),
+        toolChoice: toolChoiceOf(request.tool_choice),
+        parallelToolCalls: request.parallel_tool_calls,
+        responseFormat: responseFormatOf(request.response_format),
+        stream: request.stream,
+        fields: { image: imageFields.values().next().value },
+        download: imageDownloader(context.providers.publicFetch, { fieldOf: (url) => imageFields.get(url.href) }),
       },
       context,
     ),
@@ -45,7 +62,21 @@ export function prepareChatCompletion(body: unknown, context: EndpointContext): 
     object: 'chat.completion',
     created,
     model: chat.model.id,
-    choices: [{ index: 0, message: { role: 'assistant', content: outcome.text }, finish_reason: finishReason(outcome.finishReason) }],
+    choices: [
+      {
+        index: 0,
+        message: {
+          role: 'assistant',
+          // OpenAI answers null content beside tool calls when the model wrote no text
+          content: outcome.text.length === 0 && outcome.toolCalls.length > 0 ? null : outcome.text,
+          refusal: null,
+          ...(outcome.toolCalls.length > 0
+            ? { tool_calls: outcome.toolCalls.map((call) => ({ id: call.id, type: 'function' as const, function: { name: call.name, arguments: call.arguments } })) }
+            : {}),
+        },
+        finish_reason: outcome.finishReason,
+      },
+    ],
     usage: openaiUsage(outcome.usage),
   });
   return {
@@ -57,8 +88,8 @@ export function prepareChatCompletion(body: unknown, context: EndpointContext): 
     },
     ...(request.stream
       ? {
-          events: chunkEvents(request, { id, created, model: chat.model.id }, async (write, signal) => {
-            const outcome = await chat.stream(write, signal);
+          events: chunkEvents(request, { id, created, model: chat.model.id }, async (onDelta, signal) => {
+            const outcome = await chat.stream(onDelta, signal);
             return chatOutput(outcome, toBody);
           }),
         }
@@ -80,32 +111,108 @@ function refuseUnsupported(body: unknown): void {
     const value = fields[field];
     if (value === undefined || value === null || value === false) continue;
     if (field === 'modalities' && Array.isArray(value) && value.every((m) => m === 'text')) continue;
-    throw new ApiError(400, 'invalid_request', `${field}: not supported by this gateway (text chat completions only)`, { field });
+    const why = field === 'functions' || field === 'function_call' ? 'use tools and tool_choice' : 'text and tool-calling chat completions only';
+    throw new ApiError(400, 'invalid_request', `${field}: not supported by this gateway (${why})`, { field });
   }
   if (typeof fields.n === 'number' && fields.n > 1) throw new ApiError(400, 'invalid_request', 'n: only one choice per request (n = 1)', { field: 'n' });
-  const format = fields.response_format as { type?: unknown } | undefined;
-  if (format && typeof format === 'object' && format.type !== 'text') {
-    throw new ApiError(400, 'invalid_request', `response_format: ${String(format.type)} is not supported; the models here answer in free text`, {
-      field: 'response_format',
+  if (Array.isArray(fields.tools)) {
+    fields.tools.forEach((tool: unknown, index) => {
+      const type = (tool as { type?: unknown } | null)?.type;
+      if (type !== 'function') {
+        throw new ApiError(400, 'invalid_request', `tools[${index}].type: ${String(type)} tools are not supported (function tools only)`, { field: `tools[${index}].type` });
+      }
     });
   }
 }
 
-function toModelMessage(message: OpenAIChatRequest['messages'][number]): ModelMessage {
-  const content = typeof message.content === 'string' ? message.content : message.content.map((part) => part.text).join('');
-  const role = message.role === 'developer' ? 'system' : message.role;
-  return { role, content } as ModelMessage;
+type OpenAIMessage = OpenAIChatRequest['messages'][number];
+
+const textOf = (content: string | Array<{ text: string }>) => (typeof content === 'string' ? content : content.map((part) => part.text).join(''));
+
+/**
+ * OpenAI's messages as the gateway's (chat-model.ts), and where each remote or inline image sits in the
+ * request (its URL -> `messages[i].content[j]`), so a refusal or a failed fetch names the part.
+ */
+function toModelMessages(messages: OpenAIMessage[]): { messages: ModelMessage[]; imageFields: Map<string, string> } {
+  const imageFields = new Map<string, string>();
+  const converted: ModelMessage[] = [];
+  messages.forEach((message, i) => {
+    switch (message.role) {
+      case 'system':
+      case 'developer':
+        converted.push({ role: 'system', content: textOf(message.content) });
+        break;
+      case 'user': {
+        if (typeof message.content === 'string') {
+          converted.push({ role: 'user', content: message.content });
+          break;
+        }
+        const parts: UserContent = message.content.map((part, j) => {
+          if (part.type === 'text') return { type: 'text', text: part.text };
+          const field = `messages[${i}].content[${j}]`;
+          const { image, mediaType } = imageInput(part.image_url.url, field);
+          imageFields.set(image instanceof URL ? image.href : `inline:${imageFields.size}`, field);
+          return { type: 'image', image, ...(mediaType ? { mediaType } : {}) };
+        });
+        converted.push({ role: 'user', content: parts });
+        break;
+      }
+      case 'assistant': {
+        const text = message.content == null ? '' : textOf(message.content);
+        if (!message.tool_calls) {
+          converted.push({ role: 'assistant', content: text });
+          break;
+        }
+        const parts: AssistantContent = [
+          ...(text ? [{ type: 'text' as const, text }] : []),
+          ...message.tool_calls.map((call) => ({
+            type: 'tool-call' as const,
+            toolCallId: call.id,
+            toolName: call.function.name,
+            input: parseToolArguments(call.function.arguments),
+          })),
+        ];
+        converted.push({ role: 'assistant', content: parts });
+        break;
+      }
+      case 'tool': {
+        const toolName = toolNameOf(converted, message.tool_call_id);
+        if (toolName === undefined) {
+          const field = `messages[${i}].tool_call_id`;
+          throw new ApiError(400, 'invalid_request', `${field}: ${message.tool_call_id} is not the id of an earlier assistant tool call`, { field });
+        }
+        converted.push({
+          role: 'tool',
+          content: [{ type: 'tool-result', toolCallId: message.tool_call_id, toolName, output: { type: 'text', value: textOf(message.content) } }],
+        });
+        break;
+      }
+    }
+  });
+  return { messages: converted, imageFields };
 }
 
-/** OpenAI's finish reasons from the AI SDK's unified ones. */
-function finishReason(unified: string): string {
-  if (unified === 'length') return 'length';
-  if (unified === 'content-filter') return 'content_filter';
-  return 'stop';
+function toolChoiceOf(choice: OpenAIChatRequest['tool_choice']): ChatToolChoice | undefined {
+  if (choice === undefined || typeof choice === 'string') return choice;
+  return { tool: choice.function.name };
+}
+
+function responseFormatOf(format: OpenAIChatRequest['response_format']): ChatResponseFormat | undefined {
+  if (format?.type !== 'json_schema') return format;
+  const { name, description, schema, strict } = format.json_schema;
+  // a json_schema without a schema asks only for JSON
+  if (!schema) return { type: 'json_object' };
+  return { type: 'json_schema', name, description, schema: schema as JSONSchema7, strict: strict ?? undefined };
 }
 
 function openaiUsage(usage: TokenUsage): OpenAIChatResponse['usage'] {
-  return { prompt_tokens: usage.promptTokens, completion_tokens: usage.completionTokens, total_tokens: usage.totalTokens };
+  return {
+    prompt_tokens: usage.promptTokens,
+    completion_tokens: usage.completionTokens,
+    total_tokens: usage.totalTokens,
+    ...(usage.cachedInputTokens !== undefined ? { prompt_tokens_details: { cached_tokens: usage.cachedInputTokens } } : {}),
+    ...(usage.reasoningTokens !== undefined ? { completion_tokens_details: { reasoning_tokens: usage.reasoningTokens } } : {}),
+  };
 }
 
 interface ChunkHead {
@@ -117,21 +224,37 @@ interface ChunkHead {
 function chunkEvents(
   request: OpenAIChatRequest,
   head: ChunkHead,
-  stream: (onText: (delta: string) => void, signal: AbortSignal) => ReturnType<EventStream['run']>,
+  stream: (onDelta: (delta: ChatDelta) => void | Promise<void>, signal: AbortSignal) => ReturnType<EventStream['run']>,
 ): EventStream {
   const chunk = (choices: unknown[], extra: Record<string, unknown> = {}) =>
     sseData({ ...head, object: 'chat.completion.chunk', choices, ...extra });
-  const delta = (content: Record<string, string>) => chunk([{ index: 0, delta: content, finish_reason: null }]);
+  const delta = (content: Record<string, unknown>) => chunk([{ index: 0, delta: content, finish_reason: null }]);
+  // as OpenAI streams a call: its first delta carries index, id, type and name (arguments empty), then fragments
+  const toolDelta = (piece: ChatDelta): string => {
+    if (piece.type === 'text') return delta({ content: piece.text });
+    if (piece.type === 'tool-call') {
+      return delta({ tool_calls: [{ index: piece.index, id: piece.id, type: 'function', function: { name: piece.name, arguments: '' } }] });
+    }
+    return delta({ tool_calls: [{ index: piece.index, function: { arguments: piece.arguments } }] });
+  };
   const includeUsage = request.stream_options?.include_usage === true;
   return {
     run(write, signal) {
       write(delta({ role: 'assistant', content: '' }));
-      return stream((text) => write(delta({ content: text })), signal);
+      return stream((piece) => write(toolDelta(piece)), signal);
     },
     end(body, receipt: StreamReceipt, replayed) {
       const result = body as OpenAIChatResponse;
       const [choice] = result.choices;
-      const whole = replayed ? `${delta({ role: 'assistant', content: '' })}${delta({ content: choice!.message.content })}` : '';
+      let whole = '';
+      if (replayed) {
+        whole = delta({ role: 'assistant', content: '' });
+        if (choice!.message.content) whole += delta({ content: choice!.message.content });
+        (choice!.message.tool_calls ?? []).forEach((call, index) => {
+          whole += toolDelta({ type: 'tool-call', index, id: call.id, name: call.function.name });
+          whole += toolDelta({ type: 'tool-arguments', index, arguments: call.function.arguments });
+        });
+      }
       const finish = [{ index: 0, delta: {}, finish_reason: choice!.finish_reason }];
       const closing = includeUsage
         ? `${chunk(finish)}${chunk([], { usage: result.usage, x402: receipt })}`

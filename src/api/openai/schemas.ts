@@ -5,14 +5,100 @@ import { z } from 'zod';
 const modelId = z.string().min(1).max(100).describe('Model identifier, from GET /v1/models');
 
 const textPart = z.object({ type: z.literal('text'), text: z.string().max(100_000) }).strict();
+const textContent = z.union([z.string().max(100_000), z.array(textPart).min(1).max(100)]).describe('A string, or an array of text parts');
 
-const chatMessage = z
+const imagePart = z
   .object({
-    role: z.enum(['system', 'developer', 'user', 'assistant']),
-    content: z.union([z.string().max(100_000), z.array(textPart).min(1).max(100)]).describe('A string, or an array of text parts'),
-    name: z.string().max(100).optional().describe('Accepted and not used'),
+    type: z.literal('image_url'),
+    image_url: z
+      .object({
+        url: z.string().min(1).describe('A data URL (data:image/png;base64,...) or an http(s) URL the gateway fetches (public hosts, at most 5 MB)'),
+        detail: z.enum(['auto', 'low', 'high']).optional().describe('Accepted and not used'),
+      })
+      .strict(),
+  })
+  .strict()
+  .describe('Only for models whose supports.vision is true');
+
+const toolCall = z
+  .object({
+    id: z.string().min(1).max(200),
+    type: z.literal('function'),
+    function: z.object({ name: z.string().min(1).max(64), arguments: z.string().max(100_000) }).strict(),
   })
   .strict();
+
+const name = z.string().max(100).optional().describe('Accepted and not used');
+
+const chatMessage = z.discriminatedUnion('role', [
+  z.object({ role: z.enum(['system', 'developer']), content: textContent, name }).strict(),
+  z
+    .object({
+      role: z.literal('user'),
+      content: z.union([z.string().max(100_000), z.array(z.union([textPart, imagePart])).min(1).max(100)]),
+      name,
+    })
+    .strict(),
+  z
+    .object({
+      role: z.literal('assistant'),
+      content: textContent.nullable().optional(),
+      tool_calls: z.array(toolCall).min(1).max(128).optional(),
+      refusal: z.string().nullable().optional().describe('Accepted and not used'),
+      name,
+    })
+    .strict()
+    .refine((message) => (message.content !== undefined && message.content !== null) || message.tool_calls !== undefined, {
+      message: 'an assistant message needs content or tool_calls',
+      path: ['content'],
+    }),
+  z.object({ role: z.literal('tool'), tool_call_id: z.string().min(1).max(200), content: textContent }).strict(),
+]);
+
+const toolName = z
+  .string()
+  .regex(/^[A-Za-z0-9_-]{1,64}$/, 'a function name: letters, digits, _ and -, at most 64')
+  .describe('Function name');
+
+/** A JSON Schema object, as given (validated as a schema where a model must follow it) */
+const jsonSchemaObject = z.record(z.string(), z.unknown());
+
+const functionTool = z
+  .object({
+    type: z.literal('function'),
+    function: z
+      .object({
+        name: toolName,
+        description: z.string().max(10_000).optional(),
+        parameters: jsonSchemaObject.optional().describe('JSON Schema of the arguments (an object); absent: no arguments'),
+        strict: z.boolean().nullable().optional(),
+      })
+      .strict(),
+  })
+  .strict();
+
+const toolChoice = z.union([
+  z.enum(['none', 'auto', 'required']),
+  z.object({ type: z.literal('function'), function: z.object({ name: toolName }).strict() }).strict(),
+]);
+
+const responseFormat = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('text') }).strict(),
+  z.object({ type: z.literal('json_object') }).strict(),
+  z
+    .object({
+      type: z.literal('json_schema'),
+      json_schema: z
+        .object({
+          name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'a name: letters, digits, _ and -, at most 64'),
+          description: z.string().max(10_000).optional(),
+          schema: jsonSchemaObject.optional(),
+          strict: z.boolean().nullable().optional(),
+        })
+        .strict(),
+    })
+    .strict(),
+]);
 
 export const openaiChatRequestSchema = z
   .object({
@@ -29,17 +115,28 @@ export const openaiChatRequestSchema = z
     n: z.literal(1).optional().describe('Only 1'),
     stream: z.boolean().optional().describe('true: server-sent events of chat.completion.chunk objects, then data: [DONE]'),
     stream_options: z.object({ include_usage: z.boolean().optional() }).strict().optional(),
-    response_format: z.object({ type: z.literal('text') }).strict().optional().describe('Only { type: "text" }'),
+    tools: z.array(functionTool).max(128).optional().describe('Function tools (models whose supports.tools is true)'),
+    tool_choice: toolChoice.optional(),
+    parallel_tool_calls: z.boolean().optional().describe('false: at most one tool call per answer'),
+    response_format: responseFormat.optional().describe('text, json_object or json_schema (models whose supports.jsonSchema is true)'),
     user: z.string().max(200).optional().describe('Accepted and not used'),
   })
   .strict();
 export type OpenAIChatRequest = z.infer<typeof openaiChatRequestSchema>;
 
-const usage = z.object({ prompt_tokens: z.number().int(), completion_tokens: z.number().int(), total_tokens: z.number().int() });
+const usage = z.object({
+  prompt_tokens: z.number().int(),
+  completion_tokens: z.number().int(),
+  total_tokens: z.number().int(),
+  prompt_tokens_details: z.object({ cached_tokens: z.number().int() }).optional().describe('When the model reports cache reads'),
+  completion_tokens_details: z.object({ reasoning_tokens: z.number().int() }).optional().describe('When the model reports reasoning tokens'),
+});
 
 const receipt = z
   .object({ success: z.boolean(), transaction: z.string(), network: z.string(), payer: z.string(), amount: z.string() })
   .describe('The settlement receipt (the X-PAYMENT-RESPONSE facts) and the amount charged in atomic units');
+
+const answeredToolCall = z.object({ id: z.string(), type: z.literal('function'), function: z.object({ name: z.string(), arguments: z.string() }) });
 
 export const openaiChatResponseSchema = z.object({
   id: z.string(),
@@ -49,8 +146,13 @@ export const openaiChatResponseSchema = z.object({
   choices: z.array(
     z.object({
       index: z.number().int(),
-      message: z.object({ role: z.literal('assistant'), content: z.string() }),
-      finish_reason: z.string(),
+      message: z.object({
+        role: z.literal('assistant'),
+        content: z.string().nullable().describe('null when the answer is tool calls only'),
+        refusal: z.null(),
+        tool_calls: z.array(answeredToolCall).optional(),
+      }),
+      finish_reason: z.enum(['stop', 'length', 'tool_calls', 'content_filter']),
     }),
   ),
   usage,
@@ -66,7 +168,21 @@ export const openaiChatChunkSchema = z
     choices: z.array(
       z.object({
         index: z.number().int(),
-        delta: z.object({ role: z.literal('assistant').optional(), content: z.string().optional() }),
+        delta: z.object({
+          role: z.literal('assistant').optional(),
+          content: z.string().optional(),
+          tool_calls: z
+            .array(
+              z.object({
+                index: z.number().int(),
+                id: z.string().optional(),
+                type: z.literal('function').optional(),
+                function: z.object({ name: z.string().optional(), arguments: z.string() }),
+              }),
+            )
+            .optional()
+            .describe("A call's first delta carries id, type and name; the next ones fragments of its arguments"),
+        }),
         finish_reason: z.string().nullable(),
       }),
     ),
@@ -106,7 +222,18 @@ export type OpenAISpeechRequest = z.infer<typeof openaiSpeechRequestSchema>;
 
 export const openaiModelListSchema = z.object({
   object: z.literal('list'),
-  data: z.array(z.object({ id: z.string(), object: z.literal('model'), created: z.number().int(), owned_by: z.string() })),
+  data: z.array(
+    z.object({
+      id: z.string(),
+      object: z.literal('model'),
+      created: z.number().int(),
+      owned_by: z.string(),
+      supports: z
+        .object({ tools: z.boolean(), json_schema: z.boolean(), vision: z.boolean(), streaming: z.boolean() })
+        .optional()
+        .describe('Chat models: what the model honours beyond text'),
+    }),
+  ),
 });
 
 export const openaiErrorSchema = z.object({
@@ -115,11 +242,8 @@ export const openaiErrorSchema = z.object({
 
 /** Fields of OpenAI's chat request this gateway cannot honour: a 400 naming the field, before any price. */
 export const UNSUPPORTED_CHAT_FIELDS = [
-  'tools',
-  'tool_choice',
   'functions',
   'function_call',
-  'parallel_tool_calls',
   'logprobs',
   'top_logprobs',
   'logit_bias',

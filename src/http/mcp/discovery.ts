@@ -40,7 +40,7 @@ function bazaarMcpExtension(tool: PaidTool, catalog: ModelCatalog): unknown {
   return declared[BAZAAR];
 }
 
-export const packageVersion = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+export const packageVersion = (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 /** A registry name for this deployment: its host reversed (the namespace the operator proves by DNS), then the service. */
 export function registryName(config: Config, origin: string): string {

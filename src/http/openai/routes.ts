@@ -3,7 +3,6 @@
 // its answer into OpenAI's shape. Errors are OpenAI's { error: { message, type, param, code } }; the 402
 // is the x402 one, byte for byte what the spec routes send for the same price.
 import { Hono, type Context } from 'hono';
-import type { Logger } from 'pino';
 import type { Capability } from '../../config/schema.ts';
 import type { EndpointContext, PreparedCall } from '../../api/endpoint.ts';
 import { chatEndpoint } from '../../api/chat.ts';
@@ -18,7 +17,7 @@ import { prepareChatCompletion, usageOfChatCompletion } from '../../api/openai/c
 import { prepareImageGeneration } from '../../api/openai/images.ts';
 import { deliverSpeech, prepareSpeech } from '../../api/openai/speech.ts';
 import { openaiModelList } from '../../api/openai/models.ts';
-import { asOpenAIError, renderOpenAIError } from './errors.ts';
+import { asOpenAIError } from './errors.ts';
 import { openaiErrorBody } from '../../api/openai/error-body.ts';
 
 interface OpenAIRoute {
@@ -61,7 +60,7 @@ export const OPENAI_ROUTES: readonly OpenAIRoute[] = [
   },
 ];
 
-export function openaiRoutes(deps: PaidRouteDeps, log: Logger): Hono {
+export function openaiRoutes(deps: PaidRouteDeps): Hono {
   const app = new Hono();
   for (const route of OPENAI_ROUTES) {
     const bodyFields = (jsonSchema(route.requestSchema).properties as Record<string, unknown>) ?? {};
@@ -91,6 +90,6 @@ export function openaiRoutes(deps: PaidRouteDeps, log: Logger): Hono {
     if (model) return c.json(model);
     return c.json(openaiErrorBody(404, 'model_not_found', `no model "${c.req.param('id')}"`, 'model'), 404);
   });
-  app.onError((error, c) => renderOpenAIError(error, c, log));
+  // no onError of its own: errors reach the app's one error path (http/render-error.ts), which shapes them as OpenAI's
   return app;
 }

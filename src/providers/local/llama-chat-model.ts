@@ -10,17 +10,26 @@
 //   call's sequence, which the call owns exclusively).
 // - No download and no source build ever happens at run time (`build: 'never'`): the native
 //   binary comes from the prebuilt @node-llama-cpp/* npm packages.
+// - Tools and JSON answers by constrained decoding (docs/agent-chat.md): the model samples only tokens a
+//   JSON-schema grammar allows (bounded-json-schema.ts bounds it so it always ends), and the result is checked
+//   against the client's schema (schema-validator.ts) before it leaves. Which tool: the named one; under
+//   `required`, the model picks among the names (a grammar of the names); under `auto`, the engine calls a
+//   tool when the conversation ends with anything but a tool result, and answers once the results are in,
+//   so a client's tool loop always completes. One call per answer.
 
 import { access, constants } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
-import { randomInt } from 'node:crypto';
+import { randomBytes, randomInt } from 'node:crypto';
 import { z } from 'zod';
 import { engineOptions, seedOption } from './engine-options.ts';
+import { boundedJsonSchema, JSON_OBJECT_SCHEMA } from './bounded-json-schema.ts';
+import { schemaValidator } from './schema-validator.ts';
 import {
   UnsupportedFunctionalityError,
   type LanguageModelV4,
   type LanguageModelV4CallOptions,
   type LanguageModelV4FinishReason,
+  type LanguageModelV4FunctionTool,
   type LanguageModelV4GenerateResult,
   type LanguageModelV4Prompt,
   type LanguageModelV4StreamPart,
@@ -31,12 +40,13 @@ import {
 import type {
   ChatHistoryItem,
   ChatWrapper,
+  GbnfJsonSchema,
   Llama,
   LlamaChatResponse,
   LlamaContext,
   LlamaContextSequence,
+  LlamaGrammar,
   LlamaModel,
-  LLamaChatGenerateResponseOptions,
 } from 'node-llama-cpp';
 
 export interface LlamaChatModelConfig {
@@ -102,15 +112,24 @@ async function getSharedLlama(gpu: false | 'auto'): Promise<Llama> {
   return llama;
 }
 
-/** Joins the text parts of a message; files (images, audio...) are not understood by this engine. */
-function textOf(parts: ReadonlyArray<{ type: string; text?: string }>, role: string): string {
+/** Joins the text parts of a message, tool calls written out as text; images are not understood by this engine. */
+function textOf(parts: ReadonlyArray<{ type: string; text?: string; toolName?: string; input?: unknown }>, role: string): string {
   const texts: string[] = [];
   for (const part of parts) {
     if (part.type === 'text') texts.push(part.text ?? '');
     else if (part.type === 'reasoning') continue;
+    else if (part.type === 'tool-call') texts.push(`\n${part.toolName}(${typeof part.input === 'string' ? part.input : JSON.stringify(part.input)})`);
     else throw new UnsupportedFunctionalityError({ functionality: `${part.type} parts in ${role} messages (local llama.cpp chat is text only)` });
   }
   return texts.join('');
+}
+
+/** A tool message as the text of a user turn: what each call returned. */
+function toolResultsText(parts: ReadonlyArray<{ type: string; toolName?: string; output?: { type: string; value?: unknown } }>): string {
+  return parts
+    .filter((part) => part.type === 'tool-result')
+    .map((part) => `${part.toolName} returned ${typeof part.output?.value === 'string' ? part.output.value : JSON.stringify(part.output?.value ?? null)}`)
+    .join('\n');
 }
 
 /** Maps the AI SDK prompt onto node-llama-cpp's chat history, ending with the model turn to fill. */
@@ -141,7 +160,8 @@ export function toChatHistory(prompt: LanguageModelV4Prompt): ChatHistoryItem[] 
         push({ type: 'model', response: [textOf(message.content, 'assistant')] });
         break;
       case 'tool':
-        throw new UnsupportedFunctionalityError({ functionality: 'tool messages (local llama.cpp chat has no tool calling)' });
+        push({ type: 'user', text: toolResultsText(message.content) });
+        break;
     }
   }
   // an assistant message at the end is a prefix to continue; otherwise open a new model turn
@@ -170,8 +190,40 @@ function usageOf(inputTokens: number, outputTokens: number): LanguageModelV4Usag
   };
 }
 
+/** What a call's answer is: free text, JSON (fitting a schema when one is given), or a call of one of the tools. */
+type AnswerPlan =
+  | { kind: 'text' }
+  | { kind: 'json'; schema: object | undefined }
+  | { kind: 'tool'; tools: LanguageModelV4FunctionTool[] };
+
+/** The plan for a call (see the header: which tool, and when `auto` calls one). */
+export function answerPlan(options: Pick<LanguageModelV4CallOptions, 'tools' | 'toolChoice' | 'responseFormat' | 'prompt'>): AnswerPlan {
+  const tools = (options.tools ?? []).filter((tool): tool is LanguageModelV4FunctionTool => tool.type === 'function');
+  const choice = options.toolChoice ?? { type: 'auto' };
+  if (tools.length > 0 && choice.type !== 'none') {
+    if (choice.type === 'tool') return { kind: 'tool', tools: tools.filter((tool) => tool.name === choice.toolName) };
+    if (choice.type === 'required' || options.prompt.at(-1)?.role !== 'tool') return { kind: 'tool', tools };
+  }
+  if (options.responseFormat?.type === 'json') return { kind: 'json', schema: options.responseFormat.schema };
+  return { kind: 'text' };
+}
+
+interface StreamSink {
+  text?: (delta: string) => void;
+  toolStart?: (id: string, name: string) => void;
+  toolDelta?: (id: string, delta: string) => void;
+}
+
+interface RunToolCall {
+  toolCallId: string;
+  toolName: string;
+  /** the arguments' JSON text */
+  input: string;
+}
+
 interface RunResult {
   text: string;
+  toolCalls: RunToolCall[];
   finishReason: LanguageModelV4FinishReason;
   usage: LanguageModelV4Usage;
   warnings: SharedV4Warning[];
@@ -302,14 +354,13 @@ export class LlamaChatModel implements LanguageModelV4 {
 
   private warningsFor(options: LanguageModelV4CallOptions): SharedV4Warning[] {
     const warnings: SharedV4Warning[] = [];
-    if (options.tools?.length) warnings.push({ type: 'unsupported', feature: 'tools', details: 'local llama.cpp chat has no tool calling; tools were ignored' });
-    if (options.responseFormat?.type === 'json') warnings.push({ type: 'unsupported', feature: 'responseFormat', details: 'JSON mode is not enforced by the local engine' });
     if (options.reasoning !== undefined && options.reasoning !== 'provider-default') warnings.push({ type: 'unsupported', feature: 'reasoning' });
     return warnings;
   }
 
-  private async run(options: LanguageModelV4CallOptions, onTextChunk?: (text: string) => void): Promise<RunResult> {
+  private async run(options: LanguageModelV4CallOptions, sink: StreamSink = {}): Promise<RunResult> {
     const warnings = this.warningsFor(options);
+    const plan = answerPlan(options);
     const history = toChatHistory(options.prompt);
     const loaded = await this.load();
     options.abortSignal?.throwIfAborted();
@@ -335,16 +386,15 @@ export class LlamaChatModel implements LanguageModelV4 {
     try {
       const chat = new LlamaChat({ contextSequence: sequence, chatWrapper: loaded.chatWrapper, autoDisposeSequence: false });
       try {
-        const generateOptions: LLamaChatGenerateResponseOptions = {
+        const generateOptions = {
           maxTokens,
           temperature: options.temperature ?? this.config.defaultTemperature ?? 0.7,
-          ...(onTextChunk ? { onTextChunk } : {}),
           ...(options.topP !== undefined ? { topP: options.topP } : {}),
           ...(options.topK !== undefined ? { topK: options.topK } : {}),
           // without a seed llama.cpp's sampler would repeat the same choices call after call
           seed: options.seed ?? engineOptions(LLAMA_CHAT_ENGINE.options, options.providerOptions, this.provider).seed ?? randomInt(0, 2 ** 31),
           ...(options.abortSignal ? { signal: options.abortSignal } : {}),
-          ...(options.stopSequences?.length ? { customStopTriggers: options.stopSequences } : {}),
+          ...(options.stopSequences?.length && plan.kind === 'text' ? { customStopTriggers: options.stopSequences } : {}),
           ...(options.presencePenalty || options.frequencyPenalty
             ? {
                 repeatPenalty: {
@@ -354,14 +404,46 @@ export class LlamaChatModel implements LanguageModelV4 {
               }
             : {}),
         };
-        const response = await chat.generateResponse(history, generateOptions);
-        const outputTokens = sequence.tokenMeter.diff(meterBefore).usedOutputTokens;
-        return {
-          text: response.response,
-          finishReason: finishReasonOf(response.metadata.stopReason),
-          usage: usageOf(inputTokens, outputTokens),
-          warnings,
+        // a constrained answer is never cut at max_tokens (cut JSON is no answer): it may use the rest of the
+        // context, which its bounded grammar fits in; the charge stays capped at the quote
+        const constrained = (grammar: LlamaGrammar, onTextChunk?: (text: string) => void) =>
+          chat.generateResponse(history, { ...generateOptions, maxTokens: contextSize - inputTokens, grammar, ...(onTextChunk ? { onTextChunk } : {}) });
+        const finished = (response: LlamaChatResponse): string => {
+          if (response.metadata.stopReason === 'maxTokens') throw new LocalModelLoadError(`model ${this.modelId}: the constrained answer did not fit in the context`);
+          return response.response;
         };
+        const result = (text: string, toolCalls: RunToolCall[], finishReason: LanguageModelV4FinishReason): RunResult => ({
+          text,
+          toolCalls,
+          finishReason,
+          usage: usageOf(inputTokens, sequence.tokenMeter.diff(meterBefore).usedOutputTokens),
+          warnings,
+        });
+        if (plan.kind === 'tool') {
+          const llama = await getSharedLlama(this.config.gpu ?? false);
+          let tool = plan.tools[0]!;
+          if (plan.tools.length > 1) {
+            // the model picks the tool: a grammar of the names alone
+            const names = plan.tools.map((candidate) => candidate.name);
+            const picked = JSON.parse(finished(await constrained(await llama.createGrammarForJsonSchema({ enum: names })))) as string;
+            tool = plan.tools.find((candidate) => candidate.name === picked) ?? tool;
+          }
+          const toolCallId = `call_${randomBytes(12).toString('base64url')}`;
+          sink.toolStart?.(toolCallId, tool.name);
+          const grammar = await llama.createGrammarForJsonSchema<GbnfJsonSchema>(boundedJsonSchema(tool.inputSchema));
+          const input = finished(await constrained(grammar, sink.toolDelta && ((delta) => sink.toolDelta!(toolCallId, delta))));
+          this.checkJson(input, tool.inputSchema, `the arguments of ${tool.name}`);
+          return result('', [{ toolCallId, toolName: tool.name, input }], { unified: 'tool-calls', raw: 'tool-calls' });
+        }
+        if (plan.kind === 'json') {
+          const llama = await getSharedLlama(this.config.gpu ?? false);
+          const schema = plan.schema ?? JSON_OBJECT_SCHEMA;
+          const text = finished(await constrained(await llama.createGrammarForJsonSchema<GbnfJsonSchema>(boundedJsonSchema(schema)), sink.text));
+          this.checkJson(text, schema, 'the answer');
+          return result(text, [], { unified: 'stop', raw: 'grammar' });
+        }
+        const response = await chat.generateResponse(history, { ...generateOptions, ...(sink.text ? { onTextChunk: sink.text } : {}) });
+        return result(response.response, [], finishReasonOf(response.metadata.stopReason));
       } finally {
         chat.dispose({ disposeSequence: false });
       }
@@ -371,10 +453,24 @@ export class LlamaChatModel implements LanguageModelV4 {
     }
   }
 
+  /** A constrained answer that is not JSON fitting its schema is a bug here, never handed out. */
+  private checkJson(text: string, schema: object, what: string): void {
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      throw new LocalModelLoadError(`model ${this.modelId}: ${what} is not JSON`);
+    }
+    if (!schemaValidator(schema)(value)) throw new LocalModelLoadError(`model ${this.modelId}: ${what} does not fit its schema`);
+  }
+
   async doGenerate(options: LanguageModelV4CallOptions): Promise<LanguageModelV4GenerateResult> {
     const result = await this.run(options);
     return {
-      content: result.text.length > 0 ? [{ type: 'text', text: result.text }] : [],
+      content: [
+        ...(result.text.length > 0 ? [{ type: 'text' as const, text: result.text }] : []),
+        ...result.toolCalls.map((call) => ({ type: 'tool-call' as const, ...call })),
+      ],
       finishReason: result.finishReason,
       usage: result.usage,
       warnings: result.warnings,
@@ -383,26 +479,47 @@ export class LlamaChatModel implements LanguageModelV4 {
   }
 
   async doStream(options: LanguageModelV4CallOptions): Promise<LanguageModelV4StreamResult> {
+    // a reader that cancels (the client left, a caller that stopped reading) closes the stream while the engine
+    // may still hand on a token before its abort signal stops it: nothing is enqueued after that
+    let cancelled = false;
     const stream = new ReadableStream<LanguageModelV4StreamPart>({
+      cancel: () => {
+        cancelled = true;
+      },
       start: (controller) => {
         const id = 'text-0';
         let started = false;
         controller.enqueue({ type: 'stream-start', warnings: this.warningsFor(options) });
         controller.enqueue({ type: 'response-metadata', modelId: this.modelId, timestamp: new Date() });
-        const run = this.run(options, (delta) => {
-          if (!started) {
-            controller.enqueue({ type: 'text-start', id });
-            started = true;
-          }
-          if (delta.length > 0) controller.enqueue({ type: 'text-delta', id, delta });
+        const run = this.run(options, {
+          text: (delta) => {
+            if (cancelled) return;
+            if (!started) {
+              controller.enqueue({ type: 'text-start', id });
+              started = true;
+            }
+            if (delta.length > 0) controller.enqueue({ type: 'text-delta', id, delta });
+          },
+          toolStart: (toolCallId, toolName) => {
+            if (!cancelled) controller.enqueue({ type: 'tool-input-start', id: toolCallId, toolName });
+          },
+          toolDelta: (toolCallId, delta) => {
+            if (!cancelled && delta.length > 0) controller.enqueue({ type: 'tool-input-delta', id: toolCallId, delta });
+          },
         });
         run.then(
           (result) => {
+            if (cancelled) return;
             if (started) controller.enqueue({ type: 'text-end', id });
+            for (const call of result.toolCalls) {
+              controller.enqueue({ type: 'tool-input-end', id: call.toolCallId });
+              controller.enqueue({ type: 'tool-call', ...call });
+            }
             controller.enqueue({ type: 'finish', usage: result.usage, finishReason: result.finishReason });
             controller.close();
           },
           (error: unknown) => {
+            if (cancelled) return;
             controller.enqueue({ type: 'error', error });
             controller.close();
           },

@@ -1,0 +1,150 @@
+// The embedded engine honours tools and JSON schemas offline: whatever the toy model's words, every forced
+// tool call's arguments and every json_schema answer validate against the client's schema (checked here
+// with Ajv, the reference JSON Schema validator, independently of the engine's own check).
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { Ajv } from 'ajv';
+import { z } from 'zod';
+import { generateText, jsonSchema, Output, streamText, tool, type ModelMessage } from 'ai';
+import type { JSONSchema7 } from '@ai-sdk/provider';
+import { createDemoChatModel } from './local-chat-catalog.ts';
+import { answerPlan } from './llama-chat-model.ts';
+
+const dataDir = await mkdtemp(join(tmpdir(), 'llama-tools-test-'));
+const model = createDemoChatModel({ dataDir });
+after(async () => {
+  await model.dispose();
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+const ajv = new Ajv({ strict: false });
+
+/** what an agent's weather tool might declare: nesting, enums, bounded numbers, arrays, optional fields, $defs */
+const weatherParameters = {
+  type: 'object',
+  properties: {
+    city: { type: 'string', minLength: 1 },
+    days: { type: 'integer', minimum: 1, maximum: 7 },
+    unit: { enum: ['celsius', 'fahrenheit'] },
+    when: { type: 'string', format: 'date' },
+    threshold: { type: 'number', exclusiveMinimum: 0, maximum: 1 },
+    place: { $ref: '#/$defs/place' },
+    tags: { type: 'array', items: { type: 'string', maxLength: 10 }, maxItems: 5 },
+    note: { type: ['string', 'null'] },
+  },
+  required: ['city', 'days', 'unit'],
+  additionalProperties: false,
+  $defs: {
+    place: { type: 'object', properties: { lat: { type: 'number', minimum: -90, maximum: 90 }, country: { type: 'string', maxLength: 2, minLength: 2 } }, required: ['lat'] },
+  },
+} satisfies JSONSchema7;
+const validWeather = ajv.compile(weatherParameters);
+
+const answerSchema = {
+  type: 'object',
+  properties: {
+    answer: { type: 'string' },
+    confidence: { type: 'number', minimum: 0, maximum: 1 },
+    sources: { type: 'array', items: { type: 'object', properties: { title: { type: 'string' }, rank: { type: 'integer', minimum: 1 } }, required: ['title', 'rank'] }, minItems: 1 },
+    done: { type: 'boolean' },
+  },
+  required: ['answer', 'confidence', 'sources', 'done'],
+  additionalProperties: false,
+} satisfies JSONSchema7;
+const validAnswer = ajv.compile(answerSchema);
+
+const tools = {
+  get_weather: tool({ description: 'Weather for a city', inputSchema: jsonSchema(weatherParameters) }),
+  search: tool({ description: 'Search the web', inputSchema: jsonSchema({ type: 'object', properties: { query: { type: 'string' } }, required: ['query'] }) }),
+};
+
+test('a named tool is always called, with arguments that validate against its schema, whatever the seed', async () => {
+  for (let seed = 1; seed <= 12; seed++) {
+    const result = await generateText({ model, prompt: 'What is the weather in Oslo?', tools, toolChoice: { type: 'tool', toolName: 'get_weather' }, seed, temperature: 1.2 });
+    assert.equal(result.finishReason, 'tool-calls');
+    assert.equal(result.toolCalls.length, 1);
+    const [call] = result.toolCalls;
+    assert.equal(call!.toolName, 'get_weather');
+    assert.ok(validWeather(call!.input), `seed ${seed}: ${JSON.stringify(call!.input)} ${ajv.errorsText(validWeather.errors)}`);
+    assert.match(call!.toolCallId, /^call_/);
+    assert.ok((result.usage.outputTokens ?? 0) > 0);
+  }
+});
+
+test('required: the model picks one of the tools, and its arguments validate', async () => {
+  const validSearch = ajv.compile({ type: 'object', properties: { query: { type: 'string' } }, required: ['query'] });
+  const seen = new Set<string>();
+  for (let seed = 1; seed <= 8; seed++) {
+    const { toolCalls } = await generateText({ model, prompt: 'Find something', tools, toolChoice: 'required', seed });
+    assert.equal(toolCalls.length, 1);
+    const [call] = toolCalls;
+    seen.add(call!.toolName);
+    assert.ok(call!.toolName === 'get_weather' ? validWeather(call!.input) : validSearch(call!.input), JSON.stringify(call));
+  }
+  assert.ok(seen.size >= 1);
+});
+
+test('a json_schema answer always validates', async () => {
+  for (let seed = 1; seed <= 12; seed++) {
+    const result = await generateText({ model, prompt: 'Answer in JSON', output: Output.object({ schema: jsonSchema(answerSchema) }), seed, temperature: 1.2, maxOutputTokens: 16 });
+    const value: unknown = JSON.parse(result.text);
+    assert.ok(validAnswer(value), `seed ${seed}: ${result.text} ${ajv.errorsText(validAnswer.errors)}`);
+    assert.equal(result.finishReason, 'stop', 'a constrained answer is never cut at max_tokens');
+  }
+});
+
+test('json_object (no schema) is a JSON object', async () => {
+  for (let seed = 1; seed <= 5; seed++) {
+    const result = await model.doGenerate({ prompt: [{ role: 'user', content: [{ type: 'text', text: 'JSON' }] }], responseFormat: { type: 'json' }, seed });
+    const [part] = result.content;
+    assert.equal(part?.type, 'text');
+    const value: unknown = JSON.parse((part as { text: string }).text);
+    assert.ok(typeof value === 'object' && value !== null && !Array.isArray(value), (part as { text: string }).text);
+  }
+});
+
+test('auto calls a tool first, then answers in words once the tool result is in: a tool loop completes', async () => {
+  const first = await generateText({ model, prompt: 'Weather in Oslo?', tools, seed: 3 });
+  assert.equal(first.toolCalls.length, 1);
+  const [call] = first.toolCalls;
+  const messages: ModelMessage[] = [
+    { role: 'user', content: 'Weather in Oslo?' },
+    { role: 'assistant', content: [{ type: 'tool-call', toolCallId: call!.toolCallId, toolName: call!.toolName, input: call!.input }] },
+    { role: 'tool', content: [{ type: 'tool-result', toolCallId: call!.toolCallId, toolName: call!.toolName, output: { type: 'json', value: { temperature: 4 } } }] },
+  ];
+  const second = await generateText({ model, messages, tools, seed: 3, maxOutputTokens: 20 });
+  assert.equal(second.toolCalls.length, 0);
+  assert.ok(second.text.trim().length > 0);
+  assert.deepEqual(answerPlan({ prompt: [{ role: 'user', content: [] }], toolChoice: { type: 'none' }, tools: [{ type: 'function', name: 'x', inputSchema: {} }] }), { kind: 'text' });
+});
+
+test('streamed: the call opens with its name, then argument fragments that add up to the arguments', async () => {
+  const result = streamText({ model, prompt: 'Weather?', tools, toolChoice: { type: 'tool', toolName: 'get_weather' }, seed: 9 });
+  let opened: { id: string; toolName: string } | undefined;
+  let streamed = '';
+  let input: unknown;
+  for await (const part of result.fullStream) {
+    if (part.type === 'tool-input-start') opened = { id: part.id, toolName: part.toolName };
+    else if (part.type === 'tool-input-delta') streamed += part.delta;
+    else if (part.type === 'tool-call') input = part.input;
+  }
+  assert.equal(opened?.toolName, 'get_weather');
+  assert.deepEqual(JSON.parse(streamed), input);
+  assert.ok(validWeather(input), streamed);
+});
+
+test('a schema as zod 4 writes it (draft 2020-12, bounded integers, a date with its pattern) is followed too', async () => {
+  const schema = z.toJSONSchema(
+    z.object({ city: z.string(), days: z.number().int().min(1).max(5), when: z.iso.date(), id: z.uuid(), kind: z.enum(['a', 'b']), note: z.string().nullable() }),
+  ) as JSONSchema7;
+  assert.match(String(schema.$schema), /2020-12/);
+  const valid = new Ajv2020({ strict: false }).compile(schema);
+  for (let seed = 1; seed <= 4; seed++) {
+    const { toolCalls } = await generateText({ model, prompt: 'Plan', tools: { plan: tool({ inputSchema: jsonSchema(schema) }) }, toolChoice: 'required', seed });
+    assert.ok(valid(toolCalls[0]!.input), `${JSON.stringify(toolCalls[0]!.input)}: ${JSON.stringify(valid.errors)}`);
+  }
+});

@@ -1,0 +1,201 @@
+// Traces of paid calls, read from a local OTLP/HTTP receiver the test starts (a node:http server decoding the
+// JSON export the gateway sends): one span per paid call, with the GenAI semantic conventions (operation, model,
+// token usage) and the payment's attributes (scheme, network, amount charged, transaction, verify and settle
+// durations, state), for a plain call and a streamed one, whose span ends only when its stream does.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { PrivateKeyAccount } from 'viem/accounts';
+import { postJson, startTestService } from './support/service.ts';
+import { decodeReceipt, fundedEvmBuyer } from './support/sandbox-wallet.ts';
+import { signEvmProof } from './support/evm-proof.ts';
+import { CHAT_PATH, CHAT_USAGE, startOpenAIUpstream, type OpenAIUpstream } from './support/openai-upstream.ts';
+import { sseData, until } from './support/sse.ts';
+import type { PaymentRequirements } from '../src/x402/types.ts';
+import type { RunningService } from '../src/service.ts';
+
+/** One exported span, its attributes decoded from OTLP's JSON (AnyValue) into plain values. */
+interface ExportedSpan {
+  name: string;
+  kind: number;
+  startMs: number;
+  endMs: number;
+  status: { code?: number; message?: string };
+  attributes: Record<string, unknown>;
+  resource: Record<string, unknown>;
+}
+
+type AnyValue = { stringValue?: string; intValue?: string | number; doubleValue?: number; boolValue?: boolean; arrayValue?: { values?: AnyValue[] } };
+type KeyValue = { key: string; value: AnyValue };
+
+function decodeValue(value: AnyValue): unknown {
+  if (value.stringValue !== undefined) return value.stringValue;
+  if (value.intValue !== undefined) return Number(value.intValue);
+  if (value.doubleValue !== undefined) return value.doubleValue;
+  if (value.boolValue !== undefined) return value.boolValue;
+  if (value.arrayValue) return (value.arrayValue.values ?? []).map(decodeValue);
+  return undefined;
+}
+const decodeAttributes = (attributes: KeyValue[] = []) => Object.fromEntries(attributes.map(({ key, value }) => [key, decodeValue(value)]));
+
+const spans: ExportedSpan[] = [];
+const exportRequests: { contentType: string | undefined }[] = [];
+let receiver: Server;
+let upstream: OpenAIUpstream;
+let service: RunningService;
+let buyer: PrivateKeyAccount;
+
+before(async () => {
+  receiver = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      exportRequests.push({ contentType: request.headers['content-type'] });
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
+        resourceSpans: { resource: { attributes: KeyValue[] }; scopeSpans: { spans: Record<string, unknown>[] }[] }[];
+      };
+      for (const { resource, scopeSpans } of body.resourceSpans) {
+        for (const { spans: exported } of scopeSpans) {
+          for (const span of exported) {
+            spans.push({
+              name: span.name as string,
+              kind: span.kind as number,
+              startMs: Number(BigInt(span.startTimeUnixNano as string) / 1_000_000n),
+              endMs: Number(BigInt(span.endTimeUnixNano as string) / 1_000_000n),
+              status: (span.status ?? {}) as ExportedSpan['status'],
+              attributes: decodeAttributes(span.attributes as KeyValue[]),
+              resource: decodeAttributes(resource.attributes),
+            });
+          }
+        }
+      }
+      response.writeHead(200, { 'Content-Type': 'application/json' }).end('{}');
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  const { port } = receiver.address() as AddressInfo;
+  upstream = await startOpenAIUpstream();
+  service = await startTestService({
+    config: {
+      tracing: { endpoint: `http://127.0.0.1:${port}/v1/traces`, serviceName: 'gateway-under-test', exportDelayMs: 20 },
+      providers: { up: { type: 'openai-compatible', baseURL: upstream.baseURL, maxRetries: 0 } },
+      models: [
+        {
+          id: 'up/chat',
+          provider: 'up',
+          upstreamModel: 'm',
+          capability: 'chat',
+          maxTokens: 64,
+          defaultMaxTokens: 16,
+          price: { perRequest: '1000', perThousandOutputTokens: '1000', perThousandInputChars: '0' },
+        },
+      ],
+    },
+  });
+  buyer = await fundedEvmBuyer(service, ['base']);
+});
+after(async () => {
+  await service.stop();
+  await upstream.close();
+  receiver.closeAllConnections();
+  await new Promise((resolve) => receiver.close(resolve));
+});
+
+async function paid(path: string, body: unknown): Promise<{ requirement: PaymentRequirements; response: Response }> {
+  const quote = await postJson(`${service.url}${path}`, body, { 'X-Network': 'base' });
+  assert.equal(quote.status, 402);
+  const requirement = ((await quote.json()) as { accepts: PaymentRequirements[] }).accepts.find((offer) => offer.scheme === 'exact')!;
+  const response = await postJson(`${service.url}${path}`, body, { 'X-PAYMENT': await signEvmProof(buyer, requirement, 8453) });
+  return { requirement, response };
+}
+
+const spanOf = (transaction: string) => spans.find((span) => span.attributes['x402.transaction'] === transaction);
+
+test('a plain paid call is one span: GenAI operation, model and tokens, and what was paid, how and how long it took', async () => {
+  const { requirement, response } = await paid('/api/v1/ai/chat', { model: 'up/chat', prompt: 'a haiku' });
+  assert.equal(response.status, 200);
+  const receipt = decodeReceipt(response.headers.get('x-payment-response'));
+  const span = await until('the call\'s span', () => spanOf(receipt.transaction));
+
+  assert.equal(span.name, 'chat up/chat');
+  assert.equal(span.kind, 2, 'SERVER');
+  assert.equal(span.resource['service.name'], 'gateway-under-test');
+  const a = span.attributes;
+  assert.equal(a['gen_ai.operation.name'], 'chat');
+  assert.equal(a['gen_ai.request.model'], 'up/chat');
+  assert.equal(a['gen_ai.response.model'], 'up/chat');
+  assert.equal(a['gen_ai.provider.name'], 'up');
+  assert.deepEqual(a['gen_ai.response.finish_reasons'], ['stop']);
+  assert.equal(a['gen_ai.usage.input_tokens'], CHAT_USAGE.prompt_tokens);
+  assert.equal(a['gen_ai.usage.output_tokens'], CHAT_USAGE.completion_tokens);
+  assert.equal(a['x402.scheme'], 'exact');
+  assert.equal(a['x402.network'], 'base');
+  assert.equal(a['x402.amount.quoted'], requirement.maxAmountRequired);
+  assert.equal(a['x402.amount.charged'], requirement.maxAmountRequired);
+  assert.equal(a['x402.amount.charged'], response.headers.get('x-payment-amount'));
+  assert.equal(a['x402.payer'], buyer.address);
+  assert.equal(a['x402.payment.state'], 'delivered');
+  assert.equal(a['x402.verify.outcome'], 'valid');
+  assert.equal(a['x402.settle.outcome'], 'settled');
+  assert.ok(typeof a['x402.verify.duration_ms'] === 'number' && a['x402.verify.duration_ms'] > 0);
+  assert.ok(typeof a['x402.settle.duration_ms'] === 'number' && a['x402.settle.duration_ms'] > 0);
+  assert.ok(span.endMs - span.startMs >= Math.floor((a['x402.settle.duration_ms'] as number) + (a['x402.verify.duration_ms'] as number)) - 1);
+  assert.equal(a['http.route'], '/api/v1/ai/chat');
+  assert.equal(a['http.response.status_code'], 200);
+  assert.equal(a['x402.stream'], false);
+  assert.notEqual(span.status.code, 2, 'not an error');
+  assert.ok(exportRequests.every((r) => r.contentType === 'application/json'), 'OTLP/HTTP with JSON encoding');
+  assert.ok(!JSON.stringify(span).includes('haiku'), 'no prompt in the span');
+});
+
+test('a streamed paid call\'s span ends when its stream ends, and carries the same attributes', async () => {
+  upstream.fail(CHAT_PATH, { kind: 'stream-hold', afterChunks: 3 });
+  const body = { model: 'up/chat', messages: [{ role: 'user', content: 'stream it' }], stream: true, stream_options: { include_usage: true } };
+  const { requirement, response } = await paid('/v1/chat/completions', body);
+  assert.equal(response.status, 200);
+  const events = sseData(response);
+  await events.next(); // the stream is open, the model held mid-answer
+  await until('the upstream to hold the stream', () => upstream.streamsHolding === 1);
+
+  // a plain call's span goes out while the stream is held: the held stream's span is not exported with it
+  const plain = await paid('/api/v1/ai/chat', { model: 'up/chat', prompt: 'meanwhile' });
+  const plainSpan = await until('the plain call\'s span', () => spanOf(decodeReceipt(plain.response.headers.get('x-payment-response')).transaction));
+  assert.ok(plainSpan);
+  assert.ok(!spans.some((span) => span.attributes['x402.stream'] === true), 'no span for a stream still running');
+
+  const released = Date.now();
+  upstream.release();
+  const chunks: { usage?: unknown; x402?: { transaction: string; amount: string } }[] = [];
+  for await (const data of events) if (data !== '[DONE]') chunks.push(JSON.parse(data));
+  const receipt = chunks.at(-1)!.x402!;
+  const span = await until('the stream\'s span', () => spanOf(receipt.transaction));
+
+  assert.ok(span.endMs >= released, 'the span ends after the stream\'s last part was released');
+  const a = span.attributes;
+  assert.equal(a['x402.stream'], true);
+  assert.equal(a['gen_ai.operation.name'], 'chat');
+  assert.equal(a['gen_ai.request.model'], 'up/chat');
+  assert.equal(a['gen_ai.usage.input_tokens'], CHAT_USAGE.prompt_tokens);
+  assert.equal(a['gen_ai.usage.output_tokens'], CHAT_USAGE.completion_tokens);
+  assert.equal(a['x402.amount.charged'], receipt.amount);
+  assert.equal(a['x402.amount.charged'], requirement.maxAmountRequired);
+  assert.equal(a['x402.payment.state'], 'delivered');
+  assert.equal(a['x402.settle.outcome'], 'settled');
+  assert.ok((a['x402.verify.duration_ms'] as number) > 0 && (a['x402.settle.duration_ms'] as number) > 0);
+  assert.equal(a['http.route'], '/v1/chat/completions');
+});
+
+test('a refused payment is a span too, marked as an error with its state', async () => {
+  const body = { model: 'up/chat', prompt: 'refused' };
+  const quote = await postJson(`${service.url}/api/v1/ai/chat`, body, { 'X-Network': 'base' });
+  const requirement = ((await quote.json()) as { accepts: PaymentRequirements[] }).accepts.find((offer) => offer.scheme === 'exact')!;
+  const underpaid = await signEvmProof(buyer, requirement, 8453, { value: 1n });
+  const before = spans.length;
+  const response = await postJson(`${service.url}/api/v1/ai/chat`, body, { 'X-PAYMENT': underpaid });
+  assert.notEqual(response.status, 200);
+  const span = await until('the refused call\'s span', () => spans.slice(before).find((s) => s.attributes['http.response.status_code'] === response.status));
+  assert.equal(span.status.code, 2, 'ERROR');
+  assert.ok(['payment_required', 'refused'].includes(span.attributes['x402.payment.state'] as string));
+  assert.equal(span.attributes['x402.amount.charged'], undefined, 'nothing charged');
+});
