@@ -20,7 +20,7 @@ import { toClientEvmSigner } from '@x402/evm';
 import { BatchSettlementEvmScheme } from '@x402/evm/batch-settlement/client';
 import type { PaymentRequired } from '@x402/core/types';
 import { startGatewayChild } from './gateway-child.ts';
-import { jsonRequest, newAgent, send, stats, type LatencyStats } from './load.ts';
+import { jsonRequest, newAgent, processCpuSeconds, send, stats, type LatencyStats } from './load.ts';
 import { paidThroughput } from './paid-load.ts';
 import { envNumber } from './env-number.ts';
 import { startPeer } from './peer-compare.ts';
@@ -35,6 +35,8 @@ interface Side {
   settled: number;
   seconds: number;
   ms: number[];
+  /** the server's CPU seconds over the side's timed window (null where unknown) */
+  serverCpu?: number | null;
 }
 
 const requestsPerRound = envNumber('BENCH_CHANNEL_REQUESTS', 160);
@@ -86,11 +88,20 @@ async function channelPayer(origin: URL, rpcUrl: string, call: { path: string; b
   return { pay, close: () => agent.destroy() };
 }
 
-async function voucherRound(origin: URL, rpcUrl: string, call: { path: string; body: unknown }, required: PaymentRequired, requests: number, faucet = origin): Promise<Side> {
+async function voucherRound(
+  origin: URL,
+  rpcUrl: string,
+  call: { path: string; body: unknown },
+  required: PaymentRequired,
+  requests: number,
+  faucet = origin,
+  serverPid?: number,
+): Promise<Side> {
   const payers = await Promise.all(Array.from({ length: concurrency }, () => channelPayer(origin, rpcUrl, call, required, faucet)));
   const ms: number[] = [];
   let settled = 0;
   let next = 0;
+  const cpuBefore = serverPid ? processCpuSeconds(serverPid) : null;
   const started = performance.now();
   await Promise.all(
     payers.map(async (payer) => {
@@ -105,15 +116,18 @@ async function voucherRound(origin: URL, rpcUrl: string, call: { path: string; b
     }),
   );
   const seconds = (performance.now() - started) / 1000;
+  const cpuAfter = serverPid ? processCpuSeconds(serverPid) : null;
   for (const payer of payers) payer.close();
-  return { settled, seconds, ms };
+  return { settled, seconds, ms, serverCpu: cpuBefore === null || cpuAfter === null ? null : cpuAfter - cpuBefore };
 }
 
-function summary(sides: Side[]): { rps: number; latency: LatencyStats; settled: number } {
+function summary(sides: Side[]): { rps: number; latency: LatencyStats; settled: number; cpuMsPerCall: number | null } {
   const settled = sides.reduce((n, side) => n + side.settled, 0);
   const seconds = sides.reduce((n, side) => n + side.seconds, 0);
-  return { rps: settled / seconds, latency: stats(sides.flatMap((side) => side.ms)), settled };
+  const cpu = sides.every((side) => typeof side.serverCpu === 'number') ? sides.reduce((n, side) => n + side.serverCpu!, 0) : null;
+  return { rps: settled / seconds, latency: stats(sides.flatMap((side) => side.ms)), settled, cpuMsPerCall: cpu === null ? null : (cpu * 1000) / settled };
 }
+const cpuText = (side: { cpuMsPerCall: number | null }) => (side.cpuMsPerCall === null ? '' : `, server CPU ${side.cpuMsPerCall.toFixed(1)} ms/call`);
 
 const gateway = await startGatewayChild();
 try {
@@ -149,11 +163,11 @@ try {
     for (let round = 0; round < rounds; round++) {
       const runExact = async () => {
         const run = await paidThroughput(origin, { requests: requestsPerRound, concurrency, call, serverPid: gateway.pid });
-        exactSides.push({ settled: run.settled, seconds: run.seconds, ms: run.settledMs });
+        exactSides.push({ settled: run.settled, seconds: run.seconds, ms: run.settledMs, serverCpu: run.serverCpuPct === null ? null : (run.serverCpuPct / 100) * run.seconds });
       };
-      const runVouchers = async () => voucherSides.push(await voucherRound(origin, rpcUrl, call, required, requestsPerRound));
+      const runVouchers = async () => voucherSides.push(await voucherRound(origin, rpcUrl, call, required, requestsPerRound, origin, gateway.pid));
       const runPeer = async () => {
-        if (call === IMAGE) peerSides.push(await voucherRound(peer.url, rpcUrl, peerCall, peerRequired, requestsPerRound, origin));
+        if (call === IMAGE) peerSides.push(await voucherRound(peer.url, rpcUrl, peerCall, peerRequired, requestsPerRound, origin, peer.pid));
       };
       // taking turns, reversed every other round, so other load on the machine weighs on all alike
       const order = [runExact, runVouchers, runPeer];
@@ -163,10 +177,10 @@ try {
     const vouchers = summary(voucherSides);
     const official = peerSides.length > 0 ? summary(peerSides) : undefined;
     lines.push(
-      `${name}: vouchers ${vouchers.rps.toFixed(1)} paid calls/s (p50 ${vouchers.latency.p50.toFixed(1)} ms, ${vouchers.settled} calls) | ` +
-        `exact ${exact.rps.toFixed(1)} paid calls/s (p50 ${exact.latency.p50.toFixed(1)} ms, ${exact.settled} calls) | ` +
+      `${name}: vouchers ${vouchers.rps.toFixed(1)} paid calls/s (p50 ${vouchers.latency.p50.toFixed(1)} ms, ${vouchers.settled} calls${cpuText(vouchers)}) | ` +
+        `exact ${exact.rps.toFixed(1)} paid calls/s (p50 ${exact.latency.p50.toFixed(1)} ms, ${exact.settled} calls${cpuText(exact)}) | ` +
         (official
-          ? `official middleware, batch-settlement ${official.rps.toFixed(1)} paid calls/s (p50 ${official.latency.p50.toFixed(1)} ms, ${official.settled} calls) | `
+          ? `official middleware, batch-settlement ${official.rps.toFixed(1)} paid calls/s (p50 ${official.latency.p50.toFixed(1)} ms, ${official.settled} calls${cpuText(official)}) | `
           : '') +
         `vouchers/exact ${(vouchers.rps / exact.rps).toFixed(2)}x${official ? `, vouchers/official ${(vouchers.rps / official.rps).toFixed(2)}x` : ''}; ` +
         `${concurrency} in flight, ${rounds} rounds of ${requestsPerRound}`,
