@@ -1,7 +1,9 @@
 // GET on a paid route's URL: where the official x402 batch-settlement client asks for a cooperative refund of its
-// payment channel (`refundChannel(url)`). Its probe (no payment) gets the route's 402, with the batch-settlement
-// offer when X-Network names a network with channels; its second GET carries the refund voucher in
-// PAYMENT-SIGNATURE. The route's work never runs: the gate takes nothing but a refund here (PaidCall.refundOnly).
+// payment channel (`refundChannel(url)`). Its probe (no payment, X-Network named by its fetch) gets the route's
+// 402, with the batch-settlement offer; its second GET carries the refund voucher in PAYMENT-SIGNATURE. The
+// route's work never runs: the gate takes nothing but a refund here (PaidCall.refundOnly). Any other GET (no
+// X-Network and no payment) is what it was, a 405 naming POST: these are middlewares, not GET routes, so the
+// paths' Allow stays "POST".
 import type { Context, Hono } from 'hono';
 import type { Config } from '../config/load.ts';
 import type { PaymentGate } from '../payments/gate.ts';
@@ -24,7 +26,13 @@ export interface RefundRoute {
 export const REFUND_OFFER_AMOUNT = 1n;
 
 export function mountChannelRefunds(app: Hono, deps: { config: Config; gate: PaymentGate; answers: HttpPaymentAnswers }, routes: readonly RefundRoute[]): void {
-  for (const route of routes) app.get(route.path, (c) => refund(c, deps, route));
+  for (const route of routes) {
+    app.use(route.path, async (c, next) => {
+      const concernsChannels = c.req.method === 'GET' && (c.req.header('X-Network') !== undefined || carriesPayment((name) => c.req.header(name)));
+      if (!concernsChannels) return next();
+      return refund(c, deps, route);
+    });
+  }
 }
 
 async function refund(c: Context, deps: { config: Config; gate: PaymentGate; answers: HttpPaymentAnswers }, route: RefundRoute): Promise<Response> {
