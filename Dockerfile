@@ -1,5 +1,6 @@
 # The gateway as a container image: dependencies installed in one stage, only what runs copied into the next.
-# Not built or run by this project's tests (no Docker engine where they run): see README "Deploying".
+# No Docker engine where the tests run: `npm run check-dockerfile` (in .ci/run) proves every COPY source below is in
+# the build context .dockerignore leaves. Running it: docs/docker.md.
 # the Node the `node` package of package.json pins, on Debian 12 (glibc: the prebuilt binaries need it)
 ARG NODE_IMAGE=node:24.21.0-bookworm-slim
 
@@ -16,11 +17,17 @@ RUN npm install --omit=dev --no-audit --no-fund \
 FROM ${NODE_IMAGE} AS runtime
 # glibc: two malloc arenas, not 8 per core for libvips' and libuv's threads (RSS after 1,000 paid calls 487 -> 237 MB
 # with the semi-space bound below; README "Own images, lost settlement transactions, memory")
+# Sandbox chains (when no live networks are configured) listen on every interface at 8545 + n, in the order of
+# SANDBOX_NETWORKS (default: solana, solana-devnet, base, polygon, base-sepolia, polygon-amoy), and /healthz gives
+# buyers their URLs at SANDBOX_PUBLIC_HOST: publish those ports (docs/docker.md). Unused in live mode.
 ENV NODE_ENV=production \
     MALLOC_ARENA_MAX=2 \
     HOST=0.0.0.0 \
     PORT=4021 \
-    DATA_DIR=/data
+    DATA_DIR=/data \
+    SANDBOX_HOST=0.0.0.0 \
+    SANDBOX_PORT_BASE=8545 \
+    SANDBOX_PUBLIC_HOST=localhost
 WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
 COPY package.json ./
@@ -32,7 +39,7 @@ RUN node --disable-warning=ExperimentalWarning scripts/strip-types.ts
 RUN mkdir -p /data && chown node:node /data
 VOLUME ["/data"]
 USER node
-EXPOSE 4021
+EXPOSE 4021 8545-8550
 # Ready means a paid call can be served: chains, ledger, media store and providers answer (GET /readyz).
 HEALTHCHECK --interval=30s --timeout=10s --start-period=60s --retries=3 \
   CMD ["node", "-e", "fetch(`http://127.0.0.1:${process.env.PORT}/readyz`).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]

@@ -1,9 +1,12 @@
 // npm run demo: the product tour. Starts the gateway in sandbox mode (no config read), and on each demo
 // network (an EVM chain and Solana) funds a fresh buyer from the sandbox faucet and pays for one chat, one
-// image and one speech, printing each result, its price and its transaction.
-import { mkdtempSync, rmSync } from 'node:fs';
+// image and one speech, printing each result, its price and its transaction. The gateway stops with the demo,
+// and its media links with it: the image and the speech are saved to files (DEMO_OUT, default ./x402-demo/),
+// whose paths are printed, never over an existing file.
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { extname, join, relative } from 'node:path';
+import { saveWithoutOverwriting } from '../src/client/output-file.ts';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { loadConfig } from '../src/config/load.ts';
 import { startService } from '../src/service.ts';
@@ -21,6 +24,8 @@ import {
 import type { NetworkName } from '../src/x402/networks.ts';
 
 const DEMO_NETWORKS: NetworkName[] = ['base', 'solana'];
+const outDir = process.env.DEMO_OUT || 'x402-demo';
+mkdirSync(outDir, { recursive: true });
 
 const dataDir = mkdtempSync(join(tmpdir(), 'x402-demo-'));
 const service = await startService(
@@ -49,13 +54,21 @@ async function fund(network: NetworkName, address: string): Promise<void> {
   console.log(`funded ${address} with test USDC on ${network}: balance ${formatUsdc(BigInt(funded.balance))} USDC`);
 }
 
+/** Saves a paid media file before the gateway (and its link) goes away; returns where, as a path to open. */
+async function save(url: string, name: string): Promise<string> {
+  const response = await fetch(url);
+  if (!response.ok) throw new Error(`${url} answered ${response.status}`);
+  const path = await saveWithoutOverwriting(join(outDir, `${name}${extname(new URL(url).pathname)}`), new Uint8Array(await response.arrayBuffer()));
+  return relative(process.cwd(), path).startsWith('..') ? path : relative(process.cwd(), path);
+}
+
 async function tour(network: NetworkName, client: GatewayClient): Promise<void> {
   const chat = await client.chat({ model: 'local/demo-bigram', prompt: 'Tell me about the harbour', max_tokens: 24 });
   console.log(`\n[${network}] chat (${chat.result.model}, ${chat.result.usage.tokens} tokens):\n   ${chat.result.response}\n${line(chat.receipt)}`);
   const images = await client.images({ prompt: 'a lighthouse at dusk', n: 1, size: '256x256' });
-  console.log(`[${network}] image (${images.result.model}): ${images.result.images.join(' ')}\n${line(images.receipt)}`);
+  console.log(`[${network}] image (${images.result.model}): saved ${await save(images.result.images[0]!, `${network}-image`)}\n${line(images.receipt)}`);
   const speech = await client.tts({ text: 'Paid per request, settled on chain.', voice: 'en-us' });
-  console.log(`[${network}] speech (${speech.result.model}): ${speech.result.audioUrl}\n${line(speech.receipt)}`);
+  console.log(`[${network}] speech (${speech.result.model}): saved ${await save(speech.result.audioUrl, `${network}-speech`)}\n${line(speech.receipt)}`);
 }
 
 try {
@@ -66,7 +79,7 @@ try {
     // on Solana the client finds the sandbox chain's RPC through the gateway's /healthz
     await tour(network, createClient({ baseUrl: service.url, network, ...buyer.key, maxPrice: parseUsdc('0.10') }));
   }
-  console.log('\ndemo complete');
+  console.log(`\ndemo complete: the image and speech files are in ${outDir}/ (the gateway and its media links stop now)`);
 } finally {
   await service.stop();
   rmSync(dataDir, { recursive: true, force: true });

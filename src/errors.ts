@@ -23,6 +23,7 @@ export type ErrorCode =
   | 'upstream_unavailable'
   | 'upstream_timeout'
   | 'storage_error'
+  | 'ledger_unavailable'
   | 'unauthorized'
   | 'admin_disabled'
   | 'internal_error';

@@ -3,7 +3,15 @@
 // synchronously). The buffer is written once it holds BUFFER_BYTES, at most FLUSH_INTERVAL_MS after a line,
 // and synchronously on exit: a normal exit, process.exit() in a shutdown, or an uncaught exception (Node
 // emits 'exit' for each). Only a SIGKILL or a native crash can lose the last lines.
+// On a terminal (or LOG_FORMAT=pretty) the same lines are rewritten for a person first (pretty-log.ts).
+import { isatty } from 'node:tty';
 import { pino, type Logger, type LevelWithSilent } from 'pino';
+import { prettyDestination } from './pretty-log.ts';
+
+export type LogFormat = 'json' | 'pretty';
+
+/** The format asked for, else readable lines when the log goes to a terminal, else JSON. */
+export const logFormatFor = (format: LogFormat | undefined, fd: number): LogFormat => format ?? (isatty(fd) ? 'pretty' : 'json');
 
 const BUFFER_BYTES = 8 * 1024; // sonic-boom wants it below its 16 KiB maxWrite
 const FLUSH_INTERVAL_MS = 250;
@@ -22,7 +30,7 @@ function flushAllNow(): void {
   }
 }
 
-export function createLogger(level: LevelWithSilent, fd = 1): Logger {
+export function createLogger(level: LevelWithSilent, fd = 1, format?: LogFormat): Logger {
   const destination = pino.destination({ dest: fd, sync: false, minLength: BUFFER_BYTES });
   open.add(destination);
   if (!exitHook) {
@@ -38,5 +46,7 @@ export function createLogger(level: LevelWithSilent, fd = 1): Logger {
       }
     }, FLUSH_INTERVAL_MS).unref();
   }
-  return pino({ level }, destination);
+  if (logFormatFor(format, fd) === 'json') return pino({ level }, destination);
+  const color = isatty(fd) && !process.env.NO_COLOR;
+  return pino({ level }, prettyDestination(destination, color));
 }

@@ -17,13 +17,13 @@ import { PaymentGate } from './payments/gate.ts';
 import { Reconciler } from './payments/reconciler.ts';
 import { ChannelClaimer } from './payments/channels/channel-claimer.ts';
 import { ChannelMetrics } from './payments/channels/channel-metrics.ts';
-import { reportReadiness } from './payments/readiness.ts';
+import { PaymentReadiness } from './payments/readiness.ts';
 import { configuredRails } from './payments/configured-rails.ts';
 import type { PaymentRail } from './payments/rails.ts';
 import { ModelCatalog } from './providers/catalog.ts';
 import { ProviderRegistry } from './providers/registry.ts';
 import { createLocalEngines } from './providers/local/index.ts';
-import { chatEndpoint } from './api/chat.ts';
+import { chatEndpoint } from './api/chat-endpoint.ts';
 import { imagesEndpoint } from './api/images.ts';
 import { ttsEndpoint } from './api/tts.ts';
 import { CORS, ERROR_SHAPES, createApp, type AppDeps } from './http/app.ts';
@@ -70,7 +70,7 @@ function sandboxPages(sandbox: Sandbox): Hono {
 }
 
 export async function startService(config: Config, options: { log?: Logger } = {}): Promise<RunningService> {
-  const log = options.log ?? createLogger(config.logLevel);
+  const log = options.log ?? createLogger(config.logLevel, 1, config.logFormat);
   mkdirSync(config.dataDir, { recursive: true });
   // rails first: a missing secret stops startup before the ledger is opened
   // (a shared ledger also coordinates settlement keys' nonces: the rails ask for it at their first send)
@@ -84,19 +84,18 @@ export async function startService(config: Config, options: { log?: Logger } = {
 
   let sandbox: Sandbox | undefined;
   if (config.sandbox.enabled) {
+    const { host, portBase, publicHost } = config.sandbox;
     sandbox = await startSandbox(config.sandbox.networks, config.settlementTimeoutMs, {
       settlementBatching: config.settlementBatching,
+      listen: { host, portBase, publicHost },
       channelWithdrawDelay: config.channels.withdrawDelay,
     });
     for (const [name, chain] of sandbox.chains) if (!rails.has(name)) rails.set(name, chain.rail);
-    log.warn(
-      { networks: Object.fromEntries([...sandbox.chains].map(([name, chain]) => [name, chain.rpcUrl])) },
-      'SANDBOX MODE: payments use local test chains and test USDC; no real funds move. POST /sandbox/faucet funds any address.',
-    );
   }
 
   // not awaited: startup does not wait on remote RPCs; stop() does
-  const readiness = reportReadiness(rails, log);
+  const payments = new PaymentReadiness(rails, log, { intervalMs: config.readinessCheckIntervalMs });
+  const readiness = payments.start();
 
   const catalog = new ModelCatalog(config.models, config.defaults);
   const providers = await ProviderRegistry.create(config, createLocalEngines(config));
@@ -106,7 +105,16 @@ export async function startService(config: Config, options: { log?: Logger } = {
   const tracing = await startTracing(config, log);
   const observe = tracing ? tracedPayments(paymentMetrics) : paymentMetrics;
   const observeChannels = new ChannelMetrics(metrics.registry);
-  const gate = new PaymentGate({ rails, ledger, media, log, observe, observeChannels, maxFailedAttempts: config.maxFailedAttempts });
+  const gate = new PaymentGate({
+    rails,
+    ledger,
+    media,
+    log,
+    observe,
+    observeChannels,
+    maxFailedAttempts: config.maxFailedAttempts,
+    offered: (network) => payments.ready(network),
+  });
   const reconciler = new Reconciler(
     { ledger, rails, media, log, observe },
     { abandonedAfterMs: config.abandonedAfterMs, leaseMs: config.reconcileLeaseMs, settlingGraceMs: config.settlingGraceMs },
@@ -140,7 +148,14 @@ export async function startService(config: Config, options: { log?: Logger } = {
     extraRoutes: sandbox && sandboxPages(sandbox),
     readiness: () =>
       checkReadiness(
-        { config, ledger, media, rails, sandboxRpcUrls: new Map([...(sandbox?.chains ?? [])].map(([name, chain]) => [name, chain.rpcUrl])) },
+        {
+          config,
+          ledger,
+          media,
+          rails,
+          payments,
+          sandboxRpcUrls: new Map([...(sandbox?.chains ?? [])].map(([name, chain]) => [name, chain.rpcUrl])),
+        },
         [...rails.keys()],
       ),
     health: () => ({
@@ -176,6 +191,17 @@ export async function startService(config: Config, options: { log?: Logger } = {
   const retention = startMediaRetention(media, config.mediaRetentionDays, log);
   const ledgerRetention = startLedgerRetention(ledger, config.ledgerRetentionDays, log);
   log.info({ url, mode: sandbox ? 'sandbox' : 'live', networks: [...rails.keys()] }, 'service listening');
+  if (sandbox) {
+    // last at startup and boxed on a terminal (`banner`): nobody mistakes test money for real money
+    log.warn(
+      {
+        banner: 'sandbox',
+        faucet: `POST ${url}/sandbox/faucet (or: npx x402-ai faucet)`,
+        networks: Object.fromEntries([...sandbox.chains].map(([name, chain]) => [name, chain.publicRpcUrl])),
+      },
+      'SANDBOX MODE: payments use local test chains and test USDC; no real funds move. POST /sandbox/faucet funds any address.',
+    );
+  }
 
   let stopping: Promise<void> | undefined;
   const stop = () =>
@@ -186,6 +212,7 @@ export async function startService(config: Config, options: { log?: Logger } = {
         if ('closeIdleConnections' in server) server.closeIdleConnections();
       });
       await readiness;
+      await payments.stop();
       await reconciler.stop();
       await claimer?.stop();
       await retention.stop();

@@ -13,7 +13,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createWalletClient, http, parseGwei, parseSignature, serializeSignature, type Hex } from 'viem';
+import { createPublicClient, createWalletClient, http, parseGwei, parseSignature, serializeSignature, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { startTestService, postJson } from './support/service.ts';
 import { unusedPort } from './support/ports.ts';
@@ -163,7 +163,9 @@ describe('refusals that depend on the chain or on a subtler forgery', () => {
     const elsewhere = privateKeyToAccount(generatePrivateKey()).address;
     const nonce = `0x${'5e'.repeat(32)}` as const;
     // the payer spends nonce N with another merchant first; the gateway's ledger has never seen it
-    await spendDirectly(gw.chain(), payer, await proofFor(payer, () => ({ to: elsewhere, nonce })));
+    const spent = await spendDirectly(gw.chain(), payer, await proofFor(payer, () => ({ to: elsewhere, nonce })));
+    const receipt = await createPublicClient({ transport: http(gw.chain().rpcUrl) }).waitForTransactionReceipt({ hash: spent, pollingInterval: 50 });
+    assert.equal(receipt.status, 'success', 'the payer spent the authorization elsewhere');
     assert.equal(await balanceOf(service, 'base', elsewhere), BigInt((await gw.requirement(IMAGES, IMAGE_BODY)).maxAmountRequired));
 
     const proof = await proofFor(payer, () => ({ nonce }));

@@ -133,6 +133,34 @@ describe('the playground, in a real browser', () => {
     assertOnlyThisOrigin(browser.requested);
   });
 
+  test('a changed form clears the last result, its receipt and its price: they describe another request', async () => {
+    const { page } = browser;
+    await page.click('[data-tab="speech"]');
+    // the speech paid for above is on show
+    assert.equal(await page.locator('#speech-form .outcome').isVisible(), true);
+    assert.match((await page.locator('#speech-form .quote').textContent()) ?? '', /^Paid /);
+    await page.fill('#speech-form [name=text]', 'Another sentence, not paid for yet.');
+    assert.equal(await page.locator('#speech-form .outcome').isVisible(), false);
+    assert.equal(await page.locator('#speech-form .result audio').count(), 0);
+    assert.equal(await page.locator('#speech-form .receipt dd').count(), 0);
+    assert.equal(await page.locator('#speech-form .quote').textContent(), '');
+    assert.equal(await page.locator('#speech-form .pay-button').isEnabled(), false);
+  });
+
+  test('a wallet too poor for the price: not paid, and the page says to fund it', async () => {
+    const { page } = browser;
+    await page.click('#new-wallet-button');
+    await page.locator('#wallet-balance', { hasText: /^0 USDC$/ }).waitFor();
+    await page.click('[data-tab="chat"]');
+    await page.fill('#chat-form [name=prompt]', 'Who pays for this?');
+    await page.click('#chat-form .quote-button');
+    await page.waitForSelector('#chat-form .quote.quoted');
+    await page.click('#chat-form .pay-button');
+    await page.waitForSelector('#chat-form .quote.error, #chat-form .quote.paid');
+    const text = (await page.locator('#chat-form .quote').textContent()) ?? '';
+    assert.match(text, /^Not paid: 402.*insufficient_funds\. The wallet holds less test USDC than the price: .*“Fund with 100 test USDC” adds more$/);
+  });
+
   test('a changed form needs a new price before it can pay', async () => {
     const { page } = browser;
     await page.click('[data-tab="chat"]');
@@ -156,12 +184,16 @@ describe('/docs, in a real browser', () => {
     );
     for (const path of ['/api/v1/ai/chat', '/api/v1/ai/images', '/api/v1/ai/tts']) assert.ok(operations.includes(`POST ${path}`), operations.join(', '));
 
-    await page.click('#operations-default-image');
-    const description = page.locator('#operations-default-image .opblock-description-wrapper').first();
+    // in its group (Swagger UI's element id: operations-<tag, spaces as _>-<operationId>), not under "default"
+    await page.click('#operations-Paid_generation-image');
+    const description = page.locator('#operations-Paid_generation-image .opblock-description-wrapper').first();
     await description.waitFor();
     const text = (await description.textContent())!;
     assert.match(text, /preview-image/);
     assert.match(text, /256x256: 0\.002 USDC/);
+    const groups = await page.locator('.opblock-tag').evaluateAll((tags) => tags.map((tag) => tag.getAttribute('data-tag')));
+    assert.ok(groups.includes('Paid generation') && groups.includes('OpenAI-compatible'), groups.join(', '));
+    assert.ok(!groups.includes('default'), groups.join(', '));
     assertOnlyThisOrigin(browser.requested);
     assert.deepEqual(browser.errors, []);
   });

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { postJson, startTestService } from './support/service.ts';
 import { fundedEvmBuyer } from './support/sandbox-wallet.ts';
 import { payEvm } from './support/paid-call.ts';
-import { DEMO_CHAT_MODEL } from '../src/providers/local/local-chat-catalog.ts';
+import { DEMO_CHAT_MODEL } from '../src/config/engines.ts';
 import { PROMPT_CHARS_PER_MESSAGE } from '../src/api/chat.ts';
 import type { RunningService } from '../src/service.ts';
 

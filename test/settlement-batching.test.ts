@@ -8,7 +8,7 @@ import { createPublicClient, http, parseEventLogs, isAddressEqual, type Hex } fr
 import { startTestService } from './support/service.ts';
 import { balanceOf, fundedEvmBuyer } from './support/sandbox-wallet.ts';
 import { payEvm, quoteFor } from './support/paid-call.ts';
-import { DEMO_CHAT_MODEL } from '../src/providers/local/local-chat-catalog.ts';
+import { DEMO_CHAT_MODEL } from '../src/config/engines.ts';
 import { authorizationUsedEvent } from '../src/payments/facilitators/evm/evm-settlement-batcher.ts';
 import { MULTICALL3_ADDRESS } from '../src/payments/facilitators/evm/multicall3-abi.ts';
 import type { RunningService } from '../src/service.ts';

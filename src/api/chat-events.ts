@@ -3,19 +3,17 @@
 // usage, x402 }), then `data: [DONE]`. A stream that stops short ends with `data: { error, code }` instead.
 import type { EventStream } from './endpoint.ts';
 import { SSE_DONE, sseData } from './endpoint.ts';
-import type { ChatOutcome, PreparedChat } from './chat.ts';
 import type { ChatResponse } from './schemas.ts';
-import { chatOutput } from './chat-output.ts';
+import type { StreamedChat } from './chat-output.ts';
 
-export function specChatEvents(id: string, chat: PreparedChat, toBody: (outcome: ChatOutcome) => ChatResponse): EventStream {
-  const model = chat.model.id;
-  return {
-    async run(write, signal) {
+export const specChatEvents =
+  (id: string, model: string) =>
+  (streamed: StreamedChat): EventStream => ({
+    run(write, signal) {
       // the spec route carries text only (its contract has no tool calls)
-      const outcome = await chat.stream((delta) => {
-        if (delta.type === 'text') write(sseData({ id, model, delta: delta.text }));
+      return streamed((delta) => {
+        if (delta.type === 'text') return write(sseData({ id, model, delta: delta.text }));
       }, signal);
-      return chatOutput(outcome, toBody);
     },
     end(body, receipt, replayed) {
       const result = body as ChatResponse;
@@ -25,5 +23,4 @@ export function specChatEvents(id: string, chat: PreparedChat, toBody: (outcome:
     failure({ message, code }) {
       return sseData({ error: message, code });
     },
-  };
-}
+  });

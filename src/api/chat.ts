@@ -1,5 +1,6 @@
-// POST /api/v1/ai/chat, and the chat call itself (prepareChat), which the OpenAI-compatible route shares:
-// one model resolution, one price, one provider call, whichever surface the request came through.
+// The chat call itself (prepareChat), which every chat surface shares (the spec route, chat-endpoint.ts, and
+// the OpenAI-compatible ones): one model resolution, one price, one provider call, whichever surface the
+// request came through.
 import { randomBytes } from 'node:crypto';
 import type { LanguageModelUsage, ModelMessage } from 'ai';
 import type { LanguageModelV4CallOptions, LanguageModelV4FunctionTool, LanguageModelV4ToolChoice } from '@ai-sdk/provider';
@@ -9,24 +10,13 @@ import type { TokenUsage } from '../pricing/token-usage.ts';
 import { toUpstreamError } from '../providers/upstream-errors.ts';
 import { completeChat, streamChat, type ChatCompletionRequest } from '../providers/chat-completion.ts';
 import type { ChatModelConfig } from '../config/schema.ts';
-import { chatRequestSchema, chatResponseSchema, type ChatRequest, type ChatResponse } from './schemas.ts';
-import { allowedOptions, type Endpoint, type EndpointContext, type PreparedCall } from './endpoint.ts';
-import { parseOrThrow } from './validate.ts';
-import { specChatEvents } from './chat-events.ts';
-import { chatOutput } from './chat-output.ts';
+import { allowedOptions, type EndpointContext } from './endpoint.ts';
 import type { ChatDelta, ChatFinishReason, ChatResponseFormat, ChatTool, ChatToolCall, ChatToolsRequest } from '../providers/chat-model.ts';
 import type { DownloadFunction } from 'ai/internal';
 import { isStreamDeadline } from './stream-deadline.ts';
 
 /** what each message counts toward a model's maxInputChars beyond its text: its role markers */
 export const PROMPT_CHARS_PER_MESSAGE = 16;
-
-/** messages, then input, then prompt as a final user message. */
-export function toMessages(request: ChatRequest): ModelMessage[] {
-  const turns = [...(request.messages ?? []), ...(request.input ?? [])];
-  if (request.prompt !== undefined) turns.push({ role: 'user', content: request.prompt });
-  return turns;
-}
 
 /** A chat request as any surface states it, in the gateway's terms (chat-model.ts). */
 export interface ChatCall extends ChatToolsRequest {
@@ -308,36 +298,3 @@ function tokenUsage(usage: LanguageModelUsage): TokenUsage {
 export function newChatId(prefix: string): string {
   return `${prefix}${randomBytes(12).toString('base64url')}`;
 }
-
-export const chatEndpoint: Endpoint = {
-  path: '/api/v1/ai/chat',
-  capability: 'chat',
-  description: 'Run a chat model',
-  summary: 'Generate a chat completion',
-  requestSchema: chatRequestSchema,
-  responseSchema: chatResponseSchema,
-  metered: true,
-  example: (model) => ({
-    request: { model: model.id, prompt: 'Write a haiku about the sea', max_tokens: Math.min(64, (model as ChatModelConfig).maxTokens) },
-    response: { id: 'chat_3q2-7wAAAAAAAAAA', model: model.id, response: 'Grey waves fold and break', usage: { tokens: 23 } },
-  }),
-  prepare(body, context): PreparedCall {
-    const request = parseOrThrow(chatRequestSchema, body);
-    const chat = prepareChat(
-      { model: request.model, messages: toMessages(request), maxTokens: request.max_tokens, temperature: request.temperature, options: request.options, stream: request.stream },
-      context,
-    );
-    const id = newChatId('chat_');
-    const toBody = (outcome: ChatOutcome): ChatResponse => ({ id, model: chat.model.id, response: outcome.text, usage: { tokens: outcome.usage.totalTokens } });
-    return {
-      model: chat.model,
-      amount: chat.amount,
-      async run() {
-        const outcome = await chat.complete();
-        return chatOutput(outcome, toBody);
-      },
-      ...(request.stream ? { events: specChatEvents(id, chat, toBody) } : {}),
-    };
-  },
-  usageOf: (body) => ({ totalTokens: (body as ChatResponse).usage.tokens }),
-};

@@ -30,7 +30,7 @@ const { values, positionals } = parseCommandLine('x402-ai-admin', {
   limit: { type: 'string' },
   cursor: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
-}, USAGE);
+});
 
 
 function adminToken(): string {
@@ -116,4 +116,4 @@ async function run(): Promise<void> {
   throw new UsageError(`unknown command "${command}"`);
 }
 
-runCommand('x402-ai-admin', USAGE, run);
+runCommand('x402-ai-admin', run);

@@ -3,10 +3,10 @@
 // Keys come from the environment (X402_EVM_PRIVATE_KEY, X402_SOLANA_SECRET_KEY) or a key file (--key-file),
 // never from arguments.
 import { readFileSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { join } from 'node:path';
 import { createClient, type ClientOptions, type PaymentStep, type Receipt } from './create-client.ts';
 import { gatewayUrl, parseCommandLine, runCommand, UsageError } from './command-line.ts';
-import { MaxPriceExceededError } from './errors.ts';
+import { GatewayError, MaxPriceExceededError } from './errors.ts';
 import { formatUsdc, parseUsdc } from './usdc.ts';
 import { transactionLink } from './explorer.ts';
 import { solanaSecretKeyBytes } from './solana-key.ts';
@@ -14,10 +14,18 @@ import { isSolanaNetwork } from './solana-rpc.ts';
 import { gatewayHealth } from './health.ts';
 import { explainingFetch } from './reach.ts';
 import { progressOn } from './progress.ts';
-import { makeFolder, prepareOutputFile, saveWithoutOverwriting, speechFormat } from './output-file.ts';
-import { NETWORK_NAMES } from '../x402/networks.ts';
+import { makeFolder, mediaFileName, prepareOutputFile, saveWithoutOverwriting, speechFormat } from './output-file.ts';
+import { NETWORK_NAMES, NETWORKS, type NetworkName } from '../x402/networks.ts';
+import { addressOfKey, newWallet, saveKeyFile } from './wallet.ts';
+import { balanceRpcUrl, readBalances } from './balance.ts';
+import { formatUnits } from 'viem';
 
 const USAGE = `usage: x402-ai <command> [options]
+  wallet new        [--network n] [--out file]  a new buyer key for the network's chain (EVM or Solana): printed,
+                    or saved to --out (readable by you only; an existing file is never overwritten)
+  faucet [address]  [--amount USDC]  sandbox gateways only: test USDC and gas for the address (default: the key's)
+  balance [address] [--rpc-url url]  USDC and gas coin held on --network (default: the key's address), read from
+                    --rpc-url, else the sandbox chain the gateway reports, else the network's public RPC
   chat "prompt"     [--model id] [--max-tokens n] [--temperature t]
   image "prompt"    [--model id] [--n 2] [--size 512x512] [--out dir/]
   tts "text"        [--model id] [--voice v] [--format wav|mp3|ogg] [--out file.wav]  (the extension picks the
@@ -26,7 +34,8 @@ const USAGE = `usage: x402-ai <command> [options]
   receipt <tx>      show a payment by transaction hash; with the payer's key at hand, its result too
 options: --url (X402_AI_URL, default http://127.0.0.1:4021)  --max-price USDC (default 0.10)  --key-file path  --json
          --network (X402_AI_NETWORK, default base): ${NETWORK_NAMES.join(', ')}
-         --rpc-url (X402_SOLANA_RPC_URL) Solana only; default: the sandbox RPC a sandbox gateway reports, else public
+         --rpc-url (X402_SOLANA_RPC_URL) Solana payments and balance; default: the sandbox RPC a sandbox gateway
+                   reports, else public
          --version
 keys:    EVM: X402_EVM_PRIVATE_KEY=0x… in the environment, or --key-file holding the 0x hex key
          Solana: X402_SOLANA_SECRET_KEY (base58 or solana-keygen JSON array), or --key-file holding either
@@ -47,8 +56,9 @@ const { values, positionals } = parseCommandLine('x402-ai', {
   voice: { type: 'string' },
   format: { type: 'string' },
   out: { type: 'string' },
+  amount: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
-}, USAGE);
+});
 
 const network = values.network ?? process.env.X402_AI_NETWORK ?? 'base';
 const solana = isSolanaNetwork(network);
@@ -83,6 +93,21 @@ function buyerKey(): Pick<ClientOptions, 'evmPrivateKey' | 'solanaSecretKey' | '
   const key = keyText('X402_EVM_PRIVATE_KEY');
   if (!/^0x[0-9a-fA-F]{64}$/.test(key)) throw new UsageError('the key must be a 0x-prefixed 32-byte hex private key');
   return { evmPrivateKey: key as `0x${string}` };
+}
+
+/** The address of the buyer's key for --network (from the environment or --key-file). */
+async function keyAddress(): Promise<string> {
+  const family = NETWORKS[network as NetworkName].family;
+  return addressOfKey(family, keyText(family === 'evm' ? 'X402_EVM_PRIVATE_KEY' : 'X402_SOLANA_SECRET_KEY'));
+}
+
+/** A USDC amount option (decimal, e.g. 25 or 0.5) in atomic units. */
+function usdcAmount(name: string, text: string): bigint {
+  try {
+    return parseUsdc(text);
+  } catch (error) {
+    throw new UsageError(`--${name}: ${(error as Error).message}`);
+  }
 }
 
 /** Every buyer key on hand, none required: a receipt's public facts need no key, its result needs the payer's. */
@@ -156,11 +181,61 @@ async function run(): Promise<void> {
     if (!text) throw new UsageError(`${command} needs the ${what} as its argument`);
     return text;
   };
-  const paying = ['chat', 'image', 'tts'].includes(command);
-  if (paying && !(NETWORK_NAMES as readonly string[]).includes(network)) {
+  const onNetwork = ['chat', 'image', 'tts', 'wallet', 'faucet', 'balance'].includes(command);
+  if (onNetwork && !(NETWORK_NAMES as readonly string[]).includes(network)) {
     throw new UsageError(`unknown network "${network}": use one of ${NETWORK_NAMES.join(', ')}`);
   }
   switch (command) {
+    case 'wallet': {
+      if (text !== 'new') throw new UsageError(text ? `unknown wallet command "${text}": use wallet new` : 'wallet needs a command: wallet new');
+      const wallet = newWallet(NETWORKS[network as NetworkName].family);
+      const envName = wallet.family === 'evm' ? 'X402_EVM_PRIVATE_KEY' : 'X402_SOLANA_SECRET_KEY';
+      const kind = wallet.family === 'evm' ? 'EVM' : 'Solana';
+      if (values.out !== undefined) {
+        await saveKeyFile(values.out, wallet.secretKey);
+        output(
+          { network, family: wallet.family, address: wallet.address, keyFile: values.out },
+          `new ${kind} key saved to ${values.out} (readable by you only)\naddress ${wallet.address}\npay with it: --key-file ${values.out}`,
+        );
+        return;
+      }
+      output(
+        { network, family: wallet.family, address: wallet.address, secretKey: wallet.secretKey },
+        `new ${kind} key (keep it secret: whoever holds it spends what the address holds)\naddress     ${wallet.address}\nsecret key  ${wallet.secretKey}\npay with it: export ${envName}=<the secret key>, or save it with --out file and pass --key-file file`,
+      );
+      return;
+    }
+    case 'faucet': {
+      const address = text ?? (await keyAddress());
+      const health = await gatewayHealth(baseUrl, doFetch);
+      if (!health.sandbox) {
+        throw new Error(`the gateway at ${baseUrl} is live (real USDC): it has no faucet; fund ${address} with USDC on ${network} yourself`);
+      }
+      const amount = values.amount === undefined ? undefined : usdcAmount('amount', values.amount);
+      progress.step(`asking the faucet for test USDC on ${network}`);
+      const response = await doFetch(`${baseUrl}/sandbox/faucet`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ network, address, ...(amount === undefined ? {} : { amount: amount.toString() }) }),
+      });
+      const body = (await response.json().catch(() => undefined)) as { balance?: string; error?: string } | undefined;
+      if (!response.ok) throw new GatewayError(response.status, body);
+      output(body, `funded ${address} on ${network} (sandbox): it holds ${formatUsdc(BigInt(body?.balance ?? '0'))} test USDC`);
+      return;
+    }
+    case 'balance': {
+      const address = text ?? (await keyAddress());
+      const rpc = await balanceRpcUrl(network as NetworkName, { rpcUrl: values['rpc-url'], baseUrl, fetch: doFetch });
+      progress.step(`reading ${network} at ${rpc}`);
+      const held = await readBalances(network as NetworkName, address, rpc).catch((error: unknown) => {
+        throw new Error(`cannot read balances on ${network} at ${rpc}: ${(error as Error).message.split('\n')[0]}`, { cause: error });
+      });
+      output(
+        { ...held, usdcAtomic: held.usdc, usdc: formatUsdc(held.usdc), native: formatUnits(held.native, held.nativeDecimals), nativeAtomic: held.native },
+        `${address} on ${network}: ${formatUsdc(held.usdc)} USDC, ${formatUnits(held.native, held.nativeDecimals)} ${held.nativeSymbol}`,
+      );
+      return;
+    }
     case 'chat': {
       const temperature = values.temperature === undefined ? undefined : Number(values.temperature);
       if (temperature !== undefined && Number.isNaN(temperature)) throw new UsageError('--temperature must be a number');
@@ -180,7 +255,7 @@ async function run(): Promise<void> {
       await makeFolder(dir);
       const { result, receipt } = await client.images(request);
       const files: string[] = [];
-      for (const url of result.images) files.push(await download(url, join(dir, basename(new URL(url).pathname))));
+      for (const url of result.images) files.push(await download(url, join(dir, mediaFileName(url))));
       output({ result, receipt: receiptJson(receipt), files }, `${files.join('\n')}\n${await paidLine(baseUrl, receipt)}`);
       return;
     }
@@ -189,7 +264,7 @@ async function run(): Promise<void> {
       const client = payingClient(baseUrl);
       if (values.out !== undefined) await prepareOutputFile(values.out);
       const { result, receipt } = await client.tts(request);
-      const file = await download(result.audioUrl, values.out ?? basename(new URL(result.audioUrl).pathname));
+      const file = await download(result.audioUrl, values.out ?? mediaFileName(result.audioUrl));
       output({ result, receipt: receiptJson(receipt), file }, `${file}\n${await paidLine(baseUrl, receipt)}`);
       return;
     }
@@ -241,4 +316,22 @@ function terms(m: ListedModel): string {
   return parts.join('; ');
 }
 
-runCommand('x402-ai', USAGE, () => run().finally(() => progress.done()), [[MaxPriceExceededError, 3]]);
+/**
+ * A payment the address cannot cover (the chain's insufficient_funds, relayed by the gateway): the reason, then
+ * how to see the balance and, on a sandbox gateway, to fund the address.
+ */
+async function explained(error: unknown): Promise<never> {
+  if (!(error instanceof GatewayError) || !/insufficient_funds/.test(error.message)) throw error;
+  const flags = [`--network ${network}`, values['key-file'] ? `--key-file ${values['key-file']}` : '', values.url ? `--url ${values.url}` : '']
+    .filter(Boolean)
+    .join(' ');
+  const baseUrl = gatewayUrl(values.url);
+  const sandbox = (await gatewayHealth(baseUrl, doFetch)).sandbox;
+  const hint = [
+    `the paying address holds less USDC on ${network} than the price: see what it holds with \`x402-ai balance ${flags}\``,
+    sandbox ? `this gateway runs in sandbox mode: \`x402-ai faucet ${flags}\` adds 100 test USDC` : `send it USDC on ${network}`,
+  ];
+  throw new Error(`${error.message}\n${hint.join('\n')}`, { cause: error });
+}
+
+runCommand('x402-ai', () => run().catch(explained).finally(() => progress.done()), [[MaxPriceExceededError, 3]]);

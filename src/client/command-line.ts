@@ -1,9 +1,9 @@
-// What both command-line tools (x402-ai, x402-ai-admin) share: options parsed with the usage printed and
-// exit code 2 on a mistake, --version, the gateway URL, and one way out for errors.
+// What both command-line tools (x402-ai, x402-ai-admin) share: options parsed, a mistake's reason printed with
+// exit code 2, --version, the gateway URL, and one way out for errors.
 import { readFileSync } from 'node:fs';
 import { parseArgs, type ParseArgsOptionsConfig } from 'node:util';
 
-/** A mistake in how the command was called: printed with the usage, exit code 2. */
+/** A mistake in how the command was called: its reason printed first, then where the usage is; exit code 2. */
 export class UsageError extends Error {}
 
 /** this package's version, as package.json states it */
@@ -11,13 +11,12 @@ export const packageVersion = (): string =>
   (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 /** Parses the options (plus --version, which prints `<name> <version>` and exits 0). */
-export function parseCommandLine<O extends ParseArgsOptionsConfig>(name: string, options: O, usage: string) {
+export function parseCommandLine<O extends ParseArgsOptionsConfig>(name: string, options: O) {
   let parsed;
   try {
     parsed = parseArgs({ allowPositionals: true, options: { ...options, version: { type: 'boolean' } } });
   } catch (error) {
-    console.error(`${(error as Error).message}\n${usage}`);
-    process.exit(2);
+    usageFailure(name, (error as Error).message);
   }
   if ((parsed.values as { version?: boolean }).version) {
     console.log(`${name} ${packageVersion()}`);
@@ -41,18 +40,23 @@ export function gatewayUrl(flag: string | undefined): string {
   return text;
 }
 
-/** Runs the command: a UsageError exits 2 with the usage; any other error exits with its code here, else 1. */
+/**
+ * A usage mistake: the one-line reason, then a pointer to the usage (not the whole usage, which would push the
+ * reason off a small terminal); exit 2.
+ */
+function usageFailure(name: string, reason: string): never {
+  console.error(`${name}: ${reason}\n(${name} --help shows every command and option)`);
+  process.exit(2);
+}
+
+/** Runs the command: a UsageError exits 2 with its reason; any other error exits with its code here, else 1. */
 export function runCommand(
   name: string,
-  usage: string,
   run: () => Promise<void>,
   exitCodes: [new (...args: never[]) => Error, number][] = [],
 ): void {
   run().catch((error: unknown) => {
-    if (error instanceof UsageError) {
-      console.error(`${error.message}\n${usage}`);
-      process.exit(2);
-    }
+    if (error instanceof UsageError) usageFailure(name, error.message);
     console.error(`${name}: ${(error as Error).message}`);
     process.exit(exitCodes.find(([type]) => error instanceof type)?.[1] ?? 1);
   });

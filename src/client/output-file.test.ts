@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { prepareOutputFile, saveWithoutOverwriting, speechFormat } from './output-file.ts';
+import { mediaFileName, prepareOutputFile, saveWithoutOverwriting, speechFormat } from './output-file.ts';
 import { UsageError } from './command-line.ts';
 
 test('speechFormat: --format wins and must fit the extension; else the extension names the format', () => {
@@ -33,4 +33,11 @@ test('an existing file is refused before paying; after paying a taken name gets 
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test('a media URL saves under its id, never under a name starting with "-" (it would read as an option)', () => {
+  assert.equal(mediaFileName('http://127.0.0.1:4021/media/Ab3_x.png'), 'Ab3_x.png');
+  assert.equal(mediaFileName('http://127.0.0.1:4021/media/-Ab3.png'), '_Ab3.png');
+  assert.equal(mediaFileName('http://127.0.0.1:4021/media/--x.wav'), '__x.wav');
+  assert.equal(mediaFileName('http://127.0.0.1:4021/media/a-b.wav'), 'a-b.wav');
 });

@@ -37,6 +37,14 @@ export function speechFormat(format: string | undefined, out: string | undefined
   return named;
 }
 
+/**
+ * The local file name of a paid media URL: the last segment of its path, never starting with `-` (media ids are
+ * base64url: a name like `-x1.png` would read as an option to the next command given it, e.g. `rm -x1.png`).
+ */
+export function mediaFileName(url: string): string {
+  return basename(new URL(url).pathname).replace(/^-+/, (dashes) => '_'.repeat(dashes.length));
+}
+
 /** Before paying: the file must not exist yet, and its folder must exist or be made. */
 export async function prepareOutputFile(path: string): Promise<void> {
   if (await exists(path)) throw new UsageError(`${path} already exists: nothing was paid; remove it or choose another --out`);

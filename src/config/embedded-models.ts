@@ -1,9 +1,7 @@
 // The catalog served with no configuration: offline engines only, each labelled for what it is.
 // Limits come from the engines' own descriptions; prices are the operator's choice, in USDC atomic units.
 import type { ModelConfig } from './schema.ts';
-import { DEMO_CHAT_MODEL } from '../providers/local/local-chat-catalog.ts';
-import { PREVIEW_IMAGE_ENGINE } from '../providers/local/preview-image-model.ts';
-import { ESPEAK_SPEECH_ENGINE } from '../providers/local/espeak-speech-model.ts';
+import { DEMO_CHAT_MODEL, ESPEAK_SPEECH_ENGINE, PREVIEW_IMAGE_ENGINE } from './engines.ts';
 
 /** per image, by size: roughly proportional to the pixel count */
 const PREVIEW_IMAGE_PRICES: Record<string, string> = {

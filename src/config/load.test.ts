@@ -89,3 +89,37 @@ test('failed attempts per proof: 3 unsettled and 5 settled first by default, eac
     (error: Error) => error instanceof ConfigError && /maxFailedAttempts\.unsettled/.test(error.message) && /maxFailedAttempts\.settled/.test(error.message),
   );
 });
+
+test('the sandbox chains listen where SANDBOX_HOST, SANDBOX_PORT_BASE and SANDBOX_PUBLIC_HOST say, over the file', () => {
+  assert.deepEqual(loadConfig({}).sandbox.host, '127.0.0.1');
+  const fromEnv = loadConfig({ SANDBOX_HOST: '0.0.0.0', SANDBOX_PORT_BASE: '8545', SANDBOX_PUBLIC_HOST: 'localhost', SANDBOX_NETWORKS: 'base,solana' });
+  assert.deepEqual(fromEnv.sandbox, { enabled: true, networks: ['base', 'solana'], host: '0.0.0.0', portBase: 8545, publicHost: 'localhost' });
+  const merged = loadConfig({ SANDBOX_HOST: '::' }, { sandbox: { enabled: true, networks: ['base'], portBase: 9000 } });
+  assert.deepEqual(merged.sandbox, { enabled: true, networks: ['base'], host: '::', portBase: 9000 });
+});
+
+test('bad sandbox listen settings stop startup, each one named', () => {
+  assert.throws(
+    () => loadConfig({ SANDBOX_HOST: 'http://0.0.0.0', SANDBOX_PORT_BASE: 'eighty', SANDBOX_PUBLIC_HOST: 'gateway.example:8545' }),
+    (error: Error) => {
+      assert.ok(error instanceof ConfigError);
+      assert.match(error.message, /3 problems/);
+      assert.match(error.message, /sandbox\.host: "http:\/\/0\.0\.0\.0" is not an IP address or host name/);
+      assert.match(error.message, /sandbox\.portBase: /);
+      assert.match(error.message, /sandbox\.publicHost: "gateway\.example:8545" is not an IP address or host name/);
+      return true;
+    },
+  );
+  assert.throws(() => loadConfig({ SANDBOX_PORT_BASE: '65535' }), /portBase \+ the number of sandbox networks must stay within 65535/);
+  assert.throws(() => loadConfig({ SANDBOX_PORT_BASE: '0' }), /sandbox\.portBase/);
+  assert.throws(() => loadConfig({ LOG_FORMAT: 'yaml' }), /logFormat/);
+});
+
+test("the Docker image's sandbox listen settings are harmless in live mode: live networks, no sandbox", () => {
+  const env = { SANDBOX_HOST: '0.0.0.0', SANDBOX_PORT_BASE: '8545', SANDBOX_PUBLIC_HOST: 'localhost' };
+  const live = loadConfig(env, {
+    networks: { base: { payTo: '0xd8dA6BF26964aF9D7eEd9e03E53415D37aA96045', facilitator: { type: 'remote', url: 'https://facilitator.example' } } },
+  });
+  assert.equal(live.sandbox.enabled, false);
+  assert.deepEqual(Object.keys(live.networks), ['base']);
+});

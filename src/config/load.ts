@@ -4,13 +4,12 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { SANDBOX_NETWORK_NAMES, configSchema, type ModelConfig, type ParsedConfig } from './schema.ts';
 import { embeddedModels } from './embedded-models.ts';
-import { speechProviderFormats } from '../providers/audio-formats.ts';
-import { LOCAL_OPTION_SCHEMAS } from '../providers/local/option-schemas.ts';
+import { LOCAL_OPTION_SCHEMAS, speechProviderFormats } from './engines.ts';
 import { NETWORKS, type NetworkName } from '../x402/networks.ts';
 import { addressProblem } from './addresses.ts';
 
 export interface Config extends Omit<ParsedConfig, 'sandbox' | 'models'> {
-  sandbox: { enabled: boolean; networks: NetworkName[] };
+  sandbox: { enabled: boolean; networks: NetworkName[]; host: string; portBase?: number; publicHost?: string };
   models: ModelConfig[];
 }
 
@@ -20,8 +19,11 @@ export class ConfigError extends Error {
 
 type Env = Record<string, string | undefined>;
 
-/** Environment variables that override single settings. */
-function fromEnvironment(env: Env): Record<string, unknown> {
+/** A whole number from the environment; anything else stays text so the schema names it. */
+const envNumber = (text: string): unknown => (/^\d+$/.test(text.trim()) ? Number(text) : text);
+
+/** Environment variables that override single settings (sandbox ones merged into the file's `sandbox`). */
+function fromEnvironment(env: Env, file: Record<string, unknown>): Record<string, unknown> {
   const overrides: Record<string, unknown> = {};
   if (env.HOST) overrides.host = env.HOST;
   if (env.PORT) overrides.port = Number(env.PORT);
@@ -30,9 +32,14 @@ function fromEnvironment(env: Env): Record<string, unknown> {
   if (env.DATA_DIR) overrides.dataDir = env.DATA_DIR;
   if (env.DATABASE_URL) overrides.databaseUrl = env.DATABASE_URL;
   if (env.LOG_LEVEL) overrides.logLevel = env.LOG_LEVEL;
-  if (env.SANDBOX_NETWORKS) {
-    overrides.sandbox = { enabled: true, networks: env.SANDBOX_NETWORKS.split(',').map((s) => s.trim()) };
-  }
+  if (env.LOG_FORMAT) overrides.logFormat = env.LOG_FORMAT;
+  const fileSandbox = typeof file.sandbox === 'object' && file.sandbox !== null ? (file.sandbox as Record<string, unknown>) : {};
+  const sandbox: Record<string, unknown> = {};
+  if (env.SANDBOX_NETWORKS) Object.assign(sandbox, { enabled: true, networks: env.SANDBOX_NETWORKS.split(',').map((s) => s.trim()) });
+  if (env.SANDBOX_HOST) sandbox.host = env.SANDBOX_HOST.trim();
+  if (env.SANDBOX_PORT_BASE) sandbox.portBase = envNumber(env.SANDBOX_PORT_BASE);
+  if (env.SANDBOX_PUBLIC_HOST) sandbox.publicHost = env.SANDBOX_PUBLIC_HOST.trim();
+  if (Object.keys(sandbox).length > 0) overrides.sandbox = { ...fileSandbox, ...sandbox };
   if (env.SANDBOX === 'false') overrides.sandbox = { enabled: false };
   const tracing = tracingFromEnvironment(env);
   if (tracing) overrides.tracing = tracing;
@@ -74,7 +81,7 @@ function readConfigFile(path: string): Record<string, unknown> {
  */
 export function loadConfig(env: Env = process.env, input?: Record<string, unknown>): Config {
   const fileInput = input ?? (env.CONFIG_FILE ? readConfigFile(env.CONFIG_FILE) : {});
-  const overrides = fromEnvironment(env);
+  const overrides = fromEnvironment(env, fileInput);
   const merged = { ...fileInput, ...overrides };
   // the OTEL_* variables override single tracing settings, not the file's whole tracing block
   if (overrides.tracing) merged.tracing = { ...(fileInput.tracing as Record<string, unknown> | undefined), ...(overrides.tracing as Record<string, unknown>) };
@@ -101,6 +108,9 @@ function resolve(parsed: ParsedConfig): Config {
   const sandbox = {
     enabled: parsed.sandbox?.enabled ?? !hasRealNetworks,
     networks: parsed.sandbox?.networks ?? [...SANDBOX_NETWORK_NAMES],
+    host: parsed.sandbox?.host ?? '127.0.0.1',
+    ...(parsed.sandbox?.portBase === undefined ? {} : { portBase: parsed.sandbox.portBase }),
+    ...(parsed.sandbox?.publicHost === undefined ? {} : { publicHost: parsed.sandbox.publicHost }),
   };
   return { ...parsed, sandbox, models: parsed.models ?? embeddedModels() };
 }

@@ -1,8 +1,9 @@
 // The one validated configuration object. Every field has a default that runs offline (sandbox mode).
+import { isIP } from 'node:net';
 import { z } from 'zod';
 import { NETWORK_NAMES } from '../x402/networks.ts';
 import { isProxyEntry } from '../lib/proxy-entry.ts';
-import { AUDIO_FORMATS, speechProviderFormats } from '../providers/audio-formats.ts';
+import { AUDIO_FORMATS, speechProviderFormats } from './engines.ts';
 
 /** Every network runs in the sandbox: anvil for EVM networks, litesvm for Solana. */
 export const SANDBOX_NETWORK_NAMES = NETWORK_NAMES;
@@ -14,6 +15,12 @@ export const atomicAmount = z
   .pipe(z.string().regex(/^\d{1,30}$/, 'an integer amount in atomic units (e.g. "10000" = 0.01 USDC)'));
 
 const networkName = z.enum(NETWORK_NAMES);
+
+/** an IP address (IPv6 with or without brackets) or a DNS host name; no scheme, port or path */
+const hostName = z.string().refine(
+  (text) => isIP(text.replace(/^\[(.*)\]$/, '$1')) !== 0 || /^(?=.{1,253}$)([a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)(\.[a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*$/.test(text),
+  { error: (issue) => `${JSON.stringify(issue.input)} is not an IP address or host name (no scheme, port or path: e.g. 0.0.0.0, localhost)` },
+);
 
 const CAPABILITIES = ['chat', 'image', 'speech'] as const;
 /** a capability, a network, or network:capability (payments/settle-first.ts) */
@@ -260,6 +267,11 @@ export const configSchema = z
         exportDelayMs: z.number().int().positive().default(5_000),
       })
       .default({ serviceName: 'x402-ai-gateway', exportDelayMs: 5_000 }),
+    /**
+     * json: one JSON object a line, for machines; pretty: readable lines for a person (LOG_FORMAT).
+     * Unset: pretty when stdout is a terminal, else json.
+     */
+    logFormat: z.enum(['json', 'pretty']).optional(),
     bodyLimitBytes: z.number().int().positive().default(256 * 1024),
     /**
      * Sandbox mode: local chains with test USDC for every network listed here, started in-process.
@@ -267,8 +279,24 @@ export const configSchema = z
      */
     sandbox: z
       .object({
-        enabled: z.boolean(),
+        enabled: z.boolean().optional(),
         networks: z.array(networkName).default([...SANDBOX_NETWORK_NAMES]),
+        /** the interface the sandbox chains' JSON-RPC listen on (SANDBOX_HOST); 0.0.0.0 in a container */
+        host: hostName.default('127.0.0.1'),
+        /**
+         * the first chain's port (SANDBOX_PORT_BASE); the n-th network of `networks` listens on portBase + n, so
+         * a container can publish them. Unset: ports the OS picks.
+         */
+        portBase: z.number().int().min(1).max(65535).optional(),
+        /**
+         * the host name or IP buyers reach the chains at (SANDBOX_PUBLIC_HOST), put in the RPC URLs /healthz hands
+         * out: the Docker host's name when the ports are published. Unset: the address the service itself uses.
+         */
+        publicHost: hostName.optional(),
+      })
+      .refine((sandbox) => sandbox.portBase === undefined || sandbox.portBase + sandbox.networks.length - 1 <= 65535, {
+        error: 'portBase + the number of sandbox networks must stay within 65535',
+        path: ['portBase'],
       })
       .optional(),
     networks: z.partialRecord(networkName, networkConfig).default({}),
@@ -316,6 +344,8 @@ export const configSchema = z
       .default({ withdrawDelay: 900, claimIntervalMs: 60_000, claimThreshold: '1000000', claimMaxAgeMs: 300_000, maxClaimsPerBatch: 100 }),
     /** how often pending settlements are reconciled */
     reconcileIntervalMs: z.number().int().positive().default(15_000),
+    /** how often each network's payment readiness (asset code, gas, fee payer, token accounts) is checked again */
+    readinessCheckIntervalMs: z.number().int().min(1_000).default(60_000),
     /**
      * an instance reconciling a pending payment holds it this long (instances sharing a database never check one
      * payment at once; a check outliving it is abandoned); a payment whose instance died mid-check waits this long

@@ -30,9 +30,9 @@ function docsPage(info: { title: string; description: string }, playground: bool
 <body><header class="gateway-header"><div class="inner"><h1>${info.title}</h1><p>${info.description}</p>
 <nav>${playground ? html`<a href="/playground">Playground (sandbox: try it with test USDC)</a>` : ''}<a href="/api/v1/ai/models">Models and prices (JSON)</a><a href="/openapi.json">openapi.json</a></nav></div></header>
 <section class="how-to-pay"><details open><summary>How to pay</summary><ol>
-<li>POST your request with <code>X-Network</code> (e.g. <code>base</code> or <code>solana</code>) and no <code>X-PAYMENT</code>: the 402 answer lists the exact price, in USDC atomic units (1 USDC = 1,000,000).</li>
-<li>Sign the payment with any x402 client (<code>@x402/fetch</code>, <code>x402-fetch</code>) and repeat the same request with <code>X-PAYMENT</code>.</li>
-<li>The 200 answer carries your result and <code>X-PAYMENT-RESPONSE</code>, the settlement receipt. A 409 <code>settlement_pending</code> means: retry with the same proof, never pay again.</li></ol></details></section>
+<li>POST your request with <code>X-Network</code> (e.g. <code>base</code> or <code>solana</code>) and no payment: the 402 answer lists the exact price, in USDC atomic units (1 USDC = 1,000,000), in its body (x402 version 1) and in the <code>PAYMENT-REQUIRED</code> header (version 2).</li>
+<li>Sign the payment with any x402 client and repeat the same request with the proof: <code>PAYMENT-SIGNATURE</code> (version 2, <code>@x402/fetch</code>) or <code>X-PAYMENT</code> (version 1, <code>x402-fetch</code>). Schemes: <code>exact</code> pays the quoted price on every network; <code>upto</code> (EVM networks, Permit2) signs for the most a metered chat can cost and is charged what it used.</li>
+<li>The 200 answer carries your result and the settlement receipt in <code>PAYMENT-RESPONSE</code> (v2) or <code>X-PAYMENT-RESPONSE</code> (v1). A 409 <code>settlement_pending</code> means: retry with the same proof, never pay again.</li></ol></details></section>
 <main id="swagger-ui"><noscript>This page renders <a href="/openapi.json">/openapi.json</a> with JavaScript.</noscript></main>
 </body></html>`);
 }

@@ -65,6 +65,31 @@ export function bodyFieldsOf(endpoint: Endpoint): Record<string, unknown> {
 
 const errorResponse = (description: string) => ({ description, content: jsonContent('Error') });
 
+/** How a paid call is paid, both protocol versions and both schemes (the operations' and the document's description). */
+export const HOW_TO_PAY =
+  'Paid per call through x402: call without a payment to receive the price in a 402, then repeat the call with the signed proof, ' +
+  'in X-PAYMENT (x402 version 1) or PAYMENT-SIGNATURE (version 2; the 402 also carries the v2 requirements in PAYMENT-REQUIRED). ' +
+  'Schemes: `exact` (the quoted price; EVM: an EIP-3009 USDC authorization, Solana: a signed transfer) on every network, and on EVM networks `upto` ' +
+  '(Permit2) for metered chat: signed for the most the call can cost, charged what it used.';
+
+/** The groups of /docs; every operation is in one (an untagged one would land under Swagger UI's "default"). */
+export const TAGS = {
+  paid: { name: 'Paid generation', description: 'The three paid routes of the service contract' },
+  openai: { name: 'OpenAI-compatible', description: 'The same models behind OpenAI-shaped routes, paid the same way' },
+  free: { name: 'Catalog, payments and media', description: 'Free: models and prices, payment lookups, the generated files' },
+  admin: { name: 'Admin', description: 'Operator routes: a bearer token (adminTokenEnv)' },
+} as const;
+
+/** Every operation of `paths` put in the tag `tag`. */
+function tagged(paths: Record<string, unknown>, tag: string): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(paths).map(([path, operations]) => [
+      path,
+      Object.fromEntries(Object.entries(operations as Record<string, Record<string, unknown>>).map(([method, operation]) => [method, { ...operation, tags: [tag] }])),
+    ]),
+  );
+}
+
 /**
  * @param paymentInfo x-payment-info per paid path (http/discovery.ts); a path without one is not advertised as
  * payable (its capability has no model in the catalog)
@@ -87,7 +112,8 @@ export function openApiDocument(
       post: {
         operationId: endpoint.capability,
         summary: endpoint.summary,
-        description: `${endpoint.description}. Paid per request through x402: call without X-PAYMENT to receive the price in a 402, then repeat the call with the payment proof.`,
+        tags: [TAGS.paid.name],
+        description: `${endpoint.description}. ${HOW_TO_PAY}`,
         ...(paymentInfo.has(endpoint.path) ? { 'x-payment-info': paymentInfo.get(endpoint.path) } : {}),
         parameters: [
           {
@@ -101,19 +127,34 @@ export function openApiDocument(
             name: 'X-PAYMENT',
             in: 'header',
             required: false,
-            description: 'Base64 of the x402 v1 payment payload JSON',
+            description: 'x402 version 1: base64 of the payment payload JSON (x402-fetch 1.x)',
+            schema: { type: 'string' },
+          },
+          {
+            name: 'PAYMENT-SIGNATURE',
+            in: 'header',
+            required: false,
+            description: 'x402 version 2: base64 of the payment payload JSON (@x402/fetch 2.x); send one of the two',
             schema: { type: 'string' },
           },
         ],
         requestBody: { required: true, content: jsonContent(`${name}Request`) },
         responses: {
           '200': {
-            description: 'Paid and generated. X-PAYMENT-RESPONSE carries the base64 JSON settlement receipt.',
-            headers: { 'X-PAYMENT-RESPONSE': { schema: { type: 'string' } } },
+            description: 'Paid and generated. The settlement receipt (base64 JSON) is in X-PAYMENT-RESPONSE (v1) or PAYMENT-RESPONSE (v2).',
+            headers: {
+              'X-PAYMENT-RESPONSE': { description: 'x402 v1 settlement receipt, base64 JSON', schema: { type: 'string' } },
+              'PAYMENT-RESPONSE': { description: 'x402 v2 settlement receipt, base64 JSON', schema: { type: 'string' } },
+            },
             content: jsonContent(`${name}Response`),
           },
           '400': errorResponse('Invalid body, unknown model, or unsupported/mismatched network; never charged'),
-          '402': { description: 'Payment required, or the proof was rejected (reason in error; payment_attempts_exhausted: its paid work failed maxFailedAttempts times, nothing was charged, sign a new payment)', content: jsonContent('PaymentRequired') },
+          '402': {
+            description:
+              'Payment required, or the proof was rejected (reason in error; payment_attempts_exhausted: its paid work failed maxFailedAttempts times, nothing was charged, sign a new payment). The body is the x402 v1 answer; PAYMENT-REQUIRED carries the v2 one.',
+            headers: { 'PAYMENT-REQUIRED': { description: 'x402 v2 payment requirements, base64 JSON', schema: { type: 'string' } } },
+            content: jsonContent('PaymentRequired'),
+          },
           '409': errorResponse(
             'The proof is being processed, or its settlement is pending: retry with the same proof. payment_attempts_exhausted: settled first, its work failed too often; recorded for a refund (transaction in the body)',
           ),
@@ -127,11 +168,12 @@ export function openApiDocument(
     };
   }
   paths['/api/v1/ai/models'] = {
-    get: { operationId: 'models', summary: 'List models with capabilities, limits and prices (free)', responses: { '200': { description: 'The catalog' } } },
+    get: { operationId: 'models', tags: [TAGS.free.name], summary: 'List models with capabilities, limits and prices (free)', responses: { '200': { description: 'The catalog' } } },
   };
   paths['/api/v1/payments/{id}'] = {
     get: {
       operationId: 'payment',
+      tags: [TAGS.free.name],
       summary: 'A payment by transaction hash or payment key: public facts, and its result to the payer (free)',
       description:
         'Anyone gets the public facts. The payer gets `result` by signing the text ' +
@@ -152,6 +194,7 @@ export function openApiDocument(
   paths['/media/{id}'] = {
     get: {
       operationId: 'media',
+      tags: [TAGS.free.name],
       summary: 'Fetch generated media (supports Range)',
       parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
       responses: {
@@ -164,16 +207,17 @@ export function openApiDocument(
     },
   };
   const admin = adminOpenApi();
-  Object.assign(paths, admin.paths);
+  Object.assign(paths, tagged(admin.paths, TAGS.admin.name));
   Object.assign(schemas, admin.schemas);
   return {
     openapi: '3.1.0',
     info: {
       title: 'x402 AI generation gateway',
       version: '1.0',
-      description: 'Chat, image generation and text-to-speech, paid per request in USDC through x402 (HTTP 402).',
+      description: `Chat, image generation and text-to-speech, paid per request in USDC through x402 (HTTP 402). ${HOW_TO_PAY}`,
     },
     servers: [{ url: '/' }],
+    tags: Object.values(TAGS),
     security: [],
     paths,
     components: { schemas, securitySchemes: admin.securitySchemes },

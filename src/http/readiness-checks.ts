@@ -2,6 +2,10 @@
 // facilitator, the ledger, the media store, each upstream provider) with its status and latency. /healthz
 // stays liveness only. 503 when some paid route cannot be served: the ledger or media store is down, no
 // chain answers, or every provider behind one capability is down.
+// Each network's payment findings count too (asset contract code, settlement gas, Solana fee payer and payTo token
+// account: payments/readiness.ts checks them at startup and every readinessCheckIntervalMs, and this reads the
+// last findings, never the chain): a network with a finding is not usable, and with no usable network left the
+// paid routes are unavailable (503). One not-ready network beside a usable one is `degraded` ("payments:<network>").
 // Each rail offering `upto` is probed too (Permit2 and the upto proxy still have code; a remote facilitator
 // still lists upto). Its failure is not a 503: chat is still paid under `exact` there, and an upto proof is
 // refused at verification without a charge. It is `degraded` instead ("upto:<network>").
@@ -11,6 +15,7 @@ import type { Ledger } from '../store/ledger.ts';
 import type { MediaStore } from '../media/media-store.ts';
 import { NETWORKS, type NetworkName } from '../x402/networks.ts';
 import type { PaymentRails } from '../payments/rails.ts';
+import type { NetworkFindings } from '../payments/readiness.ts';
 
 const PROBE_TIMEOUT_MS = 3_000;
 
@@ -31,10 +36,22 @@ export interface ReadinessReport {
   upto: Record<string, CheckResult>;
   /** per network offering payment channels: the escrow and its deposit collectors still have code */
   channels: Record<string, CheckResult>;
+  /** per network: what its last payment readiness check found (empty problems: ready) */
+  payments: Record<string, PaymentFindings>;
   /** paid routes that cannot be served now, by capability */
   unavailable: Capability[];
   /** what works less well without stopping a route: "upto:<network>" / "channels:<network>" where they are down (exact still pays) */
   degraded: string[];
+}
+
+export interface PaymentFindings {
+  status: 'ok' | 'down';
+  /** what would make a payment there fail, in words an operator can act on */
+  problems: string[];
+  /** when the findings were established (ISO 8601); null before the first check completed */
+  checkedAt: string | null;
+  /** why the last check could not run (the findings before it are kept) */
+  uncheckedReason?: string;
 }
 
 export interface ReadinessDeps {
@@ -45,6 +62,18 @@ export interface ReadinessDeps {
   sandboxRpcUrls: ReadonlyMap<NetworkName, string>;
   /** the rails, for their upto checks */
   rails?: PaymentRails;
+  /** each network's last payment readiness findings */
+  payments?: { findings(): ReadonlyMap<NetworkName, NetworkFindings> };
+}
+
+function paymentFindings(found: NetworkFindings | undefined): PaymentFindings {
+  if (!found) return { status: 'ok', problems: [], checkedAt: null };
+  return {
+    status: found.problems.length === 0 ? 'ok' : 'down',
+    problems: found.problems,
+    checkedAt: found.checkedAt === undefined ? null : new Date(found.checkedAt).toISOString(),
+    ...(found.uncheckedReason ? { uncheckedReason: found.uncheckedReason } : {}),
+  };
 }
 
 async function timed(probe: (signal: AbortSignal) => Promise<void>): Promise<CheckResult> {
@@ -124,7 +153,12 @@ export async function checkReadiness(deps: ReadinessDeps, networks: readonly Net
   ];
   const chains = Object.fromEntries(networks.map((name, i) => [name, chainResults[i]!]));
   const providers = Object.fromEntries(providerNames.map((name, i) => [name, providerResults[i]!]));
-  const anyChain = chainResults.some((result) => result.status === 'ok');
+  const findings = deps.payments?.findings();
+  const payments = Object.fromEntries(networks.map((name) => [name, paymentFindings(findings?.get(name))]));
+  const notReady = networks.filter((name) => payments[name]!.status === 'down');
+  // a network is usable when its chain answers and its last check found nothing in the way of a payment
+  const anyChain = networks.some((name, i) => chainResults[i]!.status === 'ok' && payments[name]!.status === 'ok');
+  if (anyChain) degraded.push(...notReady.map((name) => `payments:${name}`));
   const storesUp = ledger.status === 'ok' && media.status === 'ok';
   const capabilities = [...new Set(config.models.map((model) => model.capability))];
   const unavailable = capabilities.filter(
@@ -133,5 +167,5 @@ export async function checkReadiness(deps: ReadinessDeps, networks: readonly Net
       !anyChain ||
       !config.models.some((model) => model.capability === capability && (providers[model.provider]?.status ?? 'ok') === 'ok'),
   );
-  return { status: unavailable.length === 0 ? 'ready' : 'not_ready', chains, ledger, media, providers, upto, channels, unavailable, degraded };
+  return { status: unavailable.length === 0 ? 'ready' : 'not_ready', chains, ledger, media, providers, upto, channels, payments, unavailable, degraded };
 }

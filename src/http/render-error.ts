@@ -6,10 +6,18 @@
 import type { Context } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import { ApiError, type ErrorCode } from '../errors.ts';
+import { LedgerUnavailableError } from '../store/ledger.ts';
 import type { Logger } from 'pino';
 
 export function toApiError(error: unknown): ApiError | undefined {
   if (error instanceof ApiError) return error;
+  // reaches here only before any money moved (see PaymentGate.recordAfterSettlement): a retry may succeed
+  if (error instanceof LedgerUnavailableError) {
+    return new ApiError(503, 'ledger_unavailable', 'the payments database is unavailable; nothing was charged, retry later', {
+      headers: { 'Retry-After': '5' },
+      cause: error,
+    });
+  }
   if (error instanceof HTTPException && error.status < 500) {
     return new ApiError(error.status, 'invalid_request', error.message || 'bad request');
   }

@@ -12,7 +12,8 @@ import type { Logger } from 'pino';
 import { resolveNetworkName, type NetworkName } from '../x402/networks.ts';
 import { canonicalJson } from '../lib/canonical-json.ts';
 import { ApiError } from '../errors.ts';
-import { UNBOUNDED_ATTEMPTS, type Ledger, type PaymentRecord, type StoredResult } from '../store/ledger.ts';
+import { LedgerUnavailableError, UNBOUNDED_ATTEMPTS, type Ledger, type PaymentRecord, type PaymentUpdate, type StoredResult } from '../store/ledger.ts';
+import { OutcomeRecorder } from './outcome-recorder.ts';
 import type { MediaStore } from '../media/media-store.ts';
 import { facilitatorFor, type PaymentRail, type PaymentRails } from './rails.ts';
 import { acceptedMismatch, storedProof, storedRequirement, type PaymentProof, type PaymentRequirement, type SettlementReceipt, type Wire } from '../x402/model.ts';
@@ -41,6 +42,11 @@ export interface GateDeps {
   maxFailedAttempts?: FailedAttemptLimits;
   /** told of payment channels' deposits, charges and refunds (the channel metrics) */
   observeChannels?: ChannelObserver;
+  /**
+   * whether a network is offered in the 402 now: false while its last readiness check found that payments there
+   * would fail (payments/readiness.ts). Every network is offered when absent.
+   */
+  offered?: (network: NetworkName) => boolean;
 }
 
 /** How many times the paid work of one payment may fail before its proof is refused (see config.maxFailedAttempts). */
@@ -76,6 +82,8 @@ interface Matched {
   requirement: PaymentRequirement;
   proof: PaymentProof;
   received: ReceivedPayment;
+  /** the payment key this call reserved, once it has (see releaseAfterLedgerFailure) */
+  reservedKey?: string;
 }
 
 export class PaymentGate {
@@ -129,14 +137,13 @@ export class PaymentGate {
 
   /**
    * What a payment-required answer offers on these rails, in order: each rail's `exact`, and beside it `upto`
-   * for a metered call on a rail that has it. `upto` is offered when the call names its network (one rail):
-   * beside every network at once it would take an HTTP PAYMENT-REQUIRED header past 8 KB, and a proof under
-   * upto is still accepted on any rail that offers it. Also the v2 `extensions` those offers declare.
+   * for a metered call on a rail that has it, whether or not the call named its network (a client that names
+   * none is offered the same schemes). Also the v2 `extensions` those offers declare.
    */
   offers(call: Pick<PaidCall, 'amount' | 'maxTimeoutSeconds' | 'resource' | 'description' | 'metered'>, rails: readonly PaymentRail[]) {
-    const metered = rails.length === 1 ? rails.filter((rail) => this.uptoOffered(rail, call)) : [];
-    // payment channels (batch-settlement) beside exact where the rail has them, on the same one-rail terms as upto
-    const channels = rails.length === 1 && this.channels ? rails.filter((rail) => rail.channels) : [];
+    const metered = rails.filter((rail) => this.uptoOffered(rail, call));
+    // payment channels (batch-settlement) beside exact on every rail that has them, as upto is offered
+    const channels = this.channels ? rails.filter((rail) => rail.channels) : [];
     const requirements = rails.flatMap((rail) => [
       this.requirementFor(rail, call),
       ...(metered.includes(rail) ? [this.requirementFor(rail, call, 'upto')] : []),
@@ -154,15 +161,17 @@ export class PaymentGate {
   async process(call: PaidCall): Promise<PaymentOutcome> {
     const requested = call.network?.trim() || undefined;
     const namedRail = requested ? this.railFor(requested) : undefined;
-    const fallbackRails = namedRail ? [namedRail] : this.anyNetworkRails;
+    // only the networks that can be paid now are offered (see offeredOf)
+    const fallbackRails = this.offeredOf(namedRail ? [namedRail] : this.anyNetworkRails);
 
     if (call.payment === undefined) {
-      if (namedRail) return required(call.names.noPayment, [namedRail]);
+      if ('kind' in fallbackRails) return fallbackRails;
+      if (namedRail) return required(call.names.noPayment, fallbackRails);
       const why = requested ? `"${requested}" is not a supported ${call.names.network}` : call.names.noNetwork;
-      return required(`${call.names.noPayment}; ${why} (supported: ${this.enabledNetworks.join(', ')})`, this.anyNetworkRails);
+      return required(`${call.names.noPayment}; ${why} (supported: ${this.enabledNetworks.join(', ')})`, fallbackRails);
     }
     const received = call.payment;
-    if (typeof received === 'string') return required(received, fallbackRails);
+    if (typeof received === 'string') return 'kind' in fallbackRails ? fallbackRails : required(received, fallbackRails);
 
     // The network is the one the proof names; the network the call asked for, when it did, must agree with it.
     if (requested && !namedRail) return this.unsupportedNetwork(requested, call.names.network, 'network');
@@ -196,7 +205,25 @@ export class PaymentGate {
     // A v2 proof names the requirement it accepted: it must be this server's own, for this call.
     const mismatch = received.accepted && acceptedMismatch(received.accepted, requirement);
     if (mismatch) return required(mismatch, [rail]);
-    return this.settlePaidCall({ call, rail, scheme, requirement, proof, received });
+    const matched: Matched = { call, rail, scheme, requirement, proof, received };
+    return this.settlePaidCall(matched).catch((error: unknown) => this.releaseAfterLedgerFailure(matched, error));
+  }
+
+  /**
+   * The rails of `rails` that can be paid now: a network whose last readiness check found that payments there
+   * would fail is not offered (a payer would sign for nothing). None left: refused, 503, nothing charged.
+   */
+  private offeredOf(rails: readonly PaymentRail[]): readonly PaymentRail[] | Refusal {
+    const offered = this.deps.offered;
+    if (!offered) return rails;
+    const ready = rails.filter((rail) => offered(rail.network.name));
+    if (ready.length > 0) return ready;
+    return {
+      kind: 'refused',
+      code: 'facilitator_unavailable',
+      message: `payments on ${rails.map((rail) => rail.network.name).join(', ')} cannot be taken right now (see /readyz); nothing was charged, retry later`,
+      retryAfterSeconds: 30,
+    };
   }
 
   private railFor(network: string): PaymentRail | undefined {
@@ -243,6 +270,7 @@ export class PaymentGate {
       this.attempts.unsettled,
     );
     if (!reservation.reserved) return this.alreadyUsed(matched, reservation.existing);
+    matched.reservedKey = key;
 
     const observe = this.deps.observe ?? NO_PAYMENT_OBSERVER;
     const labels = { network: rail.network.name, scheme: requirement.scheme, model: call.model };
@@ -296,19 +324,53 @@ export class PaymentGate {
     });
     if (outcome.status === 'settled') {
       // an upto cost of 0 moves nothing: no transaction
-      await ledger.transition(key, ['pending'], { state: 'settled', txHash: outcome.transaction || null });
+      if ((await this.recordAfterSettlement(key, { state: 'settled', txHash: outcome.transaction || null })) === undefined) {
+        // paid, but the ledger cannot say so yet: the result waits in the pending row until reconciliation
+        // confirms the payment, and the same proof then gets it
+        return { kind: 'pending', transaction: outcome.transaction || null };
+      }
       log.info({ key, network: rail.network.name, tx: outcome.transaction, amount: charged.toString() }, 'payment settled');
       return delivered(stored, rail, outcome.transaction, outcome.payer || payer, matched.received.wires, charged);
     }
     if (outcome.status === 'failed') {
-      await ledger.transition(key, ['pending'], { state: 'failed', error: outcome.reason, result: null });
+      // unrecorded, the row stays pending until reconciliation finds the authorization unused and expired
+      await this.recordAfterSettlement(key, { state: 'failed', error: outcome.reason, result: null });
       await this.discardMedia(result.media);
       log.warn({ key, reason: outcome.reason }, 'settlement failed; result withheld');
       return settlementFailed(rail, matched.received.wires, outcome.reason, outcome.transaction ?? '', outcome.payer ?? payer);
     }
-    await ledger.transition(key, ['pending'], { state: 'pending', txHash: outcome.transaction || null, error: outcome.reason });
+    await this.recordAfterSettlement(key, { state: 'pending', txHash: outcome.transaction || null, error: outcome.reason });
     log.warn({ key, tx: outcome.transaction, reason: outcome.reason }, 'settlement outcome unknown; will reconcile');
     return { kind: 'pending', transaction: outcome.transaction || null };
+  }
+
+  /**
+   * Records what a settlement did to a pending payment. Past this point money may have moved, so a ledger that
+   * cannot be written (its database restarting) must not turn the answer into an error that says nothing was
+   * charged: the write is retried (outcome-recorder.ts) and the row stays 'pending' meanwhile. Undefined when
+   * not recorded in time for this answer; false when reconciliation moved the row first (as before).
+   */
+  private recordAfterSettlement(key: string, update: PaymentUpdate): Promise<boolean | undefined> {
+    this.recorder ??= new OutcomeRecorder(this.deps.log);
+    return this.recorder.record(key, () => this.deps.ledger.transition(key, ['pending'], update), 'a settlement outcome');
+  }
+
+  private recorder: OutcomeRecorder | undefined;
+
+  /**
+   * The ledger's database went away after this call reserved its payment and before any settlement (a failure
+   * past that point is recorded, never thrown: recordAfterSettlement). Nothing moved, and the client is told so
+   * (503, retry): the reservation is released once the database is back, in the background, so the same proof
+   * can be used again at once rather than after its lease runs out under this instance's heartbeat.
+   */
+  private releaseAfterLedgerFailure(matched: Matched, error: unknown): never {
+    const key = matched.reservedKey;
+    if (key !== undefined && error instanceof LedgerUnavailableError) {
+      this.recorder ??= new OutcomeRecorder(this.deps.log);
+      const release = () => this.deps.ledger.transition(key, ['reserved', 'verified'], { state: 'released', error: 'ledger_unavailable' });
+      void this.recorder.record(key, release, 'the release of a reservation');
+    }
+    throw error;
   }
 
   /**
@@ -343,14 +405,17 @@ export class PaymentGate {
       return { status: 'unknown' as const, reason: errorText(error), payer, transaction: '' };
     });
     if (outcome.status === 'failed') {
-      await ledger.transition(key, ['pending'], { state: 'failed', error: outcome.reason });
+      await this.recordAfterSettlement(key, { state: 'failed', error: outcome.reason });
       return settlementFailed(rail, received.wires, outcome.reason, outcome.transaction ?? '', outcome.payer ?? payer);
     }
     if (outcome.status === 'unknown') {
-      await ledger.transition(key, ['pending'], { state: 'pending', txHash: outcome.transaction || null, error: outcome.reason });
+      await this.recordAfterSettlement(key, { state: 'pending', txHash: outcome.transaction || null, error: outcome.reason });
       return { kind: 'pending', transaction: outcome.transaction || null };
     }
-    await ledger.transition(key, ['pending'], { state: 'settled', txHash: outcome.transaction });
+    // unrecorded: reconciliation confirms it, and the same proof then runs the work at no further charge
+    if ((await this.recordAfterSettlement(key, { state: 'settled', txHash: outcome.transaction })) === undefined) {
+      return { kind: 'pending', transaction: outcome.transaction };
+    }
     return this.workForSettled(matched, key, outcome.transaction, outcome.payer || payer, requirement.amount, 0);
   }
 
@@ -371,7 +436,10 @@ export class PaymentGate {
     try {
       const result = await matched.call.work({ charge: charged }).catch(async (error: unknown) => {
         const exhausted = failedBefore + 1 >= this.attempts.settled;
-        await this.deps.ledger.transition(key, ['settled'], { state: 'settled', countFailure: true, ...(exhausted ? { error: ATTEMPTS_EXHAUSTED } : {}) });
+        // settled: the answer must say so even when the ledger cannot count this failure (its database restarting)
+        await this.deps.ledger
+          .transition(key, ['settled'], { state: 'settled', countFailure: true, ...(exhausted ? { error: ATTEMPTS_EXHAUSTED } : {}) })
+          .catch((failure: unknown) => this.deps.log.error({ err: failure, key }, 'could not count a failed work of a settled payment'));
         const paid = error instanceof ApiError ? error : new ApiError(502, 'upstream_error', 'generation failed');
         const next = exhausted
           ? `your payment is settled, but its work has now failed ${failedBefore + 1} times: it will not run again, and the payment is recorded for a refund by the operator`
@@ -379,7 +447,10 @@ export class PaymentGate {
         throw new ApiError(paid.status, paid.code, `${paid.message.replace(/; nothing was charged.*$/, '')}; ${next}`, { headers: paid.headers });
       });
       const stored: StoredResult = { status: 200, body: result.body, media: result.media };
-      await this.deps.ledger.transition(key, ['settled'], { state: 'settled', result: stored });
+      // paid and recorded as paid: a ledger that cannot keep the result does not withhold it from its payer
+      await this.deps.ledger.transition(key, ['settled'], { state: 'settled', result: stored }).catch((error: unknown) => {
+        this.deps.log.error({ err: error, key }, 'could not store the result of a settled payment; delivered without it');
+      });
       return delivered(stored, matched.rail, transaction, payer, matched.received.wires, charged);
     } finally {
       this.working.delete(key);

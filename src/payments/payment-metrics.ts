@@ -80,7 +80,9 @@ export class PaymentMetrics implements PaymentObserver {
       help: `Payments in state pending: settlements in flight or of unknown outcome, left to the reconciler (counted up to ${BACKLOG_CAP})`,
       registers,
       async collect() {
-        this.set(await pendingCount());
+        // the ledger's database unavailable (a restart): the last count stays, and the rest of /metrics still answers
+        const count = await pendingCount().catch(() => undefined);
+        if (count !== undefined) this.set(count);
       },
     });
   }

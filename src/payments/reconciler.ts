@@ -107,7 +107,14 @@ export class Reconciler {
         return undefined;
       });
     const outcome = await Promise.race([check, outOfTime]).finally(() => clearTimeout(timer));
-    if (!outcome || outcome.status === 'unknown') return;
+    if (!outcome) return;
+    if (outcome.status === 'unknown') {
+      // settled anew (our first transaction was lost): the next check follows the new transaction
+      if (outcome.transaction && outcome.transaction !== payment.txHash) {
+        await ledger.transition(payment.key, ['pending'], { state: 'pending', txHash: outcome.transaction, error: outcome.reason });
+      }
+      return;
+    }
     if (outcome.status === 'settled') {
       if (await ledger.transition(payment.key, ['pending'], { state: 'settled', txHash: outcome.transaction || payment.txHash })) {
         log.info({ key: payment.key, tx: outcome.transaction }, 'pending payment reconciled: settled');

@@ -20,9 +20,7 @@ import { createNodeHttpFetch } from '../lib/node-http-fetch.ts';
 import { loadAnthropicSdk, loadUpstreamSdk, type UpstreamSdk } from './upstream-sdk.ts';
 import { optionalSecret } from '../config/secret.ts';
 import { perModel } from './per-model.ts';
-import type { EngineOptionsSchema } from './local/engine-options.ts';
-import { LOCAL_OPTION_SCHEMAS } from './local/option-schemas.ts';
-import { LLAMA_CHAT_ENGINE } from './local/llama-chat-model.ts';
+import { ESPEAK_SPEECH_ENGINE, LLAMA_CHAT_ENGINE, LOCAL_OPTION_SCHEMAS, PREVIEW_IMAGE_ENGINE, type EngineOptionsSchema } from '../config/engines.ts';
 import { boundedJsonSchema, UnsupportedSchemaError } from './local/bounded-json-schema.ts';
 import { schemaValidator } from './local/schema-validator.ts';
 
@@ -32,8 +30,6 @@ export interface SchemaProblem {
   pointer: string;
   why: string;
 }
-import { PREVIEW_IMAGE_ENGINE } from './local/preview-image-model.ts';
-import { ESPEAK_SPEECH_ENGINE } from './local/espeak-speech-model.ts';
 
 /** The embedded engines, keyed by the provider names the catalog uses. */
 export interface LocalEngines {

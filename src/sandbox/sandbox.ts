@@ -14,10 +14,14 @@ import { startSvmSandbox } from './svm/svm-sandbox.ts';
 import { LocalSvmFacilitator } from '../payments/facilitators/svm/local-svm.ts';
 import type { PaymentRail } from '../payments/rails.ts';
 import { parseOrThrow } from '../api/validate.ts';
+import { LOCAL_ONLY, type ChainListen } from './listen.ts';
 
 interface SandboxChain {
   network: NetworkName;
+  /** where this process reaches the chain */
   rpcUrl: string;
+  /** where buyers reach it: /healthz and the startup log hand this one out */
+  publicRpcUrl: string;
   asset: string;
   payTo: string;
   rail: PaymentRail;
@@ -35,10 +39,10 @@ export interface Sandbox {
   stop(): Promise<void>;
 }
 
-async function startEvmChain(name: NetworkName, settlementTimeoutMs: number, options: SandboxOptions): Promise<SandboxChain> {
+async function startEvmChain(name: NetworkName, settlementTimeoutMs: number, options: SandboxOptions, listen: ChainListen): Promise<SandboxChain> {
   const network = NETWORKS[name];
   if (network.family !== 'evm') throw new Error(`${name} is not an EVM network`);
-  const chain: EvmSandbox = await startEvmSandbox(network);
+  const chain: EvmSandbox = await startEvmSandbox(network, { listen });
   const facilitator = new LocalEvmFacilitator({
     network,
     rpcUrl: chain.rpcUrl,
@@ -75,6 +79,7 @@ async function startEvmChain(name: NetworkName, settlementTimeoutMs: number, opt
   return {
     network: name,
     rpcUrl: chain.rpcUrl,
+    publicRpcUrl: chain.publicRpcUrl,
     asset: chain.asset,
     payTo: chain.payTo,
     rail: {
@@ -102,10 +107,10 @@ async function startEvmChain(name: NetworkName, settlementTimeoutMs: number, opt
   };
 }
 
-async function startSvmChain(name: NetworkName, settlementTimeoutMs: number): Promise<SandboxChain> {
+async function startSvmChain(name: NetworkName, settlementTimeoutMs: number, listen: ChainListen): Promise<SandboxChain> {
   const network = NETWORKS[name];
   if (network.family !== 'svm') throw new Error(`${name} is not a Solana network`);
-  const chain = await startSvmSandbox(network);
+  const chain = await startSvmSandbox(network, { listen });
   const facilitator = new LocalSvmFacilitator({
     network,
     rpcUrl: chain.rpcUrl,
@@ -117,6 +122,7 @@ async function startSvmChain(name: NetworkName, settlementTimeoutMs: number): Pr
   return {
     network: name,
     rpcUrl: chain.rpcUrl,
+    publicRpcUrl: chain.publicRpcUrl,
     asset: chain.asset,
     payTo: chain.payTo,
     rail: { network, payTo: chain.payTo, asset: chain.asset, facilitator, extra: await facilitator.requirementExtra() },
@@ -154,12 +160,29 @@ export interface SandboxOptions {
   settlementBatching?: boolean;
   /** the withdraw delay payment channels are opened with (config channels.withdrawDelay) */
   channelWithdrawDelay?: number;
+  /**
+   * where the chains' JSON-RPC listen (config sandbox.host, sandbox.portBase, sandbox.publicHost): the n-th
+   * network on portBase + n when a base is given, else on ports the OS picks; default 127.0.0.1
+   */
+  listen?: { host: string; portBase?: number; publicHost?: string };
+}
+
+/** The n-th chain's listen address. */
+function chainListen(options: SandboxOptions, index: number): ChainListen {
+  const listen = options.listen ?? { host: LOCAL_ONLY.host };
+  return {
+    host: listen.host,
+    port: listen.portBase === undefined ? 0 : listen.portBase + index,
+    ...(listen.publicHost ? { publicHost: listen.publicHost } : {}),
+  };
 }
 
 export async function startSandbox(networks: readonly NetworkName[], settlementTimeoutMs: number, options: SandboxOptions = {}): Promise<Sandbox> {
   const started = await Promise.allSettled(
-    networks.map((name) =>
-      NETWORKS[name].family === 'evm' ? startEvmChain(name, settlementTimeoutMs, options) : startSvmChain(name, settlementTimeoutMs),
+    networks.map((name, index) =>
+      NETWORKS[name].family === 'evm'
+        ? startEvmChain(name, settlementTimeoutMs, options, chainListen(options, index))
+        : startSvmChain(name, settlementTimeoutMs, chainListen(options, index)),
     ),
   );
   const chains = new Map<NetworkName, SandboxChain>();
@@ -204,7 +227,7 @@ export async function startSandbox(networks: readonly NetworkName[], settlementT
       sandbox: true,
       warning: 'SANDBOX MODE: local chains with test USDC; no real funds move',
       sandboxNetworks: Object.fromEntries(
-        [...chains.values()].map((chain) => [chain.network, { rpcUrl: chain.rpcUrl, asset: chain.asset, payTo: chain.payTo }]),
+        [...chains.values()].map((chain) => [chain.network, { rpcUrl: chain.publicRpcUrl, asset: chain.asset, payTo: chain.payTo }]),
       ),
     }),
     stop: async () => {

@@ -12,6 +12,18 @@
 import type { NonceAllocator, PendingCount } from './nonce-allocator.ts';
 import type { ChannelStore } from './channel-store.ts';
 
+/**
+ * The ledger's database cannot be reached right now (a restart, a failover, a network cut): nothing about the
+ * payment could be read or recorded. Whoever gets it has changed nothing it could not undo; a paid call that
+ * meets it before its settlement moves no money (the HTTP layer answers 503, retry later).
+ */
+export class LedgerUnavailableError extends Error {
+  override name = 'LedgerUnavailableError';
+  constructor(cause: unknown) {
+    super('the payments database is unavailable', { cause });
+  }
+}
+
 export const PAYMENT_STATES = ['reserved', 'verified', 'pending', 'settled', 'failed', 'released'] as const;
 export type PaymentState = (typeof PAYMENT_STATES)[number];
 

@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { DEFAULT_RESERVATION_LEASE_MS, type Ledger, type ReservationHolder } from './ledger.ts';
+import { DEFAULT_RESERVATION_LEASE_MS, LedgerUnavailableError, type Ledger, type ReservationHolder } from './ledger.ts';
 import { SqliteLedger } from './sqlite-ledger.ts';
 import { ConfigError } from '../config/load.ts';
 
@@ -42,7 +42,8 @@ function databaseWhere(connectionString: string): string {
 
 /** pg's reason, without anything of the connection string it might quote. */
 function databaseReason(error: unknown): string {
-  const { code, message } = error as { code?: string; message?: string };
+  // pg's own error, also when the ledger wrapped it as unavailable
+  const { code, message } = (error instanceof LedgerUnavailableError ? error.cause : error) as { code?: string; message?: string };
   if (code === 'ECONNREFUSED') return 'connection refused (is the server running and listening there?)';
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return 'its host name does not resolve';
   if (code === '28P01' || code === '28000') return 'the server refused the credentials';

@@ -24,6 +24,7 @@ import {
 import { randomUUID } from 'node:crypto';
 import { POSTGRES_DIALECT, paymentConditions, payerMatch } from './payment-query.ts';
 import { SETTLEMENT_NONCES_MIGRATION, SharedNonces } from './postgres-nonces.ts';
+import { asLedgerError, holdClient } from './postgres-connection.ts';
 import type { NonceAllocator, PendingCount } from './nonce-allocator.ts';
 
 /** Applied in order, each once, in one transaction under an advisory lock (see migrate()). Never edit a shipped one. */
@@ -181,9 +182,20 @@ export class PostgresLedger implements Ledger {
     return ledger;
   }
 
+  /** One statement on a pooled connection; a database that cannot be reached is a LedgerUnavailableError. */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- as pg.Pool.query's own default
+  private async query<R extends pg.QueryResultRow = any>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>> {
+    try {
+      return await this.pool.query<R>(text, values);
+    } catch (error) {
+      throw asLedgerError(error);
+    }
+  }
+
   /** Applies the migrations not applied yet. The advisory lock makes concurrent starters wait, then see them applied. */
   private async migrate(): Promise<void> {
-    const client = await this.pool.connect();
+    const held = await holdClient(this.pool);
+    const { client } = held;
     try {
       await client.query('BEGIN');
       await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
@@ -202,14 +214,14 @@ export class PostgresLedger implements Ledger {
       await client.query('ROLLBACK').catch(() => undefined);
       throw error;
     } finally {
-      client.release();
+      held.release();
     }
   }
 
   async reserve(payment: NewPayment, maxFailedAttempts = UNBOUNDED_ATTEMPTS): Promise<ReserveOutcome> {
     // One statement: a new key is inserted; an existing one is taken over only if its earlier use moved no
     // funds. Concurrent callers with one key serialise on the key's index entry; exactly one gets a row back.
-    const claimed = await this.pool.query(
+    const claimed = await this.query(
       `INSERT INTO payments (key, network, payer, amount, asset, pay_to, resource, model, request_hash, state,
                              payload, requirements, created_at, updated_at, held_by, held_until)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'reserved', $10, $11, now(), now(), $12, now() + $13 * interval '1 millisecond')
@@ -245,7 +257,7 @@ export class PostgresLedger implements Ledger {
   }
 
   async heartbeat(): Promise<number> {
-    const outcome = await this.pool.query(
+    const outcome = await this.query(
       `UPDATE payments SET held_until = now() + $2 * interval '1 millisecond' WHERE held_by = $1 AND state IN ('reserved', 'verified')`,
       [this.holder.instanceId, this.holder.leaseMs],
     );
@@ -266,7 +278,7 @@ export class PostgresLedger implements Ledger {
     if (update.result !== undefined) set('result', update.result && JSON.stringify(update.result));
     if (update.countFailure) sets.push('failed_attempts = failed_attempts + 1');
     values.push(key, from);
-    const outcome = await this.pool.query(
+    const outcome = await this.query(
       `UPDATE payments SET ${sets.join(', ')} WHERE key = $${values.length - 1} AND state = ANY($${values.length}::text[])`,
       values,
     );
@@ -274,17 +286,17 @@ export class PostgresLedger implements Ledger {
   }
 
   async get(key: string): Promise<PaymentRecord | undefined> {
-    const { rows } = await this.pool.query<Row>('SELECT * FROM payments WHERE key = $1', [key]);
+    const { rows } = await this.query<Row>('SELECT * FROM payments WHERE key = $1', [key]);
     return rows[0] && toRecord(rows[0]);
   }
 
   async findByTransaction(txHash: string): Promise<PaymentRecord | undefined> {
-    const { rows } = await this.pool.query<Row>('SELECT * FROM payments WHERE tx_hash = $1 LIMIT 1', [txHash]);
+    const { rows } = await this.query<Row>('SELECT * FROM payments WHERE tx_hash = $1 LIMIT 1', [txHash]);
     return rows[0] && toRecord(rows[0]);
   }
 
   async listPending(limit: number): Promise<PaymentRecord[]> {
-    const { rows } = await this.pool.query<Row>(
+    const { rows } = await this.query<Row>(
       `SELECT * FROM payments WHERE state = 'pending' ORDER BY updated_at LIMIT $1`,
       [limit],
     );
@@ -295,7 +307,7 @@ export class PostgresLedger implements Ledger {
     // SELECT ... FOR UPDATE SKIP LOCKED and the UPDATE that stamps the lease run as one statement (one
     // transaction): rows another instance is claiming right now are skipped, not waited for, and a row whose
     // lease was just stamped by a committed claim fails the re-checked WHERE and is skipped too.
-    const { rows } = await this.pool.query<Row>(
+    const { rows } = await this.query<Row>(
       `WITH claimable AS (
          SELECT key FROM payments
          WHERE state = 'pending'
@@ -314,7 +326,7 @@ export class PostgresLedger implements Ledger {
   }
 
   async listStale(olderThan: Date, limit: number): Promise<PaymentRecord[]> {
-    const { rows } = await this.pool.query<Row>(
+    const { rows } = await this.query<Row>(
       `SELECT * FROM payments WHERE state IN ('reserved', 'verified') AND (updated_at < $1 OR held_until < now()) ORDER BY updated_at LIMIT $2`,
       [olderThan, limit],
     );
@@ -322,7 +334,7 @@ export class PostgresLedger implements Ledger {
   }
 
   async releaseStale(key: string, olderThan: Date, error: string): Promise<boolean> {
-    const outcome = await this.pool.query(
+    const outcome = await this.query(
       `UPDATE payments SET state = 'released', error = $3, updated_at = now()
        WHERE key = $1 AND state IN ('reserved', 'verified') AND (updated_at < $2 OR held_until < now())`,
       [key, olderThan, error],
@@ -332,7 +344,7 @@ export class PostgresLedger implements Ledger {
 
   async listPayments(filter: PaymentFilter, limit: number, after?: PaymentCursor): Promise<PaymentPage> {
     const { where, params } = paymentConditions(POSTGRES_DIALECT, filter, after);
-    const { rows } = await this.pool.query<SummaryRow>(
+    const { rows } = await this.query<SummaryRow>(
       `SELECT ${SUMMARY_COLUMNS} FROM payments ${where} ORDER BY created_at DESC, key DESC LIMIT $${params.length + 1}`,
       [...params, limit + 1],
     );
@@ -349,7 +361,7 @@ export class PostgresLedger implements Ledger {
     const { where, params } = paymentConditions(POSTGRES_DIALECT, { from: filter.from, before: filter.before }, undefined, [
       `state = 'settled'`,
     ]);
-    const { rows } = await this.pool.query<{ day: string; network: string; model: string; count: string; amount: string }>(
+    const { rows } = await this.query<{ day: string; network: string; model: string; count: string; amount: string }>(
       `SELECT to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, network, model,
               COUNT(*)::text AS count, SUM(COALESCE(settled_amount, amount))::text AS amount
        FROM payments ${where}
@@ -362,7 +374,7 @@ export class PostgresLedger implements Ledger {
 
   async pruneFinal(olderThan: Date, limit: number): Promise<number> {
     // SKIP LOCKED: instances pruning at the same moment take different rows instead of queueing on each other
-    const outcome = await this.pool.query(
+    const outcome = await this.query(
       `DELETE FROM payments WHERE key IN (
          SELECT key FROM payments WHERE state = ANY($1::text[]) AND updated_at < $2 LIMIT $3 FOR UPDATE SKIP LOCKED)`,
       [FINAL_STATES, olderThan, limit],
@@ -371,7 +383,7 @@ export class PostgresLedger implements Ledger {
   }
 
   async prunePaymentIds(olderThan: Date, limit: number): Promise<number> {
-    const outcome = await this.pool.query(
+    const outcome = await this.query(
       `DELETE FROM payment_ids WHERE id IN (
          SELECT id FROM payment_ids WHERE created_at < $1 LIMIT $2 FOR UPDATE SKIP LOCKED)`,
       [olderThan, limit],
@@ -380,7 +392,7 @@ export class PostgresLedger implements Ledger {
   }
 
   async findPaidResult(payer: string, requestHash: string): Promise<PaymentRecord | undefined> {
-    const outcome = await this.pool.query(
+    const outcome = await this.query(
       `SELECT * FROM payments WHERE request_hash = $1 AND state = 'settled' AND result IS NOT NULL
          AND ${payerMatch('$2', '$3')}
        ORDER BY created_at DESC LIMIT 1`,
@@ -390,8 +402,8 @@ export class PostgresLedger implements Ledger {
   }
 
   async useNonce(nonce: string, expiresAt: Date): Promise<boolean> {
-    await this.pool.query('DELETE FROM siwx_nonces WHERE expires_at < now()');
-    const outcome = await this.pool.query('INSERT INTO siwx_nonces (nonce, expires_at) VALUES ($1, $2) ON CONFLICT (nonce) DO NOTHING', [
+    await this.query('DELETE FROM siwx_nonces WHERE expires_at < now()');
+    const outcome = await this.query('INSERT INTO siwx_nonces (nonce, expires_at) VALUES ($1, $2) ON CONFLICT (nonce) DO NOTHING', [
       nonce,
       expiresAt,
     ]);
@@ -399,9 +411,9 @@ export class PostgresLedger implements Ledger {
   }
 
   async bindPaymentId(id: string, payloadHash: string): Promise<string> {
-    await this.pool.query('INSERT INTO payment_ids (id, payload_hash) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING', [id, payloadHash]);
+    await this.query('INSERT INTO payment_ids (id, payload_hash) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING', [id, payloadHash]);
     // a statement of its own: its snapshot sees the row a concurrent first use committed
-    const outcome = await this.pool.query('SELECT payload_hash FROM payment_ids WHERE id = $1', [id]);
+    const outcome = await this.query('SELECT payload_hash FROM payment_ids WHERE id = $1', [id]);
     return outcome.rows[0].payload_hash as string;
   }
 

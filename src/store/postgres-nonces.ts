@@ -5,8 +5,10 @@
 // update with COMMIT. Within one instance the steps queue in memory first, so a burst waits on one
 // connection instead of holding the whole pool. A NULL counter (a new key, or after an error) is read
 // from the chain. If the instance dies mid-step the transaction rolls back: the counter is as before, and
-// a transaction it may have sent makes the next one "nonce too low", which re-reads the chain.
+// a transaction it may have sent makes the next one "nonce too low", which re-reads the chain. The same
+// when the database goes away mid-step (a restart, a failover): see withNextNonce.
 import type pg from 'pg';
+import { asLedgerError, holdClient } from './postgres-connection.ts';
 import { SerialQueue, useNonce, type NonceAllocator, type NonceUse, type PendingCount } from './nonce-allocator.ts';
 
 export const SETTLEMENT_NONCES_MIGRATION = `CREATE TABLE settlement_nonces (
@@ -30,7 +32,11 @@ export class SharedNonces implements NonceAllocator {
 
   withNextNonce<T>(use: (nonce: number) => Promise<NonceUse<T>>): Promise<T> {
     return this.#queue.run(async () => {
-      const client = await this.#pool.connect();
+      // the client's own 'error' listener: the database may go away while it is held through signing and
+      // broadcast (a restart ends the session with 57P01), which must fail this step, not the process
+      const held = await holdClient(this.#pool);
+      const { client } = held;
+      let outcome: { value: T; next: number | undefined };
       try {
         await client.query('BEGIN');
         // the upsert takes the row lock (held to COMMIT) whether the row is new or not
@@ -40,24 +46,32 @@ export class SharedNonces implements NonceAllocator {
            RETURNING next_nonce`,
           this.#key,
         );
+        if (held.broken) throw held.broken; // the lock went with the session: nothing is sent without it
         const stored = rows[0]?.next_nonce ?? null;
         const nonce = stored === null ? await this.#pendingCount() : Number(stored);
-        let outcome: { value: T; next: number | undefined };
         try {
           outcome = await useNonce(nonce, use, this.#pendingCount);
         } catch (error) {
           // unsure what happened: the chain decides next time
-          await this.#store(client, undefined);
+          await this.#store(client, undefined).catch(() => undefined);
           throw error;
         }
-        await this.#store(client, outcome.next);
-        return outcome.value;
       } catch (error) {
         await client.query('ROLLBACK').catch(() => undefined);
-        throw error;
-      } finally {
-        client.release();
+        held.release();
+        throw asLedgerError(error);
       }
+      try {
+        await this.#store(client, outcome.next);
+      } catch {
+        // The database went away after the transaction was sent: the counter rolls back to this step's nonce,
+        // which the node now calls too low for the next step, and that step re-reads the chain's count.
+        // What was sent stands and its caller watches it: its outcome is returned, never an error.
+        await client.query('ROLLBACK').catch(() => undefined);
+      } finally {
+        held.release();
+      }
+      return outcome.value;
     });
   }
 

@@ -22,6 +22,13 @@ export interface PostgresServer {
   createDatabase(name?: string): Promise<string>;
   /** stops the server (immediate shutdown: the data is thrown away) and deletes the temp dir; safe to call twice */
   stop(): Promise<void>;
+  /**
+   * Stops the server as an operator's restart does (`pg_ctl stop -m fast`: every session is ended with 57P01
+   * admin_shutdown) and keeps its data; resume() starts it again on the same port.
+   */
+  halt(): Promise<void>;
+  /** starts a halted server again, same data, same port; resolves once it accepts queries */
+  resume(): Promise<void>;
 }
 
 export interface PostgresServerOptions {
@@ -97,21 +104,40 @@ export async function startPostgres(options: PostgresServerOptions = {}): Promis
   let child: ChildProcess | undefined;
   let stopped = false;
 
+  /** pg_ctl stop in `mode`, then waits for the server (and its watchdog) to exit */
+  const shutdown = async (mode: 'immediate' | 'fast'): Promise<void> => {
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise<void>((resolve) => child!.once('exit', () => resolve()));
+    const [command, ...args] = user.wrap([join(bin, 'pg_ctl'), 'stop', '-D', pgdata, '-m', mode, '-w', '-t', '10']);
+    spawnSync(command!, args, { stdio: 'ignore' });
+    child.stdin?.end();
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([exited, new Promise((resolve) => (timer = setTimeout(resolve, 5_000)))]);
+    clearTimeout(timer);
+    child.stderr?.destroy();
+  };
+
   const stop = async (): Promise<void> => {
     if (stopped) return;
     stopped = true;
-    if (child && child.exitCode === null && child.signalCode === null) {
-      const exited = new Promise<void>((resolve) => child!.once('exit', () => resolve()));
-      // immediate shutdown: the data is thrown away anyway; the watchdog shell follows the server out
-      const [command, ...args] = user.wrap([join(bin, 'pg_ctl'), 'stop', '-D', pgdata, '-m', 'immediate', '-w', '-t', '10']);
-      spawnSync(command!, args, { stdio: 'ignore' });
-      child.stdin?.end();
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([exited, new Promise((resolve) => (timer = setTimeout(resolve, 5_000)))]);
-      clearTimeout(timer);
-      child.stderr?.destroy();
-    }
+    // immediate shutdown: the data is thrown away anyway; the watchdog shell follows the server out
+    await shutdown('immediate');
     rmSync(dataDir, { recursive: true, force: true });
+  };
+
+  /** Starts the server on `port` under the watchdog; its stderr, and whether it came up within 20 s. */
+  const launch = async (port: number, settings: Record<string, string>): Promise<{ url: string; ready: boolean; stderr: () => string }> => {
+    const args = ['-D', pgdata, '-p', String(port), ...Object.entries(settings).flatMap(([k, v]) => ['-c', `${k}=${v}`])];
+    const argv = user.wrap(['sh', '-c', WATCHDOG, join(bin, 'postgres'), ...args]);
+    child = spawn(argv[0]!, argv.slice(1), { stdio: ['pipe', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr!.on('data', (chunk: Buffer) => {
+      if (stderr.length < 20_000) stderr += chunk.toString();
+    });
+    const url = `postgresql://${superuser}@127.0.0.1:${port}/postgres`;
+    const ready = await waitUntilReady(url, child, 20_000);
+    if (ready) child.stderr!.resume();
+    return { url, ready, stderr: () => stderr };
   };
 
   try {
@@ -126,21 +152,18 @@ export async function startPostgres(options: PostgresServerOptions = {}): Promis
     let lastError = '';
     for (let attempt = 0; attempt < 3; attempt++) {
       const port = await unusedPort();
-      const args = ['-D', pgdata, '-p', String(port), ...Object.entries(settings).flatMap(([k, v]) => ['-c', `${k}=${v}`])];
-      const argv = user.wrap(['sh', '-c', WATCHDOG, join(bin, 'postgres'), ...args]);
-      child = spawn(argv[0]!, argv.slice(1), { stdio: ['pipe', 'ignore', 'pipe'] });
-      let stderr = '';
-      child.stderr!.on('data', (chunk: Buffer) => {
-        if (stderr.length < 20_000) stderr += chunk.toString();
-      });
-      const url = `postgresql://${superuser}@127.0.0.1:${port}/postgres`;
-      if (await waitUntilReady(url, child, 20_000)) {
-        child.stderr!.resume();
+      const { url, ready, stderr } = await launch(port, settings);
+      if (ready) {
         return {
           url,
           port,
           dataDir,
           stop,
+          halt: () => shutdown('fast'),
+          async resume() {
+            const again = await launch(port, settings);
+            if (!again.ready) throw new Error(`PostgreSQL did not start again: ${again.stderr().slice(-2_000) || '(no output)'}`);
+          },
           async createDatabase(name = `test_${process.pid}_${++counter}`) {
             const admin = new pg.Client({ connectionString: url });
             await admin.connect();
@@ -153,10 +176,10 @@ export async function startPostgres(options: PostgresServerOptions = {}): Promis
           },
         };
       }
-      lastError = stderr;
-      child.stdin?.end();
-      child.kill('SIGKILL');
-      if (!/could not bind|address already in use/i.test(stderr)) break;
+      lastError = stderr();
+      child!.stdin?.end();
+      child!.kill('SIGKILL');
+      if (!/could not bind|address already in use/i.test(lastError)) break;
     }
     throw new Error(`PostgreSQL did not start: ${lastError.slice(-2_000) || '(no output)'}`);
   } catch (error) {

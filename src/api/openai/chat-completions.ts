@@ -21,7 +21,7 @@ import type { TokenUsage } from '../../pricing/token-usage.ts';
 import { openaiChatRequestSchema, UNSUPPORTED_CHAT_FIELDS, type OpenAIChatRequest, type OpenAIChatResponse } from './schemas.ts';
 import { openaiErrorBody } from './error-body.ts';
 import { withFieldNames } from './field-names.ts';
-import { chatOutput } from '../chat-output.ts';
+import { chatCall, type StreamedChat } from '../chat-output.ts';
 
 export function prepareChatCompletion(body: unknown, context: EndpointContext): PreparedCall {
   refuseUnsupported(body);
@@ -79,22 +79,7 @@ export function prepareChatCompletion(body: unknown, context: EndpointContext): 
     ],
     usage: openaiUsage(outcome.usage),
   });
-  return {
-    model: chat.model,
-    amount: chat.amount,
-    async run() {
-      const outcome = await chat.complete();
-      return chatOutput(outcome, toBody);
-    },
-    ...(request.stream
-      ? {
-          events: chunkEvents(request, { id, created, model: chat.model.id }, async (onDelta, signal) => {
-            const outcome = await chat.stream(onDelta, signal);
-            return chatOutput(outcome, toBody);
-          }),
-        }
-      : {}),
-  };
+  return chatCall(chat, toBody, request.stream ? (streamed) => chunkEvents(request, { id, created, model: chat.model.id }, streamed) : undefined);
 }
 
 /** The tokens an OpenAI chat body reports. */
@@ -224,7 +209,7 @@ interface ChunkHead {
 function chunkEvents(
   request: OpenAIChatRequest,
   head: ChunkHead,
-  stream: (onDelta: (delta: ChatDelta) => void | Promise<void>, signal: AbortSignal) => ReturnType<EventStream['run']>,
+  stream: StreamedChat,
 ): EventStream {
   const chunk = (choices: unknown[], extra: Record<string, unknown> = {}) =>
     sseData({ ...head, object: 'chat.completion.chunk', choices, ...extra });

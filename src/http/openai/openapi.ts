@@ -1,5 +1,6 @@
 // The /v1 routes and the chat event streams in the OpenAPI document, from the same zod schemas that validate them.
 import { jsonSchema } from '../openapi-schema.ts';
+import { TAGS } from '../openapi.ts';
 import { OPENAI_ROUTES } from './routes.ts';
 import { openaiChatChunkSchema, openaiChatResponseSchema, openaiErrorSchema, openaiImageResponseSchema, openaiModelListSchema } from '../../api/openai/schemas.ts';
 
@@ -26,7 +27,7 @@ export function withOpenAIRoutes(document: Record<string, unknown>): Record<stri
   for (const route of OPENAI_ROUTES) {
     paths[route.path] = {
       post: {
-        tags: ['OpenAI-compatible'],
+        tags: [TAGS.openai.name],
         summary: `${route.description} (OpenAI-compatible)`,
         requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(route.requestSchema) } } },
         responses: {
@@ -39,6 +40,15 @@ export function withOpenAIRoutes(document: Record<string, unknown>): Record<stri
       },
     };
   }
-  paths['/v1/models'] = { get: { tags: ['OpenAI-compatible'], summary: 'The catalog in OpenAI’s list shape (free)', responses: { '200': { description: 'OK', content: { 'application/json': { schema: jsonSchema(openaiModelListSchema, 'output') } } } } } };
+  const list = jsonSchema(openaiModelListSchema, 'output') as { properties?: { data?: { items?: unknown } } };
+  paths['/v1/models'] = { get: { tags: [TAGS.openai.name], summary: 'The catalog in OpenAI’s list shape (free)', responses: { '200': { description: 'OK', content: { 'application/json': { schema: list } } } } } };
+  paths['/v1/models/{id}'] = {
+    get: {
+      tags: [TAGS.openai.name],
+      summary: 'One model in OpenAI’s shape (free)',
+      parameters: [{ name: 'id', in: 'path', required: true, description: 'a model id of the catalog, e.g. local/demo-bigram (its slash unescaped)', schema: { type: 'string' } }],
+      responses: { '200': { description: 'The model', content: { 'application/json': { schema: list.properties?.data?.items ?? {} } } }, '404': error },
+    },
+  };
   return { ...document, paths };
 }

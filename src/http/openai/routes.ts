@@ -5,7 +5,7 @@
 import { Hono, type Context } from 'hono';
 import type { Capability } from '../../config/schema.ts';
 import type { EndpointContext, PreparedCall } from '../../api/endpoint.ts';
-import { chatEndpoint } from '../../api/chat.ts';
+import { chatEndpoint } from '../../api/chat-endpoint.ts';
 import { imagesEndpoint } from '../../api/images.ts';
 import { ttsEndpoint } from '../../api/tts.ts';
 import { endpointContext, respondPaid, type PaidRoute, type PaidRouteDeps } from '../paid-route.ts';

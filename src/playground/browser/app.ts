@@ -38,7 +38,9 @@ const amountOf = (requirement: AnyRequirement) => BigInt(requirement.amount ?? r
 async function errorText(response: Response): Promise<string> {
   const body = (await response.json().catch(() => undefined)) as { error?: unknown; code?: unknown } | undefined;
   const reason = typeof body?.error === 'string' ? body.error : response.statusText;
-  return `${response.status}${typeof body?.code === 'string' ? ` ${body.code}` : ''}: ${reason}`;
+  // the chain's refusal, and what to do about it here (the playground runs in sandbox mode only)
+  const hint = /insufficient_funds/.test(reason) ? '. The wallet holds less test USDC than the price: its balance is above; “Fund with 100 test USDC” adds more' : '';
+  return `${response.status}${typeof body?.code === 'string' ? ` ${body.code}` : ''}: ${reason}${hint}`;
 }
 
 // ---- the wallet: one key per tab, in session storage ----
@@ -213,8 +215,17 @@ function wirePaidForm(form: HTMLFormElement): void {
   const matches = (requirement: AnyRequirement, chosen: PlaygroundNetwork) =>
     requirement.network === chosen.name || requirement.network === chosen.caip2;
 
-  form.addEventListener('input', forget);
-  networkSelect.addEventListener('change', forget);
+  // a changed form (or network) is another request: its old price, result and receipt no longer describe it
+  const stale = () => {
+    forget();
+    quote.textContent = '';
+    quote.className = 'quote';
+    outcome.hidden = true;
+    element('.result', form).replaceChildren();
+    element('.receipt', form).replaceChildren();
+  };
+  form.addEventListener('input', stale);
+  networkSelect.addEventListener('change', stale);
   element<HTMLSelectElement>('[name=model]', form).addEventListener('change', () => showModel(form));
 
   form.addEventListener('submit', async (event) => {

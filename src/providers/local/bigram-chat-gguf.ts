@@ -16,16 +16,13 @@
 // (load, chat template, tokenizer, sampling, usage counting) offline. It does not understand the
 // prompt: only the previous word conditions the next one. Its output is fluent-looking nonsense.
 
+import { DEMO_CHAT_CONTEXT_LENGTH, DEMO_CHAT_MODEL_NAME, DEMO_CHAT_MODEL_VERSION } from '../../config/engines.ts';
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DEMO_CHAT_CORPUS } from './demo-chat-corpus.ts';
 import { writeGguf, type GgufTensor, type GgufValue } from './gguf-writer.ts';
 
-export const DEMO_CHAT_MODEL_NAME = 'gateway-demo-bigram';
-/** bump when the construction or the corpus changes, so cached files are rebuilt */
-export const DEMO_CHAT_MODEL_VERSION = 1;
-export const DEMO_CHAT_CONTEXT_LENGTH = 2048;
 
 const SPACE = '\u2581'; // "▁", SentencePiece's word-boundary marker
 const TOKEN_TYPE = { normal: 1, unknown: 2, control: 3, byte: 6 } as const;

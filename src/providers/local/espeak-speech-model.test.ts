@@ -2,7 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 // ai@7 runs `generateSpeech` under this name too; its type declarations only export this one.
 import { experimental_generateSpeech as generateSpeech } from 'ai';
-import { ESPEAK_SPEECH_ENGINE, EspeakSpeechModel } from './espeak-speech-model.ts';
+import { EspeakSpeechModel } from './espeak-speech-model.ts';
+import { ESPEAK_SPEECH_ENGINE } from '../../config/engines.ts';
 import { parseWav } from '../../media/wav.ts';
 import { parseMpegFrames, parseOggVorbis } from '../../../test/support/audio-streams.ts';
 
@@ -126,4 +127,9 @@ test('concurrent calls give the same audio as one at a time, print nothing, leav
   );
   assert.deepEqual(written, []);
   assert.equal(process.exitCode, undefined);
+});
+
+test('the formats the catalog offers are WAV and those the encoder makes', async () => {
+  const { ENCODED_FORMATS } = await import('./audio-encoder.ts');
+  assert.deepEqual([...ESPEAK_SPEECH_ENGINE.outputFormats], ['wav', ...ENCODED_FORMATS]);
 });

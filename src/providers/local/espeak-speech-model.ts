@@ -10,36 +10,13 @@ import {
   type SpeechModelV4Result,
 } from '@ai-sdk/provider';
 import { speakInWorker } from './espeak-thread.ts';
-import { ESPEAK_DEFAULT_VOICE, ESPEAK_VOICES, isEspeakVoice } from './espeak-voices.ts';
+import { ESPEAK_VOICES, isEspeakVoice } from '../../config/espeak-voices.ts';
+import { ESPEAK_SPEECH_ENGINE } from '../../config/engines.ts';
+
+/** what the engine gives: WAV, or WAV encoded by audio-encoder.ts; the catalog offers exactly these */
+const OUTPUT_FORMATS: readonly EspeakFileFormat[] = ESPEAK_SPEECH_ENGINE.outputFormats;
 import type { EspeakFileFormat } from './espeak-worker.ts';
-import { ENCODED_FORMATS } from './audio-encoder.ts';
-import { z } from 'zod';
 import { engineOptions } from './engine-options.ts';
-
-const OUTPUT_FORMATS: readonly EspeakFileFormat[] = ['wav', ...ENCODED_FORMATS];
-
-/** What a model catalog needs to know about this engine. */
-export const ESPEAK_SPEECH_ENGINE = {
-  id: 'espeak-ng',
-  /** provider name: the key of this engine's `providerOptions` */
-  provider: 'local-espeak',
-  label:
-    'eSpeak NG formant synthesizer, offline; robotic but intelligible. 22.05 kHz mono: WAV (16-bit PCM), MP3 (48 kbit/s) or Ogg Vorbis.',
-  voices: ESPEAK_VOICES,
-  defaultVoice: ESPEAK_DEFAULT_VOICE,
-  /** longest text one call takes (~4 minutes of speech at the default rate) */
-  maxTextLength: 4000,
-  /** `outputFormat` values; the first is the default */
-  outputFormats: OUTPUT_FORMATS,
-  /** what `options` may set: speed 1 = normal (175 words a minute), pitch 0-99 (50 = normal) */
-  options: z
-    .object({
-      speed: z.number().min(0.5).max(2.5).describe('1 = normal; the range eSpeak NG speaks at'),
-      pitch: z.number().int().min(0).max(99).describe('50 = normal'),
-    })
-    .partial()
-    .strict(),
-} as const;
 
 /** eSpeak's rate for speed 1, and the range its synthesizer accepts (words per minute). */
 const BASE_WPM = 175;

@@ -4,8 +4,9 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateText, streamText } from 'ai';
-import { LLAMA_CHAT_ENGINE, LlamaChatModel, LocalModelLoadError, toChatHistory } from './llama-chat-model.ts';
-import { createDemoChatModel, demoChatModelPath, DEMO_CHAT_MODEL } from './local-chat-catalog.ts';
+import { LlamaChatModel, LocalModelLoadError, toChatHistory } from './llama-chat-model.ts';
+import { createDemoChatModel, demoChatModelPath } from './local-chat-catalog.ts';
+import { DEMO_CHAT_MODEL, LLAMA_CHAT_ENGINE } from '../../config/engines.ts';
 import { corpusAnswers, ensureDemoChatModel } from './bigram-chat-gguf.ts';
 
 const dataDir = await mkdtemp(join(tmpdir(), 'llama-chat-test-'));

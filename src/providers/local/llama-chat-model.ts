@@ -21,7 +21,8 @@ import { access, constants } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { randomBytes, randomInt } from 'node:crypto';
 import { z } from 'zod';
-import { engineOptions, seedOption } from './engine-options.ts';
+import { engineOptions } from './engine-options.ts';
+import { LLAMA_CHAT_ENGINE } from '../../config/engines.ts';
 import { boundedJsonSchema, JSON_OBJECT_SCHEMA } from './bounded-json-schema.ts';
 import { schemaValidator } from './schema-validator.ts';
 import {
@@ -70,11 +71,6 @@ export interface LlamaChatModelConfig {
   prepare?: (modelPath: string) => Promise<unknown>;
 }
 
-/** The engine's provider name in the catalog, the key of its providerOptions, and what `options` may set. */
-export const LLAMA_CHAT_ENGINE = {
-  provider: 'local-llama',
-  options: z.object({ seed: seedOption }).partial().strict(),
-} as const;
 
 export class LocalModelLoadError extends Error {
   override name = 'LocalModelLoadError';

@@ -2,7 +2,8 @@
 // alone) and checks that memory settles over repeated calls.
 // Run: npx node --expose-gc src/providers/local/measure-local-engines.ts [calls=50]
 import { experimental_generateSpeech as generateSpeech, generateImage } from 'ai';
-import { ESPEAK_SPEECH_ENGINE, EspeakSpeechModel } from './espeak-speech-model.ts';
+import { EspeakSpeechModel } from './espeak-speech-model.ts';
+import { ESPEAK_SPEECH_ENGINE } from '../../config/engines.ts';
 import { PreviewImageModel } from './preview-image-model.ts';
 import { parseWav } from '../../media/wav.ts';
 import { ENCODED_FORMATS, encodeWav } from './audio-encoder.ts';

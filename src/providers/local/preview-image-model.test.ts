@@ -2,7 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateImage } from 'ai';
 import sharp from 'sharp';
-import { PREVIEW_IMAGE_ENGINE, PreviewImageModel } from './preview-image-model.ts';
+import { PreviewImageModel } from './preview-image-model.ts';
+import { PREVIEW_IMAGE_ENGINE } from '../../config/engines.ts';
 
 const model = new PreviewImageModel();
 const PNG_SIGNATURE = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];

@@ -14,21 +14,8 @@ import {
 } from '@ai-sdk/provider';
 import { z } from 'zod';
 import { previewSvg } from './preview-art.ts';
-import { engineOptions, seedOption } from './engine-options.ts';
-
-/** What a model catalog needs to know about this engine. */
-export const PREVIEW_IMAGE_ENGINE = {
-  id: 'preview-image',
-  /** provider name: the key of this engine's `providerOptions` */
-  provider: 'local-preview',
-  label: 'Deterministic abstract renderer seeded by the prompt (gradients and shapes, PNG), not an AI model: a preview of the image flow.',
-  sizes: ['256x256', '512x512', '1024x1024', '1024x768', '768x1024'],
-  defaultSize: '512x512',
-  maxN: 4,
-  mediaType: 'image/png',
-  /** what `options` may set */
-  options: z.object({ seed: seedOption }).partial().strict(),
-} as const;
+import { engineOptions } from './engine-options.ts';
+import { PREVIEW_IMAGE_ENGINE } from '../../config/engines.ts';
 
 /** Bounds of any size the model draws (the catalog offers a few of them). */
 const MIN_SIDE = 16;

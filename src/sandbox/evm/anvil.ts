@@ -1,10 +1,11 @@
 // Starts a real anvil node (the binary shipped in the @foundry-rs/anvil-<os>-<arch> npm package) on
-// 127.0.0.1, on a port the OS picks, and makes sure it never outlives this process.
+// 127.0.0.1, on a port the OS picks (or where `listen` says), and makes sure it never outlives this process.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { Socket } from 'node:net';
+import { bindHost, LOCAL_ONLY, localRpcUrl, publicRpcUrl, type ChainListen } from '../listen.ts';
 
 export interface AnvilOptions {
   /** the chain id the node reports (use the real one so official clients sign for it) */
@@ -13,10 +14,15 @@ export interface AnvilOptions {
   startupTimeoutMs?: number;
   /** further anvil flags, e.g. ['--no-mining'] */
   extraArgs?: string[];
+  /** where it listens and the URL buyers get; default 127.0.0.1 on a port the OS picks */
+  listen?: ChainListen;
 }
 
 export interface AnvilNode {
+  /** where this process reaches the node */
   rpcUrl: string;
+  /** where a buyer reaches it (listen.publicHost), else rpcUrl */
+  publicRpcUrl: string;
   chainId: number;
   pid: number;
   /** kills the node (and its watchdog); safe to call twice */
@@ -54,9 +60,10 @@ wait "$pid"
 `;
 
 export async function startAnvil(options: AnvilOptions): Promise<AnvilNode> {
+  const listen = options.listen ?? LOCAL_ONLY;
   const args = [
-    '--host', '127.0.0.1',
-    '--port', '0',
+    '--host', bindHost(listen),
+    '--port', String(listen.port),
     '--chain-id', String(options.chainId),
     // No pre-funded well-known dev accounts: the sandbox funds its own generated keys.
     '--accounts', '0',
@@ -99,13 +106,13 @@ export async function startAnvil(options: AnvilOptions): Promise<AnvilNode> {
 
   try {
     const port = await waitForPort(child, options.startupTimeoutMs ?? 20_000);
-    const rpcUrl = `http://127.0.0.1:${port}`;
+    const rpcUrl = localRpcUrl(listen, port);
     await waitForRpc(rpcUrl, options.chainId, options.startupTimeoutMs ?? 20_000);
     // From here on the node must not keep our event loop alive: the owner calls stop(), and if it
     // forgets, our exit closes the stdin pipe and the watchdog (or the 'exit' handler) kills anvil.
     child.unref();
     for (const stream of [child.stdin, child.stdout, child.stderr]) (stream as Socket | null)?.unref();
-    return { rpcUrl, chainId: options.chainId, pid: child.pid ?? -1, stop };
+    return { rpcUrl, publicRpcUrl: publicRpcUrl(listen, port), chainId: options.chainId, pid: child.pid ?? -1, stop };
   } catch (error) {
     await stop();
     throw error;
@@ -120,7 +127,7 @@ function waitForPort(child: ChildProcess, timeoutMs: number): Promise<number> {
     const timer = setTimeout(() => fail(new Error(`anvil: no "Listening on" within ${timeoutMs} ms`)), timeoutMs);
     const onOut = (chunk: Buffer): void => {
       out += chunk.toString('utf8');
-      const match = /Listening on 127\.0\.0\.1:(\d+)/.exec(out);
+      const match = /Listening on \S*:(\d+)/.exec(out);
       if (match?.[1]) {
         cleanup();
         // Keep draining so a chatty node never blocks on a full pipe.

@@ -19,6 +19,7 @@ import {
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import type { EvmNetwork, NetworkName } from '../../x402/networks.ts';
 import { startAnvil } from './anvil.ts';
+import type { ChainListen } from '../listen.ts';
 import { loadTestUsdcArtifact } from './test-usdc-artifact.ts';
 import { installUptoContracts } from './upto-contracts.ts';
 import { installMulticall3 } from './multicall3.ts';
@@ -28,6 +29,8 @@ export interface EvmSandboxOptions {
   /** extra anvil flags */
   anvilArgs?: string[];
   startupTimeoutMs?: number;
+  /** where the node listens and the URL buyers get (default 127.0.0.1, a port the OS picks) */
+  listen?: ChainListen;
 }
 
 export interface FaucetResult {
@@ -40,7 +43,10 @@ export interface FaucetResult {
 export interface EvmSandbox {
   network: NetworkName;
   chainId: number;
+  /** where this process reaches the node */
   rpcUrl: string;
+  /** where a buyer reaches it (listen.publicHost) */
+  publicRpcUrl: string;
   chain: Chain;
   /** the deployed TestUSDC */
   asset: Address;
@@ -79,6 +85,7 @@ export async function startEvmSandbox(network: EvmNetwork, options: EvmSandboxOp
     chainId: network.chainId,
     extraArgs: options.anvilArgs,
     startupTimeoutMs: options.startupTimeoutMs,
+    listen: options.listen,
   });
   try {
     const chain = defineChain({
@@ -165,6 +172,7 @@ export async function startEvmSandbox(network: EvmNetwork, options: EvmSandboxOp
       network: network.name,
       chainId: network.chainId,
       rpcUrl: node.rpcUrl,
+      publicRpcUrl: node.publicRpcUrl,
       chain,
       asset,
       eip712: { ...network.eip712 },

@@ -1,4 +1,5 @@
-// A Solana JSON-RPC 2.0 endpoint over an SvmChain, bound to 127.0.0.1 on a port chosen at run time.
+// A Solana JSON-RPC 2.0 endpoint over an SvmChain, bound to 127.0.0.1 on a port chosen at run time (or where
+// `listen` says: sandbox/listen.ts).
 // It serves what @solana/kit clients, the official x402 payers and our facilitator call, with the
 // shapes and error codes of a real validator's RPC, so code tested here runs unchanged against one.
 import { createServer, type Server } from 'node:http';
@@ -17,6 +18,7 @@ import {
   type DataSlice,
 } from './account-json.ts';
 import { describeTransactionError } from './transaction-error.ts';
+import { bindHost, LOCAL_ONLY, localRpcUrl, publicRpcUrl, type ChainListen } from '../listen.ts';
 import { isTransactionEncoding, transactionResponse, transactionVersion } from './transaction-json.ts';
 
 export interface RpcServerOptions {
@@ -25,10 +27,15 @@ export interface RpcServerOptions {
   genesisHash: string;
   /** the token mints this sandbox created (its test USDC): what a programId-filtered token account query covers */
   mints: string[];
+  /** where it listens and the URL buyers get (default 127.0.0.1, a port the OS picks) */
+  listen?: ChainListen;
 }
 
 export interface RpcServer {
+  /** where this process reaches it */
   url: string;
+  /** where a buyer reaches it (listen.publicHost), else url */
+  publicUrl: string;
   close(): Promise<void>;
 }
 
@@ -263,6 +270,7 @@ async function answer(table: Record<string, Handler>, request: JsonRpcRequest): 
 
 export async function startRpcServer(options: RpcServerOptions): Promise<RpcServer> {
   const table = handlers(options);
+  const listen = options.listen ?? LOCAL_ONLY;
   const server: Server = createServer((req, res) => {
     if (req.method !== 'POST') {
       res.writeHead(405, { allow: 'POST' }).end();
@@ -288,11 +296,12 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(0, '127.0.0.1', resolve);
+    server.listen(listen.port, bindHost(listen), resolve);
   });
   const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: localRpcUrl(listen, port),
+    publicUrl: publicRpcUrl(listen, port),
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

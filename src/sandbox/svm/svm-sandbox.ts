@@ -29,10 +29,14 @@ import {
 import type { NetworkName, SvmNetwork } from '../../x402/networks.ts';
 import { SvmChain, type SvmChainOptions } from './svm-chain.ts';
 import { startRpcServer } from './rpc-server.ts';
+import type { ChainListen } from '../listen.ts';
 import { readTokenAccount } from './account-json.ts';
 import { generateSvmKeypair, type SvmKeypair } from './keypair.ts';
 
-export type SvmSandboxOptions = SvmChainOptions;
+export interface SvmSandboxOptions extends SvmChainOptions {
+  /** where the JSON-RPC listens and the URL buyers get (default 127.0.0.1, a port the OS picks) */
+  listen?: ChainListen;
+}
 
 export interface SvmFaucetResult {
   /** the owner's test USDC balance after minting (atomic units, 6 decimals) */
@@ -43,7 +47,10 @@ export interface SvmFaucetResult {
 
 export interface SvmSandbox {
   network: NetworkName;
+  /** where this process reaches the JSON-RPC */
   rpcUrl: string;
+  /** where a buyer reaches it (listen.publicHost) */
+  publicRpcUrl: string;
   /** the test USDC mint, at the network's real USDC address */
   asset: Address;
   /** the operator wallet; its USDC associated token account exists from the start */
@@ -178,10 +185,11 @@ export async function startSvmSandbox(network: SvmNetwork, options: SvmSandboxOp
     return result;
   };
 
-  const server = await startRpcServer({ chain, genesisHash, mints: [asset] });
+  const server = await startRpcServer({ chain, genesisHash, mints: [asset], listen: options.listen });
   return {
     network: network.name,
     rpcUrl: server.url,
+    publicRpcUrl: server.publicUrl,
     asset,
     payTo,
     feePayer,
@@ -190,7 +198,7 @@ export async function startSvmSandbox(network: SvmNetwork, options: SvmSandboxOp
     advanceBlocks: (blocks) => chain.advanceBlocks(blocks),
     setAutomine: async (enabled) => chain.setAutomine(enabled),
     mine: async () => chain.mine(),
-    info: () => ({ network: network.name, rpcUrl: server.url, asset, payTo, feePayer: feePayer.address }),
+    info: () => ({ network: network.name, rpcUrl: server.publicUrl, asset, payTo, feePayer: feePayer.address }),
     chain,
     stop: () => server.close(),
   };

@@ -150,7 +150,9 @@ export class EvmSender implements TransactionSender {
       return { status: 'rejected', error };
     }
     const call = { to: request.to, data: request.data, value: request.value ?? 0n, gas };
+    let signing = false;
     return this.#nonces.withNextNonce(async (nonce): Promise<NonceUse<SendResult>> => {
+      signing = true;
       let raw: Hex;
       try {
         raw = await this.account.signTransaction({ type: 'eip1559', chainId: this.#chainId, nonce, ...call, ...fees });
@@ -171,6 +173,10 @@ export class EvmSender implements TransactionSender {
         // of the two is mined, and the other's watch sees it replaced.
         return { spent: false, value: { status: 'uncertain', transaction, error } };
       }
+    }).catch((error: unknown): SendResult => {
+      // no nonce could be had (the shared ledger's database is unavailable): nothing was signed, nothing sent
+      if (!signing) return { status: 'rejected', error };
+      throw error;
     });
   }
 

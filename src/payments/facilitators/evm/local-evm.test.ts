@@ -362,22 +362,30 @@ test('a broadcast without a receipt in time is unknown, and checkSettlement reco
   assert.equal(payToAfter - payToBefore, 10_000n);
 });
 
-test('checkSettlement: a nonce consumed by another transaction counts as settled', async () => {
+test('checkSettlement: a nonce consumed by another transaction counts as settled, naming that transaction', async () => {
   const payer = await fundedPayer();
   const payment = await pay(payer, requirements());
-  assert.equal((await facilitator.settle(payment, requirements())).status, 'settled');
+  const settled = await facilitator.settle(payment, requirements());
+  assert.equal(settled.status, 'settled');
 
   const lostHash = toHex(randomBytes(32)); // a transaction of ours the chain never saw
   const outcome = await facilitator.checkSettlement(payment, requirements(), lostHash);
-  assert.deepEqual(outcome, { status: 'settled', transaction: lostHash, payer: payer.address });
+  assert.deepEqual(outcome, { status: 'settled', transaction: settled.status === 'settled' && settled.transaction, payer: payer.address });
 });
 
-test('checkSettlement: an unsent authorization is unknown until it expires, then failed', async () => {
+test('checkSettlement: a transaction the node never had is settled anew while the authorization is valid; expired, it failed', async () => {
   const payer = await fundedPayer();
-  const lostHash = toHex(randomBytes(32));
+  const lostHash = toHex(randomBytes(32)); // its broadcast was cut: the node never had it, nobody holds its bytes
 
   const live = await pay(payer, requirements());
-  assert.equal((await facilitator.checkSettlement(live, requirements(), lostHash)).status, 'unknown');
+  const before = await sandbox.balanceOf(payer.address);
+  const anew = await facilitator.checkSettlement(live, requirements(), lostHash);
+  assert.equal(anew.status, 'settled');
+  assert.notEqual(anew.status === 'settled' && anew.transaction, lostHash);
+  assert.equal(await sandbox.balanceOf(payer.address), before - BigInt(PRICE), 'charged once, by the new transaction (its receipt awaited)');
+  const again = await facilitator.checkSettlement(live, requirements(), lostHash);
+  assert.equal(again.status, 'settled', 'checked again: settled, nothing more moves');
+  assert.equal(await sandbox.balanceOf(payer.address), before - BigInt(PRICE));
 
   await sandbox.mine(); // a block newer than the expiry below
   const expired = await pay(payer, requirements(), { tamper: (a) => void (a.validBefore = String(now() - 5)) });

@@ -234,12 +234,13 @@ export class LocalEvmFacilitator implements Facilitator {
 
   async checkSettlement(
     proof: PaymentProof,
-    _requirement: PaymentRequirement,
+    requirement: PaymentRequirement,
     transaction: string,
   ): Promise<SettleOutcome> {
     const parsed = evmExactPayloadSchema.safeParse(proof.payload);
     if (!parsed.success) return { status: 'failed', reason: INVALID_PAYLOAD };
     const { from, nonce, validBefore } = parsed.data.authorization;
+    const authorizationKey = `${from.toLowerCase()}:${nonce.toLowerCase()}`;
     return settlementFromChain({
       client: this.#public,
       payer: from,
@@ -259,8 +260,18 @@ export class LocalEvmFacilitator implements Facilitator {
       findTransaction: () => this.#settlingTransaction(from as Address, nonce as Hex),
       carried: (receipt) => receiptUsesAuthorization(receipt, this.#asset, from as Address, nonce as Hex),
       rebroadcast: () => this.#sender.rebroadcast(),
+      // one new settlement per authorization at a time: a check made while it waits for its receipt says pending
+      resettle: () => {
+        if (this.#settlingAnew.has(authorizationKey)) return Promise.resolve<SettleOutcome>({ status: 'unknown', reason: 'settlement_pending', payer: from, transaction });
+        const anew = this.settle(proof, requirement).finally(() => this.#settlingAnew.delete(authorizationKey));
+        this.#settlingAnew.add(authorizationKey);
+        return anew;
+      },
     });
   }
+
+  /** authorizations (payer:nonce) being settled anew by a reconciliation check (see checkSettlement) */
+  readonly #settlingAnew = new Set<string>();
 
   /** All checks of verify(); returns the typed authorization when every one passes. */
   async #verify(proof: PaymentProof, requirement: PaymentRequirement): Promise<Checked> {
