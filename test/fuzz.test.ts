@@ -364,13 +364,18 @@ function judge(request: FuzzRequest, answer: Answer): string | undefined {
   const error = parsed.error as Record<string, unknown> | string | undefined;
   const specShape = typeof error === 'string' && typeof parsed.code === 'string' && (parsed.field === undefined || typeof parsed.field === 'string');
   const openaiShape = typeof error === 'object' && error !== null && typeof error.message === 'string' && typeof error.type === 'string' && 'code' in error && 'param' in error;
+  const anthropicShape = parsed.type === 'error' && typeof error === 'object' && error !== null && typeof error.message === 'string' && typeof error.type === 'string';
   // fetch sends the path as the URL parser normalised it (dot segments, %2e%2e, removed); a raw request as written
   const pathname = answer.raw ? request.path.split('?')[0]! : new URL(request.path, 'http://x').pathname;
   // OpenAI's shape anywhere under /v1; a raw request, or a method Node's parser does not know, may be refused before
   // any route is known: either shape
   const beforeRouting = answer.raw || !['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'].includes(request.method);
+  // Anthropic's shape under /v1/messages, OpenAI's anywhere else under /v1
+  if (!beforeRouting && pathname.startsWith('/v1/messages')) {
+    return anthropicShape ? undefined : `not Anthropic's error shape: ${body.slice(0, 200)}`;
+  }
   if (!beforeRouting && pathname.startsWith('/v1/')) return openaiShape ? undefined : `not OpenAI's error shape: ${body.slice(0, 200)}`;
-  if (beforeRouting) return specShape || openaiShape ? undefined : `not an error shape: ${body.slice(0, 200)}`;
+  if (beforeRouting) return specShape || openaiShape || anthropicShape ? undefined : `not an error shape: ${body.slice(0, 200)}`;
   return specShape ? undefined : `not the service's error shape: ${body.slice(0, 200)}`;
 }
 

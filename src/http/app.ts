@@ -26,6 +26,9 @@ import { requestHash } from '../lib/canonical-json.ts';
 import { OPENAI_ROUTES, openaiRoutes } from './openai/routes.ts';
 import { mountChannelRefunds } from './channel-refund-route.ts';
 import { withOpenAIRoutes } from './openai/openapi.ts';
+import { anthropicRoutes, MESSAGES_PATH } from './anthropic/routes.ts';
+import { withAnthropicRoutes } from './anthropic/openapi.ts';
+import { anthropicErrorShape } from './anthropic/errors.ts';
 import { openApiDocument } from './openapi.ts';
 import { docsRoutes } from './docs-page.ts';
 import { withPrices } from './openapi-prices.ts';
@@ -70,7 +73,10 @@ export const CORS: CorsOptions = {
 };
 
 /** Each surface's error shape by path prefix (the longest wins); the spec's shape everywhere else. */
-export const ERROR_SHAPES: readonly SurfaceShape[] = [{ prefix: '/v1/', shape: openaiErrorShape }];
+export const ERROR_SHAPES: readonly SurfaceShape[] = [
+  { prefix: '/v1/', shape: openaiErrorShape },
+  { prefix: MESSAGES_PATH, shape: anthropicErrorShape },
+];
 
 export function createApp(deps: AppDeps): Hono {
   const { config, log, gate, metrics } = deps;
@@ -93,6 +99,7 @@ export function createApp(deps: AppDeps): Hono {
       return respondPaid(c, deps, route);
     });
   }
+  app.route('/', anthropicRoutes(deps));
   app.route('/', openaiRoutes(deps));
   // GET on each paid URL: payment channels' cooperative refunds (x402 batch-settlement)
   mountChannelRefunds(app, deps, [
@@ -103,7 +110,7 @@ export function createApp(deps: AppDeps): Hono {
   app.route('/', mcpRoutes(deps));
   const mcpTools = paidTools(deps.endpoints, deps.catalog, gate.enabledNetworks, config.bodyLimitBytes).map((tool) => tool.name);
   const discovery = { config, endpoints: deps.endpoints, catalog: deps.catalog, networks: gate.enabledNetworks, mcpTools };
-  const openapi = withOpenAIRoutes(withPrices(openApiDocument(deps.endpoints, paymentInfoByPath(discovery)), deps.endpoints, deps.catalog));
+  const openapi = withAnthropicRoutes(withOpenAIRoutes(withPrices(openApiDocument(deps.endpoints, paymentInfoByPath(discovery)), deps.endpoints, deps.catalog)));
   app.get('/openapi.json', (c) => c.json(openapi));
   app.route('/', docsRoutes(openapi, { playground: config.sandbox.enabled }));
   app.get('/', (c) => c.redirect('/docs'));

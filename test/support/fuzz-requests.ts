@@ -4,8 +4,11 @@
 // backslashes, a lying Content-Length.
 import type { Prng } from './prng.ts';
 
-/** Which error shape a route answers in: the service's { error, code, field? }, OpenAI's { error: { ... } }, or JSON-RPC (/mcp). */
-export type Surface = 'spec' | 'openai' | 'mcp';
+/**
+ * Which error shape a route answers in: the service's { error, code, field? }, OpenAI's { error: { ... } },
+ * Anthropic's { type: 'error', error: { type, message } } (/v1/messages), or JSON-RPC (/mcp).
+ */
+export type Surface = 'spec' | 'openai' | 'anthropic' | 'mcp';
 
 export interface FuzzRequest {
   /** what was generated, for failure messages */
@@ -38,6 +41,10 @@ export const PAID_ROUTES: readonly PaidRoute[] = [
   { path: '/api/v1/ai/tts', surface: 'spec', body: { text: 'Hello world', voice: 'en-us', format: 'wav' } },
   { path: '/v1/chat/completions', surface: 'openai', body: { model: 'local/demo-bigram', messages: [{ role: 'user', content: 'Hello' }], max_tokens: 8 } },
   { path: '/v1/chat/completions', surface: 'openai', body: { model: 'up/chat', messages: [{ role: 'user', content: 'Hi' }], stream: true } },
+  { path: '/v1/responses', surface: 'openai', body: { model: 'local/demo-bigram', input: 'Hello', max_output_tokens: 8 } },
+  { path: '/v1/responses', surface: 'openai', body: { model: 'up/chat', input: [{ role: 'user', content: 'Hi' }], stream: true } },
+  { path: '/v1/messages', surface: 'anthropic', body: { model: 'local/demo-bigram', max_tokens: 8, messages: [{ role: 'user', content: 'Hello' }] } },
+  { path: '/v1/messages', surface: 'anthropic', body: { model: 'up/chat', max_tokens: 8, messages: [{ role: 'user', content: 'Hi' }], stream: true } },
   { path: '/v1/images/generations', surface: 'openai', body: { model: 'preview-image', prompt: 'a fox', n: 1, size: '256x256' } },
   { path: '/v1/audio/speech', surface: 'openai', body: { model: 'espeak-ng', input: 'Hello', voice: 'en-us', response_format: 'wav' } },
 ];

@@ -2,6 +2,7 @@
 import { jsonSchema } from '../openapi-schema.ts';
 import { TAGS } from '../openapi.ts';
 import { OPENAI_ROUTES } from './routes.ts';
+import { responsesEventSchema, responsesResponseSchema } from '../../api/openai/responses-schemas.ts';
 import { openaiChatChunkSchema, openaiChatResponseSchema, openaiErrorSchema, openaiImageResponseSchema, openaiModelListSchema } from '../../api/openai/schemas.ts';
 
 const SPEC_CHAT_STREAM =
@@ -20,6 +21,10 @@ export function withOpenAIRoutes(document: Record<string, unknown>): Record<stri
     '/v1/chat/completions': {
       'application/json': { schema: jsonSchema(openaiChatResponseSchema, 'output') },
       'text/event-stream': { schema: { ...jsonSchema(openaiChatChunkSchema, 'output'), description: 'each `data:` event; then data: [DONE]' } },
+    },
+    '/v1/responses': {
+      'application/json': { schema: jsonSchema(responsesResponseSchema, 'output') },
+      'text/event-stream': { schema: { ...jsonSchema(responsesEventSchema, 'output'), description: 'each event: `event: <type>` then `data:` this; the last is response.completed (or response.incomplete) with `x402`, the receipt' } },
     },
     '/v1/images/generations': { 'application/json': { schema: jsonSchema(openaiImageResponseSchema, 'output') } },
     '/v1/audio/speech': { 'audio/*': { schema: { type: 'string', format: 'binary' } } },

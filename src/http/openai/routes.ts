@@ -14,6 +14,8 @@ import { jsonSchema } from '../openapi-schema.ts';
 import type { z } from 'zod';
 import { openaiChatRequestSchema, openaiImageRequestSchema, openaiSpeechRequestSchema } from '../../api/openai/schemas.ts';
 import { prepareChatCompletion, usageOfChatCompletion } from '../../api/openai/chat-completions.ts';
+import { prepareResponse, usageOfResponse } from '../../api/openai/responses.ts';
+import { responsesRequestSchema } from '../../api/openai/responses-schemas.ts';
 import { prepareImageGeneration } from '../../api/openai/images.ts';
 import { deliverSpeech, prepareSpeech } from '../../api/openai/speech.ts';
 import { openaiModelList } from '../../api/openai/models.ts';
@@ -41,6 +43,15 @@ export const OPENAI_ROUTES: readonly OpenAIRoute[] = [
     requestSchema: openaiChatRequestSchema,
     prepare: prepareChatCompletion,
     usageOf: usageOfChatCompletion,
+    metered: chatEndpoint.metered,
+  },
+  {
+    path: '/v1/responses',
+    capability: 'chat',
+    description: chatEndpoint.description,
+    requestSchema: responsesRequestSchema,
+    prepare: prepareResponse,
+    usageOf: usageOfResponse,
     metered: chatEndpoint.metered,
   },
   {
