@@ -15,12 +15,14 @@ import type { FacilitatorClient } from '@x402/core/server';
 import type { SchemeNetworkFacilitator, SchemeNetworkServer } from '@x402/core/types';
 import { ExactEvmScheme as ExactEvmFacilitatorScheme } from '@x402/evm/exact/facilitator';
 import { ExactEvmScheme as ExactEvmServerScheme } from '@x402/evm/exact/server';
+import { BatchSettlementEvmScheme as BatchSettlementFacilitatorScheme } from '@x402/evm/batch-settlement/facilitator';
+import { BatchSettlementEvmScheme as BatchSettlementServerScheme } from '@x402/evm/batch-settlement/server';
 import { toFacilitatorSvmSigner } from '@x402/svm';
 import { ExactSvmScheme as ExactSvmFacilitatorScheme } from '@x402/svm/exact/facilitator';
 import { ExactSvmScheme as ExactSvmServerScheme } from '@x402/svm/exact/server';
 import { createKeyPairSignerFromPrivateKeyBytes } from '@solana/kit';
 import { nonceManager, type Hex } from 'viem';
-import { privateKeyToAccount } from 'viem/accounts';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { PreviewImageModel } from '../src/providers/local/preview-image-model.ts';
 import { officialEvmSigner } from '../test/support/official-evm-signer.ts';
 
@@ -33,6 +35,9 @@ export interface PeerSettings {
   amount: string;
   eip712: { name: string; version: string };
   settlementKey: Hex;
+  /** exact (default), or batch-settlement: payment channels with the official server scheme (in-memory channel
+   *  storage) and facilitator scheme (its own receiver authorizer key) */
+  scheme?: 'exact' | 'batch-settlement';
 }
 
 export interface SvmPeerSettings {
@@ -57,6 +62,15 @@ function evmSchemes(settings: PeerSettings) {
   // settlements read the same pending nonce and most are refused)
   const account = privateKeyToAccount(settings.settlementKey, { nonceManager });
   const signer = officialEvmSigner({ rpcUrl: settings.rpcUrl, chainId: settings.chainId, account });
+  if (settings.scheme === 'batch-settlement') {
+    const authorizer = privateKeyToAccount(generatePrivateKey());
+    return {
+      network,
+      facilitator: new BatchSettlementFacilitatorScheme(signer, authorizer),
+      server: new BatchSettlementServerScheme(settings.payTo, { receiverAuthorizerSigner: authorizer, withdrawDelay: 900 }),
+      extra: { ...settings.eip712 },
+    };
+  }
   return { network, facilitator: new ExactEvmFacilitatorScheme(signer), server: new ExactEvmServerScheme(), extra: { ...settings.eip712 } };
 }
 
@@ -85,7 +99,7 @@ app.use(
     {
       [`POST ${PEER_IMAGE_PATH}`]: {
         accepts: {
-          scheme: 'exact',
+          scheme: settings.family !== 'svm' && settings.scheme === 'batch-settlement' ? 'batch-settlement' : 'exact',
           network,
           payTo: settings.payTo,
           price: { amount: settings.amount, asset: settings.asset, extra: schemes.extra },

@@ -1,6 +1,7 @@
 // Builds the contracts the EVM sandbox places on its chains and writes their committed artifacts; the
 // service never compiles at run time. Run after editing a contract (or to rebuild Permit2):
-//   npx node scripts/compile-contracts.ts            # TestUSDC, the upto proxy and Multicall3's batch (solc npm package)
+//   npx node scripts/compile-contracts.ts            # TestUSDC, the upto proxy, Multicall3's batch and the
+//                                                    # batch-settlement escrow with its collectors (solc npm package)
 //   npx node scripts/compile-contracts.ts --permit2  # also Permit2, from source (see buildPermit2)
 // No native solc and no compiler download: both compilers are npm packages (devDependencies).
 import { execFileSync } from 'node:child_process';
@@ -59,8 +60,7 @@ function run(compiler: Compiler, input: object): SolcOutput {
   return output;
 }
 
-/** One of our own single-file contracts, compiled with the solc devDependency. */
-function buildOwn(file: string, contractName: string, artifactName: string): void {
+function compileOwn(file: string): { source: string; output: SolcOutput } {
   const source = readFileSync(new URL(`../contracts/${file}`, import.meta.url), 'utf8');
   const output = run(solc, {
     language: 'Solidity',
@@ -71,6 +71,12 @@ function buildOwn(file: string, contractName: string, artifactName: string): voi
       outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object'] } },
     },
   });
+  return { source, output };
+}
+
+/** One of our own single-file contracts, compiled with the solc devDependency. */
+function buildOwn(file: string, contractName: string, artifactName: string): void {
+  const { source, output } = compileOwn(file);
   const contract = output.contracts?.[file]?.[contractName];
   if (!contract) throw new Error(`solc produced no ${contractName}`);
   write(artifactName, {
@@ -81,6 +87,25 @@ function buildOwn(file: string, contractName: string, artifactName: string): voi
     sourceSha256: sha256(source),
     abi: contract.abi,
     bytecode: `0x${contract.evm.bytecode.object}`,
+  });
+}
+
+/** A file of several contracts placed together (the batch-settlement escrow and its collectors): one artifact. */
+function buildOwnGroup(file: string, contractNames: string[], artifactName: string): void {
+  const { source, output } = compileOwn(file);
+  const contracts = Object.fromEntries(
+    contractNames.map((name) => {
+      const contract = output.contracts?.[file]?.[name];
+      if (!contract) throw new Error(`solc produced no ${name}`);
+      return [name, { abi: contract.abi, bytecode: `0x${contract.evm.bytecode.object}` }];
+    }),
+  );
+  write(artifactName, {
+    source: `contracts/${file}`,
+    solcVersion: solc.version(),
+    evmVersion: EVM_VERSION,
+    sourceSha256: sha256(source),
+    contracts,
   });
 }
 
@@ -167,4 +192,9 @@ function write(artifactName: string, artifact: object): void {
 buildOwn('TestUSDC.sol', 'TestUSDC', 'test-usdc.artifact.json');
 buildOwn('UptoPermit2Proxy.sol', 'UptoPermit2Proxy', 'upto-proxy.artifact.json');
 buildOwn('Multicall3.sol', 'Multicall3', 'multicall3.artifact.json');
+buildOwnGroup(
+  'BatchSettlement.sol',
+  ['X402BatchSettlement', 'ERC3009DepositCollector', 'Permit2DepositCollector'],
+  'batch-settlement.artifact.json',
+);
 if (process.argv.includes('--permit2')) buildPermit2();

@@ -15,6 +15,8 @@ import { startLedgerRetention } from './store/ledger-retention.ts';
 import { startReservationHeartbeat } from './store/reservation-heartbeat.ts';
 import { PaymentGate } from './payments/gate.ts';
 import { Reconciler } from './payments/reconciler.ts';
+import { ChannelClaimer } from './payments/channels/channel-claimer.ts';
+import { ChannelMetrics } from './payments/channels/channel-metrics.ts';
 import { PaymentReadiness } from './payments/readiness.ts';
 import { configuredRails } from './payments/configured-rails.ts';
 import type { PaymentRail } from './payments/rails.ts';
@@ -53,6 +55,8 @@ export interface RunningService {
   sandbox: Sandbox | undefined;
   rails: ReadonlyMap<NetworkName, PaymentRail>;
   reconciler: Reconciler;
+  /** claims and settles payment channels' charges (present where a rail offers channels) */
+  claimer?: ChannelClaimer;
   log: Logger;
   /** stops accepting connections, lets in-flight requests finish, then releases everything */
   stop(): Promise<void>;
@@ -84,6 +88,7 @@ export async function startService(config: Config, options: { log?: Logger } = {
     sandbox = await startSandbox(config.sandbox.networks, config.settlementTimeoutMs, {
       settlementBatching: config.settlementBatching,
       listen: { host, portBase, publicHost },
+      channelWithdrawDelay: config.channels.withdrawDelay,
     });
     for (const [name, chain] of sandbox.chains) if (!rails.has(name)) rails.set(name, chain.rail);
   }
@@ -99,12 +104,14 @@ export async function startService(config: Config, options: { log?: Logger } = {
   // OpenTelemetry loads only when tracing is configured; its observer then also tells each paid call's span
   const tracing = await startTracing(config, log);
   const observe = tracing ? tracedPayments(paymentMetrics) : paymentMetrics;
+  const observeChannels = new ChannelMetrics(metrics.registry);
   const gate = new PaymentGate({
     rails,
     ledger,
     media,
     log,
     observe,
+    observeChannels,
     maxFailedAttempts: config.maxFailedAttempts,
     offered: (network) => payments.ready(network),
   });
@@ -112,6 +119,19 @@ export async function startService(config: Config, options: { log?: Logger } = {
     { ledger, rails, media, log, observe },
     { abandonedAfterMs: config.abandonedAfterMs, leaseMs: config.reconcileLeaseMs, settlingGraceMs: config.settlingGraceMs },
   );
+  // payment channels' charges are claimed and settled in batches (payments/channels/channel-claimer.ts)
+  const claimer =
+    ledger.channels && [...rails.values()].some((rail) => rail.channels)
+      ? new ChannelClaimer(
+          { rails, store: ledger.channels, log, observe: observeChannels },
+          {
+            intervalMs: config.channels.claimIntervalMs,
+            threshold: BigInt(config.channels.claimThreshold),
+            maxAgeMs: config.channels.claimMaxAgeMs,
+            maxClaimsPerBatch: config.channels.maxClaimsPerBatch,
+          },
+        )
+      : undefined;
   const appDeps: AppDeps = {
     config,
     log,
@@ -167,6 +187,7 @@ export async function startService(config: Config, options: { log?: Logger } = {
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const url = `http://${host}:${address.port}`;
   reconciler.start(config.reconcileIntervalMs);
+  claimer?.start();
   const retention = startMediaRetention(media, config.mediaRetentionDays, log);
   const ledgerRetention = startLedgerRetention(ledger, config.ledgerRetentionDays, log);
   log.info({ url, mode: sandbox ? 'sandbox' : 'live', networks: [...rails.keys()] }, 'service listening');
@@ -193,6 +214,7 @@ export async function startService(config: Config, options: { log?: Logger } = {
       await readiness;
       await payments.stop();
       await reconciler.stop();
+      await claimer?.stop();
       await retention.stop();
       await ledgerRetention.stop();
       await heartbeat.stop();
@@ -202,5 +224,5 @@ export async function startService(config: Config, options: { log?: Logger } = {
       closeMedia();
     })());
 
-  return { url, config, ledger, media, sandbox, rails, reconciler, log, stop };
+  return { url, config, ledger, media, sandbox, rails, reconciler, ...(claimer ? { claimer } : {}), log, stop };
 }

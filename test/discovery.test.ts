@@ -155,7 +155,8 @@ describe('the 402 with every extension, on every network', () => {
       // docs/deploying.md); one network is far less
       assert.ok(header.length < 10 * 1024, `PAYMENT-REQUIRED is ${header.length} bytes`);
       const one = (await postJson(`${service.url}${path}`, body, { 'X-Network': 'base' })).headers.get('PAYMENT-REQUIRED')!;
-      assert.ok(one.length < 6.5 * 1024, `PAYMENT-REQUIRED for one network is ${one.length} bytes`);
+      // one EVM network adds chat's upto and every route's batch-settlement offer: still under the same bound
+      assert.ok(one.length < 7.8 * 1024, `PAYMENT-REQUIRED for one network is ${one.length} bytes`);
     });
   }
 });

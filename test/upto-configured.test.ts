@@ -16,6 +16,7 @@ import { toClientEvmSigner } from '@x402/evm';
 import { createPublicClient, createTestClient, http, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { startEvmSandbox, type EvmSandbox } from '../src/sandbox/evm/evm-sandbox.ts';
+import { BATCH_SETTLEMENT_CONTRACT } from '../src/x402/batch-settlement.ts';
 import { NETWORKS, type EvmNetwork } from '../src/x402/networks.ts';
 import { ConfigError, loadConfig } from '../src/config/load.ts';
 import { configuredRails } from '../src/payments/configured-rails.ts';
@@ -60,7 +61,8 @@ before(async () => {
     startEvmSandbox(NETWORKS.polygon as EvmNetwork),
   ]);
   const bare = createTestClient({ transport: http(polygonBare.rpcUrl), mode: 'anvil' });
-  for (const address of [PERMIT2_ADDRESS, UPTO_PROXY_ADDRESS]) await bare.setCode({ address, bytecode: '0x' });
+  // a bare chain: no upto contracts, and no batch-settlement escrow either (channels "auto" finds none)
+  for (const address of [PERMIT2_ADDRESS, UPTO_PROXY_ADDRESS, BATCH_SETTLEMENT_CONTRACT]) await bare.setCode({ address, bytecode: '0x' });
 
   const officialKey = generatePrivateKey();
   await base.faucet(privateKeyToAccount(officialKey).address, 1n); // its gas for settlements (and 1 atomic unit of USDC)
@@ -76,7 +78,7 @@ before(async () => {
   });
   remote = await gatewayFromFile({
     base: { payTo: base.payTo, facilitator: { type: 'remote', url: official.url, timeoutMs: 20_000 } },
-    polygon: { payTo: polygon.payTo, facilitator: localFacilitator(polygon, 'UPTO_TEST_POLYGON_KEY'), upto: 'off' },
+    polygon: { payTo: polygon.payTo, facilitator: localFacilitator(polygon, 'UPTO_TEST_POLYGON_KEY'), upto: 'off', channels: 'off' },
   });
 });
 
@@ -138,7 +140,8 @@ async function paysBelowCeiling(gateway: RunningService, chain: EvmSandbox, acco
 
 test('a configured network whose chain has Permit2 and the proxy offers upto, settled from the exact key', async () => {
   const offer = await quote(local, 'base');
-  assert.deepEqual(offer.accepts.map((a) => a.scheme), ['exact', 'upto']);
+  // payment channels too: the escrow is on the chain (channels "auto")
+  assert.deepEqual(offer.accepts.map((a) => a.scheme), ['exact', 'upto', 'batch-settlement']);
   const [exact, upto] = offer.accepts;
   assert.equal(upto.amount, exact.amount, 'the ceiling is the exact quote');
   assert.equal(upto.extra.assetTransferMethod, 'permit2');

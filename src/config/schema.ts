@@ -57,6 +57,12 @@ const networkConfig = z.object({
    * "on" insists (local: no code check; remote: startup stops unless /supported lists it), "off" never
    */
   upto: z.enum(['auto', 'on', 'off']).default('auto'),
+  /**
+   * payment channels, the x402 `batch-settlement` scheme, beside `exact` (EVM only, local facilitator;
+   * docs/channels.md): "auto" offers them where the escrow and its deposit collectors have code (checked at
+   * startup), "on" without that check, "off" never
+   */
+  channels: z.enum(['auto', 'on', 'off']).default('auto'),
 });
 export type NetworkConfig = z.infer<typeof networkConfig>;
 
@@ -317,6 +323,25 @@ export const configSchema = z
      * the sandbox places it). Off by default: measured, it did not pay on the sandbox chain (docs/performance.md, "Settlement batching").
      */
     settlementBatching: z.boolean().default(false),
+    /**
+     * payment channels (x402 batch-settlement; docs/channels.md): the withdraw delay channels are opened with
+     * (seconds, 15 minutes to 30 days), and when the claimer claims the charged vouchers and settles them to
+     * payTo: every `claimIntervalMs` it claims once `claimThreshold` (atomic units) is unclaimed on a network,
+     * or a charge waited `claimMaxAgeMs`, or a payer started a withdrawal (keep claimMaxAgeMs well below the
+     * withdraw delay); `maxClaimsPerBatch` channels per claim transaction
+     */
+    channels: z
+      .object({
+        withdrawDelay: z.number().int().min(900).max(2_592_000).default(900),
+        claimIntervalMs: z.number().int().positive().default(60_000),
+        claimThreshold: z.string().regex(/^\d{1,30}$/, 'atomic units, a decimal string').default('1000000'),
+        claimMaxAgeMs: z.number().int().positive().default(300_000),
+        maxClaimsPerBatch: z.number().int().min(1).max(500).default(100),
+      })
+      .refine((c) => c.claimMaxAgeMs + c.claimIntervalMs < c.withdrawDelay * 1000, {
+        message: 'claimMaxAgeMs + claimIntervalMs must stay below the withdraw delay, or a withdrawal could complete before its claim',
+      })
+      .default({ withdrawDelay: 900, claimIntervalMs: 60_000, claimThreshold: '1000000', claimMaxAgeMs: 300_000, maxClaimsPerBatch: 100 }),
     /** how often pending settlements are reconciled */
     reconcileIntervalMs: z.number().int().positive().default(15_000),
     /** how often each network's payment readiness (asset code, gas, fee payer, token accounts) is checked again */

@@ -2,12 +2,15 @@
 //   GET /api/v1/admin/payments   payments newest first, filtered and paged (every ledger fact but the stored result
 //                                body and the raw X-PAYMENT payload)
 //   GET /api/v1/admin/revenue    settled revenue per UTC day, network and model; amounts exact decimal strings
+//   GET /api/v1/admin/channels   payment channels newest first (?network=, ?payer=, ?limit=): deposited, charged,
+//                                claimed, settled, refunded
 import { Hono } from 'hono';
 import type { Logger } from 'pino';
 import type { Config } from '../config/load.ts';
 import type { Ledger, PaymentSummary, RevenueRow } from '../store/ledger.ts';
 import { adminToken, requireAdminToken } from './admin-auth.ts';
 import { encodeCursor, parsePaymentsQuery, parseRevenueQuery } from './admin-query.ts';
+import { parseChannelsQuery, publicChannel } from './channel-views.ts';
 
 export const ADMIN_PREFIX = '/api/v1/admin';
 
@@ -43,6 +46,12 @@ export function adminRoutes(ledger: Ledger, config: Pick<Config, 'adminTokenEnv'
     const { filter, limit, after } = parsePaymentsQuery(c.req.url);
     const page = await ledger.listPayments(filter, limit, after);
     return c.json({ payments: page.payments.map(adminPayment), limit, nextCursor: page.next && encodeCursor(page.next) });
+  });
+  // payment channels (x402 batch-settlement): deposited, charged, claimed, settled, refunded per channel
+  app.get(`${ADMIN_PREFIX}/channels`, async (c) => {
+    const query = parseChannelsQuery(c.req.url);
+    const channels = ledger.channels ? await ledger.channels.list(query) : [];
+    return c.json({ channels: channels.map(publicChannel), limit: query.limit });
   });
   app.get(`${ADMIN_PREFIX}/revenue`, async (c) => {
     const range = parseRevenueQuery(c.req.url);

@@ -23,7 +23,8 @@ import { CHARGE_HEADERS, endpointContext, respondPaid } from './paid-route.ts';
 import { carriesPayment, PAYMENT_HEADERS, type HttpPaymentAnswers } from './payment-edge.ts';
 import { requestOrigin } from './origin.ts';
 import { requestHash } from '../lib/canonical-json.ts';
-import { openaiRoutes } from './openai/routes.ts';
+import { OPENAI_ROUTES, openaiRoutes } from './openai/routes.ts';
+import { mountChannelRefunds } from './channel-refund-route.ts';
 import { withOpenAIRoutes } from './openai/openapi.ts';
 import { anthropicRoutes, MESSAGES_PATH } from './anthropic/routes.ts';
 import { withAnthropicRoutes } from './anthropic/openapi.ts';
@@ -100,6 +101,11 @@ export function createApp(deps: AppDeps): Hono {
   }
   app.route('/', anthropicRoutes(deps));
   app.route('/', openaiRoutes(deps));
+  // GET on each paid URL: payment channels' cooperative refunds (x402 batch-settlement)
+  mountChannelRefunds(app, deps, [
+    ...deps.endpoints.map((endpoint) => ({ path: endpoint.path, description: endpoint.description, bodyFields: {} })),
+    ...OPENAI_ROUTES.map((route) => ({ path: route.path, description: route.description, bodyFields: {} })),
+  ]);
 
   app.route('/', mcpRoutes(deps));
   const mcpTools = paidTools(deps.endpoints, deps.catalog, gate.enabledNetworks, config.bodyLimitBytes).map((tool) => tool.name);

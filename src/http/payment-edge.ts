@@ -23,7 +23,7 @@ import {
 import { freshSignInValues, SIGN_IN_PLACEHOLDERS, SIGN_IN_WITH_X, type SignInChallenge } from '../x402/sign-in-with-x.ts';
 import { splicedHeader, type HeaderFiller } from '../x402/spliced-header.ts';
 import type { PaymentGate } from '../payments/gate.ts';
-import type { PaidCall, PaymentOutcome, ReceivedPayment, RefusalCode, WireNames } from '../payments/outcome.ts';
+import type { OfferAmendment, PaidCall, PaymentOutcome, ReceivedPayment, RefusalCode, WireNames } from '../payments/outcome.ts';
 
 /** The request headers that carry a payment: a request with either is a paid call. */
 export const PAYMENT_HEADERS = [V1_PROOF_HEADER, V2_PROOF_HEADER] as const;
@@ -144,7 +144,7 @@ export class HttpPaymentAnswers {
       case 'delivered':
         return { status: outcome.status, body: outcome.body, headers: receiptHeaders(outcome.receipt, outcome.wires) };
       case 'payment_required': {
-        const answer = this.paymentRequired(context, outcome.rails, outcome.reason);
+        const answer = this.paymentRequired(context, outcome.rails, outcome.reason, outcome.amend);
         if (outcome.failed) Object.assign(answer.headers, receiptHeaders(outcome.failed.receipt, outcome.failed.wires));
         return answer;
       }
@@ -169,13 +169,19 @@ export class HttpPaymentAnswers {
    * The 402 answer on both wires: the v1 JSON body and the v2 PAYMENT-REQUIRED header. Serialised once per
    * distinct (resource, amount, networks, reason): it is the hot path. Only the sign-in challenge is fresh per 402.
    */
-  private paymentRequired(context: PaymentRequiredContext, rails: Parameters<PaymentGate['offers']>[1], error: string): PaymentAnswer {
+  private paymentRequired(context: PaymentRequiredContext, rails: Parameters<PaymentGate['offers']>[1], error: string, amend?: OfferAmendment): PaymentAnswer {
     const { call } = context;
     const cacheKey = `${call.resource}|${call.amount}|${call.maxTimeoutSeconds}|${rails.map((r) => r.network.name).join(',')}|${call.metered ?? false}|${error}`;
-    let document = this.paymentRequiredCache.get(cacheKey);
+    // an amended answer is one payer's (its channel's state): never cached
+    let document = amend ? undefined : this.paymentRequiredCache.get(cacheKey);
     if (document === undefined) {
       const offers = this.gate.offers(call, rails);
-      // upto exists only in v2: the v1 body offers each rail's exact alone
+      if (amend) {
+        offers.requirements = offers.requirements.map((requirement) =>
+          requirement.scheme === amend.scheme && requirement.network === amend.network ? { ...requirement, extra: { ...requirement.extra, ...amend.extra } } : requirement,
+        );
+      }
+      // upto and batch-settlement exist only in v2: the v1 body offers each rail's exact alone
       const v1Accepts = offers.requirements.filter((requirement) => requirement.scheme === 'exact');
       const v2: V2PaymentRequiredParts = {
         error,
@@ -185,8 +191,10 @@ export class HttpPaymentAnswers {
       };
       const route = { url: call.resource, description: call.description, bodyFields: context.bodyFields };
       document = { body: v1PaymentRequiredBody(error, v1Accepts, route), header: v2PaymentRequiredHeader(v2), v2 };
-      if (this.paymentRequiredCache.size >= 1000) this.paymentRequiredCache.clear();
-      this.paymentRequiredCache.set(cacheKey, document);
+      if (!amend) {
+        if (this.paymentRequiredCache.size >= 1000) this.paymentRequiredCache.clear();
+        this.paymentRequiredCache.set(cacheKey, document);
+      }
     }
     const header = context.signInChallenge ? signedInHeader(document, context.signInChallenge) : document.header;
     return { status: 402, body: document.body, headers: { [V2_REQUIRED_HEADER]: header, 'Cache-Control': 'no-store' } };

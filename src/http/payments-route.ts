@@ -1,4 +1,4 @@
-// GET /api/v1/payments/:id — one payment, by transaction hash or payment key.
+// GET /api/v1/payments/:id — one payment, by transaction hash or payment key; or a payment channel, by its id.
 //
 // Anyone gets the public facts: every field shown is on-chain once settled (payer, amount, recipient,
 // transaction). The prompt is never shown, and the result only to the payer: a proof becomes public
@@ -19,6 +19,7 @@ import { isSignedByPayer } from '../payments/payer-signature.ts';
 import { isSamePayer } from '../payments/sign-in-replay.ts';
 import { SIGN_IN_WITH_X_HEADER, verifySignIn } from '../x402/sign-in-with-x.ts';
 import { requestOrigin, type OriginOptions } from './origin.ts';
+import { CHANNEL_ID, publicChannel } from './channel-views.ts';
 
 export interface PaymentRoutesOptions {
   config: OriginOptions;
@@ -85,7 +86,12 @@ export function paymentRoutes(ledger: Ledger, options: PaymentRoutesOptions): Ho
     const id = c.req.param('id');
     if (id.length > 300) throw new ApiError(404, 'not_found', 'no such payment');
     const payment = (await ledger.findByTransaction(id)) ?? (await ledger.get(id));
-    if (!payment) throw new ApiError(404, 'not_found', 'no such payment');
+    if (!payment) {
+      // a payment channel, by its id: what went through it
+      const channel = CHANNEL_ID.test(id) ? await ledger.channels?.get(id) : undefined;
+      if (channel) return c.json(publicChannel(channel));
+      throw new ApiError(404, 'not_found', 'no such payment');
+    }
     const deliverable = payment.state === 'settled' && payment.result !== null;
     const ownResult = (await callerIsPayer(c, id, payment, ledger, options)) && deliverable ? { result: payment.result!.body } : {};
     return c.json({ ...publicPayment(payment), ...ownResult });

@@ -34,11 +34,13 @@ export interface ReadinessReport {
   providers: Record<string, CheckResult>;
   /** per network offering upto: can upto still be paid there */
   upto: Record<string, CheckResult>;
+  /** per network offering payment channels: the escrow and its deposit collectors still have code */
+  channels: Record<string, CheckResult>;
   /** per network: what its last payment readiness check found (empty problems: ready) */
   payments: Record<string, PaymentFindings>;
   /** paid routes that cannot be served now, by capability */
   unavailable: Capability[];
-  /** what works less well without stopping a route: "upto:<network>" where upto is down (exact still pays) */
+  /** what works less well without stopping a route: "upto:<network>" / "channels:<network>" where they are down (exact still pays) */
   degraded: string[];
 }
 
@@ -129,16 +131,26 @@ export async function checkReadiness(deps: ReadinessDeps, networks: readonly Net
     const offer = deps.rails?.get(name)?.upto;
     return offer ? [{ name, offer }] : [];
   });
-  const [chainResults, ledger, media, providerResults, uptoResults] = await Promise.all([
+  const channelRails = networks.flatMap((name) => {
+    const offer = deps.rails?.get(name)?.channels;
+    return offer ? [{ name, offer }] : [];
+  });
+  const [chainResults, ledger, media, providerResults, uptoResults, channelResults] = await Promise.all([
     Promise.all(networks.map((name) => timed(chainProbe(deps, name)))),
     // a read by a key that never exists: a round trip to the database without writing
     timed(async () => void (await deps.ledger.get('readyz:probe'))),
     timed(async () => void (await deps.media.info('readyz-probe'))),
     Promise.all(providerNames.map((name) => timed((signal) => httpAnswers(`${config.providers[name]!.baseURL.replace(/\/+$/, '')}/models`, signal)))),
     Promise.all(uptoRails.map(({ offer }) => timed(() => offer.check()))),
+    Promise.all(channelRails.map(({ offer }) => timed(() => offer.check()))),
   ]);
   const upto = Object.fromEntries(uptoRails.map(({ name }, i) => [name, uptoResults[i]!]));
-  const degraded = uptoRails.filter((_, i) => uptoResults[i]!.status === 'down').map(({ name }) => `upto:${name}`);
+  const channels = Object.fromEntries(channelRails.map(({ name }, i) => [name, channelResults[i]!]));
+  // channels down are degraded, not a 503: exact still pays there, and a channel proof is refused without a charge
+  const degraded = [
+    ...uptoRails.filter((_, i) => uptoResults[i]!.status === 'down').map(({ name }) => `upto:${name}`),
+    ...channelRails.filter((_, i) => channelResults[i]!.status === 'down').map(({ name }) => `channels:${name}`),
+  ];
   const chains = Object.fromEntries(networks.map((name, i) => [name, chainResults[i]!]));
   const providers = Object.fromEntries(providerNames.map((name, i) => [name, providerResults[i]!]));
   const findings = deps.payments?.findings();
@@ -155,5 +167,5 @@ export async function checkReadiness(deps: ReadinessDeps, networks: readonly Net
       !anyChain ||
       !config.models.some((model) => model.capability === capability && (providers[model.provider]?.status ?? 'ok') === 'ok'),
   );
-  return { status: unavailable.length === 0 ? 'ready' : 'not_ready', chains, ledger, media, providers, upto, payments, unavailable, degraded };
+  return { status: unavailable.length === 0 ? 'ready' : 'not_ready', chains, ledger, media, providers, upto, channels, payments, unavailable, degraded };
 }

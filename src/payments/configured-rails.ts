@@ -14,6 +14,10 @@ import type { PaymentRail, UptoOffer } from './rails.ts';
 import { LocalEvmFacilitator } from './facilitators/evm/local-evm.ts';
 import { LocalEvmUptoFacilitator } from './facilitators/evm/local-evm-upto.ts';
 import { localUptoOffer, remoteUptoOffer } from './upto-offer.ts';
+import { LocalEvmChannelFacilitator } from './facilitators/evm/local-evm-channels.ts';
+import { channelOffer } from './channels/channel-offer.ts';
+import { RemoteChannelFacilitator, remoteChannelAuthorizer } from './facilitators/remote-channels.ts';
+import type { ChannelOffer } from './rails.ts';
 import type { Logger } from 'pino';
 import { RemoteFacilitator } from './facilitators/remote.ts';
 import { createLocalSvmFacilitator } from './facilitators/svm/local-svm-factory.ts';
@@ -77,6 +81,47 @@ async function uptoOfferFor(network: Network, settings: NetworkConfig, exact: Fa
 }
 
 /**
+ * The rail's payment-channel offer, if any (EVM with a local facilitator): deposits, claims and refunds go out
+ * through the exact facilitator's sender (the key's one nonce sequence); the same key authorizes claims.
+ */
+async function channelOfferFor(
+  network: Network,
+  settings: NetworkConfig,
+  exact: Facilitator,
+  config: Config,
+  env: Env,
+  ledger?: () => Ledger | undefined,
+  log?: Logger,
+): Promise<ChannelOffer | undefined> {
+  if (network.family !== 'evm' || settings.channels === 'off') return undefined;
+  const f = settings.facilitator;
+  if (f.type === 'remote') {
+    // receiver authorization delegated to the facilitator: offered where its /supported lists batch-settlement with a receiverAuthorizer
+    const remote = { url: f.url, network, timeoutMs: f.timeoutMs, ...(f.authorizationEnv ? { authorization: readSecret(env, f.authorizationEnv) } : {}) };
+    const authorizer = await remoteChannelAuthorizer(remote).catch((error: unknown) => {
+      log?.info({ network: network.name }, `batch-settlement: the facilitator's /supported could not be read (${(error as Error).message.split('\n')[0]})`);
+      return undefined;
+    });
+    if (!authorizer) {
+      if (settings.channels === 'on') throw new ConfigError('channels is "on" but the remote facilitator lists no batch-settlement kind with a receiverAuthorizer for this network');
+      log?.info({ network: network.name }, `batch-settlement not offered on ${network.name}: the facilitator does not list it`);
+      return undefined;
+    }
+    const facilitator = new RemoteChannelFacilitator({ ...remote, receiverAuthorizer: authorizer, store: () => ledger?.()?.channels });
+    return channelOffer(facilitator, { mode: 'on', network: network.name, withdrawDelay: config.channels.withdrawDelay, ...(log ? { log } : {}) });
+  }
+  if (!(exact instanceof LocalEvmFacilitator)) return undefined;
+  const facilitator = new LocalEvmChannelFacilitator({
+    network,
+    rpcUrl: f.rpcUrl,
+    settlementPrivateKey: readSecret(env, f.secretKeyEnv) as `0x${string}`,
+    receiptTimeoutMs: config.settlementTimeoutMs,
+    sender: exact.sender,
+  });
+  return channelOffer(facilitator, { mode: settings.channels, network: network.name, withdrawDelay: config.channels.withdrawDelay, ...(log ? { log } : {}) });
+}
+
+/**
  * One rail per configured network. Every secret that is missing or malformed is named in one ConfigError
  * (never its value), so startup stops once with all of them.
  */
@@ -88,7 +133,7 @@ export async function configuredRails(
 ): Promise<Map<NetworkName, PaymentRail>> {
   const rails = new Map<NetworkName, PaymentRail>();
   const problems: string[] = [];
-  const built: { name: NetworkName; rail: PaymentRail; upto: Promise<UptoOffer | undefined> }[] = [];
+  const built: { name: NetworkName; rail: PaymentRail; upto: Promise<UptoOffer | undefined>; channels: Promise<ChannelOffer | undefined> }[] = [];
   for (const [name, settings] of Object.entries(config.networks) as [NetworkName, NetworkConfig][]) {
     const network = NETWORKS[name];
     const asset = settings.asset ?? network.usdc;
@@ -105,12 +150,15 @@ export async function configuredRails(
     // every network's upto check (eth_getCode or /supported) at once: startup waits for the slowest only
     const upto = uptoOfferFor(network, settings, facilitator, asset, config, env, log);
     upto.catch(() => undefined); // awaited below; never an unhandled rejection if startup stops first
-    built.push({ name, rail: { network, payTo: settings.payTo, asset, facilitator, extra }, upto });
+    const channels = channelOfferFor(network, settings, facilitator, config, env, ledger, log);
+    channels.catch(() => undefined);
+    built.push({ name, rail: { network, payTo: settings.payTo, asset, facilitator, extra }, upto, channels });
   }
-  for (const { name, rail, upto } of built) {
+  for (const { name, rail, upto, channels } of built) {
     try {
       const offer = await upto;
-      rails.set(name, offer ? { ...rail, upto: offer } : rail);
+      const channelsOffer = await channels;
+      rails.set(name, { ...rail, ...(offer ? { upto: offer } : {}), ...(channelsOffer ? { channels: channelsOffer } : {}) });
     } catch (error) {
       if (!(error instanceof ConfigError)) throw error;
       problems.push(`networks.${name}: ${error.message}`);

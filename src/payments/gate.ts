@@ -23,6 +23,9 @@ import { isAcceptedProof, withinValidity } from './replay.ts';
 import { streamPlan } from './stream-validity.ts';
 import { NO_PAYMENT_OBSERVER, type PaymentLabels, type PaymentObserver } from './payment-metrics.ts';
 import type { PaidCall, PaymentOutcome, ReceivedPayment, Refusal, WorkResult } from './outcome.ts';
+import { ChannelGate } from './channels/channel-gate.ts';
+import type { ChannelObserver } from './channels/channel-metrics.ts';
+import { BATCH_SETTLEMENT_SCHEME } from '../x402/batch-settlement.ts';
 
 export type { PaidCall, PaymentOutcome, ReceivedPayment, WorkPayment, WorkResult } from './outcome.ts';
 
@@ -37,6 +40,8 @@ export interface GateDeps {
   schemes?: SchemeRegistry;
   /** how often one payment's work may fail (config.maxFailedAttempts); unbounded when absent */
   maxFailedAttempts?: FailedAttemptLimits;
+  /** told of payment channels' deposits, charges and refunds (the channel metrics) */
+  observeChannels?: ChannelObserver;
   /**
    * whether a network is offered in the 402 now: false while its last readiness check found that payments there
    * would fail (payments/readiness.ts). Every network is offered when absent.
@@ -87,6 +92,8 @@ export class PaymentGate {
   private readonly attempts: FailedAttemptLimits;
   /** settled payments whose work is running in this instance (settle-first) */
   private readonly working = new Set<string>();
+  /** payment channels (x402 batch-settlement), where the ledger keeps them */
+  private readonly channels: ChannelGate | undefined;
 
   /**
    * Every rail, for a call that names no network: EVM networks first. x402-fetch 1.x with a viem account
@@ -104,6 +111,9 @@ export class PaymentGate {
     this.attempts = deps.maxFailedAttempts ?? { unsettled: UNBOUNDED_ATTEMPTS, settled: UNBOUNDED_ATTEMPTS };
     this.enabledNetworks = [...deps.rails.keys()];
     this.anyNetworkRails = [...deps.rails.values()].sort((a, b) => Number(a.network.family === 'svm') - Number(b.network.family === 'svm'));
+    this.channels = deps.ledger.channels
+      ? new ChannelGate({ store: deps.ledger.channels, log: deps.log, ...(deps.observeChannels ? { observe: deps.observeChannels } : {}) })
+      : undefined;
   }
 
   /** The server's own requirement for this call on this rail (every rail offers `exact`). */
@@ -115,7 +125,12 @@ export class PaymentGate {
       payTo: rail.payTo,
       asset: rail.asset,
       maxTimeoutSeconds: call.maxTimeoutSeconds,
-      extra: scheme === 'upto' && rail.upto ? { ...rail.extra, ...rail.upto.extra } : rail.extra,
+      extra:
+        scheme === 'upto' && rail.upto
+          ? { ...rail.extra, ...rail.upto.extra }
+          : scheme === BATCH_SETTLEMENT_SCHEME && rail.channels
+            ? { ...rail.extra, ...rail.channels.extra }
+            : rail.extra,
       resource: { url: call.resource, description: call.description },
     };
   }
@@ -127,9 +142,15 @@ export class PaymentGate {
    */
   offers(call: Pick<PaidCall, 'amount' | 'maxTimeoutSeconds' | 'resource' | 'description' | 'metered'>, rails: readonly PaymentRail[]) {
     const metered = rails.filter((rail) => this.uptoOffered(rail, call));
-    const requirements = rails.flatMap((rail) =>
-      metered.includes(rail) ? [this.requirementFor(rail, call), this.requirementFor(rail, call, 'upto')] : [this.requirementFor(rail, call)],
-    );
+    // payment channels (batch-settlement) beside exact where the rail has them, when the call names its network
+    // (one rail): beside every network at once, with upto too, PAYMENT-REQUIRED would pass 10 KB (chat: 14
+    // offers). A channel proof is still accepted without X-Network; the official client's refund names it.
+    const channels = rails.length === 1 && this.channels ? rails.filter((rail) => rail.channels) : [];
+    const requirements = rails.flatMap((rail) => [
+      this.requirementFor(rail, call),
+      ...(metered.includes(rail) ? [this.requirementFor(rail, call, 'upto')] : []),
+      ...(channels.includes(rail) ? [this.requirementFor(rail, call, BATCH_SETTLEMENT_SCHEME)] : []),
+    ]);
     const extensions: Record<string, unknown> = Object.assign({}, ...metered.map((rail) => rail.upto!.extensions));
     return { requirements, extensions };
   }
@@ -166,6 +187,16 @@ export class PaymentGate {
         subject: 'network',
         message: `${call.names.network} is ${namedRail.network.name} but the payment is for ${rail.network.name}`,
       };
+    }
+    if (call.refundOnly && !(proof.scheme === BATCH_SETTLEMENT_SCHEME && rail.channels && this.channels)) {
+      return required(`invalid_payment: only a ${BATCH_SETTLEMENT_SCHEME} refund is taken here; a paid call is a POST`, [rail]);
+    }
+    if (proof.scheme === BATCH_SETTLEMENT_SCHEME && rail.channels && this.channels) {
+      // a payment channel: per-channel state instead of one-use keys (payments/channels/channel-gate.ts)
+      const requirement = this.requirementFor(rail, call, BATCH_SETTLEMENT_SCHEME);
+      const mismatch = received.accepted && acceptedMismatch(received.accepted, requirement);
+      if (mismatch) return required(mismatch, [rail]);
+      return this.channels.handle({ call, rail: { ...rail, channels: rail.channels }, requirement, proof, wires: received.wires });
     }
     const scheme = this.schemes.get(proof.scheme, rail.network.family);
     if (!scheme || (proof.scheme === 'upto' && !this.uptoOffered(rail, call))) {

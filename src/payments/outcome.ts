@@ -57,6 +57,11 @@ export interface PaidCall {
    * delivers nothing before it resolves, so any validity will do.
    */
   streamSeconds?: number;
+  /**
+   * The call carries nothing but a payment channel's cooperative refund (x402 batch-settlement: the official
+   * client's GET to a paid route's URL): any other payment is refused, and `work` never runs.
+   */
+  refundOnly?: boolean;
   work: (payment: WorkPayment) => Promise<WorkResult>;
 }
 
@@ -92,7 +97,14 @@ export type PaymentOutcome =
   /** the work's result, paid (or replayed to its payer); `receipt.amount` is what was charged */
   | { kind: 'delivered'; status: number; body: unknown; media: string[]; receipt: SettlementReceipt; wires: Wire[] }
   /** pay (again): the reason, and the rails to offer; a settlement that failed also gives its receipt */
-  | { kind: 'payment_required'; reason: string; rails: readonly PaymentRail[]; failed?: { receipt: SettlementReceipt; wires: Wire[] } }
+  | {
+      kind: 'payment_required';
+      reason: string;
+      rails: readonly PaymentRail[];
+      failed?: { receipt: SettlementReceipt; wires: Wire[] };
+      /** fields merged into the `extra` of one offer (batch-settlement's corrective 402: the channel's state) */
+      amend?: OfferAmendment;
+    }
   /** sent but not confirmed: the same proof gets the result once it is; never "pay again" */
   | { kind: 'pending'; transaction: string | null }
   | {
@@ -107,3 +119,10 @@ export type PaymentOutcome =
     };
 
 export type Refusal = Extract<PaymentOutcome, { kind: 'refused' }>;
+
+/** Extra fields for the offer of `scheme` on `network` in one payment-required answer (never cached). */
+export interface OfferAmendment {
+  scheme: string;
+  network: NetworkName;
+  extra: Record<string, unknown>;
+}

@@ -2,6 +2,7 @@
 // in which asset, and which facilitator verifies and settles it.
 import type { Network, NetworkName } from '../x402/networks.ts';
 import type { Facilitator } from './facilitator.ts';
+import type { ChannelFacilitator } from './channels/channel-facilitator.ts';
 
 /** The `upto` scheme on a rail (EVM, where Permit2 and the upto proxy exist), for metered calls. */
 export interface UptoOffer {
@@ -14,6 +15,17 @@ export interface UptoOffer {
   check(): Promise<void>;
 }
 
+/** Payment channels (x402 `batch-settlement`) on a rail (EVM, where the escrow exists), beside `exact`. */
+export interface ChannelOffer {
+  facilitator: ChannelFacilitator;
+  /** the withdraw delay (seconds) channels to this server are opened with */
+  withdrawDelay: number;
+  /** added to the rail's `extra` (the token's EIP-712 name/version) in a batch-settlement requirement */
+  extra: Record<string, unknown>;
+  /** readiness: resolves while channels can still be paid here, else throws why */
+  check(): Promise<void>;
+}
+
 export interface PaymentRail {
   network: Network;
   payTo: string;
@@ -23,6 +35,8 @@ export interface PaymentRail {
   extra: Record<string, unknown>;
   /** present where `upto` is offered beside `exact` */
   upto?: UptoOffer;
+  /** present where payment channels (`batch-settlement`) are offered beside `exact` */
+  channels?: ChannelOffer;
 }
 
 export type PaymentRails = ReadonlyMap<NetworkName, PaymentRail>;

@@ -8,6 +8,8 @@ import { startEvmSandbox, type EvmSandbox } from './evm/evm-sandbox.ts';
 import { LocalEvmFacilitator } from '../payments/facilitators/evm/local-evm.ts';
 import { LocalEvmUptoFacilitator } from '../payments/facilitators/evm/local-evm-upto.ts';
 import { localUptoOffer } from '../payments/upto-offer.ts';
+import { LocalEvmChannelFacilitator } from '../payments/facilitators/evm/local-evm-channels.ts';
+import { channelOffer } from '../payments/channels/channel-offer.ts';
 import { startSvmSandbox } from './svm/svm-sandbox.ts';
 import { LocalSvmFacilitator } from '../payments/facilitators/svm/local-svm.ts';
 import type { PaymentRail } from '../payments/rails.ts';
@@ -63,6 +65,17 @@ async function startEvmChain(name: NetworkName, settlementTimeoutMs: number, opt
     pollingIntervalMs: 10,
   });
   const uptoOffer = await localUptoOffer(upto, 'auto', name);
+  // the batch-settlement escrow is on every sandbox chain; channels send through the exact key's sender
+  const channels = await channelOffer(
+    new LocalEvmChannelFacilitator({
+      network,
+      rpcUrl: chain.rpcUrl,
+      settlementPrivateKey: chain.settlementPrivateKey,
+      receiptTimeoutMs: settlementTimeoutMs,
+      sender: facilitator.sender,
+    }),
+    { mode: 'auto', network: name, ...(options.channelWithdrawDelay ? { withdrawDelay: options.channelWithdrawDelay } : {}) },
+  );
   return {
     network: name,
     rpcUrl: chain.rpcUrl,
@@ -76,6 +89,7 @@ async function startEvmChain(name: NetworkName, settlementTimeoutMs: number, opt
       facilitator,
       extra: await facilitator.requirementExtra(),
       ...(uptoOffer ? { upto: uptoOffer } : {}),
+      ...(channels ? { channels } : {}),
     },
     async faucet(address, amount) {
       if (!/^0x[0-9a-fA-F]{40}$/.test(address)) {
@@ -144,6 +158,8 @@ const balanceRequest = z.object({ network: z.string(), address: z.string().min(1
 export interface SandboxOptions {
   /** EVM exact settlements batched through Multicall3 (config settlementBatching) */
   settlementBatching?: boolean;
+  /** the withdraw delay payment channels are opened with (config channels.withdrawDelay) */
+  channelWithdrawDelay?: number;
   /**
    * where the chains' JSON-RPC listen (config sandbox.host, sandbox.portBase, sandbox.publicHost): the n-th
    * network on portBase + n when a base is given, else on ports the OS picks; default 127.0.0.1

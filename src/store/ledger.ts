@@ -10,6 +10,7 @@
 // a time through a lease (claimPending).
 
 import type { NonceAllocator, PendingCount } from './nonce-allocator.ts';
+import type { ChannelStore } from './channel-store.ts';
 
 /**
  * The ledger's database cannot be reached right now (a restart, a failover, a network cut): nothing about the
@@ -144,6 +145,8 @@ export interface Ledger {
    * (PostgreSQL); absent when one process owns the ledger and its keys.
    */
   settlementNonces?(chainId: number, address: string, pendingCount: PendingCount): NonceAllocator;
+  /** x402 batch-settlement payment channels, in the same database (channel-store.ts) */
+  readonly channels?: ChannelStore;
   /**
    * Atomically claims the key for this ledger's holder: succeeds for a new key, one whose earlier use moved no
    * funds, or one reserved by a holder whose lease ran out (it died before settlement began). A key whose work

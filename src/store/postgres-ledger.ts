@@ -3,6 +3,7 @@
 // Every state change is one statement; the database's row locks and unique key do the arbitration.
 // Timestamps come from the database clock (now()), so instances with skewed clocks still agree on leases.
 import pg from 'pg';
+import { PostgresChannelStore } from './postgres-channel-store.ts';
 import {
   FINAL_STATES,
   type Ledger,
@@ -151,6 +152,7 @@ export interface PostgresLedgerOptions {
 
 export class PostgresLedger implements Ledger {
   private readonly pool: pg.Pool;
+  channels?: PostgresChannelStore;
   private readonly holder: ReservationHolder;
 
   private constructor(pool: pg.Pool, holder: ReservationHolder) {
@@ -172,6 +174,7 @@ export class PostgresLedger implements Ledger {
     const ledger = new PostgresLedger(pool, options.holder ?? { instanceId: randomUUID(), leaseMs: DEFAULT_RESERVATION_LEASE_MS });
     try {
       await ledger.migrate();
+      ledger.channels = await PostgresChannelStore.open(pool);
     } catch (error) {
       await pool.end();
       throw error;

@@ -20,6 +20,7 @@ import {
 } from './ledger.ts';
 import { randomUUID } from 'node:crypto';
 import { payerMatch, SQLITE_DIALECT, paymentConditions } from './payment-query.ts';
+import { SqliteChannelStore } from './sqlite-channel-store.ts';
 
 const MIGRATIONS: string[] = [
   `CREATE TABLE payments (
@@ -137,12 +138,14 @@ function toSummary(row: SummaryRow): PaymentSummary {
 export class SqliteLedger implements Ledger {
   private readonly db: DatabaseSync;
   private readonly holder: ReservationHolder;
+  readonly channels: SqliteChannelStore;
 
   constructor(path: string, holder: ReservationHolder = { instanceId: randomUUID(), leaseMs: DEFAULT_RESERVATION_LEASE_MS }) {
     this.holder = holder;
     this.db = new DatabaseSync(path);
     this.db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000;');
     this.migrate();
+    this.channels = new SqliteChannelStore(this.db);
   }
 
   private migrate(): void {

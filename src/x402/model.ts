@@ -44,6 +44,11 @@ export interface SettlementReceipt {
   amount?: bigint;
   errorReason?: string;
   errorMessage?: string;
+  /**
+   * A scheme whose payment-response contract says otherwise (batch-settlement): the v2 receipt's `amount` (a
+   * deposit's, or '' for an off-chain charge) and `extra` (chargedAmount, channelState), in place of the charge
+   */
+  v2Fields?: { amount: string; extra: Record<string, unknown> };
 }
 
 /** The ledger keeps requirement and proof as JSON (amount as a decimal string). */

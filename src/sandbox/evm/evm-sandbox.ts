@@ -1,6 +1,7 @@
 // A local EVM chain for tests and the offline demo: anvil with the network's real chain id, a freshly
 // deployed TestUSDC using that network's EIP-712 domain and placed at its real USDC address, Permit2 and
-// the x402 upto proxy and Multicall3's batch call at their canonical addresses, generated operator keys, and a faucet.
+// the x402 upto proxy, Multicall3's batch call and the x402 batch-settlement escrow with its deposit collectors
+// at their canonical addresses, generated operator keys, and a faucet.
 import {
   createPublicClient,
   createTestClient,
@@ -22,6 +23,7 @@ import type { ChainListen } from '../listen.ts';
 import { loadTestUsdcArtifact } from './test-usdc-artifact.ts';
 import { installUptoContracts } from './upto-contracts.ts';
 import { installMulticall3 } from './multicall3.ts';
+import { installBatchSettlementContracts } from './batch-settlement-contracts.ts';
 
 export interface EvmSandboxOptions {
   /** extra anvil flags */
@@ -134,6 +136,7 @@ export async function startEvmSandbox(network: EvmNetwork, options: EvmSandboxOp
     const asset = await relocate(getAddress(deployed.contractAddress), getAddress(network.usdc));
     await installUptoContracts({ chain, publicClient, testClient, deployer: deployerWallet });
     await installMulticall3(publicClient, testClient, deployerWallet);
+    await installBatchSettlementContracts(publicClient, testClient, deployerWallet);
 
     const balanceOf = (address: Address): Promise<bigint> =>
       publicClient.readContract({ address: asset, abi: erc20Abi, functionName: 'balanceOf', args: [address] });

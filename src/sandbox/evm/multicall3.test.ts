@@ -19,3 +19,9 @@ test("its aggregate3 is Multicall3's (selector 0x82ad56cb), the one the settleme
   assert.equal(toFunctionSelector(built), '0x82ad56cb');
   assert.equal(toFunctionSelector(multicall3Abi[0]), '0x82ad56cb');
 });
+
+test("its tryAggregate is Multicall3's (selector 0xbce38bd7), the one @x402/evm's batch-settlement reads call", () => {
+  const built = loadMulticall3Artifact().abi.find((item): item is AbiFunction => item.type === 'function' && item.name === 'tryAggregate');
+  assert.ok(built);
+  assert.equal(toFunctionSelector(built), '0xbce38bd7');
+});

@@ -151,5 +151,9 @@ export function v2SettleResponse(receipt: SettlementReceipt): Record<string, unk
   if (receipt.amount !== undefined) response.amount = receipt.amount.toString();
   if (receipt.errorReason !== undefined) response.errorReason = receipt.errorReason;
   if (receipt.errorMessage !== undefined) response.errorMessage = receipt.errorMessage;
+  if (receipt.v2Fields) {
+    response.amount = receipt.v2Fields.amount;
+    response.extra = receipt.v2Fields.extra;
+  }
   return response;
 }

@@ -1,0 +1,193 @@
+// node bench/channels.ts: paid calls per second at 8 in flight under payment-channel vouchers (x402
+// batch-settlement, paid by the official @x402/evm client) beside `exact` (one on-chain settlement per call,
+// bench/paid-load.ts), same gateway child (bench/serve.ts: `npm start`'s service on a sandbox chain), same
+// work, rounds taking turns. Workloads: a short chat answer (little generation) and an image.
+//
+// Vouchers: one channel per connection (a channel's calls are sequential by nature: each voucher extends the
+// last charge), each deposited by a warm-up call outside the timed window; then each call signs its voucher
+// (the official client's createPaymentPayload, timed: it is part of the call) and sends it. Exact: proofs
+// pre-signed (not timed), as bench/run.ts does. A call counts when it answered 200 with a successful receipt.
+// Settings: BENCH_CHANNEL_REQUESTS (160 per side per round), BENCH_PAID_CONCURRENCY (8), BENCH_ROUNDS (3).
+//
+// On the image, also the official peer (bench/official-peer.ts: @x402/hono's middleware with @x402/evm's
+// batch-settlement server scheme and in-process facilitator, the same built-in engine drawing the same picture)
+// paid by the same official client the same way, on the same chain. The peer serves no chat, so the short
+// chat compares vouchers with exact only.
+import { createPublicClient, http } from 'viem';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { x402Client, x402HTTPClient } from '@x402/fetch';
+import { toClientEvmSigner } from '@x402/evm';
+import { BatchSettlementEvmScheme } from '@x402/evm/batch-settlement/client';
+import type { PaymentRequired } from '@x402/core/types';
+import { startGatewayChild } from './gateway-child.ts';
+import { jsonRequest, newAgent, processCpuSeconds, send, stats, type LatencyStats } from './load.ts';
+import { paidThroughput } from './paid-load.ts';
+import { envNumber } from './env-number.ts';
+import { startPeer } from './peer-compare.ts';
+
+const SHORT_CHAT = { path: '/api/v1/ai/chat', body: { model: 'local/demo-bigram', prompt: 'Hi', max_tokens: 4, options: { seed: 1 } } };
+const IMAGE = { path: '/api/v1/ai/images', body: { prompt: 'a lighthouse at dusk', n: 1, size: '256x256' } };
+const NETWORK = { 'X-Network': 'base' };
+/** bench/official-peer.ts's PEER_IMAGE_PATH (importing that module would start the peer) */
+const PEER_IMAGE_PATH = '/api/v1/ai/images';
+
+interface Side {
+  settled: number;
+  seconds: number;
+  ms: number[];
+  /** the server's CPU seconds over the side's timed window (null where unknown) */
+  serverCpu?: number | null;
+}
+
+const requestsPerRound = envNumber('BENCH_CHANNEL_REQUESTS', 160);
+const concurrency = envNumber('BENCH_PAID_CONCURRENCY', 8);
+const rounds = envNumber('BENCH_ROUNDS', 3);
+
+async function post(origin: URL, path: string, body: unknown, headers: Record<string, string> = {}) {
+  const agent = newAgent(1);
+  try {
+    return await send(agent, origin, jsonRequest(path, body, headers));
+  } finally {
+    agent.destroy();
+  }
+}
+
+async function get(origin: URL, path: string) {
+  const agent = newAgent(1);
+  try {
+    return await send(agent, origin, { method: 'GET', path, headers: {} });
+  } finally {
+    agent.destroy();
+  }
+}
+
+/** A channel payer: the official client, funded and deposited (the warm-up call, untimed). */
+async function channelPayer(origin: URL, rpcUrl: string, call: { path: string; body: unknown }, required: PaymentRequired, faucet: URL) {
+  const account = privateKeyToAccount(generatePrivateKey());
+  const funded = await post(faucet, '/sandbox/faucet', { network: 'base', address: account.address, amount: '100000000' });
+  if (funded.status !== 200) throw new Error(`faucet answered ${funded.status}`);
+  const scheme = new BatchSettlementEvmScheme(toClientEvmSigner(account, createPublicClient({ transport: http(rpcUrl) })), {
+    depositStrategy: () => '5000000',
+  });
+  const client = new x402HTTPClient(new x402Client().register('eip155:8453', scheme));
+  const agent = newAgent(1);
+  const pay = async (): Promise<{ ok: boolean; ms: number; deposit: boolean }> => {
+    const started = performance.now();
+    const payload = await client.createPaymentPayload(required);
+    const reply = await send(agent, origin, jsonRequest(call.path, call.body, { ...NETWORK, ...client.encodePaymentSignatureHeader(payload) }));
+    const header = (name: string) => {
+      const value = reply.headers[name.toLowerCase()];
+      return Array.isArray(value) ? value[0] : value;
+    };
+    const result = await client.processPaymentResult(payload, (name) => header(name) ?? null, reply.status);
+    const ms = performance.now() - started;
+    return { ok: reply.status === 200 && result.settleResponse?.success === true, ms, deposit: (payload.payload as { type?: string }).type === 'deposit' };
+  };
+  const warm = await pay();
+  if (!warm.ok || !warm.deposit) throw new Error('the warm-up call did not deposit');
+  return { pay, close: () => agent.destroy() };
+}
+
+async function voucherRound(
+  origin: URL,
+  rpcUrl: string,
+  call: { path: string; body: unknown },
+  required: PaymentRequired,
+  requests: number,
+  faucet = origin,
+  serverPid?: number,
+): Promise<Side> {
+  const payers = await Promise.all(Array.from({ length: concurrency }, () => channelPayer(origin, rpcUrl, call, required, faucet)));
+  const ms: number[] = [];
+  let settled = 0;
+  let next = 0;
+  const cpuBefore = serverPid ? processCpuSeconds(serverPid) : null;
+  const started = performance.now();
+  await Promise.all(
+    payers.map(async (payer) => {
+      while (next < requests) {
+        next++;
+        const paid = await payer.pay();
+        if (paid.ok) {
+          settled++;
+          ms.push(paid.ms);
+        }
+      }
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  const cpuAfter = serverPid ? processCpuSeconds(serverPid) : null;
+  for (const payer of payers) payer.close();
+  return { settled, seconds, ms, serverCpu: cpuBefore === null || cpuAfter === null ? null : cpuAfter - cpuBefore };
+}
+
+function summary(sides: Side[]): { rps: number; latency: LatencyStats; settled: number; cpuMsPerCall: number | null } {
+  const settled = sides.reduce((n, side) => n + side.settled, 0);
+  const seconds = sides.reduce((n, side) => n + side.seconds, 0);
+  const cpu = sides.every((side) => typeof side.serverCpu === 'number') ? sides.reduce((n, side) => n + side.serverCpu!, 0) : null;
+  return { rps: settled / seconds, latency: stats(sides.flatMap((side) => side.ms)), settled, cpuMsPerCall: cpu === null ? null : (cpu * 1000) / settled };
+}
+const cpuText = (side: { cpuMsPerCall: number | null }) => (side.cpuMsPerCall === null ? '' : `, server CPU ${side.cpuMsPerCall.toFixed(1)} ms/call`);
+
+const gateway = await startGatewayChild();
+try {
+  const origin = gateway.url;
+  const health = JSON.parse((await get(origin, '/healthz')).body.toString()) as { sandboxNetworks?: Record<string, { rpcUrl?: string }> };
+  const rpcUrl = health.sandboxNetworks?.base?.rpcUrl;
+  if (!rpcUrl) throw new Error('the gateway child runs no sandbox base chain');
+  const lines: string[] = [];
+  const decodeRequired = (reply: { headers: Record<string, string | string[] | undefined> }) =>
+    JSON.parse(Buffer.from(String(reply.headers['payment-required']), 'base64').toString('utf8')) as PaymentRequired;
+  // the official peer, paid in channels, on the gateway's chain and token at the gateway's image price
+  const imageQuote = decodeRequired(await post(origin, IMAGE.path, IMAGE.body, NETWORK));
+  const exactOffer = imageQuote.accepts.find((offer) => offer.scheme === 'exact')!;
+  const peerKey = generatePrivateKey();
+  await post(origin, '/sandbox/faucet', { network: 'base', address: privateKeyToAccount(peerKey).address });
+  const peer = await startPeer({
+    rpcUrl,
+    chainId: 8453,
+    asset: exactOffer.asset as `0x${string}`,
+    payTo: exactOffer.payTo as `0x${string}`,
+    amount: exactOffer.amount,
+    eip712: exactOffer.extra as { name: string; version: string },
+    settlementKey: peerKey,
+    scheme: 'batch-settlement',
+  });
+  const peerCall = { path: PEER_IMAGE_PATH, body: IMAGE.body };
+  const peerRequired = decodeRequired(await post(peer.url, peerCall.path, peerCall.body));
+  for (const [name, call] of [['short chat', SHORT_CHAT], ['image', IMAGE]] as const) {
+    const required = decodeRequired(await post(origin, call.path, call.body, NETWORK));
+    const exactSides: Side[] = [];
+    const voucherSides: Side[] = [];
+    const peerSides: Side[] = [];
+    for (let round = 0; round < rounds; round++) {
+      const runExact = async () => {
+        const run = await paidThroughput(origin, { requests: requestsPerRound, concurrency, call, serverPid: gateway.pid });
+        exactSides.push({ settled: run.settled, seconds: run.seconds, ms: run.settledMs, serverCpu: run.serverCpuPct === null ? null : (run.serverCpuPct / 100) * run.seconds });
+      };
+      const runVouchers = async () => voucherSides.push(await voucherRound(origin, rpcUrl, call, required, requestsPerRound, origin, gateway.pid));
+      const runPeer = async () => {
+        if (call === IMAGE) peerSides.push(await voucherRound(peer.url, rpcUrl, peerCall, peerRequired, requestsPerRound, origin, peer.pid));
+      };
+      // taking turns, reversed every other round, so other load on the machine weighs on all alike
+      const order = [runExact, runVouchers, runPeer];
+      for (const run of round % 2 === 0 ? order : order.reverse()) await run();
+    }
+    const exact = summary(exactSides);
+    const vouchers = summary(voucherSides);
+    const official = peerSides.length > 0 ? summary(peerSides) : undefined;
+    lines.push(
+      `${name}: vouchers ${vouchers.rps.toFixed(1)} paid calls/s (p50 ${vouchers.latency.p50.toFixed(1)} ms, ${vouchers.settled} calls${cpuText(vouchers)}) | ` +
+        `exact ${exact.rps.toFixed(1)} paid calls/s (p50 ${exact.latency.p50.toFixed(1)} ms, ${exact.settled} calls${cpuText(exact)}) | ` +
+        (official
+          ? `official middleware, batch-settlement ${official.rps.toFixed(1)} paid calls/s (p50 ${official.latency.p50.toFixed(1)} ms, ${official.settled} calls${cpuText(official)}) | `
+          : '') +
+        `vouchers/exact ${(vouchers.rps / exact.rps).toFixed(2)}x${official ? `, vouchers/official ${(vouchers.rps / official.rps).toFixed(2)}x` : ''}; ` +
+        `${concurrency} in flight, ${rounds} rounds of ${requestsPerRound}`,
+    );
+  }
+  process.stdout.write(`${lines.join('\n')}\n`);
+  await peer.stop();
+} finally {
+  await gateway.stop();
+}

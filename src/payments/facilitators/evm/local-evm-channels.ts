@@ -1,0 +1,141 @@
+// The local facilitator for x402 `batch-settlement` on one EVM network: the official @x402/evm 2.27 facilitator
+// scheme (its deposit checks and simulations, claim and refund signing, settle), given a signer whose
+// transactions go out through the settlement key's one sender (shared with exact and upto, so no two of them
+// ever take the same nonce). The settlement key is also the receiverAuthorizer: it signs claims and refunds.
+import { BatchSettlementEvmScheme } from '@x402/evm/batch-settlement/facilitator';
+import { toFacilitatorEvmSigner, ERC3009_DEPOSIT_COLLECTOR_ADDRESS } from '@x402/evm';
+import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
+import {
+  createPublicClient,
+  defineChain,
+  encodeFunctionData,
+  http,
+  parseAbi,
+  type Abi,
+  type Address,
+  type Hex,
+  type PublicClient,
+  type Transport,
+  type Chain,
+} from 'viem';
+import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
+import type { EvmNetwork } from '../../../x402/networks.ts';
+import { BATCH_SETTLEMENT_CONTRACT } from '../../../x402/batch-settlement.ts';
+import { evmSender, type TransactionSender } from './evm-sender.ts';
+import { stateFromWire, type ChannelFacilitator, type ChannelSettleResult, type ChannelVerifyResult, type OnChainChannel } from '../../channels/channel-facilitator.ts';
+
+export interface LocalEvmChannelFacilitatorOptions {
+  network: EvmNetwork;
+  rpcUrl: string;
+  /** sends deposits, claims, settlements and refunds, and signs claims and refunds as receiverAuthorizer */
+  settlementPrivateKey: Hex;
+  receiptTimeoutMs: number;
+  /** the key's transaction sender, shared with the exact facilitator */
+  sender?: TransactionSender;
+}
+
+const escrowAbi = parseAbi([
+  'function channels(bytes32) view returns (uint128 balance, uint128 totalClaimed)',
+  'function pendingWithdrawals(bytes32) view returns (uint128 amount, uint40 initiatedAt)',
+  'function refundNonce(bytes32) view returns (uint256)',
+  'function receivers(address, address) view returns (uint128 totalClaimed, uint128 totalSettled)',
+]);
+
+/** @x402/evm 2.27 uses this collector for Permit2 deposits but does not export its address. */
+const PERMIT2_DEPOSIT_COLLECTOR_ADDRESS: Address = '0x4020425FAf3B746C082C2f942b4E5159887B0005';
+
+export class LocalEvmChannelFacilitator implements ChannelFacilitator {
+  readonly #scheme: BatchSettlementEvmScheme;
+  readonly #public: PublicClient<Transport, Chain>;
+  readonly #account: PrivateKeyAccount;
+  readonly #sender: TransactionSender;
+
+  constructor(options: LocalEvmChannelFacilitatorOptions) {
+    this.#account = privateKeyToAccount(options.settlementPrivateKey);
+    const chain = defineChain({
+      id: options.network.chainId,
+      name: options.network.name,
+      nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+      rpcUrls: { default: { http: [options.rpcUrl] } },
+    });
+    this.#public = createPublicClient({ chain, transport: http(options.rpcUrl), pollingInterval: 250 });
+    this.#sender = options.sender ?? evmSender({ client: this.#public, account: this.#account, chainId: options.network.chainId });
+    const client = this.#public;
+    const sender = this.#sender;
+    const signer = toFacilitatorEvmSigner(
+      {
+        address: this.#account.address,
+        readContract: (args) => client.readContract(args as Parameters<typeof client.readContract>[0]),
+        verifyTypedData: (args) => client.verifyTypedData(args as Parameters<typeof client.verifyTypedData>[0]),
+        // every transaction through the key's sender (its nonce sequence); a refused send throws, as viem would
+        writeContract: async (args) => {
+          const data = encodeFunctionData({ abi: args.abi as Abi, functionName: args.functionName, args: args.args } as Parameters<typeof encodeFunctionData>[0]);
+          return sendOrThrow(sender, { to: args.address, data: args.dataSuffix ? (`${data}${args.dataSuffix.slice(2)}` as Hex) : data, ...(args.gas ? { gas: args.gas } : {}) });
+        },
+        sendTransaction: (args) => sendOrThrow(sender, { to: args.to, data: args.data }),
+        waitForTransactionReceipt: (args) => client.waitForTransactionReceipt({ hash: args.hash, timeout: args.timeout ?? options.receiptTimeoutMs }),
+        getCode: (args) => client.getCode(args),
+      },
+      { confirmationTimeoutMs: options.receiptTimeoutMs },
+    );
+    this.#scheme = new BatchSettlementEvmScheme(signer, this.#account);
+  }
+
+  get receiverAuthorizer(): string {
+    return this.#account.address;
+  }
+
+  async verify(payment: PaymentPayload, requirements: PaymentRequirements): Promise<ChannelVerifyResult> {
+    const verified = await this.#scheme.verify(payment, requirements);
+    if (!verified.isValid) return { isValid: false, invalidReason: verified.invalidReason ?? 'invalid_batch_settlement_evm_payload', ...(verified.payer ? { payer: verified.payer } : {}) };
+    const state = stateFromWire(verified.extra);
+    if (!state) return { isValid: false, invalidReason: 'invalid_batch_settlement_evm_rpc_read_failed' };
+    return { isValid: true, payer: verified.payer ?? '', state };
+  }
+
+  async settle(payment: PaymentPayload, requirements: PaymentRequirements): Promise<ChannelSettleResult> {
+    const settled = await this.#scheme.settle(payment, requirements);
+    if (!settled.success) {
+      const reason = settled.errorReason ?? 'invalid_batch_settlement_evm_settle_failed';
+      return { success: false, errorReason: reason, transaction: settled.transaction ?? '', pending: reason === 'settlement_pending' };
+    }
+    const state = stateFromWire((settled.extra as Record<string, unknown> | undefined)?.channelState);
+    return { success: true, transaction: settled.transaction, amount: settled.amount ?? '', ...(state ? { state } : {}) };
+  }
+
+  async readChannel(channelId: string): Promise<OnChainChannel> {
+    const id = channelId as Hex;
+    const [[balance, totalClaimed], [, initiatedAt], refundNonce] = await Promise.all([
+      this.#public.readContract({ address: BATCH_SETTLEMENT_CONTRACT, abi: escrowAbi, functionName: 'channels', args: [id] }),
+      this.#public.readContract({ address: BATCH_SETTLEMENT_CONTRACT, abi: escrowAbi, functionName: 'pendingWithdrawals', args: [id] }),
+      this.#public.readContract({ address: BATCH_SETTLEMENT_CONTRACT, abi: escrowAbi, functionName: 'refundNonce', args: [id] }),
+    ]);
+    return { balance, totalClaimed, withdrawRequestedAt: Number(initiatedAt), refundNonce };
+  }
+
+  async unsettled(receiver: string, token: string): Promise<bigint> {
+    const [claimed, settled] = await this.#public.readContract({
+      address: BATCH_SETTLEMENT_CONTRACT,
+      abi: escrowAbi,
+      functionName: 'receivers',
+      args: [receiver as Address, token as Address],
+    });
+    return claimed - settled;
+  }
+
+  async missingContracts(): Promise<string[]> {
+    const contracts = [
+      ['the batch-settlement escrow', BATCH_SETTLEMENT_CONTRACT],
+      ['its ERC-3009 deposit collector', ERC3009_DEPOSIT_COLLECTOR_ADDRESS as Address],
+      ['its Permit2 deposit collector', PERMIT2_DEPOSIT_COLLECTOR_ADDRESS],
+    ] as const;
+    const codes = await Promise.all(contracts.map(([, address]) => this.#public.getCode({ address })));
+    return contracts.filter((_, i) => !codes[i] || codes[i] === '0x').map(([name, address]) => `${name} (${address})`);
+  }
+}
+
+async function sendOrThrow(sender: TransactionSender, request: { to: Address; data: Hex; gas?: bigint }): Promise<Hex> {
+  const sent = await sender.send(request);
+  if (sent.status === 'rejected') throw sent.error instanceof Error ? sent.error : new Error(String(sent.error));
+  return sent.transaction;
+}

@@ -1,0 +1,131 @@
+// Payment channels (x402 batch-settlement) through a remote x402 facilitator whose GET /supported lists
+// `batch-settlement` for our network with a `receiverAuthorizer`: receiver authorization is delegated to it
+// (it signs claim batches and refunds; we send them without signatures, as the spec allows). Deposits, claims,
+// settles and refunds are its POST /settle; vouchers its POST /verify. We hold no chain access for it: the
+// escrow's state of a channel is read through /verify of the channel's latest voucher as a zero-charge refund
+// voucher (which the spec's facilitator answers with the channel snapshot), and what is left to settle is not
+// asked (the claimer settles after each claim and whenever the ledger knows claims not yet settled).
+import { z } from 'zod';
+import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
+import type { Network } from '../../x402/networks.ts';
+import type { ChannelStore } from '../../store/channel-store.ts';
+import { stateFromWire, type ChannelFacilitator, type ChannelSettleResult, type ChannelVerifyResult, type OnChainChannel } from '../channels/channel-facilitator.ts';
+
+export interface RemoteChannelFacilitatorOptions {
+  url: string;
+  network: Network;
+  /** sent as the Authorization header: how the facilitator knows refunds come from us (the spec requires it) */
+  authorization?: string;
+  timeoutMs: number;
+  /** the receiverAuthorizer its /supported lists for batch-settlement on our network */
+  receiverAuthorizer: string;
+  /** where the latest voucher of a channel is read from, to ask the facilitator about the channel */
+  store?: () => ChannelStore | undefined;
+}
+
+const verifyResponse = z.object({
+  isValid: z.boolean(),
+  invalidReason: z.string().nullish(),
+  payer: z.string().nullish(),
+  extra: z.unknown().optional(),
+});
+const settleResponse = z.object({
+  success: z.boolean(),
+  errorReason: z.string().nullish(),
+  transaction: z.string().nullish(),
+  amount: z.string().nullish(),
+  extra: z.record(z.string(), z.unknown()).nullish(),
+});
+const supportedResponse = z.object({
+  kinds: z.array(z.object({ x402Version: z.number(), scheme: z.string(), network: z.string(), extra: z.record(z.string(), z.unknown()).nullish() })),
+});
+
+async function call(options: Pick<RemoteChannelFacilitatorOptions, 'url' | 'authorization' | 'timeoutMs'>, method: 'GET' | 'POST', path: string, body?: unknown): Promise<unknown> {
+  const headers: Record<string, string> = { 'Content-Type': 'application/json' };
+  if (options.authorization) headers.Authorization = options.authorization;
+  const response = await fetch(`${options.url.replace(/\/+$/, '')}${path}`, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+    signal: AbortSignal.timeout(options.timeoutMs),
+  });
+  const text = await response.text();
+  if (response.status >= 500) throw new Error(`${path}: HTTP ${response.status}`);
+  return JSON.parse(text) as unknown;
+}
+
+/** The receiverAuthorizer a remote facilitator offers for batch-settlement on `network`, or undefined. */
+export async function remoteChannelAuthorizer(options: Pick<RemoteChannelFacilitatorOptions, 'url' | 'authorization' | 'timeoutMs' | 'network'>): Promise<string | undefined> {
+  const supported = supportedResponse.parse(await call(options, 'GET', '/supported'));
+  const kind = supported.kinds.find((k) => k.x402Version === 2 && k.scheme === 'batch-settlement' && k.network === options.network.caip2);
+  const authorizer = kind?.extra?.receiverAuthorizer;
+  return typeof authorizer === 'string' && /^0x[0-9a-fA-F]{40}$/.test(authorizer) ? authorizer : undefined;
+}
+
+export class RemoteChannelFacilitator implements ChannelFacilitator {
+  readonly #options: RemoteChannelFacilitatorOptions;
+
+  constructor(options: RemoteChannelFacilitatorOptions) {
+    this.#options = options;
+  }
+
+  get receiverAuthorizer(): string {
+    return this.#options.receiverAuthorizer;
+  }
+
+  async verify(payment: PaymentPayload, requirements: PaymentRequirements): Promise<ChannelVerifyResult> {
+    const answer = verifyResponse.parse(await call(this.#options, 'POST', '/verify', { x402Version: 2, paymentPayload: payment, paymentRequirements: requirements }));
+    if (!answer.isValid) return { isValid: false, invalidReason: answer.invalidReason ?? 'invalid_batch_settlement_evm_payload', ...(answer.payer ? { payer: answer.payer } : {}) };
+    const state = stateFromWire(answer.extra);
+    if (!state) return { isValid: false, invalidReason: 'invalid_batch_settlement_evm_rpc_read_failed' };
+    return { isValid: true, payer: answer.payer ?? '', state };
+  }
+
+  async settle(payment: PaymentPayload, requirements: PaymentRequirements): Promise<ChannelSettleResult> {
+    const answer = settleResponse.parse(await call(this.#options, 'POST', '/settle', { x402Version: 2, paymentPayload: payment, paymentRequirements: requirements }));
+    if (!answer.success) {
+      const reason = answer.errorReason ?? 'invalid_batch_settlement_evm_settle_failed';
+      return { success: false, errorReason: reason, transaction: answer.transaction ?? '', pending: reason === 'settlement_pending' };
+    }
+    const state = stateFromWire(answer.extra?.channelState);
+    return { success: true, transaction: answer.transaction ?? '', amount: answer.amount ?? '', ...(state ? { state } : {}) };
+  }
+
+  /** Through /verify of the channel's latest voucher as a zero-charge (refund) voucher: the facilitator answers with the snapshot. */
+  async readChannel(channelId: string): Promise<OnChainChannel> {
+    const record = await this.#options.store?.()?.get(channelId);
+    if (!record?.signature) throw new Error(`no voucher of channel ${channelId} to ask the facilitator with`);
+    const requirements: PaymentRequirements = {
+      scheme: 'batch-settlement',
+      network: this.#options.network.caip2 as PaymentRequirements['network'],
+      amount: '0',
+      asset: record.config.token,
+      payTo: record.config.receiver,
+      maxTimeoutSeconds: 60,
+      extra: { receiverAuthorizer: record.config.receiverAuthorizer, withdrawDelay: record.config.withdrawDelay },
+    };
+    const payload = {
+      type: 'refund',
+      channelConfig: record.config,
+      voucher: { channelId: record.channelId, maxClaimableAmount: record.signedMaxClaimable.toString(), signature: record.signature },
+    };
+    const verified = await this.verify({ x402Version: 2, accepted: requirements, payload }, requirements);
+    if (!verified.isValid) throw new Error(`the facilitator could not read channel ${channelId}: ${verified.invalidReason}`);
+    return verified.state;
+  }
+
+  /** Not asked: the facilitator has no such read; undefined lets the claimer decide from the ledger. */
+  async unsettled(): Promise<bigint | undefined> {
+    return undefined;
+  }
+
+  /** The facilitator must still list batch-settlement for our network with the same receiverAuthorizer. */
+  async missingContracts(): Promise<string[]> {
+    const authorizer = await remoteChannelAuthorizer(this.#options);
+    if (!authorizer) return [`a batch-settlement kind for ${this.#options.network.caip2} in the facilitator's /supported`];
+    if (authorizer.toLowerCase() !== this.#options.receiverAuthorizer.toLowerCase()) {
+      return [`the receiverAuthorizer channels were opened with (${this.#options.receiverAuthorizer}; /supported now lists ${authorizer})`];
+    }
+    return [];
+  }
+}

@@ -1,0 +1,143 @@
+// Payment channels in the shared PostgreSQL ledger (several instances): own tables, created if absent.
+// update() runs in a transaction holding the row (SELECT ... FOR UPDATE), so instances never lose each other's writes.
+import type pg from 'pg';
+import { CHANNEL_COLUMNS, recordFromRow, rowValues, type ChannelRecord, type ChannelRow, type ChannelStore } from './channel-store.ts';
+
+const SCHEMA = `
+  CREATE TABLE IF NOT EXISTS channels (
+    channel_id text PRIMARY KEY,
+    network text NOT NULL,
+    payer text NOT NULL,
+    config text NOT NULL,
+    charged_cumulative text NOT NULL,
+    signed_max_claimable text NOT NULL,
+    signature text NOT NULL,
+    balance text NOT NULL,
+    total_claimed text NOT NULL,
+    withdraw_requested_at bigint NOT NULL,
+    refund_nonce text NOT NULL,
+    synced_at bigint NOT NULL,
+    deposited text NOT NULL,
+    refunded text NOT NULL,
+    settled text NOT NULL,
+    last_claim_tx text NOT NULL,
+    last_refund_tx text NOT NULL,
+    last_request_at bigint NOT NULL,
+    outstanding integer NOT NULL,
+    created_at bigint NOT NULL,
+    updated_at bigint NOT NULL
+  );
+  CREATE INDEX IF NOT EXISTS channels_outstanding ON channels (network, outstanding, updated_at);
+  CREATE INDEX IF NOT EXISTS channels_created ON channels (created_at);
+  CREATE TABLE IF NOT EXISTS channel_locks (name text PRIMARY KEY, holder text NOT NULL, until bigint NOT NULL);`;
+
+/** Serialises the CREATEs of instances starting together (CREATE TABLE IF NOT EXISTS races on the catalog). */
+const SCHEMA_LOCK = 402_0003;
+
+const UPSERT = `INSERT INTO channels (${CHANNEL_COLUMNS.join(', ')}) VALUES (${CHANNEL_COLUMNS.map((_, i) => `$${i + 1}`).join(', ')})
+  ON CONFLICT (channel_id) DO UPDATE SET ${CHANNEL_COLUMNS.slice(1).map((c) => `${c} = excluded.${c}`).join(', ')}`;
+
+export class PostgresChannelStore implements ChannelStore {
+  private readonly pool: pg.Pool;
+  readonly singleInstance = false;
+
+  private constructor(pool: pg.Pool) {
+    this.pool = pool;
+  }
+
+  static async open(pool: pg.Pool): Promise<PostgresChannelStore> {
+    const client = await pool.connect();
+    try {
+      await client.query('BEGIN');
+      await client.query('SELECT pg_advisory_xact_lock($1)', [SCHEMA_LOCK]);
+      await client.query(SCHEMA);
+      await client.query('COMMIT');
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+    return new PostgresChannelStore(pool);
+  }
+
+  async get(channelId: string): Promise<ChannelRecord | undefined> {
+    const { rows } = await this.pool.query<ChannelRow>('SELECT * FROM channels WHERE channel_id = $1', [channelId.toLowerCase()]);
+    return rows[0] && recordFromRow(rows[0]);
+  }
+
+  async update(channelId: string, change: (current: ChannelRecord | undefined) => ChannelRecord | undefined): Promise<ChannelRecord | undefined> {
+    const id = channelId.toLowerCase();
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      // a new channel has no row to hold: the advisory lock on its id stands in for it
+      await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [id]);
+      const { rows } = await client.query<ChannelRow>('SELECT * FROM channels WHERE channel_id = $1 FOR UPDATE', [id]);
+      const current = rows[0] && recordFromRow(rows[0]);
+      const next = change(current);
+      if (next) await client.query(UPSERT, rowValues({ ...next, channelId: id }));
+      await client.query('COMMIT');
+      return next ? { ...next, channelId: id } : current;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+
+  async lock(name: string, holder: string, leaseMs: number): Promise<boolean> {
+    const now = Date.now();
+    const outcome = await this.pool.query(
+      `INSERT INTO channel_locks (name, holder, until) VALUES ($1, $2, $3)
+       ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, until = excluded.until
+       WHERE channel_locks.until < $4 OR channel_locks.holder = excluded.holder`,
+      [name.toLowerCase(), holder, now + leaseMs, now],
+    );
+    return outcome.rowCount === 1;
+  }
+
+  async unlock(name: string, holder: string): Promise<void> {
+    await this.pool.query('DELETE FROM channel_locks WHERE name = $1 AND holder = $2', [name.toLowerCase(), holder]);
+  }
+
+  async outstanding(network: string, limit: number): Promise<ChannelRecord[]> {
+    const { rows } = await this.pool.query<ChannelRow>(
+      'SELECT * FROM channels WHERE network = $1 AND (outstanding = 1 OR withdraw_requested_at <> 0) ORDER BY updated_at LIMIT $2',
+      [network, limit],
+    );
+    return rows.map(recordFromRow);
+  }
+
+  async unsettled(network: string, limit: number): Promise<ChannelRecord[]> {
+    const { rows } = await this.pool.query<ChannelRow>(
+      'SELECT * FROM channels WHERE network = $1 AND settled <> total_claimed ORDER BY updated_at LIMIT $2',
+      [network, limit],
+    );
+    return rows.map(recordFromRow);
+  }
+
+  async list(options: { network?: string; payer?: string; limit?: number } = {}): Promise<ChannelRecord[]> {
+    const where: string[] = [];
+    const values: (string | number)[] = [];
+    if (options.network) {
+      values.push(options.network);
+      where.push(`network = $${values.length}`);
+    }
+    if (options.payer) {
+      values.push(options.payer.toLowerCase());
+      where.push(`payer = $${values.length}`);
+    }
+    values.push(options.limit ?? 100);
+    const { rows } = await this.pool.query<ChannelRow>(
+      `SELECT * FROM channels ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY created_at DESC LIMIT $${values.length}`,
+      values,
+    );
+    return rows.map(recordFromRow);
+  }
+
+  async delete(channelId: string): Promise<void> {
+    await this.pool.query('DELETE FROM channels WHERE channel_id = $1', [channelId.toLowerCase()]);
+  }
+}

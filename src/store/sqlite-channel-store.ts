@@ -1,0 +1,116 @@
+// Payment channels in the embedded SQLite ledger (one instance): same file, own tables, created if absent.
+// Statements are synchronous, so a read-change-write inside one transaction cannot interleave with another.
+import type { DatabaseSync } from 'node:sqlite';
+import { CHANNEL_COLUMNS, recordFromRow, rowValues, type ChannelRecord, type ChannelRow, type ChannelStore } from './channel-store.ts';
+
+const SCHEMA = `
+  CREATE TABLE IF NOT EXISTS channels (
+    channel_id TEXT PRIMARY KEY,
+    network TEXT NOT NULL,
+    payer TEXT NOT NULL,
+    config TEXT NOT NULL,
+    charged_cumulative TEXT NOT NULL,
+    signed_max_claimable TEXT NOT NULL,
+    signature TEXT NOT NULL,
+    balance TEXT NOT NULL,
+    total_claimed TEXT NOT NULL,
+    withdraw_requested_at INTEGER NOT NULL,
+    refund_nonce TEXT NOT NULL,
+    synced_at INTEGER NOT NULL,
+    deposited TEXT NOT NULL,
+    refunded TEXT NOT NULL,
+    settled TEXT NOT NULL,
+    last_claim_tx TEXT NOT NULL,
+    last_refund_tx TEXT NOT NULL,
+    last_request_at INTEGER NOT NULL,
+    outstanding INTEGER NOT NULL,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+  );
+  CREATE INDEX IF NOT EXISTS channels_outstanding ON channels (network, outstanding, updated_at);
+  CREATE INDEX IF NOT EXISTS channels_created ON channels (created_at);
+  CREATE TABLE IF NOT EXISTS channel_locks (name TEXT PRIMARY KEY, holder TEXT NOT NULL, until INTEGER NOT NULL);`;
+
+const UPSERT = `INSERT INTO channels (${CHANNEL_COLUMNS.join(', ')}) VALUES (${CHANNEL_COLUMNS.map(() => '?').join(', ')})
+  ON CONFLICT (channel_id) DO UPDATE SET ${CHANNEL_COLUMNS.slice(1).map((c) => `${c} = excluded.${c}`).join(', ')}`;
+
+export class SqliteChannelStore implements ChannelStore {
+  private readonly db: DatabaseSync;
+  readonly singleInstance = true;
+
+  constructor(db: DatabaseSync) {
+    this.db = db;
+    this.db.exec(SCHEMA);
+  }
+
+  async get(channelId: string): Promise<ChannelRecord | undefined> {
+    const row = this.db.prepare('SELECT * FROM channels WHERE channel_id = ?').get(channelId.toLowerCase()) as ChannelRow | undefined;
+    return row && recordFromRow(row);
+  }
+
+  async update(channelId: string, change: (current: ChannelRecord | undefined) => ChannelRecord | undefined): Promise<ChannelRecord | undefined> {
+    const id = channelId.toLowerCase();
+    this.db.exec('BEGIN IMMEDIATE');
+    try {
+      const row = this.db.prepare('SELECT * FROM channels WHERE channel_id = ?').get(id) as ChannelRow | undefined;
+      const current = row && recordFromRow(row);
+      const next = change(current);
+      if (next) this.db.prepare(UPSERT).run(...rowValues({ ...next, channelId: id }));
+      this.db.exec('COMMIT');
+      return next ? { ...next, channelId: id } : current;
+    } catch (error) {
+      this.db.exec('ROLLBACK');
+      throw error;
+    }
+  }
+
+  async lock(name: string, holder: string, leaseMs: number): Promise<boolean> {
+    const now = Date.now();
+    const result = this.db
+      .prepare(
+        `INSERT INTO channel_locks (name, holder, until) VALUES (?, ?, ?)
+         ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, until = excluded.until
+         WHERE channel_locks.until < ? OR channel_locks.holder = excluded.holder`,
+      )
+      .run(name.toLowerCase(), holder, now + leaseMs, now);
+    return Number(result.changes) === 1;
+  }
+
+  async unlock(name: string, holder: string): Promise<void> {
+    this.db.prepare('DELETE FROM channel_locks WHERE name = ? AND holder = ?').run(name.toLowerCase(), holder);
+  }
+
+  async outstanding(network: string, limit: number): Promise<ChannelRecord[]> {
+    const rows = this.db
+      .prepare('SELECT * FROM channels WHERE network = ? AND (outstanding = 1 OR withdraw_requested_at != 0) ORDER BY updated_at LIMIT ?')
+      .all(network, limit) as unknown as ChannelRow[];
+    return rows.map(recordFromRow);
+  }
+
+  async unsettled(network: string, limit: number): Promise<ChannelRecord[]> {
+    const rows = this.db
+      .prepare('SELECT * FROM channels WHERE network = ? AND settled <> total_claimed ORDER BY updated_at LIMIT ?')
+      .all(network, limit) as unknown as ChannelRow[];
+    return rows.map(recordFromRow);
+  }
+
+  async list(options: { network?: string; payer?: string; limit?: number } = {}): Promise<ChannelRecord[]> {
+    const where: string[] = [];
+    const values: (string | number)[] = [];
+    if (options.network) {
+      where.push('network = ?');
+      values.push(options.network);
+    }
+    if (options.payer) {
+      where.push('payer = ?');
+      values.push(options.payer.toLowerCase());
+    }
+    const sql = `SELECT * FROM channels ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY created_at DESC LIMIT ?`;
+    const rows = this.db.prepare(sql).all(...values, options.limit ?? 100) as unknown as ChannelRow[];
+    return rows.map(recordFromRow);
+  }
+
+  async delete(channelId: string): Promise<void> {
+    this.db.prepare('DELETE FROM channels WHERE channel_id = ?').run(channelId.toLowerCase());
+  }
+}

@@ -1,0 +1,120 @@
+// The x402 `batch-settlement` scheme on EVM (x402 v2 only): payment channels. What the official @x402/evm 2.27
+// client sends (deposit, voucher and refund payloads), the names the scheme uses, and the one place the channel
+// id is checked against its config. The shapes are the installed package's (its types-*.d.mts).
+import { z } from 'zod';
+import { getAddress, hashTypedData, isAddressEqual, type Address, type Hex } from 'viem';
+import { signedBy } from './voucher-signature.ts';
+import { BATCH_SETTLEMENT_ADDRESS, BATCH_SETTLEMENT_DOMAIN, voucherTypes } from '@x402/evm';
+import { computeChannelId } from '@x402/evm/batch-settlement/client';
+
+export const BATCH_SETTLEMENT_SCHEME = 'batch-settlement';
+export const BATCH_SETTLEMENT_CONTRACT: Address = BATCH_SETTLEMENT_ADDRESS as Address;
+/** the scheme's bounds on a channel's withdraw delay (seconds) */
+export const MIN_WITHDRAW_DELAY = 900;
+export const MAX_WITHDRAW_DELAY = 2_592_000;
+
+/** The scheme's error names the official client reacts to. */
+export const CUMULATIVE_MISMATCH = 'invalid_batch_settlement_evm_cumulative_amount_mismatch';
+export const CHANNEL_BUSY = 'invalid_batch_settlement_evm_channel_busy';
+
+const evmAddress = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'an EVM address');
+const bytes32 = z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'a 32-byte hex value');
+const uintString = z.string().regex(/^\d{1,39}$/, 'an unsigned integer string');
+const signature = z.string().regex(/^0x[0-9a-fA-F]{2,8192}$/, 'a hex signature');
+
+export const channelConfigSchema = z.object({
+  payer: evmAddress,
+  payerAuthorizer: evmAddress,
+  receiver: evmAddress,
+  receiverAuthorizer: evmAddress,
+  token: evmAddress,
+  withdrawDelay: z.number().int().min(0).max(2 ** 40 - 1),
+  salt: bytes32,
+});
+export type ChannelConfig = z.infer<typeof channelConfigSchema>;
+
+const voucherSchema = z.object({ channelId: bytes32, maxClaimableAmount: uintString, signature });
+
+export const depositPayloadSchema = z.object({
+  type: z.literal('deposit'),
+  channelConfig: channelConfigSchema,
+  voucher: voucherSchema,
+  deposit: z.object({
+    amount: uintString,
+    authorization: z.object({
+      erc3009Authorization: z
+        .object({ validAfter: uintString, validBefore: uintString, salt: z.string().max(80), signature })
+        .optional(),
+      permit2Authorization: z.record(z.string(), z.unknown()).optional(),
+    }),
+  }),
+});
+
+export const voucherPayloadSchema = z.object({
+  type: z.literal('voucher'),
+  channelConfig: channelConfigSchema,
+  voucher: voucherSchema,
+});
+
+export const refundPayloadSchema = z.object({
+  type: z.literal('refund'),
+  channelConfig: channelConfigSchema,
+  voucher: voucherSchema,
+  amount: uintString.optional(),
+});
+
+export const channelPayloadSchema = z.discriminatedUnion('type', [depositPayloadSchema, voucherPayloadSchema, refundPayloadSchema]);
+export type ChannelPayload = z.infer<typeof channelPayloadSchema>;
+export type DepositPayload = z.infer<typeof depositPayloadSchema>;
+
+/** The channel id of a config on a chain: the EIP-712 hash under the escrow's domain (as the official client computes it). */
+export function channelIdOf(config: ChannelConfig, chainId: number): Hex {
+  return computeChannelId(config as Parameters<typeof computeChannelId>[0], chainId).toLowerCase() as Hex;
+}
+
+/** What the server offers payers to build their channel with (a requirement's `extra` beside the token's EIP-712 domain). */
+export interface ChannelTerms {
+  receiver: string;
+  receiverAuthorizer: string;
+  token: string;
+  withdrawDelay: number;
+}
+
+/** Why `config` (claimed to hash to `channelId`) cannot be a channel to us, or undefined when it can. */
+export function configMismatch(config: ChannelConfig, channelId: string, chainId: number, terms: ChannelTerms): string | undefined {
+  if (channelIdOf(config, chainId) !== channelId.toLowerCase()) return 'invalid_batch_settlement_evm_channel_id_mismatch';
+  if (!isAddressEqual(config.receiver as Address, terms.receiver as Address)) return 'invalid_batch_settlement_evm_receiver_mismatch';
+  if (!isAddressEqual(config.receiverAuthorizer as Address, terms.receiverAuthorizer as Address)) {
+    return 'invalid_batch_settlement_evm_receiver_authorizer_mismatch';
+  }
+  if (!isAddressEqual(config.token as Address, terms.token as Address)) return 'invalid_batch_settlement_evm_token_mismatch';
+  if (config.withdrawDelay !== terms.withdrawDelay) return 'invalid_batch_settlement_evm_withdraw_delay_mismatch';
+  return undefined;
+}
+
+/**
+ * Whether `signature` is the channel's voucher for `maxClaimableAmount`, signed by its payer authorizer (an EOA
+ * committed in the config): an ECDSA recovery, no RPC. Vouchers of a config without one (EIP-1271 smart wallets)
+ * are checked by the facilitator instead.
+ */
+export async function voucherSignedByAuthorizer(
+  config: ChannelConfig,
+  channelId: string,
+  maxClaimableAmount: bigint,
+  voucherSignature: string,
+  chainId: number,
+): Promise<boolean> {
+  try {
+    const digest = hashTypedData({
+      domain: { ...BATCH_SETTLEMENT_DOMAIN, chainId, verifyingContract: getAddress(BATCH_SETTLEMENT_CONTRACT) },
+      types: voucherTypes,
+      primaryType: 'Voucher',
+      message: { channelId: channelId as Hex, maxClaimableAmount },
+    });
+    return await signedBy(config.payerAuthorizer as Address, digest, voucherSignature as Hex);
+  } catch {
+    return false;
+  }
+}
+
+export const ZERO_ADDRESS = '0x0000000000000000000000000000000000000000';
