@@ -107,7 +107,9 @@ describe('every 402 speaks both versions', () => {
     const v1 = (await response.json()) as any;
     const exact = v2.accepts.filter((a: any) => a.scheme === 'exact');
     assert.deepEqual(exact.map((a: any) => a.network), v1.accepts.map((a: any) => NETWORKS[a.network as NetworkName].caip2));
-    assert.ok(response.headers.get('PAYMENT-REQUIRED')!.length < 8192);
+    // every scheme on every network (test/discovery.test.ts counts them): within the 16 KB of headers Node's and
+    // undici's clients take
+    assert.ok(response.headers.get('PAYMENT-REQUIRED')!.length < 12 * 1024);
   });
 
   test('CORS lets a browser send PAYMENT-SIGNATURE and read PAYMENT-REQUIRED and PAYMENT-RESPONSE', async () => {

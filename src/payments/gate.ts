@@ -142,10 +142,9 @@ export class PaymentGate {
    */
   offers(call: Pick<PaidCall, 'amount' | 'maxTimeoutSeconds' | 'resource' | 'description' | 'metered'>, rails: readonly PaymentRail[]) {
     const metered = rails.filter((rail) => this.uptoOffered(rail, call));
-    // payment channels (batch-settlement) beside exact where the rail has them, when the call names its network
-    // (one rail): beside every network at once, with upto too, PAYMENT-REQUIRED would pass 10 KB (chat: 14
-    // offers). A channel proof is still accepted without X-Network; the official client's refund names it.
-    const channels = rails.length === 1 && this.channels ? rails.filter((rail) => rail.channels) : [];
+    // payment channels (batch-settlement) beside exact where the rail has them, whether or not the call named
+    // its network: a client that names none is offered the same schemes
+    const channels = this.channels ? rails.filter((rail) => rail.channels) : [];
     const requirements = rails.flatMap((rail) => [
       this.requirementFor(rail, call),
       ...(metered.includes(rail) ? [this.requirementFor(rail, call, 'upto')] : []),
