@@ -19,6 +19,7 @@ import { createPublicClient, http } from 'viem';
 import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import { toClientEvmSigner } from '@x402/evm';
 import { UptoEvmScheme } from '@x402/evm/upto/client';
+import { BatchSettlementEvmScheme } from '@x402/evm/batch-settlement/client';
 import { startEvmSandbox, type EvmSandbox } from '../src/sandbox/evm/evm-sandbox.ts';
 import { startSvmSandbox, type SvmSandbox } from '../src/sandbox/svm/svm-sandbox.ts';
 import { generateSvmKeypair } from '../src/sandbox/svm/keypair.ts';
@@ -45,7 +46,7 @@ import {
   type PaidRoute,
 } from './support/fuzz-requests.ts';
 import { fuzzMcpRequest, judgeMcp, type McpMaterial } from './support/fuzz-mcp.ts';
-import { fuzzProofRequest, fuzzUptoRequest, type ProofMaterial, type Quote, type SettledCall, type UptoMaterial } from './support/fuzz-proofs.ts';
+import { fuzzChannelRequest, fuzzProofRequest, fuzzUptoRequest, type ChannelMaterial, type ProofMaterial, type Quote, type SettledCall, type UptoMaterial } from './support/fuzz-proofs.ts';
 
 const SEED = fuzzSeed(0x402f022);
 const REQUESTS = Number(process.env.FUZZ_REQUESTS ?? 2_000);
@@ -251,18 +252,51 @@ async function prepareSandbox(): Promise<{ material: ProofMaterial; known: Known
     }
   }
   const quotes = await Promise.all(ROUTES.map((r) => quote(url, r, 'base')));
-  return { material: { evm: { buyer, chainId: 8453, quotes }, upto: { route, proofs }, settled }, known };
+  return { material: { evm: { buyer, chainId: 8453, quotes }, upto: { route, proofs }, channel: await channelVouchers(url, rpcUrl), settled }, known };
+}
+
+/** Two calls paid through one payment channel by the official batch-settlement client (deposit, then a voucher), and a third voucher never sent. */
+async function channelVouchers(url: string, rpcUrl: string): Promise<ChannelMaterial> {
+  const payer = privateKeyToAccount(generatePrivateKey());
+  const funded = await fetch(`${url}/sandbox/faucet`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ network: 'base', address: payer.address }) });
+  assert.equal(funded.status, 200, await funded.text());
+  const signer = toClientEvmSigner(payer, createPublicClient({ transport: http(rpcUrl) }));
+  const client = new x402Client().register('eip155:8453', new BatchSettlementEvmScheme(signer));
+  const route = ROUTES.find((r) => r.path === '/api/v1/ai/images')!;
+  const proofs: ChannelMaterial['proofs'] = [];
+  for (const send of [true, true, false]) {
+    let header = '';
+    const capture: typeof fetch = async (input, init) => {
+      const sent = new Headers(init?.headers ?? (typeof input === 'object' && 'headers' in input ? input.headers : undefined)).get('PAYMENT-SIGNATURE');
+      if (sent) header = sent;
+      return sent && !send ? new Response('{}', { status: 499 }) : fetch(input, init);
+    };
+    const response = await wrapFetchWithPayment(capture, client)(`${url}${route.path}`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'X-Network': 'base' },
+      body: JSON.stringify(route.body),
+    });
+    const text = await response.text();
+    assert.ok(header, 'the batch-settlement client signed a payment');
+    if (send) assert.equal(response.status, 200, `setup channel payment: ${text}`);
+    proofs.push({ envelope: decodeHeader(header), settled: send });
+  }
+  return { route, proofs };
 }
 
 /** The seeded list of requests. */
-type Kind = 'body' | 'headers' | 'path' | 'method' | 'raw' | 'proof' | 'upto' | 'faucet';
+type Kind = 'body' | 'headers' | 'path' | 'method' | 'raw' | 'proof' | 'upto' | 'channel' | 'faucet';
 const LIVE_KINDS: Kind[] = ['body', 'body', 'body', 'headers', 'path', 'method', 'raw', 'proof', 'proof', 'proof'];
-const SANDBOX_KINDS: Kind[] = ['upto', 'upto', 'upto', 'upto', 'faucet', 'faucet', 'proof', 'body', 'path', 'raw'];
+const SANDBOX_KINDS: Kind[] = ['upto', 'upto', 'upto', 'channel', 'channel', 'channel', 'faucet', 'faucet', 'proof', 'body', 'path', 'raw'];
 
 async function generate(prng: Prng, material: ProofMaterial, known: KnownIds, count: number, kinds: Kind[]): Promise<FuzzRequest[]> {
   const requests: FuzzRequest[] = [];
   for (let i = 0; i < count; i++) {
     const kind = prng.pick(kinds);
+    if (kind === 'channel') {
+      requests.push(fuzzChannelRequest(prng, material.channel!));
+      continue;
+    }
     if (kind === 'upto') {
       requests.push(fuzzUptoRequest(prng, material.upto!));
     } else if (kind === 'faucet') {

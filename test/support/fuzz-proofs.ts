@@ -46,10 +46,17 @@ export interface SettledCall {
   headers: Record<string, string>;
 }
 
+/** batch-settlement (payment channel) vouchers the official client signed: one that paid during setup, one never sent */
+export interface ChannelMaterial {
+  route: PaidRoute;
+  proofs: { envelope: Record<string, unknown>; settled: boolean }[];
+}
+
 export interface ProofMaterial {
   evm: EvmMaterial;
   svm?: SvmMaterial;
   upto?: UptoMaterial;
+  channel?: ChannelMaterial;
   settled: SettledCall[];
 }
 
@@ -275,6 +282,45 @@ export function fuzzUptoRequest(prng: Prng, upto: UptoMaterial): FuzzRequest {
   const { label, headers, tampered } = uptoProof(prng, upto);
   const { route } = upto;
   return { label, surface: route.surface, method: 'POST', path: route.path, headers: { 'Content-Type': 'application/json', 'X-Network': 'base', ...headers }, body: JSON.stringify(route.body), tampered };
+}
+
+/** Every string in a payload, by its path, to change one of them. */
+function stringLeaves(value: unknown, path: (string | number)[] = []): (string | number)[][] {
+  if (typeof value === 'string') return [path];
+  if (Array.isArray(value)) return value.flatMap((item, index) => stringLeaves(item, [...path, index]));
+  if (value !== null && typeof value === 'object') return Object.entries(value).flatMap(([key, item]) => stringLeaves(item, [...path, key]));
+  return [];
+}
+
+/**
+ * One request carrying a payment-channel voucher of the official client: as signed (the paid one is a replay, the
+ * unsent one pays), or with one of its strings changed, which no channel may honour.
+ */
+export function fuzzChannelRequest(prng: Prng, channel: ChannelMaterial): FuzzRequest {
+  const { envelope: signed, settled } = prng.pick(channel.proofs);
+  const envelope = structuredClone(signed);
+  const leaves = stringLeaves(envelope.payload);
+  let label = 'as signed';
+  let tampered = false;
+  if (leaves.length > 0 && prng.int(0, 3) > 0) {
+    const path = prng.pick(leaves);
+    const holder = path.slice(0, -1).reduce<any>((node, key) => node[key], envelope.payload);
+    const key = path.at(-1)!;
+    const before = holder[key] as string;
+    holder[key] = /^0x[0-9a-fA-F]+$/.test(before) ? flipChar(prng, before, '0123456789abcdef') : /^\d+$/.test(before) ? String(BigInt(before) + 1n) : `${before}x`;
+    label = `payload.${path.join('.')} changed`;
+    tampered = holder[key] !== before;
+  }
+  const { route } = channel;
+  return {
+    label: `channel ${settled ? 'paid' : 'unsent'} voucher ${label}`,
+    surface: route.surface,
+    method: 'POST',
+    path: route.path,
+    headers: { 'Content-Type': 'application/json', 'X-Network': 'base', 'PAYMENT-SIGNATURE': encode(envelope) },
+    body: JSON.stringify(route.body),
+    tampered,
+  };
 }
 
 /** A request that replays a proof that paid during setup: as it was, or changed. */
