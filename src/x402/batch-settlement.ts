@@ -17,12 +17,12 @@ export const MAX_WITHDRAW_DELAY = 2_592_000;
 export const CUMULATIVE_MISMATCH = 'invalid_batch_settlement_evm_cumulative_amount_mismatch';
 export const CHANNEL_BUSY = 'invalid_batch_settlement_evm_channel_busy';
 
-// read in lower case: a mixed-case address is an EIP-55 checksum, which a client may get wrong or a tamperer alter,
-// and viem refuses to hash or compare a wrong one; the address is the same 20 bytes either way
+// read as its checksummed form: a mixed-case address is an EIP-55 checksum, which a client may get wrong or a
+// tamperer alter, and viem refuses to hash or compare a wrong one; the address is the same 20 bytes either way
 const evmAddress = z
   .string()
   .regex(/^0x[0-9a-fA-F]{40}$/, 'an EVM address')
-  .transform((address) => address.toLowerCase());
+  .transform((address) => getAddress(address.toLowerCase()));
 const bytes32 = z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'a 32-byte hex value');
 const uintString = z.string().regex(/^\d{1,39}$/, 'an unsigned integer string');
 const signature = z.string().regex(/^0x[0-9a-fA-F]{2,8192}$/, 'a hex signature');
