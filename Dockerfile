@@ -16,7 +16,7 @@ RUN npm install --omit=dev --no-audit --no-fund \
 
 FROM ${NODE_IMAGE} AS runtime
 # glibc: two malloc arenas, not 8 per core for libvips' and libuv's threads (RSS after 1,000 paid calls 487 -> 237 MB
-# with the semi-space bound below; README "Own images, lost settlement transactions, memory")
+# with the semi-space bound below; docs/performance.md, "Memory")
 # Sandbox chains (when no live networks are configured) listen on every interface at 8545 + n, in the order of
 # SANDBOX_NETWORKS (default: solana, solana-devnet, base, polygon, base-sepolia, polygon-amoy), and /healthz gives
 # buyers their URLs at SANDBOX_PUBLIC_HOST: publish those ports (docs/docker.md). Unused in live mode.
