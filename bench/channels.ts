@@ -13,6 +13,11 @@
 // batch-settlement server scheme and in-process facilitator, the same built-in engine drawing the same picture)
 // paid by the same official client the same way, on the same chain. The peer serves no chat, so the short
 // chat compares vouchers with exact only.
+//
+// Payment left out: a second gateway child (bench/serve.ts with BENCH_PAYMENT_EXCLUDED=1) runs the same route's
+// work at once for a call without payment and answers as a settled payment does; the same calls, one connection
+// per in-flight slot, take their turn in each round. Printed: the p50 the voucher payment adds (vouchers' p50,
+// signing included, minus the work-only p50) and vouchers' throughput as a share of the work alone.
 import { createPublicClient, http } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { x402Client, x402HTTPClient } from '@x402/fetch';
@@ -88,6 +93,33 @@ async function channelPayer(origin: URL, rpcUrl: string, call: { path: string; b
   return { pay, close: () => agent.destroy() };
 }
 
+/** The same calls with payment left out (the BENCH_PAYMENT_EXCLUDED child): no header, a 200 is a call done. */
+async function workOnlyRound(origin: URL, call: { path: string; body: unknown }, requests: number, serverPid: number): Promise<Side> {
+  const agents = Array.from({ length: concurrency }, () => newAgent(1));
+  const ms: number[] = [];
+  let settled = 0;
+  let next = 0;
+  const cpuBefore = processCpuSeconds(serverPid);
+  const started = performance.now();
+  await Promise.all(
+    agents.map(async (agent) => {
+      while (next < requests) {
+        next++;
+        const callStarted = performance.now();
+        const reply = await send(agent, origin, jsonRequest(call.path, call.body, NETWORK));
+        if (reply.status === 200) {
+          settled++;
+          ms.push(performance.now() - callStarted);
+        }
+      }
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  const cpuAfter = processCpuSeconds(serverPid);
+  for (const agent of agents) agent.destroy();
+  return { settled, seconds, ms, serverCpu: cpuBefore === null || cpuAfter === null ? null : cpuAfter - cpuBefore };
+}
+
 async function voucherRound(
   origin: URL,
   rpcUrl: string,
@@ -130,6 +162,7 @@ function summary(sides: Side[]): { rps: number; latency: LatencyStats; settled: 
 const cpuText = (side: { cpuMsPerCall: number | null }) => (side.cpuMsPerCall === null ? '' : `, server CPU ${side.cpuMsPerCall.toFixed(1)} ms/call`);
 
 const gateway = await startGatewayChild();
+const workOnlyGateway = await startGatewayChild({ BENCH_PAYMENT_EXCLUDED: '1' });
 try {
   const origin = gateway.url;
   const health = JSON.parse((await get(origin, '/healthz')).body.toString()) as { sandboxNetworks?: Record<string, { rpcUrl?: string }> };
@@ -160,6 +193,7 @@ try {
     const exactSides: Side[] = [];
     const voucherSides: Side[] = [];
     const peerSides: Side[] = [];
+    const workOnlySides: Side[] = [];
     for (let round = 0; round < rounds; round++) {
       const runExact = async () => {
         const run = await paidThroughput(origin, { requests: requestsPerRound, concurrency, call, serverPid: gateway.pid });
@@ -170,12 +204,14 @@ try {
         if (call === IMAGE) peerSides.push(await voucherRound(peer.url, rpcUrl, peerCall, peerRequired, requestsPerRound, origin, peer.pid));
       };
       // taking turns, reversed every other round, so other load on the machine weighs on all alike
-      const order = [runExact, runVouchers, runPeer];
+      const runWorkOnly = async () => workOnlySides.push(await workOnlyRound(workOnlyGateway.url, call, requestsPerRound, workOnlyGateway.pid));
+      const order = [runExact, runVouchers, runPeer, runWorkOnly];
       for (const run of round % 2 === 0 ? order : order.reverse()) await run();
     }
     const exact = summary(exactSides);
     const vouchers = summary(voucherSides);
     const official = peerSides.length > 0 ? summary(peerSides) : undefined;
+    const workOnly = summary(workOnlySides);
     lines.push(
       `${name}: vouchers ${vouchers.rps.toFixed(1)} paid calls/s (p50 ${vouchers.latency.p50.toFixed(1)} ms, ${vouchers.settled} calls${cpuText(vouchers)}) | ` +
         `exact ${exact.rps.toFixed(1)} paid calls/s (p50 ${exact.latency.p50.toFixed(1)} ms, ${exact.settled} calls${cpuText(exact)}) | ` +
@@ -184,10 +220,12 @@ try {
           : '') +
         `vouchers/exact ${(vouchers.rps / exact.rps).toFixed(2)}x${official ? `, vouchers/official ${(vouchers.rps / official.rps).toFixed(2)}x` : ''}; ` +
         `${concurrency} in flight, ${rounds} rounds of ${requestsPerRound}`,
+      `${name}, payment left out: ${workOnly.rps.toFixed(1)} calls/s (p50 ${workOnly.latency.p50.toFixed(1)} ms, ${workOnly.settled} calls${cpuText(workOnly)}) | ` +
+        `voucher payment adds ${(vouchers.latency.p50 - workOnly.latency.p50).toFixed(1)} ms to p50; vouchers/work alone ${(vouchers.rps / workOnly.rps).toFixed(2)}x`,
     );
   }
   process.stdout.write(`${lines.join('\n')}\n`);
   await peer.stop();
 } finally {
-  await gateway.stop();
+  await Promise.all([gateway.stop(), workOnlyGateway.stop()]);
 }

@@ -1,13 +1,26 @@
 // Child process of the bench: the real service (sandbox chains for base, or for the comma-separated networks in
 // BENCH_NETWORKS; temp data dir, port 0, the default request log on stdout, as an operator runs it).
 // The ledger is SQLite in the temp data dir, or the PostgreSQL database named by BENCH_DATABASE_URL;
-// BENCH_SETTLEMENT_BATCHING=1 turns settlementBatching on.
+// BENCH_SETTLEMENT_BATCHING=1 turns settlementBatching on. BENCH_PAYMENT_EXCLUDED=1 leaves payment out (the baseline
+// a payment's cost is measured against): a paid route's call without a payment runs its work at once and is
+// answered as a settled payment is; everything else is the real service.
 // Prints one JSON line {"url", "pid"} on stdout once listening (among the log lines); stops when stdin closes or on SIGTERM/SIGINT.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../src/config/load.ts';
 import { startService } from '../src/service.ts';
+import { PaymentGate } from '../src/payments/gate.ts';
+
+if (process.env.BENCH_PAYMENT_EXCLUDED === '1') {
+  const process402 = PaymentGate.prototype.process;
+  PaymentGate.prototype.process = async function (call) {
+    if (call.payment !== undefined || call.refundOnly) return process402.call(this, call);
+    const result = await call.work({ charge: call.amount });
+    const receipt = { success: true, transaction: `0x${'ab'.repeat(32)}`, network: 'base' as const, payer: `0x${'cd'.repeat(20)}`, amount: call.amount };
+    return { kind: 'delivered', status: 200, body: result.body, media: result.media, receipt, wires: [2 as const] };
+  };
+}
 
 const dataDir = mkdtempSync(join(tmpdir(), 'x402-bench-'));
 const config = loadConfig({}, {
