@@ -2,7 +2,7 @@
 // client sends (deposit, voucher and refund payloads), the names the scheme uses, and the one place the channel
 // id is checked against its config. The shapes are the installed package's (its types-*.d.mts).
 import { z } from 'zod';
-import { getAddress, hashTypedData, isAddressEqual, type Address, type Hex } from 'viem';
+import { concat, getAddress, hashDomain, hashStruct, isAddressEqual, keccak256, type Address, type Hex } from 'viem';
 import { signedBy } from './voucher-signature.ts';
 import { BATCH_SETTLEMENT_ADDRESS, BATCH_SETTLEMENT_DOMAIN, voucherTypes } from '@x402/evm';
 import { computeChannelId } from '@x402/evm/batch-settlement/client';
@@ -72,9 +72,22 @@ export const channelPayloadSchema = z.discriminatedUnion('type', [depositPayload
 export type ChannelPayload = z.infer<typeof channelPayloadSchema>;
 export type DepositPayload = z.infer<typeof depositPayloadSchema>;
 
+/** configs whose channel id is kept: a channel's every voucher carries the same config (oldest dropped beyond it) */
+const MAX_CHANNEL_IDS = 10_000;
+const channelIds = new Map<string, Hex>();
+
 /** The channel id of a config on a chain: the EIP-712 hash under the escrow's domain (as the official client computes it). */
 export function channelIdOf(config: ChannelConfig, chainId: number): Hex {
-  return computeChannelId(config as Parameters<typeof computeChannelId>[0], chainId).toLowerCase() as Hex;
+  // every field that goes into the hash, in a fixed order: the same key is the same id
+  const key = [chainId, config.payer, config.payerAuthorizer, config.receiver, config.receiverAuthorizer, config.token, config.withdrawDelay, config.salt]
+    .join(':')
+    .toLowerCase();
+  const known = channelIds.get(key);
+  if (known) return known;
+  const id = computeChannelId(config as Parameters<typeof computeChannelId>[0], chainId).toLowerCase() as Hex;
+  if (channelIds.size >= MAX_CHANNEL_IDS) channelIds.delete(channelIds.keys().next().value!);
+  channelIds.set(key, id);
+  return id;
 }
 
 /** What the server offers payers to build their channel with (a requirement's `extra` beside the token's EIP-712 domain). */
@@ -110,16 +123,35 @@ export async function voucherSignedByAuthorizer(
   chainId: number,
 ): Promise<boolean> {
   try {
-    const digest = hashTypedData({
-      domain: { ...BATCH_SETTLEMENT_DOMAIN, chainId, verifyingContract: getAddress(BATCH_SETTLEMENT_CONTRACT) },
-      types: voucherTypes,
-      primaryType: 'Voucher',
-      message: { channelId: channelId as Hex, maxClaimableAmount },
-    });
+    // EIP-712 (what hashTypedData computes), with the escrow's domain separator hashed once per chain
+    const voucher = hashStruct({ data: { channelId: channelId as Hex, maxClaimableAmount }, primaryType: 'Voucher', types: voucherTypes });
+    const digest = keccak256(concat(['0x1901', escrowDomainSeparator(chainId), voucher]));
     return await signedBy(config.payerAuthorizer as Address, digest, voucherSignature as Hex);
   } catch {
     return false;
   }
+}
+
+/** the fields of the escrow's domain (BATCH_SETTLEMENT_DOMAIN with the chain and the contract) */
+const ESCROW_DOMAIN_TYPES = {
+  EIP712Domain: [
+    { name: 'name', type: 'string' },
+    { name: 'version', type: 'string' },
+    { name: 'chainId', type: 'uint256' },
+    { name: 'verifyingContract', type: 'address' },
+  ],
+} as const;
+const domainSeparators = new Map<number, Hex>();
+
+/** The escrow's EIP-712 domain separator on a chain (constant: the vouchers of every channel there share it). */
+function escrowDomainSeparator(chainId: number): Hex {
+  let separator = domainSeparators.get(chainId);
+  if (!separator) {
+    const domain = { ...BATCH_SETTLEMENT_DOMAIN, chainId: BigInt(chainId), verifyingContract: getAddress(BATCH_SETTLEMENT_CONTRACT) };
+    separator = hashDomain({ domain, types: ESCROW_DOMAIN_TYPES });
+    domainSeparators.set(chainId, separator);
+  }
+  return separator;
 }
 
 export const ZERO_ADDRESS = '0x0000000000000000000000000000000000000000';
