@@ -42,6 +42,8 @@ interface Side {
   ms: number[];
   /** the server's CPU seconds over the side's timed window (null where unknown) */
   serverCpu?: number | null;
+  /** vouchers: per call, the client's own part (signing the voucher, checking the receipt) */
+  clientMs?: number[];
 }
 
 const requestsPerRound = envNumber('BENCH_CHANNEL_REQUESTS', 160);
@@ -76,17 +78,20 @@ async function channelPayer(origin: URL, rpcUrl: string, call: { path: string; b
   });
   const client = new x402HTTPClient(new x402Client().register('eip155:8453', scheme));
   const agent = newAgent(1);
-  const pay = async (): Promise<{ ok: boolean; ms: number; deposit: boolean }> => {
+  const pay = async (): Promise<{ ok: boolean; ms: number; clientMs: number; deposit: boolean }> => {
     const started = performance.now();
     const payload = await client.createPaymentPayload(required);
+    const signed = performance.now();
     const reply = await send(agent, origin, jsonRequest(call.path, call.body, { ...NETWORK, ...client.encodePaymentSignatureHeader(payload) }));
     const header = (name: string) => {
       const value = reply.headers[name.toLowerCase()];
       return Array.isArray(value) ? value[0] : value;
     };
+    const answered = performance.now();
     const result = await client.processPaymentResult(payload, (name) => header(name) ?? null, reply.status);
     const ms = performance.now() - started;
-    return { ok: reply.status === 200 && result.settleResponse?.success === true, ms, deposit: (payload.payload as { type?: string }).type === 'deposit' };
+    const clientMs = signed - started + (performance.now() - answered);
+    return { ok: reply.status === 200 && result.settleResponse?.success === true, ms, clientMs, deposit: (payload.payload as { type?: string }).type === 'deposit' };
   };
   const warm = await pay();
   if (!warm.ok || !warm.deposit) throw new Error('the warm-up call did not deposit');
@@ -131,6 +136,7 @@ async function voucherRound(
 ): Promise<Side> {
   const payers = await Promise.all(Array.from({ length: concurrency }, () => channelPayer(origin, rpcUrl, call, required, faucet)));
   const ms: number[] = [];
+  const clientMs: number[] = [];
   let settled = 0;
   let next = 0;
   const cpuBefore = serverPid ? processCpuSeconds(serverPid) : null;
@@ -143,6 +149,7 @@ async function voucherRound(
         if (paid.ok) {
           settled++;
           ms.push(paid.ms);
+          clientMs.push(paid.clientMs);
         }
       }
     }),
@@ -150,7 +157,7 @@ async function voucherRound(
   const seconds = (performance.now() - started) / 1000;
   const cpuAfter = serverPid ? processCpuSeconds(serverPid) : null;
   for (const payer of payers) payer.close();
-  return { settled, seconds, ms, serverCpu: cpuBefore === null || cpuAfter === null ? null : cpuAfter - cpuBefore };
+  return { settled, seconds, ms, clientMs, serverCpu: cpuBefore === null || cpuAfter === null ? null : cpuAfter - cpuBefore };
 }
 
 function summary(sides: Side[]): { rps: number; latency: LatencyStats; settled: number; cpuMsPerCall: number | null } {
@@ -221,7 +228,8 @@ try {
         `vouchers/exact ${(vouchers.rps / exact.rps).toFixed(2)}x${official ? `, vouchers/official ${(vouchers.rps / official.rps).toFixed(2)}x` : ''}; ` +
         `${concurrency} in flight, ${rounds} rounds of ${requestsPerRound}`,
       `${name}, payment left out: ${workOnly.rps.toFixed(1)} calls/s (p50 ${workOnly.latency.p50.toFixed(1)} ms, ${workOnly.settled} calls${cpuText(workOnly)}) | ` +
-        `voucher payment adds ${(vouchers.latency.p50 - workOnly.latency.p50).toFixed(1)} ms to p50; vouchers/work alone ${(vouchers.rps / workOnly.rps).toFixed(2)}x`,
+        `voucher payment adds ${(vouchers.latency.p50 - workOnly.latency.p50).toFixed(1)} ms to p50 ` +
+        `(of a voucher call, the client signing it and checking its receipt: p50 ${stats(voucherSides.flatMap((side) => side.clientMs ?? [])).p50.toFixed(1)} ms); vouchers/work alone ${(vouchers.rps / workOnly.rps).toFixed(2)}x`,
     );
   }
   process.stdout.write(`${lines.join('\n')}\n`);
