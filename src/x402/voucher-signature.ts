@@ -38,6 +38,8 @@ function verifyWith(point: Point, digest: Hex, r: bigint, s: bigint): boolean {
   const w = invert(s, N);
   const u1 = mod(mod(BigInt(digest), N) * w, N);
   const u2 = mod(r * w, N);
+  // multiply, not multiplyUnsafe: in @noble/curves 1.9.1 the unsafe one gives wrong points on a key with a
+  // precomputed table (secp256k1's tables are built for its endomorphism's half-length scalars)
   const R = G.multiply(u1 === 0n ? N : u1).add(point.multiply(u2));
   if (R.equals(secp256k1.ProjectivePoint.ZERO)) return false;
   return mod(R.toAffine().x, N) === r;
