@@ -3,38 +3,23 @@
 // rather than as an "unhandled error" 500.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
-import { connect, type AddressInfo } from 'node:net';
+import { connect } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { startChildService, type ChildService } from './support/child-service.ts';
+import type { ChildService } from './support/child-service.ts';
+import { startFailingUpstreamGateway } from './support/failing-upstream.ts';
 import { postJson } from './support/service.ts';
 import { signEvmProof } from './support/evm-proof.ts';
 import type { PaymentRequirements } from '../src/x402/types.ts';
 
 const PROMPT = 'my secret diary entry about zebras';
 const GENERATED = 'generated words about penguins';
-let upstream: Server;
 let gateway: ChildService;
-
+let stop: (() => Promise<void>) | undefined;
 before(async () => {
-  upstream = createServer((request, response) => {
-    request.resume();
-    request.on('end', () => response.writeHead(400, { 'Content-Type': 'application/json' }).end(JSON.stringify({ error: { message: 'bad', partial: GENERATED } })));
-  });
-  await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
-  gateway = await startChildService({
-    logLevel: 'info',
-    sandbox: { enabled: true, networks: ['base'] },
-    providers: { up: { type: 'openai-compatible', baseURL: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/v1`, maxRetries: 0 } },
-    models: [{ id: 'up/chat', provider: 'up', upstreamModel: 'm', capability: 'chat', maxTokens: 64, defaultMaxTokens: 16, price: { perRequest: '1000', perThousandOutputTokens: '1000', perThousandInputChars: '0' } }],
-  });
+  ({ gateway, stop } = await startFailingUpstreamGateway(GENERATED));
 });
-after(async () => {
-  await gateway.stop();
-  upstream.closeAllConnections();
-  await new Promise((resolve) => upstream.close(resolve));
-});
+after(() => stop?.());
 
 test('an upstream failure is logged without the prompt or the upstream\'s content', async () => {
   const buyer = privateKeyToAccount(generatePrivateKey());
