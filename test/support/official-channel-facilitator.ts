@@ -2,14 +2,12 @@
 // batch-settlement facilitator scheme (a viem signer on a sandbox chain, and a receiver authorizer key it signs
 // claims and refunds with, which /supported advertises), served at /supported, /verify and /settle on 127.0.0.1.
 // What our remote channel facilitator is tested against.
-import { Hono } from 'hono';
-import { serve } from '@hono/node-server';
-import type { AddressInfo } from 'node:net';
 import { x402Facilitator } from '@x402/core/facilitator';
 import { BatchSettlementEvmScheme } from '@x402/evm/batch-settlement/facilitator';
 import type { Address, Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { officialEvmSigner } from './official-evm-signer.ts';
+import { serveOfficialFacilitator } from './serve-official-facilitator.ts';
 
 export interface OfficialChannelFacilitator {
   url: string;
@@ -25,25 +23,6 @@ export async function startOfficialChannelFacilitator(options: { rpcUrl: string;
   const authorizer = privateKeyToAccount(generatePrivateKey());
   const facilitator = new x402Facilitator().register(`eip155:${options.chainId}`, new BatchSettlementEvmScheme(signer, authorizer));
   const settled: string[] = [];
-  const app = new Hono();
-  app.get('/supported', (c) => c.json(facilitator.getSupported()));
-  app.post('/verify', async (c) => {
-    const { paymentPayload, paymentRequirements } = await c.req.json();
-    return c.json(await facilitator.verify(paymentPayload, paymentRequirements));
-  });
-  app.post('/settle', async (c) => {
-    const { paymentPayload, paymentRequirements } = await c.req.json();
-    settled.push(String(paymentPayload?.payload?.type));
-    return c.json(await facilitator.settle(paymentPayload, paymentRequirements));
-  });
-  const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
-    const started = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, () => resolve(started));
-  });
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    authorizer: authorizer.address,
-    settled,
-    stop: () => new Promise((resolve) => server.close(() => resolve())),
-  };
+  const served = await serveOfficialFacilitator(facilitator, ({ paymentPayload }) => settled.push(String(paymentPayload?.payload?.type)));
+  return { ...served, authorizer: authorizer.address, settled };
 }

@@ -1,11 +1,9 @@
 // The official x402 facilitator for `upto` over HTTP: @x402/core's x402Facilitator with @x402/evm's upto
 // facilitator scheme (a viem signer on a sandbox chain) and the EIP-2612 gas-sponsoring extension, served at
 // /supported, /verify and /settle on 127.0.0.1. What our remote facilitator client is tested against.
-import { Hono } from 'hono';
-import { serve } from '@hono/node-server';
-import type { AddressInfo } from 'node:net';
 import { x402Facilitator } from '@x402/core/facilitator';
 import { officialEvmSigner } from './official-evm-signer.ts';
+import { serveOfficialFacilitator } from './serve-official-facilitator.ts';
 import { UptoEvmScheme } from '@x402/evm/upto/facilitator';
 import { EIP2612_GAS_SPONSORING } from '@x402/extensions';
 import type { Address, Hex } from 'viem';
@@ -28,25 +26,6 @@ export async function startOfficialUptoFacilitator(options: { rpcUrl: string; ch
     .registerExtension(EIP2612_GAS_SPONSORING);
 
   const settledAmounts: string[] = [];
-  const app = new Hono();
-  app.get('/supported', (c) => c.json(facilitator.getSupported()));
-  app.post('/verify', async (c) => {
-    const { paymentPayload, paymentRequirements } = await c.req.json();
-    return c.json(await facilitator.verify(paymentPayload, paymentRequirements));
-  });
-  app.post('/settle', async (c) => {
-    const { paymentPayload, paymentRequirements } = await c.req.json();
-    settledAmounts.push(paymentRequirements.amount);
-    return c.json(await facilitator.settle(paymentPayload, paymentRequirements));
-  });
-  const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
-    const started = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, () => resolve(started));
-  });
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    address: account.address,
-    settledAmounts,
-    stop: () => new Promise((resolve) => server.close(() => resolve())),
-  };
+  const served = await serveOfficialFacilitator(facilitator, ({ paymentRequirements }) => settledAmounts.push(paymentRequirements.amount));
+  return { ...served, address: account.address, settledAmounts };
 }
