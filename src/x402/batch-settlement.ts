@@ -3,7 +3,7 @@
 // id is checked against its config. The shapes are the installed package's (its types-*.d.mts).
 import { z } from 'zod';
 import { concat, getAddress, hashDomain, hashStruct, isAddressEqual, keccak256, type Address, type Hex } from 'viem';
-import { signedBy } from './voucher-signature.ts';
+import { signedBy } from './eoa-signature.ts';
 import { BATCH_SETTLEMENT_ADDRESS, BATCH_SETTLEMENT_DOMAIN, voucherTypes } from '@x402/evm';
 import { computeChannelId } from '@x402/evm/batch-settlement/client';
 
@@ -126,7 +126,7 @@ export async function voucherSignedByAuthorizer(
     // EIP-712 (what hashTypedData computes), with the escrow's domain separator hashed once per chain
     const voucher = hashStruct({ data: { channelId: channelId as Hex, maxClaimableAmount }, primaryType: 'Voucher', types: voucherTypes });
     const digest = keccak256(concat(['0x1901', escrowDomainSeparator(chainId), voucher]));
-    return await signedBy(config.payerAuthorizer as Address, digest, voucherSignature as Hex);
+    return signedBy(config.payerAuthorizer as Address, digest, voucherSignature as Hex);
   } catch {
     return false;
   }

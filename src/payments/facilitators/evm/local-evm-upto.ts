@@ -15,7 +15,7 @@ import {
   parseSignature,
   parseTransaction,
   recoverTransactionAddress,
-  recoverTypedDataAddress,
+  hashTypedData,
   WaitForTransactionReceiptTimeoutError,
   BaseError,
   ContractFunctionRevertedError,
@@ -28,6 +28,7 @@ import {
   type Transport,
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
+import { signedBy } from '../../../x402/eoa-signature.ts';
 import { uptoPermit2WitnessTypes, x402UptoPermit2ProxyABI } from '@x402/evm';
 import type { EvmNetwork } from '../../../x402/networks.ts';
 import {
@@ -280,11 +281,10 @@ export class LocalEvmUptoFacilitator implements Facilitator {
     return { ok: true, checked: { auth, signature: signature as Hex, sponsoring }, route: 'direct' };
   }
 
-  /** EOA signatures (65 bytes), recovered against Permit2's domain on this chain. */
+  /** EOA signatures (65 bytes, low s: what every signer produces), recovered against Permit2's domain on this chain. */
   async #signedByPayer(auth: Checked['auth'], signature: Hex): Promise<boolean> {
-    if (signature.length !== 132) return false;
     try {
-      const signer = await recoverTypedDataAddress({
+      const digest = hashTypedData({
         domain: { name: 'Permit2', chainId: this.#network.chainId, verifyingContract: PERMIT2_ADDRESS },
         types: uptoPermit2WitnessTypes,
         primaryType: 'PermitWitnessTransferFrom',
@@ -299,9 +299,8 @@ export class LocalEvmUptoFacilitator implements Facilitator {
             validAfter: BigInt(auth.witness.validAfter),
           },
         },
-        signature,
       });
-      return isAddressEqual(signer, auth.from as Address);
+      return signedBy(auth.from as Address, digest, signature);
     } catch {
       return false;
     }

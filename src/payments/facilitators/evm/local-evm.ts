@@ -7,7 +7,7 @@ import {
   isAddress,
   isAddressEqual,
   parseSignature,
-  recoverTypedDataAddress,
+  hashTypedData,
   type Address,
   type Hex,
   type PrivateKeyAccount,
@@ -16,6 +16,7 @@ import {
   type Transport,
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
+import { signedBy } from '../../../x402/eoa-signature.ts';
 import type { EvmNetwork } from '../../../x402/networks.ts';
 import { evmExactPayloadSchema } from '../../../x402/types.ts';
 import type { PaymentProof, PaymentRequirement } from '../../../x402/model.ts';
@@ -71,8 +72,6 @@ const MAX_REPLACED_RETRIES = 2;
 
 /** x402 clients sign validBefore = now + maxTimeoutSeconds; we need this much of it left to settle. */
 const MIN_SECONDS_LEFT = 6n;
-/** secp256k1 n / 2: a higher s is the malleable twin of a valid signature, which USDC rejects. */
-const SECP256K1_HALF_N = 0x7fffffffffffffffffffffffffffffff5d576e7357a4501ddfe92f46681b20a0n;
 
 interface Authorization {
   from: Address;
@@ -333,18 +332,14 @@ export class LocalEvmFacilitator implements Facilitator {
 
   /** EOA signatures only (65 bytes, low s), recovered against the token's domain on this chain. */
   async #signedByPayer(auth: Authorization): Promise<boolean> {
-    if (auth.signature.length !== 132) return false;
     try {
-      const { s } = parseSignature(auth.signature);
-      if (BigInt(s) > SECP256K1_HALF_N) return false;
-      const signer = await recoverTypedDataAddress({
+      const digest = hashTypedData({
         domain: { ...this.#eip712, chainId: this.#network.chainId, verifyingContract: this.#asset },
         types: transferWithAuthorizationTypes,
         primaryType: 'TransferWithAuthorization',
         message: auth,
-        signature: auth.signature,
       });
-      return isAddressEqual(signer, auth.from);
+      return signedBy(auth.from, digest, auth.signature);
     } catch {
       return false;
     }
