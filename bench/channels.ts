@@ -7,7 +7,8 @@
 // last charge), each deposited by a warm-up call outside the timed window; then each call signs its voucher
 // (the official client's createPaymentPayload, timed: it is part of the call) and sends it. Exact: proofs
 // pre-signed (not timed), as bench/run.ts does. A call counts when it answered 200 with a successful receipt.
-// Settings: BENCH_CHANNEL_REQUESTS (160 per side per round), BENCH_PAID_CONCURRENCY (8), BENCH_ROUNDS (3).
+// Settings: BENCH_CHANNEL_REQUESTS (160 per side per round), BENCH_PAID_CONCURRENCY (8), BENCH_ROUNDS (3),
+// BENCH_WARMUP_REQUESTS (80 per side in an uncounted first round: every side warm, the chat model loaded).
 //
 // On the image, also the official peer (bench/official-peer.ts: @x402/hono's middleware with @x402/evm's
 // batch-settlement server scheme and in-process facilitator, the same built-in engine drawing the same picture)
@@ -44,11 +45,14 @@ interface Side {
   serverCpu?: number | null;
   /** vouchers: per call, the client's own part (signing the voucher, checking the receipt) */
   clientMs?: number[];
+  /** vouchers: this process's CPU seconds over the side's timed window (the official clients' work) */
+  clientCpu?: number;
 }
 
 const requestsPerRound = envNumber('BENCH_CHANNEL_REQUESTS', 160);
 const concurrency = envNumber('BENCH_PAID_CONCURRENCY', 8);
 const rounds = envNumber('BENCH_ROUNDS', 3);
+const warmupRequests = envNumber('BENCH_WARMUP_REQUESTS', 80);
 
 async function post(origin: URL, path: string, body: unknown, headers: Record<string, string> = {}) {
   const agent = newAgent(1);
@@ -140,6 +144,7 @@ async function voucherRound(
   let settled = 0;
   let next = 0;
   const cpuBefore = serverPid ? processCpuSeconds(serverPid) : null;
+  const own = process.cpuUsage();
   const started = performance.now();
   await Promise.all(
     payers.map(async (payer) => {
@@ -156,17 +161,27 @@ async function voucherRound(
   );
   const seconds = (performance.now() - started) / 1000;
   const cpuAfter = serverPid ? processCpuSeconds(serverPid) : null;
+  const used = process.cpuUsage(own);
   for (const payer of payers) payer.close();
-  return { settled, seconds, ms, clientMs, serverCpu: cpuBefore === null || cpuAfter === null ? null : cpuAfter - cpuBefore };
+  return { settled, seconds, ms, clientMs, clientCpu: (used.user + used.system) / 1e6, serverCpu: cpuBefore === null || cpuAfter === null ? null : cpuAfter - cpuBefore };
 }
 
-function summary(sides: Side[]): { rps: number; latency: LatencyStats; settled: number; cpuMsPerCall: number | null } {
+function summary(sides: Side[]): { rps: number; latency: LatencyStats; settled: number; cpuMsPerCall: number | null; clientCpuMsPerCall: number | null } {
   const settled = sides.reduce((n, side) => n + side.settled, 0);
   const seconds = sides.reduce((n, side) => n + side.seconds, 0);
   const cpu = sides.every((side) => typeof side.serverCpu === 'number') ? sides.reduce((n, side) => n + side.serverCpu!, 0) : null;
-  return { rps: settled / seconds, latency: stats(sides.flatMap((side) => side.ms)), settled, cpuMsPerCall: cpu === null ? null : (cpu * 1000) / settled };
+  const clientCpu = sides.every((side) => side.clientCpu !== undefined) ? sides.reduce((n, side) => n + side.clientCpu!, 0) : null;
+  return {
+    rps: settled / seconds,
+    latency: stats(sides.flatMap((side) => side.ms)),
+    settled,
+    cpuMsPerCall: cpu === null ? null : (cpu * 1000) / settled,
+    clientCpuMsPerCall: clientCpu === null ? null : (clientCpu * 1000) / settled,
+  };
 }
-const cpuText = (side: { cpuMsPerCall: number | null }) => (side.cpuMsPerCall === null ? '' : `, server CPU ${side.cpuMsPerCall.toFixed(1)} ms/call`);
+const cpuText = (side: { cpuMsPerCall: number | null; clientCpuMsPerCall: number | null }) =>
+  (side.cpuMsPerCall === null ? '' : `, server CPU ${side.cpuMsPerCall.toFixed(1)} ms/call`) +
+  (side.clientCpuMsPerCall === null ? '' : `, client CPU ${side.clientCpuMsPerCall.toFixed(1)} ms/call`);
 
 const gateway = await startGatewayChild();
 const workOnlyGateway = await startGatewayChild({ BENCH_PAYMENT_EXCLUDED: '1' });
@@ -201,17 +216,21 @@ try {
     const voucherSides: Side[] = [];
     const peerSides: Side[] = [];
     const workOnlySides: Side[] = [];
-    for (let round = 0; round < rounds; round++) {
+    // round -1 warms every side (JIT, the chat model's first load, connection pools) and is not counted
+    for (let round = -1; round < rounds; round++) {
+      const warming = round < 0;
+      const requests = warming ? warmupRequests : requestsPerRound;
+      const keep = (sides: Side[], side: Side) => void (warming || sides.push(side));
       const runExact = async () => {
-        const run = await paidThroughput(origin, { requests: requestsPerRound, concurrency, call, serverPid: gateway.pid });
-        exactSides.push({ settled: run.settled, seconds: run.seconds, ms: run.settledMs, serverCpu: run.serverCpuPct === null ? null : (run.serverCpuPct / 100) * run.seconds });
+        const run = await paidThroughput(origin, { requests, concurrency, call, serverPid: gateway.pid });
+        keep(exactSides, { settled: run.settled, seconds: run.seconds, ms: run.settledMs, serverCpu: run.serverCpuPct === null ? null : (run.serverCpuPct / 100) * run.seconds });
       };
-      const runVouchers = async () => voucherSides.push(await voucherRound(origin, rpcUrl, call, required, requestsPerRound, origin, gateway.pid));
+      const runVouchers = async () => keep(voucherSides, await voucherRound(origin, rpcUrl, call, required, requests, origin, gateway.pid));
       const runPeer = async () => {
-        if (call === IMAGE) peerSides.push(await voucherRound(peer.url, rpcUrl, peerCall, peerRequired, requestsPerRound, origin, peer.pid));
+        if (call === IMAGE) keep(peerSides, await voucherRound(peer.url, rpcUrl, peerCall, peerRequired, requests, origin, peer.pid));
       };
       // taking turns, reversed every other round, so other load on the machine weighs on all alike
-      const runWorkOnly = async () => workOnlySides.push(await workOnlyRound(workOnlyGateway.url, call, requestsPerRound, workOnlyGateway.pid));
+      const runWorkOnly = async () => keep(workOnlySides, await workOnlyRound(workOnlyGateway.url, call, requests, workOnlyGateway.pid));
       const order = [runExact, runVouchers, runPeer, runWorkOnly];
       for (const run of round % 2 === 0 ? order : order.reverse()) await run();
     }
