@@ -1,7 +1,8 @@
 // Payment channels through a remote facilitator: the official x402 facilitator with @x402/evm's batch-settlement
-// scheme over HTTP lists batch-settlement with its receiverAuthorizer in /supported; a gateway configured with it
-// (no chain access of its own) offers channels with that authorizer, and the official client's deposit,
-// vouchers, the claim and settle, and a refund all go through it. Real chain (sandbox anvil), balances on-chain.
+// scheme over HTTP lists batch-settlement in /supported. Receiver authorization delegated: it lists its own
+// receiverAuthorizer, which the gateway (no chain access of its own) offers; kept: it lists none, the gateway's
+// configured key is the receiverAuthorizer and signs claims and refunds. Either way the official client's
+// deposit, vouchers, the claim and settle, and a refund all go through it. Real chain (sandbox anvil), balances on-chain.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -10,7 +11,7 @@ import { join } from 'node:path';
 import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import { BatchSettlementEvmScheme, computeChannelId } from '@x402/evm/batch-settlement/client';
 import { toClientEvmSigner } from '@x402/evm';
-import { createPublicClient, http, parseAbi, type Hex } from 'viem';
+import { createPublicClient, http, parseAbi, type Address, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { startEvmSandbox, type EvmSandbox } from '../src/sandbox/evm/evm-sandbox.ts';
 import { NETWORKS, type EvmNetwork } from '../src/x402/networks.ts';
@@ -23,43 +24,50 @@ const IMAGE = { path: '/api/v1/ai/images', body: { prompt: 'a red fox', n: 1, si
 const escrowAbi = parseAbi(['function channels(bytes32) view returns (uint128 balance, uint128 totalClaimed)']);
 
 let sandbox: EvmSandbox;
-let official: OfficialChannelFacilitator;
-let gateway: RunningService;
-let dataDir: string;
+const stops: (() => Promise<void>)[] = [];
 
 before(async () => {
   sandbox = await startEvmSandbox(NETWORKS.base as EvmNetwork);
+});
+
+after(async () => {
+  for (const stop of stops.reverse()) await stop();
+  await sandbox?.stop();
+});
+
+/** The official facilitator (delegated or not) and a gateway using it; `receiverKey` set: authorization kept. */
+async function gatewayWithRemoteChannels(options: { delegated: boolean; receiverKey?: Hex }): Promise<{ gateway: RunningService; official: OfficialChannelFacilitator }> {
   const key = generatePrivateKey();
   await sandbox.faucet(privateKeyToAccount(key).address, 1n); // its gas
-  official = await startOfficialChannelFacilitator({ rpcUrl: sandbox.rpcUrl, chainId: sandbox.chainId, privateKey: key });
-  dataDir = mkdtempSync(join(tmpdir(), 'x402-channels-remote-'));
-  gateway = await startService(
+  const official = await startOfficialChannelFacilitator({ rpcUrl: sandbox.rpcUrl, chainId: sandbox.chainId, privateKey: key, delegated: options.delegated });
+  stops.push(() => official.stop());
+  const dataDir = mkdtempSync(join(tmpdir(), 'x402-channels-remote-'));
+  stops.push(async () => rmSync(dataDir, { recursive: true, force: true }));
+  const facilitator = { type: 'remote', url: official.url, timeoutMs: 20_000, ...(options.receiverKey ? { receiverAuthorizerKeyEnv: 'TEST_RECEIVER_AUTHORIZER_KEY' } : {}) } as const;
+  // the key is read from the environment, as an operator gives it
+  if (options.receiverKey) process.env.TEST_RECEIVER_AUTHORIZER_KEY = options.receiverKey;
+  const gateway = await startService(
     loadConfig({}, {
       host: '127.0.0.1',
       port: 0,
       dataDir,
       logLevel: 'silent',
-      networks: { base: { payTo: sandbox.payTo, asset: sandbox.asset, eip712: sandbox.eip712, facilitator: { type: 'remote', url: official.url, timeoutMs: 20_000 } } },
+      networks: { base: { payTo: sandbox.payTo, asset: sandbox.asset, eip712: sandbox.eip712, facilitator } },
       channels: { claimIntervalMs: 800_000, claimThreshold: '1000000000000', claimMaxAgeMs: 60_000 },
     }),
-  );
-});
-
-after(async () => {
-  await gateway?.stop();
-  await official?.stop();
-  await sandbox?.stop();
-  rmSync(dataDir, { recursive: true, force: true });
-});
+  ).finally(() => delete process.env.TEST_RECEIVER_AUTHORIZER_KEY);
+  stops.push(() => gateway.stop());
+  return { gateway, official };
+}
 
 const chain = () => createPublicClient({ transport: http(sandbox.rpcUrl) });
 const decode = (header: string | null): any => JSON.parse(Buffer.from(header!, 'base64').toString('utf8'));
 
-test("a remote facilitator's receiverAuthorizer is offered, and deposit, vouchers, claim, settle and refund go through it", async () => {
+/** The official client deposits, pays 4 vouchers, the gateway claims and settles, and the client refunds the rest. */
+async function payClaimAndRefund(gateway: RunningService, official: OfficialChannelFacilitator, receiverAuthorizer: Address): Promise<void> {
   const quote = await fetch(`${gateway.url}${IMAGE.path}`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-Network': 'base' }, body: JSON.stringify(IMAGE.body) });
   const offer = decode(quote.headers.get('PAYMENT-REQUIRED')).accepts.find((a: { scheme: string }) => a.scheme === 'batch-settlement');
-  assert.equal(offer.extra.receiverAuthorizer, official.authorizer, 'receiver authorization delegated to the facilitator');
-
+  assert.equal(offer.extra.receiverAuthorizer, receiverAuthorizer);
   const buyer = privateKeyToAccount(generatePrivateKey());
   await sandbox.faucet(buyer.address, 10_000_000n);
   const scheme = new BatchSettlementEvmScheme(toClientEvmSigner(buyer, chain()), { depositStrategy: () => '2000000' });
@@ -75,7 +83,7 @@ test("a remote facilitator's receiverAuthorizer is offered, and deposit, voucher
   assert.deepEqual(official.settled, ['deposit'], 'one settle at the facilitator: the deposit');
 
   const channelId = computeChannelId(
-    { payer: buyer.address, payerAuthorizer: buyer.address, receiver: sandbox.payTo, receiverAuthorizer: official.authorizer, token: sandbox.asset, withdrawDelay: 900, salt: `0x${'00'.repeat(32)}` },
+    { payer: buyer.address, payerAuthorizer: buyer.address, receiver: sandbox.payTo, receiverAuthorizer, token: sandbox.asset, withdrawDelay: 900, salt: `0x${'00'.repeat(32)}` },
     8453,
   ) as Hex;
   const payToBefore = await sandbox.balanceOf(sandbox.payTo);
@@ -92,4 +100,20 @@ test("a remote facilitator's receiverAuthorizer is offered, and deposit, voucher
   assert.equal(refund.success, true);
   assert.equal(await sandbox.balanceOf(buyer.address), walletBefore + 2_000_000n - charged);
   assert.deepEqual(official.settled, ['deposit', 'claim', 'settle', 'refund']);
+}
+
+test("delegated: the facilitator's receiverAuthorizer is offered, and deposit, vouchers, claim, settle and refund go through it", async () => {
+  const { gateway, official } = await gatewayWithRemoteChannels({ delegated: true });
+  await payClaimAndRefund(gateway, official, official.authorizer!);
+});
+
+test("kept: the gateway's own key is the receiverAuthorizer and signs the claims and refund the facilitator submits", async () => {
+  const receiverKey = generatePrivateKey();
+  const { gateway, official } = await gatewayWithRemoteChannels({ delegated: false, receiverKey });
+  assert.equal(official.authorizer, undefined, 'the facilitator lists no receiverAuthorizer');
+  await payClaimAndRefund(gateway, official, privateKeyToAccount(receiverKey).address);
+});
+
+test('a kept receiver authorizer key that is not a key stops startup, naming its variable', async () => {
+  await assert.rejects(gatewayWithRemoteChannels({ delegated: false, receiverKey: '0x1234' }), /TEST_RECEIVER_AUTHORIZER_KEY must be a 0x-prefixed 32-byte hex private key/);
 });

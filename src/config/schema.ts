@@ -42,6 +42,11 @@ const remoteFacilitator = z.object({
   /** name of an environment variable whose value is sent as the Authorization header */
   authorizationEnv: z.string().optional(),
   timeoutMs: z.number().int().positive().default(30_000),
+  /**
+   * payment channels: name of an environment variable holding an EVM key that is the channels' receiverAuthorizer
+   * (it signs claims and refunds here, docs/channels.md); unset, that role is delegated to the facilitator's
+   */
+  receiverAuthorizerKeyEnv: z.string().min(1).optional(),
 });
 
 const networkConfig = z.object({
@@ -58,7 +63,7 @@ const networkConfig = z.object({
    */
   upto: z.enum(['auto', 'on', 'off']).default('auto'),
   /**
-   * payment channels, the x402 `batch-settlement` scheme, beside `exact` (EVM only, local facilitator;
+   * payment channels, the x402 `batch-settlement` scheme, beside `exact` (EVM only;
    * docs/channels.md): "auto" offers them where the escrow and its deposit collectors have code (checked at
    * startup), "on" without that check, "off" never
    */

@@ -16,7 +16,7 @@ import { LocalEvmUptoFacilitator } from './facilitators/evm/local-evm-upto.ts';
 import { localUptoOffer, remoteUptoOffer } from './upto-offer.ts';
 import { LocalEvmChannelFacilitator } from './facilitators/evm/local-evm-channels.ts';
 import { channelOffer } from './channels/channel-offer.ts';
-import { RemoteChannelFacilitator, remoteChannelAuthorizer } from './facilitators/remote-channels.ts';
+import { RemoteChannelFacilitator, remoteChannelKind } from './facilitators/remote-channels.ts';
 import type { ChannelOffer } from './rails.ts';
 import type { Logger } from 'pino';
 import { RemoteFacilitator } from './facilitators/remote.ts';
@@ -27,27 +27,33 @@ import { privateKeyToAccount } from 'viem/accounts';
 
 type Env = Record<string, string | undefined>;
 
+/** The EVM private key in the environment variable `name`; a ConfigError naming it (never its value) when malformed. */
+function evmPrivateKey(env: Env, name: string): `0x${string}` {
+  const secret = readSecret(env, name);
+  if (!/^0x[0-9a-fA-F]{64}$/.test(secret)) throw new ConfigError(`${name} must be a 0x-prefixed 32-byte hex private key`);
+  return secret as `0x${string}`;
+}
+
 function facilitatorFor(network: Network, settings: NetworkConfig, asset: string, config: Config, env: Env, ledger?: () => Ledger | undefined): Facilitator {
   const f = settings.facilitator;
   if (f.type === 'remote') return remoteFacilitatorFor(network, settings, env);
-  const secret = readSecret(env, f.secretKeyEnv);
   if (network.family === 'evm') {
-    if (!/^0x[0-9a-fA-F]{64}$/.test(secret)) throw new ConfigError(`${f.secretKeyEnv} must be a 0x-prefixed 32-byte hex private key`);
+    const secret = evmPrivateKey(env, f.secretKeyEnv);
     // a shared ledger coordinates the key's nonces with the other instances that may send with it
     // (asked at the first send: the ledger opens after the rails are built)
-    const address = privateKeyToAccount(secret as `0x${string}`).address;
+    const address = privateKeyToAccount(secret).address;
     return new LocalEvmFacilitator({
       nonces: (pendingCount: PendingCount) => ledger?.()?.settlementNonces?.(network.chainId, address, pendingCount),
       network,
       rpcUrl: f.rpcUrl,
-      settlementPrivateKey: secret as `0x${string}`,
+      settlementPrivateKey: secret,
       asset: asset as `0x${string}`,
       eip712: settings.eip712 ?? network.eip712,
       receiptTimeoutMs: config.settlementTimeoutMs,
       batchSettlements: config.settlementBatching,
     });
   }
-  return createLocalSvmFacilitator({ network, rpcUrl: f.rpcUrl, secretKey: secret, asset, confirmTimeoutMs: config.settlementTimeoutMs });
+  return createLocalSvmFacilitator({ network, rpcUrl: f.rpcUrl, secretKey: readSecret(env, f.secretKeyEnv), asset, confirmTimeoutMs: config.settlementTimeoutMs });
 }
 
 function remoteFacilitatorFor(network: Network, settings: NetworkConfig, env: Env, scheme: 'exact' | 'upto' = 'exact'): RemoteFacilitator {
@@ -96,18 +102,26 @@ async function channelOfferFor(
   if (network.family !== 'evm' || settings.channels === 'off') return undefined;
   const f = settings.facilitator;
   if (f.type === 'remote') {
-    // receiver authorization delegated to the facilitator: offered where its /supported lists batch-settlement with a receiverAuthorizer
+    // receiver authorization kept (our key signs claims and refunds) or delegated to the facilitator's receiverAuthorizer
     const remote = { url: f.url, network, timeoutMs: f.timeoutMs, ...(f.authorizationEnv ? { authorization: readSecret(env, f.authorizationEnv) } : {}) };
-    const authorizer = await remoteChannelAuthorizer(remote).catch((error: unknown) => {
+    const receiverKey = f.receiverAuthorizerKeyEnv ? privateKeyToAccount(evmPrivateKey(env, f.receiverAuthorizerKeyEnv)) : undefined;
+    const kind = await remoteChannelKind(remote).catch((error: unknown) => {
       log?.info({ network: network.name }, `batch-settlement: the facilitator's /supported could not be read (${(error as Error).message.split('\n')[0]})`);
       return undefined;
     });
-    if (!authorizer) {
-      if (settings.channels === 'on') throw new ConfigError('channels is "on" but the remote facilitator lists no batch-settlement kind with a receiverAuthorizer for this network');
-      log?.info({ network: network.name }, `batch-settlement not offered on ${network.name}: the facilitator does not list it`);
+    const authorizer = receiverKey?.address ?? kind?.receiverAuthorizer;
+    if (!kind || !authorizer) {
+      const missing = kind ? 'a batch-settlement kind with a receiverAuthorizer (or set receiverAuthorizerKeyEnv)' : 'a batch-settlement kind';
+      if (settings.channels === 'on') throw new ConfigError(`channels is "on" but the remote facilitator's /supported lists no ${missing} for this network`);
+      log?.info({ network: network.name }, `batch-settlement not offered on ${network.name}: the facilitator does not list ${missing}`);
       return undefined;
     }
-    const facilitator = new RemoteChannelFacilitator({ ...remote, receiverAuthorizer: authorizer, store: () => ledger?.()?.channels });
+    const facilitator = new RemoteChannelFacilitator({
+      ...remote,
+      receiverAuthorizer: authorizer,
+      ...(receiverKey ? { receiverKey } : {}),
+      store: () => ledger?.()?.channels,
+    });
     return channelOffer(facilitator, { mode: 'on', network: network.name, withdrawDelay: config.channels.withdrawDelay, ...(log ? { log } : {}) });
   }
   if (!(exact instanceof LocalEvmFacilitator)) return undefined;

@@ -1,13 +1,16 @@
 // Payment channels (x402 batch-settlement) through a remote x402 facilitator whose GET /supported lists
-// `batch-settlement` for our network with a `receiverAuthorizer`: receiver authorization is delegated to it
-// (it signs claim batches and refunds; we send them without signatures, as the spec allows). Deposits, claims,
+// `batch-settlement` for our network. Receiver authorization is either delegated to it (the `receiverAuthorizer`
+// its /supported lists signs claim batches and refunds; we send them without signatures, as the spec allows) or
+// kept (our own key is the channels' receiverAuthorizer and signs them here, receiver-authorizer.ts). Deposits, claims,
 // settles and refunds are its POST /settle; vouchers its POST /verify. We hold no chain access for it: the
 // escrow's state of a channel is read through /verify of the channel's latest voucher as a zero-charge refund
 // voucher (which the spec's facilitator answers with the channel snapshot), and what is left to settle is not
 // asked (the claimer settles after each claim and whenever the ledger knows claims not yet settled).
 import { z } from 'zod';
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
-import type { Network } from '../../x402/networks.ts';
+import type { PrivateKeyAccount } from 'viem/accounts';
+import type { EvmNetwork, Network } from '../../x402/networks.ts';
+import { withReceiverSignatures } from '../channels/receiver-authorizer.ts';
 import type { ChannelStore } from '../../store/channel-store.ts';
 import { stateFromWire, type ChannelFacilitator, type ChannelSettleResult, type ChannelVerifyResult, type OnChainChannel } from '../channels/channel-facilitator.ts';
 
@@ -17,8 +20,10 @@ export interface RemoteChannelFacilitatorOptions {
   /** sent as the Authorization header: how the facilitator knows refunds come from us (the spec requires it) */
   authorization?: string;
   timeoutMs: number;
-  /** the receiverAuthorizer its /supported lists for batch-settlement on our network */
+  /** the channels' receiverAuthorizer: the one its /supported lists (delegated), or `receiverKey`'s address (kept) */
   receiverAuthorizer: string;
+  /** kept receiver authorization: the key that signs claims and refunds before they are sent */
+  receiverKey?: PrivateKeyAccount;
   /** where the latest voucher of a channel is read from, to ask the facilitator about the channel */
   store?: () => ChannelStore | undefined;
 }
@@ -54,12 +59,18 @@ async function call(options: Pick<RemoteChannelFacilitatorOptions, 'url' | 'auth
   return JSON.parse(text) as unknown;
 }
 
-/** The receiverAuthorizer a remote facilitator offers for batch-settlement on `network`, or undefined. */
-export async function remoteChannelAuthorizer(options: Pick<RemoteChannelFacilitatorOptions, 'url' | 'authorization' | 'timeoutMs' | 'network'>): Promise<string | undefined> {
+/**
+ * Whether a remote facilitator lists batch-settlement on `network` (undefined when not), with the receiverAuthorizer
+ * it offers to be, if any.
+ */
+export async function remoteChannelKind(
+  options: Pick<RemoteChannelFacilitatorOptions, 'url' | 'authorization' | 'timeoutMs' | 'network'>,
+): Promise<{ receiverAuthorizer?: string } | undefined> {
   const supported = supportedResponse.parse(await call(options, 'GET', '/supported'));
   const kind = supported.kinds.find((k) => k.x402Version === 2 && k.scheme === 'batch-settlement' && k.network === options.network.caip2);
-  const authorizer = kind?.extra?.receiverAuthorizer;
-  return typeof authorizer === 'string' && /^0x[0-9a-fA-F]{40}$/.test(authorizer) ? authorizer : undefined;
+  if (!kind) return undefined;
+  const authorizer = kind.extra?.receiverAuthorizer;
+  return typeof authorizer === 'string' && /^0x[0-9a-fA-F]{40}$/.test(authorizer) ? { receiverAuthorizer: authorizer } : {};
 }
 
 export class RemoteChannelFacilitator implements ChannelFacilitator {
@@ -82,7 +93,9 @@ export class RemoteChannelFacilitator implements ChannelFacilitator {
   }
 
   async settle(payment: PaymentPayload, requirements: PaymentRequirements): Promise<ChannelSettleResult> {
-    const answer = settleResponse.parse(await call(this.#options, 'POST', '/settle', { x402Version: 2, paymentPayload: payment, paymentRequirements: requirements }));
+    const key = this.#options.receiverKey;
+    const paymentPayload = key ? { ...payment, payload: await withReceiverSignatures(key, (this.#options.network as EvmNetwork).chainId, payment.payload) } : payment;
+    const answer = settleResponse.parse(await call(this.#options, 'POST', '/settle', { x402Version: 2, paymentPayload, paymentRequirements: requirements }));
     if (!answer.success) {
       const reason = answer.errorReason ?? 'invalid_batch_settlement_evm_settle_failed';
       return { success: false, errorReason: reason, transaction: answer.transaction ?? '', pending: reason === 'settlement_pending' };
@@ -119,12 +132,14 @@ export class RemoteChannelFacilitator implements ChannelFacilitator {
     return undefined;
   }
 
-  /** The facilitator must still list batch-settlement for our network with the same receiverAuthorizer. */
+  /** The facilitator must still list batch-settlement for our network (delegated: with the same receiverAuthorizer). */
   async missingContracts(): Promise<string[]> {
-    const authorizer = await remoteChannelAuthorizer(this.#options);
-    if (!authorizer) return [`a batch-settlement kind for ${this.#options.network.caip2} in the facilitator's /supported`];
-    if (authorizer.toLowerCase() !== this.#options.receiverAuthorizer.toLowerCase()) {
-      return [`the receiverAuthorizer channels were opened with (${this.#options.receiverAuthorizer}; /supported now lists ${authorizer})`];
+    const kind = await remoteChannelKind(this.#options);
+    if (!kind) return [`a batch-settlement kind for ${this.#options.network.caip2} in the facilitator's /supported`];
+    if (this.#options.receiverKey) return [];
+    const authorizer = kind.receiverAuthorizer;
+    if (authorizer?.toLowerCase() !== this.#options.receiverAuthorizer.toLowerCase()) {
+      return [`the receiverAuthorizer channels were opened with (${this.#options.receiverAuthorizer}; /supported now lists ${authorizer ?? 'none'})`];
     }
     return [];
   }
