@@ -10,10 +10,11 @@
 // Settings: BENCH_CHANNEL_REQUESTS (160 per side per round), BENCH_PAID_CONCURRENCY (8), BENCH_ROUNDS (3),
 // BENCH_WARMUP_REQUESTS (80 per side in an uncounted first round: every side warm, the chat model loaded).
 //
-// On the image, also the official peer (bench/official-peer.ts: @x402/hono's middleware with @x402/evm's
-// batch-settlement server scheme and in-process facilitator, the same built-in engine drawing the same picture)
-// paid by the same official client the same way, on the same chain. The peer serves no chat, so the short
-// chat compares vouchers with exact only.
+// Also the official peer (bench/official-peer.ts: @x402/hono's middleware with @x402/evm's batch-settlement
+// server scheme and in-process facilitator, the same built-in engines drawing the same picture and running the
+// same demo chat model with the same seed), paid by the same official client the same way, on the same chain.
+// The peer charges the short chat its quoted ceiling (the official server scheme has no metering); the gateway
+// meters it.
 //
 // Payment left out: a second gateway child (bench/serve.ts with BENCH_PAYMENT_EXCLUDED=1) runs the same route's
 // work at once for a call without payment and answers as a settled payment does; the same calls, one connection
@@ -34,8 +35,8 @@ import { startPeer } from './peer-compare.ts';
 const SHORT_CHAT = { path: '/api/v1/ai/chat', body: { model: 'local/demo-bigram', prompt: 'Hi', max_tokens: 4, options: { seed: 1 } } };
 const IMAGE = { path: '/api/v1/ai/images', body: { prompt: 'a lighthouse at dusk', n: 1, size: '256x256' } };
 const NETWORK = { 'X-Network': 'base' };
-/** bench/official-peer.ts's PEER_IMAGE_PATH (importing that module would start the peer) */
-const PEER_IMAGE_PATH = '/api/v1/ai/images';
+/** bench/official-peer.ts's PEER_IMAGE_PATH and PEER_CHAT_PATH (importing that module would start the peer) */
+const PEER_PATHS = { [SHORT_CHAT.path]: '/api/v1/ai/chat', [IMAGE.path]: '/api/v1/ai/images' };
 
 interface Side {
   settled: number;
@@ -196,6 +197,8 @@ try {
   // the official peer, paid in channels, on the gateway's chain and token at the gateway's image price
   const imageQuote = decodeRequired(await post(origin, IMAGE.path, IMAGE.body, NETWORK));
   const exactOffer = imageQuote.accepts.find((offer) => offer.scheme === 'exact')!;
+  const chatQuote = decodeRequired(await post(origin, SHORT_CHAT.path, SHORT_CHAT.body, NETWORK));
+  const chatOffer = chatQuote.accepts.find((offer) => offer.scheme === 'batch-settlement')!;
   const peerKey = generatePrivateKey();
   await post(origin, '/sandbox/faucet', { network: 'base', address: privateKeyToAccount(peerKey).address });
   const peer = await startPeer({
@@ -204,14 +207,15 @@ try {
     asset: exactOffer.asset as `0x${string}`,
     payTo: exactOffer.payTo as `0x${string}`,
     amount: exactOffer.amount,
+    chatAmount: chatOffer.amount,
     eip712: exactOffer.extra as { name: string; version: string },
     settlementKey: peerKey,
     scheme: 'batch-settlement',
   });
-  const peerCall = { path: PEER_IMAGE_PATH, body: IMAGE.body };
-  const peerRequired = decodeRequired(await post(peer.url, peerCall.path, peerCall.body));
   for (const [name, call] of [['short chat', SHORT_CHAT], ['image', IMAGE]] as const) {
     const required = decodeRequired(await post(origin, call.path, call.body, NETWORK));
+    const peerCall = { path: PEER_PATHS[call.path]!, body: call.body };
+    const peerRequired = decodeRequired(await post(peer.url, peerCall.path, peerCall.body));
     const exactSides: Side[] = [];
     const voucherSides: Side[] = [];
     const peerSides: Side[] = [];
@@ -227,7 +231,7 @@ try {
       };
       const runVouchers = async () => keep(voucherSides, await voucherRound(origin, rpcUrl, call, required, requests, origin, gateway.pid));
       const runPeer = async () => {
-        if (call === IMAGE) keep(peerSides, await voucherRound(peer.url, rpcUrl, peerCall, peerRequired, requests, origin, peer.pid));
+        keep(peerSides, await voucherRound(peer.url, rpcUrl, peerCall, peerRequired, requests, origin, peer.pid));
       };
       // taking turns, reversed every other round, so other load on the machine weighs on all alike
       const runWorkOnly = async () => keep(workOnlySides, await workOnlyRound(workOnlyGateway.url, call, requests, workOnlyGateway.pid));

@@ -2,8 +2,9 @@
 // sets it up: a Hono app behind @x402/hono's paymentMiddleware, whose resource server verifies and settles through
 // the official in-process facilitator (@x402/core x402Facilitator with @x402/evm's exact scheme, viem signer; or
 // with family "svm", @x402/svm's exact scheme with a kit fee-payer signer), on the same sandbox chain and token
-// the gateway uses. Its paid route draws the same picture with the same built-in engine (PreviewImageModel) and
-// answers it as base64 JSON: no ledger, no media store, no request log.
+// the gateway uses. Its paid image route draws the same picture with the same built-in engine (PreviewImageModel)
+// and answers it as base64 JSON; with `chatAmount`, its paid chat route runs the same demo chat model (llama.cpp,
+// the same seed and max_tokens) at that fixed price and answers the text: no ledger, no media store, no request log.
 // Settings: BENCH_PEER (JSON: EVM: rpcUrl, chainId, asset, payTo, amount, eip712 {name, version}, settlementKey;
 // Solana: family "svm", rpcUrl, network (CAIP-2), asset, payTo, amount, feePayerSeed (32 bytes as numbers)).
 // Prints one JSON line {"url", "pid"} once listening; stops when stdin closes or on SIGTERM/SIGINT.
@@ -23,7 +24,11 @@ import { ExactSvmScheme as ExactSvmServerScheme } from '@x402/svm/exact/server';
 import { createKeyPairSignerFromPrivateKeyBytes } from '@solana/kit';
 import { nonceManager, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { PreviewImageModel } from '../src/providers/local/preview-image-model.ts';
+import { createDemoChatModel } from '../src/providers/local/local-chat-catalog.ts';
 import { officialEvmSigner } from '../test/support/official-evm-signer.ts';
 
 export interface PeerSettings {
@@ -38,6 +43,8 @@ export interface PeerSettings {
   /** exact (default), or batch-settlement: payment channels with the official server scheme (in-memory channel
    *  storage) and facilitator scheme (its own receiver authorizer key) */
   scheme?: 'exact' | 'batch-settlement';
+  /** the chat route's price (atomic units); no chat route without it */
+  chatAmount?: string;
 }
 
 export interface SvmPeerSettings {
@@ -52,6 +59,7 @@ export interface SvmPeerSettings {
 }
 
 export const PEER_IMAGE_PATH = '/api/v1/ai/images';
+export const PEER_CHAT_PATH = '/api/v1/ai/chat';
 
 const settings = JSON.parse(process.env.BENCH_PEER ?? '') as PeerSettings | SvmPeerSettings;
 
@@ -93,24 +101,38 @@ const inProcess: FacilitatorClient = {
 const resourceServer = new x402ResourceServer(inProcess).register(network, schemes.server);
 
 const engine = new PreviewImageModel();
+const chatAmount = settings.family !== 'svm' ? settings.chatAmount : undefined;
+const accepts = (amount: string) => ({
+  scheme: settings.family !== 'svm' && settings.scheme === 'batch-settlement' ? 'batch-settlement' : 'exact',
+  network,
+  payTo: settings.payTo,
+  price: { amount, asset: settings.asset, extra: schemes.extra },
+});
 const app = new Hono();
 app.use(
   paymentMiddleware(
     {
-      [`POST ${PEER_IMAGE_PATH}`]: {
-        accepts: {
-          scheme: settings.family !== 'svm' && settings.scheme === 'batch-settlement' ? 'batch-settlement' : 'exact',
-          network,
-          payTo: settings.payTo,
-          price: { amount: settings.amount, asset: settings.asset, extra: schemes.extra },
-        },
-        description: 'A generated image',
-        mimeType: 'application/json',
-      },
+      [`POST ${PEER_IMAGE_PATH}`]: { accepts: accepts(settings.amount), description: 'A generated image', mimeType: 'application/json' },
+      ...(chatAmount ? { [`POST ${PEER_CHAT_PATH}`]: { accepts: accepts(chatAmount), description: 'A chat answer', mimeType: 'application/json' } } : {}),
     },
     resourceServer,
   ),
 );
+if (chatAmount) {
+  const dataDir = mkdtempSync(join(tmpdir(), 'x402-peer-'));
+  process.once('exit', () => rmSync(dataDir, { recursive: true, force: true }));
+  const chatModel = createDemoChatModel({ dataDir });
+  app.post(PEER_CHAT_PATH, async (c) => {
+    const body = (await c.req.json()) as { prompt: string; max_tokens: number; options?: { seed?: number } };
+    const result = await chatModel.doGenerate({
+      prompt: [{ role: 'user', content: [{ type: 'text', text: body.prompt }] }],
+      maxOutputTokens: body.max_tokens,
+      ...(body.options?.seed === undefined ? {} : { seed: body.options.seed }),
+    });
+    const text = result.content.map((part) => (part.type === 'text' ? part.text : '')).join('');
+    return c.json({ text, usage: result.usage });
+  });
+}
 app.post(PEER_IMAGE_PATH, async (c) => {
   const body = (await c.req.json()) as { prompt: string; size: `${number}x${number}`; n: number };
   const result = await engine.doGenerate({ prompt: body.prompt, n: body.n, size: body.size, aspectRatio: undefined, seed: undefined, providerOptions: {}, files: undefined, mask: undefined });
