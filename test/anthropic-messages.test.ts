@@ -96,6 +96,33 @@ describe('messages.create', () => {
   });
 });
 
+describe('stop_sequences on the embedded engine', () => {
+  test("the answer ends at the first stop sequence it reaches: stop_reason stop_sequence naming it, created and streamed", async () => {
+    const buyer = await fundedEvmBuyer(service, ['base'], FUNDS);
+    const client = anthropicClient(paying(buyer));
+    // greedy (temperature 0): the same answer every time, so a word from inside it must stop the second one
+    const ask = { model: LOCAL_CHAT, max_tokens: 40, temperature: 0, messages: [{ role: 'user' as const, content: 'Tell me about the sea' }] };
+    const whole = ((await client.messages.create(ask)).content[0] as Anthropic.TextBlock).text;
+    const word = whole.split(/\s+/).filter((w) => /^[a-z]{3,}$/.test(w)).find((w) => whole.indexOf(w) > 0);
+    assert.ok(word, `a word inside the answer: ${JSON.stringify(whole)}`);
+    const cut = whole.slice(0, whole.indexOf(word)).trimEnd();
+
+    const stopped = await client.messages.create({ ...ask, stop_sequences: ['NEVER-IN-THE-ANSWER', word] });
+    assert.equal(stopped.stop_reason, 'stop_sequence');
+    assert.equal(stopped.stop_sequence, word);
+    assert.equal((stopped.content[0] as Anthropic.TextBlock).text.trimEnd(), cut);
+
+    const streamed = await client.messages.stream({ ...ask, stop_sequences: [word] }).finalMessage();
+    assert.equal(streamed.stop_reason, 'stop_sequence');
+    assert.equal(streamed.stop_sequence, word);
+    assert.equal((streamed.content[0] as Anthropic.TextBlock).text.trimEnd(), cut);
+
+    const unstopped = await client.messages.create({ ...ask, stop_sequences: ['NEVER-IN-THE-ANSWER'] });
+    assert.notEqual(unstopped.stop_reason, 'stop_sequence');
+    assert.equal(unstopped.stop_sequence, null);
+  });
+});
+
 describe('messages.stream', () => {
   test("Anthropic's event sequence, text as produced, the receipt on message_stop; one charge", async () => {
     const buyer = await fundedEvmBuyer(service, ['base'], FUNDS);

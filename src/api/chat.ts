@@ -51,6 +51,8 @@ export interface ChatOutcome {
   /** the calls the model made, in order; empty when it answered in text only */
   toolCalls: ChatToolCall[];
   finishReason: ChatFinishReason;
+  /** with finishReason 'stop': the request's stop sequence that ended the answer, where the model reports it */
+  stopSequence?: string;
   usage: TokenUsage;
   /** metered: what the output actually generated costs, at most the quote (the quote when the model reports none) */
   cost: bigint;
@@ -112,7 +114,7 @@ export function prepareChat(call: ChatCall, { catalog, providers }: EndpointCont
     };
   };
   const amount = quoteChat(model, maxTokens, inputChars);
-  const checked = (result: { text: string; toolCalls: ChatToolCall[]; finishReason: string; usage: LanguageModelUsage }): ChatOutcome => {
+  const checked = (result: { text: string; toolCalls: ChatToolCall[]; finishReason: string; stopSequence?: string; usage: LanguageModelUsage }): ChatOutcome => {
     // an answer with nothing to read in it (whitespace, zero-width characters) and no call is not the work paid for
     if (result.toolCalls.length === 0 && !/[^\s\p{Cf}]/u.test(result.text)) {
       throw new ApiError(502, 'upstream_error', `model ${model.id} returned an empty answer; nothing was charged`);
@@ -121,7 +123,9 @@ export function prepareChat(call: ChatCall, { catalog, providers }: EndpointCont
     const outputTokens = result.usage.outputTokens;
     const cache = usage.cachedInputTokens ? { inputTokens: usage.promptTokens, cachedInputTokens: usage.cachedInputTokens } : undefined;
     const cost = outputTokens === undefined ? amount : meteredChatCost(model, outputTokens, inputChars, amount, cache);
-    return { text: result.text, toolCalls: result.toolCalls, finishReason: finishReasonOf(result), usage, cost };
+    const finishReason = finishReasonOf(result);
+    const stopSequence = finishReason === 'stop' ? result.stopSequence : undefined;
+    return { text: result.text, toolCalls: result.toolCalls, finishReason, ...(stopSequence ? { stopSequence } : {}), usage, cost };
   };
   return {
     model,

@@ -55,6 +55,16 @@ export interface ChatCompletion {
   usage: LanguageModelUsage;
   /** why the model stopped: 'stop', 'length', ... (the AI SDK's unified reason) */
   finishReason: string;
+  /** the stop sequence that ended the answer, where the provider reports it (providerMetadata.<provider>.stopSequence) */
+  stopSequence?: string;
+}
+
+/** A `stopSequence` string in any provider's metadata (@ai-sdk/anthropic's, the local engine's). */
+function stopSequenceOf(metadata: Record<string, Record<string, unknown> | undefined> | undefined): { stopSequence?: string } {
+  for (const fields of Object.values(metadata ?? {})) {
+    if (typeof fields?.stopSequence === 'string' && fields.stopSequence.length > 0) return { stopSequence: fields.stopSequence };
+  }
+  return {};
 }
 
 /** The model, its call options and a retry wrapper, as generateText would prepare them. */
@@ -95,7 +105,7 @@ async function prepareCall(languageModel: LanguageModel, request: ChatCompletion
 export async function completeChat(languageModel: LanguageModel, request: ChatCompletionRequest): Promise<ChatCompletion> {
   const { model, options, retry, usageOf } = await prepareCall(languageModel, request);
   const result = await retry(() => model.doGenerate(options));
-  return { ...answerOf(result.content), usage: usageOf(result.usage), finishReason: result.finishReason.unified };
+  return { ...answerOf(result.content), usage: usageOf(result.usage), finishReason: result.finishReason.unified, ...stopSequenceOf(result.providerMetadata) };
 }
 
 /** The text and the (client-executed) tool calls of a model's answer. */
@@ -154,7 +164,7 @@ export async function streamChat(
     }
     return call;
   };
-  let finish: { usage: LanguageModelUsage; finishReason: string } | undefined;
+  let finish: { usage: LanguageModelUsage; finishReason: string; stopSequence?: string } | undefined;
   const reader = stream.getReader();
   try {
     for (;;) {
@@ -191,7 +201,7 @@ export async function streamChat(
       } else if (part.type === 'error') {
         throw part.error;
       } else if (part.type === 'finish') {
-        finish = { usage: usageOf(part.usage), finishReason: part.finishReason.unified };
+        finish = { usage: usageOf(part.usage), finishReason: part.finishReason.unified, ...stopSequenceOf(part.providerMetadata) };
       }
     }
   } finally {

@@ -45,11 +45,12 @@ export function prepareMessage(body: unknown, context: EndpointContext): Prepare
     ),
   );
   const id = newChatId('msg_');
-  const message = (content: ResponseBlock[], stopReason: MessagesResponse['stop_reason'] | null, usage: MessagesResponse['usage']): MessagesResponse =>
-    ({ id, type: 'message', role: 'assistant', model: chat.model.id, content, stop_reason: stopReason, stop_sequence: null, usage }) as MessagesResponse;
+  const message = (content: ResponseBlock[], stopReason: MessagesResponse['stop_reason'] | null, usage: MessagesResponse['usage'], stopSequence: string | null = null): MessagesResponse =>
+    ({ id, type: 'message', role: 'assistant', model: chat.model.id, content, stop_reason: stopReason, stop_sequence: stopSequence, usage }) as MessagesResponse;
   const toBody = (outcome: ChatOutcome): MessagesResponse => {
     const content: ResponseBlock[] = outcome.text.length > 0 ? [{ type: 'text', text: outcome.text }] : [];
     for (const call of outcome.toolCalls) content.push({ type: 'tool_use', id: toolUseId(call.id), name: call.name, input: toolInput(call.arguments) });
+    if (outcome.stopSequence) return message(content, 'stop_sequence', anthropicUsage(outcome.usage), outcome.stopSequence);
     return message(content, stopReason(outcome.finishReason), anthropicUsage(outcome.usage));
   };
   return chatCall(

@@ -223,6 +223,8 @@ interface RunResult {
   finishReason: LanguageModelV4FinishReason;
   usage: LanguageModelV4Usage;
   warnings: SharedV4Warning[];
+  /** the stop sequence that ended the answer, if one did (reported as providerMetadata, as @ai-sdk/anthropic does) */
+  stopSequence?: string;
 }
 
 export class LlamaChatModel implements LanguageModelV4 {
@@ -408,12 +410,13 @@ export class LlamaChatModel implements LanguageModelV4 {
           if (response.metadata.stopReason === 'maxTokens') throw new LocalModelLoadError(`model ${this.modelId}: the constrained answer did not fit in the context`);
           return response.response;
         };
-        const result = (text: string, toolCalls: RunToolCall[], finishReason: LanguageModelV4FinishReason): RunResult => ({
+        const result = (text: string, toolCalls: RunToolCall[], finishReason: LanguageModelV4FinishReason, stopSequence?: string): RunResult => ({
           text,
           toolCalls,
           finishReason,
           usage: usageOf(inputTokens, sequence.tokenMeter.diff(meterBefore).usedOutputTokens),
           warnings,
+          ...(stopSequence === undefined ? {} : { stopSequence }),
         });
         if (plan.kind === 'tool') {
           const llama = await getSharedLlama(this.config.gpu ?? false);
@@ -439,7 +442,9 @@ export class LlamaChatModel implements LanguageModelV4 {
           return result(text, [], { unified: 'stop', raw: 'grammar' });
         }
         const response = await chat.generateResponse(history, { ...generateOptions, ...(sink.text ? { onTextChunk: sink.text } : {}) });
-        return result(response.response, [], finishReasonOf(response.metadata.stopReason));
+        const metadata = response.metadata;
+        const stopSequence = metadata.stopReason === 'customStopTrigger' ? metadata.customStopTrigger.filter((part) => typeof part === 'string').join('') : undefined;
+        return result(response.response, [], finishReasonOf(metadata.stopReason), stopSequence);
       } finally {
         chat.dispose({ disposeSequence: false });
       }
@@ -460,6 +465,10 @@ export class LlamaChatModel implements LanguageModelV4 {
     if (!schemaValidator(schema)(value)) throw new LocalModelLoadError(`model ${this.modelId}: ${what} does not fit its schema`);
   }
 
+  private metadataOf(result: RunResult): { providerMetadata?: { [provider: string]: { stopSequence: string } } } {
+    return result.stopSequence === undefined ? {} : { providerMetadata: { [this.provider]: { stopSequence: result.stopSequence } } };
+  }
+
   async doGenerate(options: LanguageModelV4CallOptions): Promise<LanguageModelV4GenerateResult> {
     const result = await this.run(options);
     return {
@@ -471,6 +480,7 @@ export class LlamaChatModel implements LanguageModelV4 {
       usage: result.usage,
       warnings: result.warnings,
       response: { modelId: this.modelId, timestamp: new Date() },
+      ...this.metadataOf(result),
     };
   }
 
@@ -511,7 +521,7 @@ export class LlamaChatModel implements LanguageModelV4 {
               controller.enqueue({ type: 'tool-input-end', id: call.toolCallId });
               controller.enqueue({ type: 'tool-call', ...call });
             }
-            controller.enqueue({ type: 'finish', usage: result.usage, finishReason: result.finishReason });
+            controller.enqueue({ type: 'finish', usage: result.usage, finishReason: result.finishReason, ...this.metadataOf(result) });
             controller.close();
           },
           (error: unknown) => {
