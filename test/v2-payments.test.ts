@@ -118,6 +118,11 @@ describe('every 402 speaks both versions', () => {
       headers: { Origin: 'https://example.com', 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'payment-signature' },
     });
     assert.match(preflight.headers.get('access-control-allow-headers') ?? '', /PAYMENT-SIGNATURE/);
+    // the official openai and anthropic SDKs, used from a page, send their own headers: allowed (and ignored)
+    const allowed = (preflight.headers.get('access-control-allow-headers') ?? '').toLowerCase().split(',');
+    for (const header of ['authorization', 'x-api-key', 'anthropic-version', 'anthropic-dangerous-direct-browser-access', 'x-stainless-os', 'x-stainless-retry-count']) {
+      assert.ok(allowed.includes(header), header);
+    }
     const quoteResponse = await postJson(`${service.url}${CHAT.path}`, CHAT.body, { Origin: 'https://example.com', 'X-Network': 'base' });
     const exposed = quoteResponse.headers.get('access-control-expose-headers') ?? '';
     assert.match(exposed, /PAYMENT-REQUIRED/);

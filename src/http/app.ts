@@ -66,9 +66,36 @@ export interface AppDeps {
   extraRoutes?: Hono;
 }
 
+/**
+ * What the official `openai` and `@anthropic-ai/sdk` clients send from a browser (their keys, versions and
+ * x-stainless telemetry; the gateway ignores them all: payment is x402), so a page can use them unmodified.
+ */
+const SDK_BROWSER_HEADERS = [
+  'Authorization',
+  'OpenAI-Organization',
+  'OpenAI-Project',
+  'OpenAI-Beta',
+  'x-api-key',
+  'anthropic-version',
+  'anthropic-beta',
+  'anthropic-dangerous-direct-browser-access',
+  ...['arch', 'helper', 'helper-method', 'lang', 'os', 'package-version', 'retry-count', 'runtime', 'runtime-version', 'timeout'].map((name) => `x-stainless-${name}`),
+];
+
 /** CORS for every route: open to all origins, every header a client of the paid routes reads exposed. */
 export const CORS: CorsOptions = {
-  allowHeaders: ['Content-Type', ...PAYMENT_HEADERS, 'X-Network', SIGN_IN_WITH_X_HEADER, PAYER_TIMESTAMP_HEADER, PAYER_SIGNATURE_HEADER, 'Mcp-Protocol-Version', 'Mcp-Session-Id', 'Last-Event-ID'],
+  allowHeaders: [
+    'Content-Type',
+    ...PAYMENT_HEADERS,
+    'X-Network',
+    SIGN_IN_WITH_X_HEADER,
+    PAYER_TIMESTAMP_HEADER,
+    PAYER_SIGNATURE_HEADER,
+    'Mcp-Protocol-Version',
+    'Mcp-Session-Id',
+    'Last-Event-ID',
+    ...SDK_BROWSER_HEADERS,
+  ],
   exposeHeaders: ['X-PAYMENT-RESPONSE', 'PAYMENT-REQUIRED', 'PAYMENT-RESPONSE', 'X-Request-Id', 'Retry-After', ...CHARGE_HEADERS],
 };
 
