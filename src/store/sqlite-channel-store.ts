@@ -1,6 +1,7 @@
 // Payment channels in the embedded SQLite ledger (one instance): same file, own tables, created if absent.
 // Statements are synchronous, so a read-change-write inside one transaction cannot interleave with another.
-import type { DatabaseSync } from 'node:sqlite';
+import type { DatabaseSync, StatementSync } from 'node:sqlite';
+import { preparedStatements } from './sqlite-statements.ts';
 import { CHANNEL_COLUMNS, recordFromRow, rowValues, type ChannelRecord, type ChannelRow, type ChannelStore } from './channel-store.ts';
 
 const SCHEMA = `
@@ -36,15 +37,18 @@ const UPSERT = `INSERT INTO channels (${CHANNEL_COLUMNS.join(', ')}) VALUES (${C
 
 export class SqliteChannelStore implements ChannelStore {
   private readonly db: DatabaseSync;
+  private readonly sql: (sql: string) => StatementSync;
   readonly singleInstance = true;
 
-  constructor(db: DatabaseSync) {
+  /** `sql`: the ledger's prepared statements (store/sqlite-statements.ts), shared on the one connection */
+  constructor(db: DatabaseSync, sql = preparedStatements(db)) {
     this.db = db;
+    this.sql = sql;
     this.db.exec(SCHEMA);
   }
 
   async get(channelId: string): Promise<ChannelRecord | undefined> {
-    const row = this.db.prepare('SELECT * FROM channels WHERE channel_id = ?').get(channelId.toLowerCase()) as ChannelRow | undefined;
+    const row = this.sql('SELECT * FROM channels WHERE channel_id = ?').get(channelId.toLowerCase()) as ChannelRow | undefined;
     return row && recordFromRow(row);
   }
 
@@ -52,10 +56,10 @@ export class SqliteChannelStore implements ChannelStore {
     const id = channelId.toLowerCase();
     this.db.exec('BEGIN IMMEDIATE');
     try {
-      const row = this.db.prepare('SELECT * FROM channels WHERE channel_id = ?').get(id) as ChannelRow | undefined;
+      const row = this.sql('SELECT * FROM channels WHERE channel_id = ?').get(id) as ChannelRow | undefined;
       const current = row && recordFromRow(row);
       const next = change(current);
-      if (next) this.db.prepare(UPSERT).run(...rowValues({ ...next, channelId: id }));
+      if (next) this.sql(UPSERT).run(...rowValues({ ...next, channelId: id }));
       this.db.exec('COMMIT');
       return next ? { ...next, channelId: id } : current;
     } catch (error) {
@@ -66,30 +70,27 @@ export class SqliteChannelStore implements ChannelStore {
 
   async lock(name: string, holder: string, leaseMs: number): Promise<boolean> {
     const now = Date.now();
-    const result = this.db
-      .prepare(
-        `INSERT INTO channel_locks (name, holder, until) VALUES (?, ?, ?)
-         ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, until = excluded.until
-         WHERE channel_locks.until < ? OR channel_locks.holder = excluded.holder`,
-      )
+    const result = this.sql(
+      `INSERT INTO channel_locks (name, holder, until) VALUES (?, ?, ?)
+       ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, until = excluded.until
+       WHERE channel_locks.until < ? OR channel_locks.holder = excluded.holder`,
+    )
       .run(name.toLowerCase(), holder, now + leaseMs, now);
     return Number(result.changes) === 1;
   }
 
   async unlock(name: string, holder: string): Promise<void> {
-    this.db.prepare('DELETE FROM channel_locks WHERE name = ? AND holder = ?').run(name.toLowerCase(), holder);
+    this.sql('DELETE FROM channel_locks WHERE name = ? AND holder = ?').run(name.toLowerCase(), holder);
   }
 
   async outstanding(network: string, limit: number): Promise<ChannelRecord[]> {
-    const rows = this.db
-      .prepare('SELECT * FROM channels WHERE network = ? AND (outstanding = 1 OR withdraw_requested_at != 0) ORDER BY updated_at LIMIT ?')
+    const rows = this.sql('SELECT * FROM channels WHERE network = ? AND (outstanding = 1 OR withdraw_requested_at != 0) ORDER BY updated_at LIMIT ?')
       .all(network, limit) as unknown as ChannelRow[];
     return rows.map(recordFromRow);
   }
 
   async unsettled(network: string, limit: number): Promise<ChannelRecord[]> {
-    const rows = this.db
-      .prepare('SELECT * FROM channels WHERE network = ? AND settled <> total_claimed ORDER BY updated_at LIMIT ?')
+    const rows = this.sql('SELECT * FROM channels WHERE network = ? AND settled <> total_claimed ORDER BY updated_at LIMIT ?')
       .all(network, limit) as unknown as ChannelRow[];
     return rows.map(recordFromRow);
   }
@@ -106,11 +107,11 @@ export class SqliteChannelStore implements ChannelStore {
       values.push(options.payer.toLowerCase());
     }
     const sql = `SELECT * FROM channels ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY created_at DESC LIMIT ?`;
-    const rows = this.db.prepare(sql).all(...values, options.limit ?? 100) as unknown as ChannelRow[];
+    const rows = this.sql(sql).all(...values, options.limit ?? 100) as unknown as ChannelRow[];
     return rows.map(recordFromRow);
   }
 
   async delete(channelId: string): Promise<void> {
-    this.db.prepare('DELETE FROM channels WHERE channel_id = ?').run(channelId.toLowerCase());
+    this.sql('DELETE FROM channels WHERE channel_id = ?').run(channelId.toLowerCase());
   }
 }

@@ -1,6 +1,6 @@
 // The embedded ledger on SQLite built into Node (node:sqlite): no server, one file under the data dir.
 // Statements are synchronous and SQLite serialises writers, so every statement here is atomic.
-import { DatabaseSync } from 'node:sqlite';
+import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import {
   FINAL_STATES,
   type Ledger,
@@ -21,6 +21,7 @@ import {
 import { randomUUID } from 'node:crypto';
 import { payerMatch, SQLITE_DIALECT, paymentConditions } from './payment-query.ts';
 import { SqliteChannelStore } from './sqlite-channel-store.ts';
+import { preparedStatements } from './sqlite-statements.ts';
 
 const MIGRATIONS: string[] = [
   `CREATE TABLE payments (
@@ -137,26 +138,27 @@ function toSummary(row: SummaryRow): PaymentSummary {
 
 export class SqliteLedger implements Ledger {
   private readonly db: DatabaseSync;
+  private readonly sql: (sql: string) => StatementSync;
   private readonly holder: ReservationHolder;
   readonly channels: SqliteChannelStore;
 
   constructor(path: string, holder: ReservationHolder = { instanceId: randomUUID(), leaseMs: DEFAULT_RESERVATION_LEASE_MS }) {
     this.holder = holder;
     this.db = new DatabaseSync(path);
+    this.sql = preparedStatements(this.db);
     this.db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000;');
     this.migrate();
-    this.channels = new SqliteChannelStore(this.db);
+    this.channels = new SqliteChannelStore(this.db, this.sql);
   }
 
   private migrate(): void {
     this.db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)');
     this.db.exec('BEGIN IMMEDIATE');
     try {
-      const applied = this.db.prepare('SELECT COALESCE(MAX(version), 0) AS v FROM schema_migrations').get() as { v: number };
+      const applied = this.sql('SELECT COALESCE(MAX(version), 0) AS v FROM schema_migrations').get() as { v: number };
       MIGRATIONS.slice(applied.v).forEach((sql, index) => {
         this.db.exec(sql);
-        this.db
-          .prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)')
+        this.sql('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)')
           .run(applied.v + index + 1, new Date().toISOString());
       });
       this.db.exec('COMMIT');
@@ -169,20 +171,19 @@ export class SqliteLedger implements Ledger {
   async reserve(payment: NewPayment, maxFailedAttempts = UNBOUNDED_ATTEMPTS): Promise<ReserveOutcome> {
     const nowMs = Date.now();
     const now = new Date(nowMs).toISOString();
-    const claimed = this.db
-      .prepare(
-        `INSERT INTO payments (key, network, payer, amount, asset, pay_to, resource, model, request_hash, state,
-                               payload, requirements, created_at, updated_at, held_by, held_until)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'reserved', ?, ?, ?, ?, ?, ?)
-         ON CONFLICT (key) DO UPDATE SET
-           resource = excluded.resource, model = excluded.model, request_hash = excluded.request_hash, state = 'reserved',
-           tx_hash = NULL, settled_amount = NULL, error = NULL, result = NULL, payload = excluded.payload,
-           requirements = excluded.requirements, updated_at = excluded.updated_at, lease_until = NULL,
-           held_by = excluded.held_by, held_until = excluded.held_until
-         WHERE (payments.state IN ('released', 'failed') AND payments.failed_attempts < ?)
-            OR (payments.state IN ('reserved', 'verified') AND payments.held_until IS NOT NULL AND payments.held_until < excluded.updated_at)
-         RETURNING key`,
-      )
+    const claimed = this.sql(
+      `INSERT INTO payments (key, network, payer, amount, asset, pay_to, resource, model, request_hash, state,
+                             payload, requirements, created_at, updated_at, held_by, held_until)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'reserved', ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (key) DO UPDATE SET
+         resource = excluded.resource, model = excluded.model, request_hash = excluded.request_hash, state = 'reserved',
+         tx_hash = NULL, settled_amount = NULL, error = NULL, result = NULL, payload = excluded.payload,
+         requirements = excluded.requirements, updated_at = excluded.updated_at, lease_until = NULL,
+         held_by = excluded.held_by, held_until = excluded.held_until
+       WHERE (payments.state IN ('released', 'failed') AND payments.failed_attempts < ?)
+          OR (payments.state IN ('reserved', 'verified') AND payments.held_until IS NOT NULL AND payments.held_until < excluded.updated_at)
+       RETURNING key`,
+    )
       .get(
         payment.key,
         payment.network,
@@ -208,8 +209,7 @@ export class SqliteLedger implements Ledger {
   }
 
   async heartbeat(): Promise<number> {
-    const outcome = this.db
-      .prepare(`UPDATE payments SET held_until = ? WHERE held_by = ? AND state IN ('reserved', 'verified')`)
+    const outcome = this.sql(`UPDATE payments SET held_until = ? WHERE held_by = ? AND state IN ('reserved', 'verified')`)
       .run(new Date(Date.now() + this.holder.leaseMs).toISOString(), this.holder.instanceId);
     return Number(outcome.changes);
   }
@@ -224,25 +224,23 @@ export class SqliteLedger implements Ledger {
     if (update.result !== undefined) (sets.push('result = ?'), values.push(update.result && JSON.stringify(update.result)));
     if (update.countFailure) sets.push('failed_attempts = failed_attempts + 1');
     const placeholders = from.map(() => '?').join(', ');
-    const outcome = this.db
-      .prepare(`UPDATE payments SET ${sets.join(', ')} WHERE key = ? AND state IN (${placeholders})`)
+    const outcome = this.sql(`UPDATE payments SET ${sets.join(', ')} WHERE key = ? AND state IN (${placeholders})`)
       .run(...values, key, ...from);
     return outcome.changes === 1;
   }
 
   async get(key: string): Promise<PaymentRecord | undefined> {
-    const row = this.db.prepare('SELECT * FROM payments WHERE key = ?').get(key) as Row | undefined;
+    const row = this.sql('SELECT * FROM payments WHERE key = ?').get(key) as Row | undefined;
     return row && toRecord(row);
   }
 
   async findByTransaction(txHash: string): Promise<PaymentRecord | undefined> {
-    const row = this.db.prepare('SELECT * FROM payments WHERE tx_hash = ?').get(txHash) as Row | undefined;
+    const row = this.sql('SELECT * FROM payments WHERE tx_hash = ?').get(txHash) as Row | undefined;
     return row && toRecord(row);
   }
 
   async listPending(limit: number): Promise<PaymentRecord[]> {
-    const rows = this.db
-      .prepare(`SELECT * FROM payments WHERE state = 'pending' ORDER BY updated_at LIMIT ?`)
+    const rows = this.sql(`SELECT * FROM payments WHERE state = 'pending' ORDER BY updated_at LIMIT ?`)
       .all(limit) as unknown as Row[];
     return rows.map(toRecord);
   }
@@ -251,14 +249,13 @@ export class SqliteLedger implements Ledger {
     // One UPDATE ... RETURNING: SQLite runs it under its single writer lock, so no two callers (threads or
     // processes sharing the file) can claim the same row while its lease runs.
     const now = Date.now();
-    const rows = this.db
-      .prepare(
-        `UPDATE payments SET lease_until = ?
-         WHERE key IN (SELECT key FROM payments
-                       WHERE state = 'pending' AND (lease_until IS NULL OR lease_until <= ?) AND updated_at <= ?
-                       ORDER BY updated_at LIMIT ?)
-         RETURNING *`,
-      )
+    const rows = this.sql(
+      `UPDATE payments SET lease_until = ?
+       WHERE key IN (SELECT key FROM payments
+                     WHERE state = 'pending' AND (lease_until IS NULL OR lease_until <= ?) AND updated_at <= ?
+                     ORDER BY updated_at LIMIT ?)
+       RETURNING *`,
+    )
       .all(
         new Date(now + leaseMs).toISOString(),
         new Date(now).toISOString(),
@@ -269,29 +266,26 @@ export class SqliteLedger implements Ledger {
   }
 
   async listStale(olderThan: Date, limit: number): Promise<PaymentRecord[]> {
-    const rows = this.db
-      .prepare(
-        `SELECT * FROM payments WHERE state IN ('reserved', 'verified') AND (updated_at < ? OR held_until < ?) ORDER BY updated_at LIMIT ?`,
-      )
+    const rows = this.sql(
+      `SELECT * FROM payments WHERE state IN ('reserved', 'verified') AND (updated_at < ? OR held_until < ?) ORDER BY updated_at LIMIT ?`,
+    )
       .all(olderThan.toISOString(), new Date().toISOString(), limit) as unknown as Row[];
     return rows.map(toRecord);
   }
 
   async releaseStale(key: string, olderThan: Date, error: string): Promise<boolean> {
     const now = new Date().toISOString();
-    const outcome = this.db
-      .prepare(
-        `UPDATE payments SET state = 'released', error = ?, updated_at = ?
-         WHERE key = ? AND state IN ('reserved', 'verified') AND (updated_at < ? OR held_until < ?)`,
-      )
+    const outcome = this.sql(
+      `UPDATE payments SET state = 'released', error = ?, updated_at = ?
+       WHERE key = ? AND state IN ('reserved', 'verified') AND (updated_at < ? OR held_until < ?)`,
+    )
       .run(error, now, key, olderThan.toISOString(), now);
     return outcome.changes === 1;
   }
 
   async listPayments(filter: PaymentFilter, limit: number, after?: PaymentCursor): Promise<PaymentPage> {
     const { where, params } = paymentConditions(SQLITE_DIALECT, filter, after);
-    const rows = this.db
-      .prepare(`SELECT ${SUMMARY_COLUMNS} FROM payments ${where} ORDER BY created_at DESC, key DESC LIMIT ?`)
+    const rows = this.sql(`SELECT ${SUMMARY_COLUMNS} FROM payments ${where} ORDER BY created_at DESC, key DESC LIMIT ?`)
       .all(...(params as string[]), limit + 1) as unknown as SummaryRow[];
     const payments = rows.slice(0, limit).map(toSummary);
     const last = payments.at(-1);
@@ -303,11 +297,11 @@ export class SqliteLedger implements Ledger {
       `state = 'settled'`,
     ]);
     const chunk = (index: number) => `SUM(CAST(substr(padded, ${index * CHUNK_DIGITS + 1}, ${CHUNK_DIGITS}) AS INTEGER)) AS c${index}`;
-    const statement = this.db.prepare(
+    const statement = this.sql(
       `SELECT day, network, model, COUNT(*) AS count, MAX(length(amount)) AS digits, ${[0, 1, 2, 3].map(chunk).join(', ')}
        FROM (SELECT substr(created_at, 1, 10) AS day, network, model, COALESCE(settled_amount, amount) AS amount,
-                    substr('${'0'.repeat(PADDED_DIGITS)}' || COALESCE(settled_amount, amount), -${PADDED_DIGITS}) AS padded
-             FROM payments ${where})
+                  substr('${'0'.repeat(PADDED_DIGITS)}' || COALESCE(settled_amount, amount), -${PADDED_DIGITS}) AS padded
+           FROM payments ${where})
        GROUP BY day, network, model
        ORDER BY day, network, model`,
     );
@@ -333,45 +327,40 @@ export class SqliteLedger implements Ledger {
 
   async pruneFinal(olderThan: Date, limit: number): Promise<number> {
     const states = FINAL_STATES.map(() => '?').join(', ');
-    const outcome = this.db
-      .prepare(
-        `DELETE FROM payments WHERE key IN (
-           SELECT key FROM payments WHERE state IN (${states}) AND updated_at < ? LIMIT ?)`,
-      )
+    const outcome = this.sql(
+      `DELETE FROM payments WHERE key IN (
+         SELECT key FROM payments WHERE state IN (${states}) AND updated_at < ? LIMIT ?)`,
+    )
       .run(...FINAL_STATES, olderThan.toISOString(), limit);
     return Number(outcome.changes);
   }
 
   async prunePaymentIds(olderThan: Date, limit: number): Promise<number> {
-    const outcome = this.db
-      .prepare('DELETE FROM payment_ids WHERE id IN (SELECT id FROM payment_ids WHERE created_at < ? LIMIT ?)')
+    const outcome = this.sql('DELETE FROM payment_ids WHERE id IN (SELECT id FROM payment_ids WHERE created_at < ? LIMIT ?)')
       .run(olderThan.toISOString(), limit);
     return Number(outcome.changes);
   }
 
   async findPaidResult(payer: string, requestHash: string): Promise<PaymentRecord | undefined> {
-    const row = this.db
-      .prepare(
-        `SELECT * FROM payments WHERE request_hash = ? AND state = 'settled' AND result IS NOT NULL AND ${payerMatch('?', '?')}
-         ORDER BY created_at DESC LIMIT 1`,
-      )
+    const row = this.sql(
+      `SELECT * FROM payments WHERE request_hash = ? AND state = 'settled' AND result IS NOT NULL AND ${payerMatch('?', '?')}
+       ORDER BY created_at DESC LIMIT 1`,
+    )
       .get(requestHash, payer, payer) as Row | undefined;
     return row ? toRecord(row) : undefined;
   }
 
   async useNonce(nonce: string, expiresAt: Date): Promise<boolean> {
-    this.db.prepare('DELETE FROM siwx_nonces WHERE expires_at < ?').run(new Date().toISOString());
-    const outcome = this.db
-      .prepare('INSERT INTO siwx_nonces (nonce, expires_at) VALUES (?, ?) ON CONFLICT (nonce) DO NOTHING')
+    this.sql('DELETE FROM siwx_nonces WHERE expires_at < ?').run(new Date().toISOString());
+    const outcome = this.sql('INSERT INTO siwx_nonces (nonce, expires_at) VALUES (?, ?) ON CONFLICT (nonce) DO NOTHING')
       .run(nonce, expiresAt.toISOString());
     return Number(outcome.changes) === 1;
   }
 
   async bindPaymentId(id: string, payloadHash: string): Promise<string> {
-    this.db
-      .prepare('INSERT INTO payment_ids (id, payload_hash, created_at) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING')
+    this.sql('INSERT INTO payment_ids (id, payload_hash, created_at) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING')
       .run(id, payloadHash, new Date().toISOString());
-    const row = this.db.prepare('SELECT payload_hash FROM payment_ids WHERE id = ?').get(id) as { payload_hash: string };
+    const row = this.sql('SELECT payload_hash FROM payment_ids WHERE id = ?').get(id) as { payload_hash: string };
     return row.payload_hash;
   }
 
