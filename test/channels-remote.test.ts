@@ -63,8 +63,11 @@ async function gatewayWithRemoteChannels(options: { delegated: boolean; receiver
 const chain = () => createPublicClient({ transport: http(sandbox.rpcUrl) });
 const decode = (header: string | null): any => JSON.parse(Buffer.from(header!, 'base64').toString('utf8'));
 
-/** The official client deposits, pays 4 vouchers, the gateway claims and settles, and the client refunds the rest. */
-async function payClaimAndRefund(gateway: RunningService, official: OfficialChannelFacilitator, receiverAuthorizer: Address): Promise<void> {
+/**
+ * The official client deposits and pays 4 vouchers; the client refunds the rest, either after the gateway claimed
+ * and settled, or before (the refund then carries the claim of what was charged, which the next round settles).
+ */
+async function payClaimAndRefund(gateway: RunningService, official: OfficialChannelFacilitator, receiverAuthorizer: Address, order: 'claim first' | 'refund first'): Promise<void> {
   const quote = await fetch(`${gateway.url}${IMAGE.path}`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-Network': 'base' }, body: JSON.stringify(IMAGE.body) });
   const offer = decode(quote.headers.get('PAYMENT-REQUIRED')).accepts.find((a: { scheme: string }) => a.scheme === 'batch-settlement');
   assert.equal(offer.extra.receiverAuthorizer, receiverAuthorizer);
@@ -72,6 +75,7 @@ async function payClaimAndRefund(gateway: RunningService, official: OfficialChan
   await sandbox.faucet(buyer.address, 10_000_000n);
   const scheme = new BatchSettlementEvmScheme(toClientEvmSigner(buyer, chain()), { depositStrategy: () => '2000000' });
   const pay = wrapFetchWithPayment(fetch, new x402Client().register('eip155:8453', scheme));
+  const settledBefore = official.settled.length;
   let charged = 0n;
   for (let i = 0; i < 4; i++) {
     const response = await pay(`${gateway.url}${IMAGE.path}`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-Network': 'base' }, body: JSON.stringify(IMAGE.body) });
@@ -80,38 +84,43 @@ async function payClaimAndRefund(gateway: RunningService, official: OfficialChan
     assert.equal(receipt.transaction === '', i > 0, i === 0 ? 'the first call deposits' : 'vouchers send nothing');
     charged += BigInt(receipt.extra.chargedAmount);
   }
-  assert.deepEqual(official.settled, ['deposit'], 'one settle at the facilitator: the deposit');
+  assert.deepEqual(official.settled.slice(settledBefore), ['deposit'], 'one settle at the facilitator: the deposit');
 
   const channelId = computeChannelId(
     { payer: buyer.address, payerAuthorizer: buyer.address, receiver: sandbox.payTo, receiverAuthorizer, token: sandbox.asset, withdrawDelay: 900, salt: `0x${'00'.repeat(32)}` },
     8453,
   ) as Hex;
   const payToBefore = await sandbox.balanceOf(sandbox.payTo);
-  const [report] = await gateway.claimer!.round({ force: true });
-  assert.equal(report!.claimTransactions.length, 1);
-  assert.ok(report!.settleTransaction);
-  const [, totalClaimed] = await chain().readContract({ address: BATCH_SETTLEMENT_CONTRACT, abi: escrowAbi, functionName: 'channels', args: [channelId] });
-  assert.equal(totalClaimed, charged);
-  assert.equal(await sandbox.balanceOf(sandbox.payTo), payToBefore + charged);
+  const claimAndSettle = async () => {
+    const [report] = await gateway.claimer!.round({ force: true });
+    assert.ok(report!.settleTransaction);
+    return report!;
+  };
+  if (order === 'claim first') assert.equal((await claimAndSettle()).claimTransactions.length, 1);
 
   const walletBefore = await sandbox.balanceOf(buyer.address);
   const withNetwork: typeof fetch = (input, init) => fetch(input, { ...init, headers: { ...(init?.headers as Record<string, string>), 'X-Network': 'base' } });
   const refund = await scheme.refund(`${gateway.url}${IMAGE.path}`, { fetch: withNetwork });
   assert.equal(refund.success, true);
   assert.equal(await sandbox.balanceOf(buyer.address), walletBefore + 2_000_000n - charged);
-  assert.deepEqual(official.settled, ['deposit', 'claim', 'settle', 'refund']);
+  if (order === 'refund first') await claimAndSettle(); // the refund claimed the charges: this round settles them
+  const [, totalClaimed] = await chain().readContract({ address: BATCH_SETTLEMENT_CONTRACT, abi: escrowAbi, functionName: 'channels', args: [channelId] });
+  assert.equal(totalClaimed, charged);
+  assert.equal(await sandbox.balanceOf(sandbox.payTo), payToBefore + charged);
+  assert.deepEqual(official.settled.slice(settledBefore), order === 'claim first' ? ['deposit', 'claim', 'settle', 'refund'] : ['deposit', 'refund', 'settle']);
 }
 
 test("delegated: the facilitator's receiverAuthorizer is offered, and deposit, vouchers, claim, settle and refund go through it", async () => {
   const { gateway, official } = await gatewayWithRemoteChannels({ delegated: true });
-  await payClaimAndRefund(gateway, official, official.authorizer!);
+  await payClaimAndRefund(gateway, official, official.authorizer!, 'claim first');
 });
 
-test("kept: the gateway's own key is the receiverAuthorizer and signs the claims and refund the facilitator submits", async () => {
+test("kept: the gateway's own key is the receiverAuthorizer and signs the claims and refunds (with their claim) the facilitator submits", async () => {
   const receiverKey = generatePrivateKey();
   const { gateway, official } = await gatewayWithRemoteChannels({ delegated: false, receiverKey });
   assert.equal(official.authorizer, undefined, 'the facilitator lists no receiverAuthorizer');
-  await payClaimAndRefund(gateway, official, privateKeyToAccount(receiverKey).address);
+  await payClaimAndRefund(gateway, official, privateKeyToAccount(receiverKey).address, 'claim first');
+  await payClaimAndRefund(gateway, official, privateKeyToAccount(receiverKey).address, 'refund first');
 });
 
 test('a kept receiver authorizer key that is not a key stops startup, naming its variable', async () => {
