@@ -89,6 +89,7 @@ export async function startService(config: Config, options: { log?: Logger } = {
       settlementBatching: config.settlementBatching,
       listen: { host, portBase, publicHost },
       channelWithdrawDelay: config.channels.withdrawDelay,
+      channelDepositMethod: config.channels.depositMethod,
     });
     for (const [name, chain] of sandbox.chains) if (!rails.has(name)) rails.set(name, chain.rail);
   }

@@ -333,11 +333,14 @@ export const configSchema = z
      * (seconds, 15 minutes to 30 days), and when the claimer claims the charged vouchers and settles them to
      * payTo: every `claimIntervalMs` it claims once `claimThreshold` (atomic units) is unclaimed on a network,
      * or a charge waited `claimMaxAgeMs`, or a payer started a withdrawal (keep claimMaxAgeMs well below the
-     * withdraw delay); `maxClaimsPerBatch` channels per claim transaction
+     * withdraw delay); `maxClaimsPerBatch` channels per claim transaction; `depositMethod` how payers deposit:
+     * "eip3009" (the token's receiveWithAuthorization, USDC's) or "permit2" (a Permit2 witness transfer, for
+     * tokens without ERC-3009; a payer without a Permit2 allowance signs an EIP-2612 permit with it)
      */
     channels: z
       .object({
         withdrawDelay: z.number().int().min(900).max(2_592_000).default(900),
+        depositMethod: z.enum(['eip3009', 'permit2']).default('eip3009'),
         claimIntervalMs: z.number().int().positive().default(60_000),
         claimThreshold: z.string().regex(/^\d{1,30}$/, 'atomic units, a decimal string').default('1000000'),
         claimMaxAgeMs: z.number().int().positive().default(300_000),
@@ -346,7 +349,7 @@ export const configSchema = z
       .refine((c) => c.claimMaxAgeMs + c.claimIntervalMs < c.withdrawDelay * 1000, {
         message: 'claimMaxAgeMs + claimIntervalMs must stay below the withdraw delay, or a withdrawal could complete before its claim',
       })
-      .default({ withdrawDelay: 900, claimIntervalMs: 60_000, claimThreshold: '1000000', claimMaxAgeMs: 300_000, maxClaimsPerBatch: 100 }),
+      .default({ withdrawDelay: 900, depositMethod: 'eip3009', claimIntervalMs: 60_000, claimThreshold: '1000000', claimMaxAgeMs: 300_000, maxClaimsPerBatch: 100 }),
     /** how often pending settlements are reconciled */
     reconcileIntervalMs: z.number().int().positive().default(15_000),
     /** how often each network's payment readiness (asset code, gas, fee payer, token accounts) is checked again */

@@ -120,9 +120,10 @@ async function channelOfferFor(
       ...remote,
       receiverAuthorizer: authorizer,
       ...(receiverKey ? { receiverKey } : {}),
+      sponsorsPermits: kind.sponsorsPermits,
       store: () => ledger?.()?.channels,
     });
-    return channelOffer(facilitator, { mode: 'on', network: network.name, withdrawDelay: config.channels.withdrawDelay, ...(log ? { log } : {}) });
+    return channelOffer(facilitator, { mode: 'on', network: network.name, ...channelTerms(config), ...(log ? { log } : {}) });
   }
   if (!(exact instanceof LocalEvmFacilitator)) return undefined;
   const facilitator = new LocalEvmChannelFacilitator({
@@ -132,8 +133,11 @@ async function channelOfferFor(
     receiptTimeoutMs: config.settlementTimeoutMs,
     sender: exact.sender,
   });
-  return channelOffer(facilitator, { mode: settings.channels, network: network.name, withdrawDelay: config.channels.withdrawDelay, ...(log ? { log } : {}) });
+  return channelOffer(facilitator, { mode: settings.channels, network: network.name, ...channelTerms(config), ...(log ? { log } : {}) });
 }
+
+/** What channels to this gateway are opened with, from config. */
+const channelTerms = (config: Config) => ({ withdrawDelay: config.channels.withdrawDelay, depositMethod: config.channels.depositMethod });
 
 /**
  * One rail per configured network. Every secret that is missing or malformed is named in one ConfigError

@@ -150,7 +150,11 @@ export class PaymentGate {
       ...(metered.includes(rail) ? [this.requirementFor(rail, call, 'upto')] : []),
       ...(channels.includes(rail) ? [this.requirementFor(rail, call, BATCH_SETTLEMENT_SCHEME)] : []),
     ]);
-    const extensions: Record<string, unknown> = Object.assign({}, ...metered.map((rail) => rail.upto!.extensions));
+    const extensions: Record<string, unknown> = Object.assign(
+      {},
+      ...metered.map((rail) => rail.upto!.extensions),
+      ...channels.map((rail) => rail.channels!.extensions),
+    );
     return { requirements, extensions };
   }
 

@@ -22,6 +22,8 @@ export interface ChannelOffer {
   withdrawDelay: number;
   /** added to the rail's `extra` (the token's EIP-712 name/version) in a batch-settlement requirement */
   extra: Record<string, unknown>;
+  /** the 402's `extensions` entries channels need (Permit2 deposits: the EIP-2612 gas-sponsoring declaration) */
+  extensions: Record<string, unknown>;
   /** readiness: resolves while channels can still be paid here, else throws why */
   check(): Promise<void>;
 }

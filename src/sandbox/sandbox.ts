@@ -9,7 +9,7 @@ import { LocalEvmFacilitator } from '../payments/facilitators/evm/local-evm.ts';
 import { LocalEvmUptoFacilitator } from '../payments/facilitators/evm/local-evm-upto.ts';
 import { localUptoOffer } from '../payments/upto-offer.ts';
 import { LocalEvmChannelFacilitator } from '../payments/facilitators/evm/local-evm-channels.ts';
-import { channelOffer } from '../payments/channels/channel-offer.ts';
+import { channelOffer, type DepositMethod } from '../payments/channels/channel-offer.ts';
 import { startSvmSandbox } from './svm/svm-sandbox.ts';
 import { LocalSvmFacilitator } from '../payments/facilitators/svm/local-svm.ts';
 import type { PaymentRail } from '../payments/rails.ts';
@@ -74,7 +74,12 @@ async function startEvmChain(name: NetworkName, settlementTimeoutMs: number, opt
       receiptTimeoutMs: settlementTimeoutMs,
       sender: facilitator.sender,
     }),
-    { mode: 'auto', network: name, ...(options.channelWithdrawDelay ? { withdrawDelay: options.channelWithdrawDelay } : {}) },
+    {
+      mode: 'auto',
+      network: name,
+      ...(options.channelWithdrawDelay ? { withdrawDelay: options.channelWithdrawDelay } : {}),
+      ...(options.channelDepositMethod ? { depositMethod: options.channelDepositMethod } : {}),
+    },
   );
   return {
     network: name,
@@ -160,6 +165,8 @@ export interface SandboxOptions {
   settlementBatching?: boolean;
   /** the withdraw delay payment channels are opened with (config channels.withdrawDelay) */
   channelWithdrawDelay?: number;
+  /** how payers deposit into channels (config.channels.depositMethod) */
+  channelDepositMethod?: DepositMethod;
   /**
    * where the chains' JSON-RPC listen (config sandbox.host, sandbox.portBase, sandbox.publicHost): the n-th
    * network on portBase + n when a base is given, else on ports the OS picks; default 127.0.0.1

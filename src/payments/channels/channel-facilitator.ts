@@ -24,6 +24,8 @@ export type ChannelSettleResult =
 export interface ChannelFacilitator {
   /** the address that signs claims and refunds (the channel config's receiverAuthorizer) */
   readonly receiverAuthorizer: string;
+  /** whether a Permit2 deposit may carry the payer's EIP-2612 permit for Permit2 (submitted with the deposit) */
+  readonly sponsorsPermits: boolean;
   verify(payment: PaymentPayload, requirements: PaymentRequirements): Promise<ChannelVerifyResult>;
   /** deposit, claim, settle or refund, by `payment.payload.type` */
   settle(payment: PaymentPayload, requirements: PaymentRequirements): Promise<ChannelSettleResult>;

@@ -154,7 +154,13 @@ export class ChannelGate {
     const price = requirement.amount;
     const ceiling = BigInt(payload.voucher.maxClaimableAmount);
     const wireRequirement = wireRequirementOf(requirement);
-    const wirePayment: PaymentPayload = { x402Version: 2, accepted: wireRequirement, payload: payload as unknown as Record<string, unknown> };
+    // the client's extensions go along: the facilitator submits a Permit2 deposit's EIP-2612 permit from them
+    const wirePayment: PaymentPayload = {
+      x402Version: 2,
+      accepted: wireRequirement,
+      payload: payload as unknown as Record<string, unknown>,
+      ...(input.proof.extensions ? { extensions: input.proof.extensions } : {}),
+    };
     const now = Date.now();
 
     let record = await this.#store.get(channelId);

@@ -11,6 +11,7 @@ import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
 import type { PrivateKeyAccount } from 'viem/accounts';
 import type { EvmNetwork, Network } from '../../x402/networks.ts';
 import { withReceiverSignatures } from '../channels/receiver-authorizer.ts';
+import { EIP2612_GAS_SPONSORING } from '../../x402/upto.ts';
 import type { ChannelStore } from '../../store/channel-store.ts';
 import { stateFromWire, type ChannelFacilitator, type ChannelSettleResult, type ChannelVerifyResult, type OnChainChannel } from '../channels/channel-facilitator.ts';
 
@@ -24,6 +25,8 @@ export interface RemoteChannelFacilitatorOptions {
   receiverAuthorizer: string;
   /** kept receiver authorization: the key that signs claims and refunds before they are sent */
   receiverKey?: PrivateKeyAccount;
+  /** its /supported lists eip2612GasSponsoring */
+  sponsorsPermits?: boolean;
   /** where the latest voucher of a channel is read from, to ask the facilitator about the channel */
   store?: () => ChannelStore | undefined;
 }
@@ -43,6 +46,7 @@ const settleResponse = z.object({
 });
 const supportedResponse = z.object({
   kinds: z.array(z.object({ x402Version: z.number(), scheme: z.string(), network: z.string(), extra: z.record(z.string(), z.unknown()).nullish() })),
+  extensions: z.array(z.string()).nullish(),
 });
 
 async function call(options: Pick<RemoteChannelFacilitatorOptions, 'url' | 'authorization' | 'timeoutMs'>, method: 'GET' | 'POST', path: string, body?: unknown): Promise<unknown> {
@@ -61,16 +65,17 @@ async function call(options: Pick<RemoteChannelFacilitatorOptions, 'url' | 'auth
 
 /**
  * Whether a remote facilitator lists batch-settlement on `network` (undefined when not), with the receiverAuthorizer
- * it offers to be, if any.
+ * it offers to be, if any, and whether it carries out EIP-2612 permits (its /supported extensions).
  */
 export async function remoteChannelKind(
   options: Pick<RemoteChannelFacilitatorOptions, 'url' | 'authorization' | 'timeoutMs' | 'network'>,
-): Promise<{ receiverAuthorizer?: string } | undefined> {
+): Promise<{ receiverAuthorizer?: string; sponsorsPermits: boolean } | undefined> {
   const supported = supportedResponse.parse(await call(options, 'GET', '/supported'));
   const kind = supported.kinds.find((k) => k.x402Version === 2 && k.scheme === 'batch-settlement' && k.network === options.network.caip2);
   if (!kind) return undefined;
+  const sponsorsPermits = (supported.extensions ?? []).includes(EIP2612_GAS_SPONSORING);
   const authorizer = kind.extra?.receiverAuthorizer;
-  return typeof authorizer === 'string' && /^0x[0-9a-fA-F]{40}$/.test(authorizer) ? { receiverAuthorizer: authorizer } : {};
+  return typeof authorizer === 'string' && /^0x[0-9a-fA-F]{40}$/.test(authorizer) ? { receiverAuthorizer: authorizer, sponsorsPermits } : { sponsorsPermits };
 }
 
 export class RemoteChannelFacilitator implements ChannelFacilitator {
@@ -82,6 +87,10 @@ export class RemoteChannelFacilitator implements ChannelFacilitator {
 
   get receiverAuthorizer(): string {
     return this.#options.receiverAuthorizer;
+  }
+
+  get sponsorsPermits(): boolean {
+    return this.#options.sponsorsPermits ?? false;
   }
 
   async verify(payment: PaymentPayload, requirements: PaymentRequirements): Promise<ChannelVerifyResult> {

@@ -85,6 +85,9 @@ export class LocalEvmChannelFacilitator implements ChannelFacilitator {
     return this.#account.address;
   }
 
+  /** the official facilitator scheme submits a Permit2 deposit's EIP-2612 permit with it (through the collector) */
+  readonly sponsorsPermits = true;
+
   async verify(payment: PaymentPayload, requirements: PaymentRequirements): Promise<ChannelVerifyResult> {
     const verified = await this.#scheme.verify(payment, requirements);
     if (!verified.isValid) return { isValid: false, invalidReason: verified.invalidReason ?? 'invalid_batch_settlement_evm_payload', ...(verified.payer ? { payer: verified.payer } : {}) };
