@@ -3,7 +3,7 @@
 // a remote facilitator where its /supported lists upto for the network. The operator's config forces it on or off.
 import type { Logger } from 'pino';
 import { ConfigError } from '../config/load.ts';
-import { gasSponsoringDeclarations } from '../x402/upto.ts';
+import { gasSponsoringDeclarations } from '../x402/gas-sponsoring.ts';
 import type { LocalEvmUptoFacilitator } from './facilitators/evm/local-evm-upto.ts';
 import type { RemoteFacilitator } from './facilitators/remote.ts';
 import type { UptoOffer } from './rails.ts';

@@ -2,7 +2,7 @@
 // repeats: a local facilitator offers them where the escrow and its collectors have code (eth_getCode).
 import type { Logger } from 'pino';
 import { MAX_WITHDRAW_DELAY, MIN_WITHDRAW_DELAY } from '../../x402/batch-settlement.ts';
-import { EIP2612_GAS_SPONSORING, gasSponsoringDeclarations } from '../../x402/upto.ts';
+import { EIP2612_GAS_SPONSORING, gasSponsoringDeclarations } from '../../x402/gas-sponsoring.ts';
 import type { ChannelOffer } from '../rails.ts';
 import type { ChannelFacilitator } from './channel-facilitator.ts';
 

@@ -11,7 +11,7 @@ import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
 import type { PrivateKeyAccount } from 'viem/accounts';
 import type { EvmNetwork, Network } from '../../x402/networks.ts';
 import { withReceiverSignatures } from '../channels/receiver-authorizer.ts';
-import { EIP2612_GAS_SPONSORING } from '../../x402/upto.ts';
+import { EIP2612_GAS_SPONSORING } from '../../x402/gas-sponsoring.ts';
 import type { ChannelStore } from '../../store/channel-store.ts';
 import { stateFromWire, type ChannelFacilitator, type ChannelSettleResult, type ChannelVerifyResult, type OnChainChannel } from '../channels/channel-facilitator.ts';
 

@@ -31,16 +31,8 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { signedBy } from '../../../x402/eoa-signature.ts';
 import { uptoPermit2WitnessTypes, x402UptoPermit2ProxyABI } from '@x402/evm';
 import type { EvmNetwork } from '../../../x402/networks.ts';
-import {
-  PERMIT2_ADDRESS,
-  UPTO_PROXY_ADDRESS,
-  readGasSponsoring,
-  uptoPermit2PayloadSchema,
-  type Eip2612PermitInfo,
-  type Erc20ApprovalInfo,
-  type GasSponsoring,
-  type UptoPermit2Payload,
-} from '../../../x402/upto.ts';
+import { PERMIT2_ADDRESS, UPTO_PROXY_ADDRESS, uptoPermit2PayloadSchema, type UptoPermit2Payload } from '../../../x402/upto.ts';
+import { readGasSponsoring, type Eip2612PermitInfo, type Erc20ApprovalInfo, type GasSponsoring } from '../../../x402/gas-sponsoring.ts';
 import type { Facilitator, SettleOutcome, VerifyResult } from '../../facilitator.ts';
 import { isRevert, revertString, shortMessage } from './evm-errors.ts';
 import { evmSender, type TransactionSender } from './evm-sender.ts';
