@@ -9,11 +9,9 @@ import OpenAI from 'openai';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { generateText, jsonSchema, stepCountIs, tool } from 'ai';
 import { Ajv } from 'ajv';
-import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
-import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import type { PrivateKeyAccount } from 'viem/accounts';
 import { startTestService } from './support/service.ts';
-import { balanceOf, fundedEvmBuyer } from './support/sandbox-wallet.ts';
+import { balanceOf, exactPayingFetch, fundedEvmBuyer } from './support/sandbox-wallet.ts';
 import type { RunningService } from '../src/service.ts';
 
 const MODEL = 'local/demo-bigram';
@@ -40,7 +38,7 @@ after(() => service?.stop());
 
 /** A paying fetch that remembers what each paid answer says it charged (X-Payment-Amount). */
 function payingFetch(buyer: PrivateKeyAccount): { fetch: typeof fetch; charged: bigint[] } {
-  const pay = wrapFetchWithPayment(fetch, registerExactEvmScheme(new x402Client(), { signer: buyer }));
+  const pay = exactPayingFetch(buyer);
   const charged: bigint[] = [];
   return {
     charged,

@@ -6,13 +6,12 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
 import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
-import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import { UptoEvmScheme } from '@x402/evm/upto/client';
 import { toClientEvmSigner } from '@x402/evm';
 import { createPublicClient, http } from 'viem';
 import type { PrivateKeyAccount } from 'viem/accounts';
 import { startTestService, postJson } from './support/service.ts';
-import { balanceOf, fundedEvmBuyer } from './support/sandbox-wallet.ts';
+import { balanceOf, exactPayingFetch, fundedEvmBuyer } from './support/sandbox-wallet.ts';
 import { ANSWER_TEXT, REPORTED, TOOL_ARGUMENTS, startAnthropicAgentUpstream, startOpenAIAgentUpstream, type AgentUpstream } from './support/agent-upstreams.ts';
 import { embeddedModels } from '../src/config/embedded-models.ts';
 import type { RunningService } from '../src/service.ts';
@@ -82,7 +81,7 @@ after(async () => {
 });
 
 function exactClient(buyer: PrivateKeyAccount): OpenAI {
-  const pay = wrapFetchWithPayment(fetch, registerExactEvmScheme(new x402Client(), { signer: buyer }));
+  const pay = exactPayingFetch(buyer);
   return new OpenAI({ baseURL: `${service.url}/v1`, apiKey: 'not-needed', fetch: pay, maxRetries: 0 });
 }
 

@@ -5,13 +5,11 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import Anthropic from '@anthropic-ai/sdk';
-import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import { wrapFetchWithPayment as wrapFetchV1 } from 'x402-fetch';
-import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import type { PrivateKeyAccount } from 'viem/accounts';
 import { postJson } from './support/service.ts';
 import { startToolGateway, UP_TOOLS } from './support/tool-gateway.ts';
-import { balanceOf, decodeReceipt, fundedEvmBuyer } from './support/sandbox-wallet.ts';
+import { balanceOf, decodeReceipt, exactPayingFetch, fundedEvmBuyer } from './support/sandbox-wallet.ts';
 import { TOOL_ARGUMENTS, TOOL_PREAMBLE, TOOL_UPSTREAM_TEXT, TOOL_UPSTREAM_USAGE, type ToolUpstream } from './support/tool-upstream.ts';
 import type { RunningService } from '../src/service.ts';
 
@@ -26,10 +24,6 @@ before(async () => {
   ({ upstream, service } = gateway);
 });
 after(() => gateway?.stop());
-
-function paying(buyer: PrivateKeyAccount): typeof fetch {
-  return wrapFetchWithPayment(fetch, registerExactEvmScheme(new x402Client(), { signer: buyer }));
-}
 
 /** The SDK as a developer sets it up, a key included (the gateway ignores it: payment is x402). */
 function anthropicClient(pay: typeof fetch): Anthropic {
@@ -62,7 +56,7 @@ describe('messages.create', () => {
       thinking: { type: 'disabled' as const },
     };
     const price = await priceOf(body);
-    const { data: message, response } = await anthropicClient(paying(buyer)).messages.create(body).withResponse();
+    const { data: message, response } = await anthropicClient(exactPayingFetch(buyer)).messages.create(body).withResponse();
     assert.equal(message.type, 'message');
     assert.equal(message.role, 'assistant');
     assert.match(message.id, /^msg_/);
@@ -90,7 +84,7 @@ describe('messages.create', () => {
   test('max_tokens reached: stop_reason max_tokens, the text cut there', async () => {
     const buyer = await fundedEvmBuyer(service, ['base'], FUNDS);
     // the upstream writes one word a token and stops at max_tokens
-    const message = await anthropicClient(paying(buyer)).messages.create({ model: UP_TOOLS, max_tokens: 3, messages: [{ role: 'user', content: 'Tell me about the sea' }] });
+    const message = await anthropicClient(exactPayingFetch(buyer)).messages.create({ model: UP_TOOLS, max_tokens: 3, messages: [{ role: 'user', content: 'Tell me about the sea' }] });
     assert.equal(message.stop_reason, 'max_tokens');
     assert.equal((message.content[0] as Anthropic.TextBlock).text, TOOL_UPSTREAM_TEXT.split(' ').slice(0, 3).join(' ') + ' ');
   });
@@ -99,7 +93,7 @@ describe('messages.create', () => {
 describe('stop_sequences on the embedded engine', () => {
   test("the answer ends at the first stop sequence it reaches: stop_reason stop_sequence naming it, created and streamed", async () => {
     const buyer = await fundedEvmBuyer(service, ['base'], FUNDS);
-    const client = anthropicClient(paying(buyer));
+    const client = anthropicClient(exactPayingFetch(buyer));
     // greedy (temperature 0): the same answer every time, so a word from inside it must stop the second one
     const ask = { model: LOCAL_CHAT, max_tokens: 40, temperature: 0, messages: [{ role: 'user' as const, content: 'Tell me about the sea' }] };
     const whole = ((await client.messages.create(ask)).content[0] as Anthropic.TextBlock).text;
@@ -126,7 +120,7 @@ describe('stop_sequences on the embedded engine', () => {
 describe('messages.stream', () => {
   test("Anthropic's event sequence, text as produced, the receipt on message_stop; one charge", async () => {
     const buyer = await fundedEvmBuyer(service, ['base'], FUNDS);
-    const stream = anthropicClient(paying(buyer)).messages.stream({ model: LOCAL_CHAT, max_tokens: 256, messages: [{ role: 'user', content: 'Tell me about the sea' }] });
+    const stream = anthropicClient(exactPayingFetch(buyer)).messages.stream({ model: LOCAL_CHAT, max_tokens: 256, messages: [{ role: 'user', content: 'Tell me about the sea' }] });
     const events: any[] = [];
     stream.on('streamEvent', (event) => events.push(event));
     const texts: string[] = [];
@@ -148,7 +142,7 @@ describe('messages.stream', () => {
 
   test('raw: each event named by an `event:` line matching its type, a ping after message_start', async () => {
     const buyer = await fundedEvmBuyer(service, ['base'], FUNDS);
-    const response = await paying(buyer)(`${service.url}/v1/messages`, {
+    const response = await exactPayingFetch(buyer)(`${service.url}/v1/messages`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json', 'anthropic-version': '2023-06-01' },
       body: JSON.stringify({ model: LOCAL_CHAT, max_tokens: 32, messages: [{ role: 'user', content: 'hi' }], stream: true }),
@@ -179,7 +173,7 @@ const WEATHER_TOOL = {
 describe('tools on the embedded engine (the sandbox default, offline)', () => {
   test('a forced tool_use (create) whose input validates, charged once', async () => {
     const buyer = await fundedEvmBuyer(service, ['base'], FUNDS);
-    const { data: message, response } = await anthropicClient(paying(buyer))
+    const { data: message, response } = await anthropicClient(exactPayingFetch(buyer))
       .messages.create({ model: LOCAL_CHAT, max_tokens: 128, messages: [{ role: 'user', content: 'Weather in Paris?' }], tools: [WEATHER_TOOL], tool_choice: { type: 'tool', name: 'get_weather' } })
       .withResponse();
     assert.equal(message.stop_reason, 'tool_use');
@@ -194,7 +188,7 @@ describe('tools on the embedded engine (the sandbox default, offline)', () => {
 
   test('a forced tool_use streamed (stream, tool_choice any): input_json_delta pieces assembled into a valid input', async () => {
     const buyer = await fundedEvmBuyer(service, ['base'], FUNDS);
-    const stream = anthropicClient(paying(buyer)).messages.stream({ model: LOCAL_CHAT, max_tokens: 128, messages: [{ role: 'user', content: 'Weather?' }], tools: [WEATHER_TOOL], tool_choice: { type: 'any' } });
+    const stream = anthropicClient(exactPayingFetch(buyer)).messages.stream({ model: LOCAL_CHAT, max_tokens: 128, messages: [{ role: 'user', content: 'Weather?' }], tools: [WEATHER_TOOL], tool_choice: { type: 'any' } });
     const events: any[] = [];
     stream.on('streamEvent', (event) => events.push(event));
     const final = await stream.finalMessage();
@@ -210,7 +204,7 @@ describe('tools on the embedded engine (the sandbox default, offline)', () => {
 describe('tools, images and cached tokens through an OpenAI-protocol upstream', () => {
   test('a forced tool_use (create), then a tool_result turn: the history as sent upstream, one charge each', async () => {
     const buyer = await fundedEvmBuyer(service, ['base'], FUNDS);
-    const client = anthropicClient(paying(buyer));
+    const client = anthropicClient(exactPayingFetch(buyer));
     const ask = { role: 'user' as const, content: 'What is the weather in Paris?' };
     const { data: first, response: http } = await client.messages
       .create({ model: UP_TOOLS, max_tokens: 64, messages: [ask], tools: [WEATHER_TOOL], tool_choice: { type: 'tool', name: 'get_weather' } })
@@ -253,7 +247,7 @@ describe('tools, images and cached tokens through an OpenAI-protocol upstream', 
 
   test('a tool_use streamed (stream): content_block_start tool_use, input_json_delta pieces, the input assembled', async () => {
     const buyer = await fundedEvmBuyer(service, ['base'], FUNDS);
-    const stream = anthropicClient(paying(buyer)).messages.stream({ model: UP_TOOLS, max_tokens: 64, messages: [{ role: 'user', content: 'Weather?' }], tools: [WEATHER_TOOL], tool_choice: { type: 'any' } });
+    const stream = anthropicClient(exactPayingFetch(buyer)).messages.stream({ model: UP_TOOLS, max_tokens: 64, messages: [{ role: 'user', content: 'Weather?' }], tools: [WEATHER_TOOL], tool_choice: { type: 'any' } });
     const events: any[] = [];
     stream.on('streamEvent', (event) => events.push(event));
     const final = await stream.finalMessage();
@@ -271,7 +265,7 @@ describe('tools, images and cached tokens through an OpenAI-protocol upstream', 
 
   test('text then a tool_use, streamed: block 0 text stopped before block 1 tool_use starts, both in the final message', async () => {
     const buyer = await fundedEvmBuyer(service, ['base'], FUNDS);
-    const stream = anthropicClient(paying(buyer)).messages.stream({ model: UP_TOOLS, max_tokens: 64, messages: [{ role: 'user', content: 'Weather? explain' }], tools: [WEATHER_TOOL], tool_choice: { type: 'any' } });
+    const stream = anthropicClient(exactPayingFetch(buyer)).messages.stream({ model: UP_TOOLS, max_tokens: 64, messages: [{ role: 'user', content: 'Weather? explain' }], tools: [WEATHER_TOOL], tool_choice: { type: 'any' } });
     const events: any[] = [];
     stream.on('streamEvent', (event) => events.push(event));
     const final = await stream.finalMessage();
@@ -289,7 +283,7 @@ describe('tools, images and cached tokens through an OpenAI-protocol upstream', 
 
   test('a base64 image block reaches the upstream as an image part; stop_sequences, temperature and top_p go along', async () => {
     const buyer = await fundedEvmBuyer(service, ['base'], FUNDS);
-    await anthropicClient(paying(buyer)).messages.create({
+    await anthropicClient(exactPayingFetch(buyer)).messages.create({
       model: UP_TOOLS,
       max_tokens: 64,
       stop_sequences: ['\n\nHuman:'],
@@ -305,7 +299,7 @@ describe('tools, images and cached tokens through an OpenAI-protocol upstream', 
   test('an image to a model without vision: a 400 naming the block, nothing charged', async () => {
     const buyer = await fundedEvmBuyer(service, ['base'], FUNDS);
     const image = { type: 'image' as const, source: { type: 'base64' as const, media_type: 'image/png' as const, data: 'iVBORw0KGgo=' } };
-    await assert.rejects(anthropicClient(paying(buyer)).messages.create({ model: LOCAL_CHAT, max_tokens: 16, messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }, image] }] }), (error: unknown) => {
+    await assert.rejects(anthropicClient(exactPayingFetch(buyer)).messages.create({ model: LOCAL_CHAT, max_tokens: 16, messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }, image] }] }), (error: unknown) => {
       assert.ok(error instanceof Anthropic.BadRequestError, String(error));
       assert.match((error.error as any).error.message, /^messages\.0\.content\.1/);
       return true;
@@ -317,7 +311,7 @@ describe('tools, images and cached tokens through an OpenAI-protocol upstream', 
 describe('errors in Anthropic’s shape, refused before any price', () => {
   test('refused fields cost nothing and name the field', async () => {
     const buyer = await fundedEvmBuyer(service, ['base'], FUNDS);
-    const client = anthropicClient(paying(buyer));
+    const client = anthropicClient(exactPayingFetch(buyer));
     const base = { model: LOCAL_CHAT, max_tokens: 16, messages: [{ role: 'user' as const, content: 'hi' }] };
     const cases: [Record<string, unknown>, string][] = [
       [{ thinking: { type: 'enabled', budget_tokens: 1024 } }, 'thinking'],

@@ -5,13 +5,11 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
-import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import { wrapFetchWithPayment as wrapFetchV1 } from 'x402-fetch';
-import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import type { PrivateKeyAccount } from 'viem/accounts';
 import { postJson } from './support/service.ts';
 import { startToolGateway, UP_TOOLS } from './support/tool-gateway.ts';
-import { balanceOf, decodeReceipt, fundedEvmBuyer } from './support/sandbox-wallet.ts';
+import { balanceOf, decodeReceipt, exactPayingFetch, fundedEvmBuyer } from './support/sandbox-wallet.ts';
 import { TOOL_ARGUMENTS, TOOL_PREAMBLE, TOOL_UPSTREAM_TEXT, TOOL_UPSTREAM_USAGE, type ToolUpstream } from './support/tool-upstream.ts';
 import type { RunningService } from '../src/service.ts';
 
@@ -26,10 +24,6 @@ before(async () => {
   ({ upstream, service } = gateway);
 });
 after(() => gateway?.stop());
-
-function paying(buyer: PrivateKeyAccount): typeof fetch {
-  return wrapFetchWithPayment(fetch, registerExactEvmScheme(new x402Client(), { signer: buyer }));
-}
 
 function openaiClient(pay: typeof fetch): OpenAI {
   return new OpenAI({ baseURL: `${service.url}/v1`, apiKey: 'not-needed', fetch: pay, maxRetries: 0 });
@@ -48,7 +42,7 @@ describe('responses.create', () => {
     const buyer = await fundedEvmBuyer(service, ['base'], FUNDS);
     const body = { model: LOCAL_CHAT, instructions: 'Answer briefly.', input: 'Tell me about the sea', max_output_tokens: 256, store: true };
     const price = await priceOf(body);
-    const { data: response, response: http } = await openaiClient(paying(buyer)).responses.create(body).withResponse();
+    const { data: response, response: http } = await openaiClient(exactPayingFetch(buyer)).responses.create(body).withResponse();
     assert.equal(response.object, 'response');
     assert.match(response.id, /^resp_/);
     assert.equal(response.model, LOCAL_CHAT);
@@ -76,7 +70,7 @@ describe('responses.create', () => {
 
   test('input items: a conversation sent whole, developer and assistant turns included', async () => {
     const buyer = await fundedEvmBuyer(service, ['base'], FUNDS);
-    const { data: response, response: http } = await openaiClient(paying(buyer)).responses.create({
+    const { data: response, response: http } = await openaiClient(exactPayingFetch(buyer)).responses.create({
       model: LOCAL_CHAT,
       input: [
         { role: 'developer', content: 'Answer briefly.' },
@@ -100,7 +94,7 @@ describe('responses.stream()', () => {
   test('the Responses event sequence, numbered, text as produced, the receipt beside response.completed; one charge', async () => {
     const buyer = await fundedEvmBuyer(service, ['base'], FUNDS);
     const body = { model: LOCAL_CHAT, input: 'Tell me about the sea', max_output_tokens: 256 };
-    const stream = openaiClient(paying(buyer)).responses.stream(body);
+    const stream = openaiClient(exactPayingFetch(buyer)).responses.stream(body);
     const events: any[] = [];
     for await (const event of stream) events.push(event);
     const final = await stream.finalResponse();
@@ -128,7 +122,7 @@ describe('an answer cut at max_output_tokens', () => {
   test('streamed: the message item incomplete, response.incomplete last with the reason and the receipt', async () => {
     const buyer = await fundedEvmBuyer(service, ['base'], FUNDS);
     // the upstream writes one word a token and stops at max_tokens
-    const stream = openaiClient(paying(buyer)).responses.stream({ model: UP_TOOLS, input: 'Tell me about the sea', max_output_tokens: 3 });
+    const stream = openaiClient(exactPayingFetch(buyer)).responses.stream({ model: UP_TOOLS, input: 'Tell me about the sea', max_output_tokens: 3 });
     const events: any[] = [];
     for await (const event of stream) events.push(event);
     const final = await stream.finalResponse();
@@ -145,7 +139,7 @@ describe('an answer cut at max_output_tokens', () => {
 describe('refused before any price, naming the field', () => {
   test('stored-state fields, unknown fields and what the model cannot honour cost nothing', async () => {
     const buyer = await fundedEvmBuyer(service, ['base'], FUNDS);
-    const client = openaiClient(paying(buyer));
+    const client = openaiClient(exactPayingFetch(buyer));
     const cases: [Record<string, unknown>, string][] = [
       [{ previous_response_id: 'resp_123' }, 'previous_response_id'],
       [{ conversation: 'conv_123' }, 'conversation'],
@@ -191,7 +185,7 @@ const WEATHER_TOOL = {
 describe('function tools and json_schema on the embedded engine (the sandbox default, offline)', () => {
   test('a forced function call (create) whose arguments validate, then the tool loop answered in text', async () => {
     const buyer = await fundedEvmBuyer(service, ['base'], FUNDS);
-    const client = openaiClient(paying(buyer));
+    const client = openaiClient(exactPayingFetch(buyer));
     const { data: first, response: http } = await client.responses
       .create({ model: LOCAL_CHAT, input: 'What is the weather in Paris?', tools: [WEATHER_TOOL], tool_choice: { type: 'function', name: 'get_weather' }, max_output_tokens: 128 })
       .withResponse();
@@ -225,7 +219,7 @@ describe('function tools and json_schema on the embedded engine (the sandbox def
 
   test('a forced function call streamed (stream()): arguments deltas that add up, arguments that validate', async () => {
     const buyer = await fundedEvmBuyer(service, ['base'], FUNDS);
-    const stream = openaiClient(paying(buyer)).responses.stream({ model: LOCAL_CHAT, input: 'Weather in Oslo?', tools: [WEATHER_TOOL], tool_choice: 'required', max_output_tokens: 128 });
+    const stream = openaiClient(exactPayingFetch(buyer)).responses.stream({ model: LOCAL_CHAT, input: 'Weather in Oslo?', tools: [WEATHER_TOOL], tool_choice: 'required', max_output_tokens: 128 });
     const events: any[] = [];
     for await (const event of stream) events.push(event);
     const final = await stream.finalResponse();
@@ -244,7 +238,7 @@ describe('function tools and json_schema on the embedded engine (the sandbox def
   test('text.format json_schema: output_text that validates', async () => {
     const buyer = await fundedEvmBuyer(service, ['base'], FUNDS);
     const schema = { type: 'object', properties: { name: { type: 'string' }, stars: { type: 'integer', minimum: 1, maximum: 5 } }, required: ['name', 'stars'], additionalProperties: false };
-    const response = await openaiClient(paying(buyer)).responses.create({
+    const response = await openaiClient(exactPayingFetch(buyer)).responses.create({
       model: LOCAL_CHAT,
       input: 'Rate a hotel',
       text: { format: { type: 'json_schema', name: 'rating', schema, strict: true } },
@@ -260,7 +254,7 @@ describe('function tools and json_schema on the embedded engine (the sandbox def
 describe('function tools, images and cached tokens through an OpenAI-protocol upstream', () => {
   test('a forced function call (create): a function_call item, the tool and choice sent upstream, then a two-turn loop', async () => {
     const buyer = await fundedEvmBuyer(service, ['base'], FUNDS);
-    const client = openaiClient(paying(buyer));
+    const client = openaiClient(exactPayingFetch(buyer));
     const { data: first, response: http } = await client.responses
       .create({ model: UP_TOOLS, input: 'What is the weather in Paris?', tools: [WEATHER_TOOL], tool_choice: { type: 'function', name: 'get_weather' } })
       .withResponse();
@@ -304,7 +298,7 @@ describe('function tools, images and cached tokens through an OpenAI-protocol up
 
   test('a function call streamed (stream()): the item added, arguments deltas and done, the item in response.completed', async () => {
     const buyer = await fundedEvmBuyer(service, ['base'], FUNDS);
-    const stream = openaiClient(paying(buyer)).responses.stream({ model: UP_TOOLS, input: 'Weather in Oslo?', tools: [WEATHER_TOOL], tool_choice: 'required' });
+    const stream = openaiClient(exactPayingFetch(buyer)).responses.stream({ model: UP_TOOLS, input: 'Weather in Oslo?', tools: [WEATHER_TOOL], tool_choice: 'required' });
     const events: any[] = [];
     for await (const event of stream) events.push(event);
     const final = await stream.finalResponse();
@@ -332,7 +326,7 @@ describe('function tools, images and cached tokens through an OpenAI-protocol up
 
   test('text then a function call, streamed: the message item at 0 done before the call at 1 is added, both whole in response.completed', async () => {
     const buyer = await fundedEvmBuyer(service, ['base'], FUNDS);
-    const stream = openaiClient(paying(buyer)).responses.stream({ model: UP_TOOLS, input: 'Weather in Oslo? explain', tools: [WEATHER_TOOL], tool_choice: 'required' });
+    const stream = openaiClient(exactPayingFetch(buyer)).responses.stream({ model: UP_TOOLS, input: 'Weather in Oslo? explain', tools: [WEATHER_TOOL], tool_choice: 'required' });
     const events: any[] = [];
     for await (const event of stream) events.push(event);
     const final = await stream.finalResponse();
@@ -361,7 +355,7 @@ describe('function tools, images and cached tokens through an OpenAI-protocol up
   test('an image part and text.format json_schema reach the upstream', async () => {
     const buyer = await fundedEvmBuyer(service, ['base'], FUNDS);
     const schema = { type: 'object', properties: { sky: { type: 'string' } }, required: ['sky'], additionalProperties: false };
-    await openaiClient(paying(buyer)).responses.create({
+    await openaiClient(exactPayingFetch(buyer)).responses.create({
       model: UP_TOOLS,
       input: [{ role: 'user', content: [{ type: 'input_text', text: 'What is this?' }, { type: 'input_image', image_url: 'data:image/png;base64,iVBORw0KGgo=', detail: 'auto' }] }],
       text: { format: { type: 'json_schema', name: 'sky', schema, strict: true } },
@@ -374,7 +368,7 @@ describe('function tools, images and cached tokens through an OpenAI-protocol up
 
   test('an image part to a model without vision, and a tool choice naming no tool: 400s naming the field, nothing charged', async () => {
     const buyer = await fundedEvmBuyer(service, ['base'], FUNDS);
-    const client = openaiClient(paying(buyer));
+    const client = openaiClient(exactPayingFetch(buyer));
     const image = { role: 'user' as const, content: [{ type: 'input_text' as const, text: 'What is this?' }, { type: 'input_image' as const, image_url: 'data:image/png;base64,iVBORw0KGgo=', detail: 'auto' as const }] };
     await assert.rejects(client.responses.create({ model: LOCAL_CHAT, input: [image] }), (error: unknown) => {
       assert.ok(error instanceof OpenAI.BadRequestError, String(error));

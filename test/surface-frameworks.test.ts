@@ -6,11 +6,8 @@ import assert from 'node:assert/strict';
 import { createOpenAI } from '@ai-sdk/openai';
 import { createAnthropic } from '@ai-sdk/anthropic';
 import { generateText, jsonSchema, streamText, tool, type LanguageModel } from 'ai';
-import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
-import { registerExactEvmScheme } from '@x402/evm/exact/client';
-import type { PrivateKeyAccount } from 'viem/accounts';
 import { startTestService } from './support/service.ts';
-import { balanceOf, fundedEvmBuyer } from './support/sandbox-wallet.ts';
+import { balanceOf, exactPayingFetch, fundedEvmBuyer } from './support/sandbox-wallet.ts';
 import type { RunningService } from '../src/service.ts';
 
 const LOCAL_CHAT = 'local/demo-bigram';
@@ -23,10 +20,6 @@ before(async () => {
 after(async () => {
   await service?.stop();
 });
-
-function paying(buyer: PrivateKeyAccount): typeof fetch {
-  return wrapFetchWithPayment(fetch, registerExactEvmScheme(new x402Client(), { signer: buyer }));
-}
 
 const weather = tool({
   description: 'The weather at a place',
@@ -46,7 +39,7 @@ const surfaces: [string, (pay: typeof fetch) => LanguageModel][] = [
 for (const [name, modelOf] of surfaces) {
   test(`${name}: generateText with a forced tool call, then streamText; each paid`, async () => {
     const buyer = await fundedEvmBuyer(service, ['base'], FUNDS);
-    const model = modelOf(paying(buyer));
+    const model = modelOf(exactPayingFetch(buyer));
     const called = await generateText({ model, prompt: 'What is the weather in Paris?', tools: { weather }, toolChoice: { type: 'tool', toolName: 'weather' }, maxOutputTokens: 128 });
     assert.equal(called.toolCalls.length, 1, JSON.stringify(called.content));
     const input = called.toolCalls[0]!.input as { city: unknown; days: unknown };

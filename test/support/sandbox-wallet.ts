@@ -1,10 +1,18 @@
-// A buyer in the sandbox: a fresh key funded through the service's own faucet, and on-chain balance reads.
+// A buyer in the sandbox: a fresh key funded through the service's own faucet, its paying fetch, and on-chain
+// balance reads.
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
+import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
+import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import type { KeyPairSigner } from '@solana/kit';
 import { postJson } from './service.ts';
 import { generateSolanaSecretKey, solanaSigner } from '../../src/client/solana-key.ts';
 import type { RunningService } from '../../src/service.ts';
 import type { NetworkName } from '../../src/x402/networks.ts';
+
+/** `fetch` paying every 402 with the official @x402/fetch client and its EVM `exact` scheme, signed by `buyer`. */
+export function exactPayingFetch(buyer: PrivateKeyAccount): typeof fetch {
+  return wrapFetchWithPayment(fetch, registerExactEvmScheme(new x402Client(), { signer: buyer }));
+}
 
 export async function fundedEvmBuyer(service: RunningService, networks: NetworkName[], amount = 10_000_000n): Promise<PrivateKeyAccount> {
   return (await fundedEvmBuyerKey(service, networks, amount)).account;
