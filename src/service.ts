@@ -1,7 +1,6 @@
 // Builds and runs the whole service from a config: storage, payment rails (sandbox or configured),
 // providers, the gate, the HTTP app, the reconciler; and stops it all gracefully.
 import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { createServer, type Server } from 'node:http';
 import { getRequestListener } from '@hono/node-server';

@@ -6,7 +6,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
-import { BatchSettlementEvmScheme, computeChannelId, signVoucher } from '@x402/evm/batch-settlement/client';
+import { BatchSettlementEvmScheme, computeChannelId } from '@x402/evm/batch-settlement/client';
 import { toClientEvmSigner } from '@x402/evm';
 import { createPublicClient, createTestClient, createWalletClient, http, parseAbi, type Hex } from 'viem';
 import type { PrivateKeyAccount } from 'viem/accounts';

@@ -124,7 +124,7 @@ for (const engine of ['SQLite', 'PostgreSQL'] as const) {
         upstream.reset();
         const buyer = await fundedEvmBuyer(service, ['base']);
         const funds = await balanceOf(service, 'base', buyer.address);
-        const { headers, price } = await paymentHeaders(buyer, 'base', wire);
+        const { headers } = await paymentHeaders(buyer, 'base', wire);
 
         upstream.fail(CHAT_PATH, UPSTREAM_DOWN, UNSETTLED_LIMIT);
         for (let attempt = 1; attempt <= UNSETTLED_LIMIT; attempt++) {

@@ -1,7 +1,6 @@
 // Builds the config object: defaults <- optional JSON file (CONFIG_FILE) <- environment variables.
 // Secrets never live here: the config only names the environment variables that hold them.
 import { readFileSync } from 'node:fs';
-import { z } from 'zod';
 import { SANDBOX_NETWORK_NAMES, configSchema, type ModelConfig, type ParsedConfig } from './schema.ts';
 import { embeddedModels } from './embedded-models.ts';
 import { LOCAL_OPTION_SCHEMAS, speechProviderFormats } from './engines.ts';

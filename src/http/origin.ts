@@ -1,7 +1,6 @@
 // The absolute origin clients reach us at: the configured public URL; else, for a request that came through a
 // configured proxy, its forwarded protocol and host; else the address the connection was accepted on. Nothing
 // a client alone sends (X-Forwarded-*, Host) decides the `resource` URL, media URLs or a stored receipt.
-import { isProxyEntry } from '../lib/proxy-entry.ts';
 import type { Context } from 'hono';
 import type { IncomingMessage } from 'node:http';
 import { BlockList, isIP, type Socket } from 'node:net';

@@ -110,7 +110,7 @@ async function respondPaidCall(c: Context, deps: PaidRouteDeps, route: PaidRoute
       return result;
     });
   const request = { header: (name: string) => c.req.header(name), origin: requestOrigin(c, deps.config) };
-  const paid = await paidCall(deps, route, request, (payment) => counted(() => prepared.run()));
+  const paid = await paidCall(deps, route, request, () => counted(() => prepared.run()));
   if (prepared.events) return respondStreamed(c, deps, route, prepared.events, paid, counted);
 
   const outcome = await deps.gate.process(paid.call);

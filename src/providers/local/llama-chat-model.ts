@@ -20,7 +20,6 @@
 import { access, constants } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { randomBytes, randomInt } from 'node:crypto';
-import { z } from 'zod';
 import { engineOptions } from './engine-options.ts';
 import { LLAMA_CHAT_ENGINE } from '../../config/engines.ts';
 import { boundedJsonSchema, JSON_OBJECT_SCHEMA } from './bounded-json-schema.ts';

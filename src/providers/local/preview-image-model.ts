@@ -12,7 +12,6 @@ import {
   type ImageModelV4Result,
   type SharedV4Warning,
 } from '@ai-sdk/provider';
-import { z } from 'zod';
 import { previewSvg } from './preview-art.ts';
 import { engineOptions } from './engine-options.ts';
 import { PREVIEW_IMAGE_ENGINE } from '../../config/engines.ts';

@@ -7,7 +7,6 @@
 // permit (settleWithPermit does both in one transaction) or a signed approve we fund and broadcast.
 import { evmChainClient } from './chain-client.ts';
 import {
-  createWalletClient,
   decodeFunctionData,
   encodeFunctionData,
   isAddressEqual,
