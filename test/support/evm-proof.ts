@@ -3,6 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import type { PrivateKeyAccount } from 'viem/accounts';
 import type { PaymentRequirements } from '../../src/x402/types.ts';
+import { transferWithAuthorizationTypes } from '../../src/payments/facilitators/evm/eip3009-abi.ts';
 
 export interface ProofOverrides {
   to?: `0x${string}`;
@@ -42,16 +43,7 @@ export async function signEvmProof(
       chainId: overrides.chainId ?? chainId,
       verifyingContract: overrides.verifyingContract ?? (requirement.asset as `0x${string}`),
     },
-    types: {
-      TransferWithAuthorization: [
-        { name: 'from', type: 'address' },
-        { name: 'to', type: 'address' },
-        { name: 'value', type: 'uint256' },
-        { name: 'validAfter', type: 'uint256' },
-        { name: 'validBefore', type: 'uint256' },
-        { name: 'nonce', type: 'bytes32' },
-      ],
-    },
+    types: transferWithAuthorizationTypes,
     primaryType: 'TransferWithAuthorization',
     message: authorization,
   });

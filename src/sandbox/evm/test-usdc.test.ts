@@ -18,6 +18,7 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { NETWORKS, type EvmNetwork } from '../../x402/networks.ts';
 import { startEvmSandbox, type EvmSandbox } from './evm-sandbox.ts';
 import { loadTestUsdcArtifact } from './test-usdc-artifact.ts';
+import { transferWithAuthorizationTypes } from '../../payments/facilitators/evm/eip3009-abi.ts';
 
 const { abi } = loadTestUsdcArtifact();
 const polygonAmoy = NETWORKS['polygon-amoy'] as EvmNetwork;
@@ -61,14 +62,8 @@ function authorization(from: Address, to: Address, overrides: Partial<Authorizat
 }
 
 const domain = () => ({ name: 'USDC', version: '2', chainId: 80002, verifyingContract: sandbox.asset });
-const fields = [
-  { name: 'from', type: 'address' },
-  { name: 'to', type: 'address' },
-  { name: 'value', type: 'uint256' },
-  { name: 'validAfter', type: 'uint256' },
-  { name: 'validBefore', type: 'uint256' },
-  { name: 'nonce', type: 'bytes32' },
-] as const;
+// ReceiveWithAuthorization signs the same fields as TransferWithAuthorization under its own name
+const fields = transferWithAuthorizationTypes.TransferWithAuthorization;
 
 function sign(signer: LocalAccount, auth: Authorization, kind: 'Transfer' | 'Receive' = 'Transfer'): Promise<Hex> {
   const primaryType = `${kind}WithAuthorization` as const;
