@@ -18,6 +18,7 @@ import { loadConfig } from '../src/config/load.ts';
 import { startService, type RunningService } from '../src/service.ts';
 import { BATCH_SETTLEMENT_CONTRACT } from '../src/x402/batch-settlement.ts';
 import { startPostgres, type PostgresServer } from './support/postgres.ts';
+import { localEvmNetwork } from './support/local-rail.ts';
 
 const KEY_ENV = 'CHANNELS_PG_TEST_KEY';
 const IMAGE = { path: '/api/v1/ai/images', body: { prompt: 'a red fox', n: 1, size: '256x256' } };
@@ -42,7 +43,7 @@ async function instance(databaseUrl: string): Promise<RunningService> {
       databaseUrl,
       publicUrl: 'http://gateway.test',
       networks: {
-        base: { payTo: sandbox.payTo, asset: sandbox.asset, eip712: sandbox.eip712, facilitator: { type: 'local', rpcUrl: sandbox.rpcUrl, secretKeyEnv: KEY_ENV } },
+        base: localEvmNetwork(sandbox, KEY_ENV),
       },
       // rounds are run by the test; the timer stays out of the way
       channels: { claimIntervalMs: 800_000, claimThreshold: '1000000000000', claimMaxAgeMs: 60_000 },

@@ -26,6 +26,7 @@ import { startChildService, type ChildService } from './support/child-service.ts
 import { postJson } from './support/service.ts';
 import { anvilRpc, pooledTransactions } from './support/anvil-pool.ts';
 import { eip3009Abi } from '../src/payments/facilitators/evm/eip3009-abi.ts';
+import { localEvmNetwork } from './support/local-rail.ts';
 
 const base = NETWORKS.base as EvmNetwork;
 const KEY_ENV = 'X402_TEST_SETTLEMENT_KEY';
@@ -118,12 +119,7 @@ function instanceConfig(overrides: Record<string, unknown> = {}): Record<string,
     // one public URL for all instances, as behind a load balancer
     publicUrl: 'http://gateway.test',
     networks: {
-      base: {
-        payTo: sandbox.payTo,
-        asset: sandbox.asset,
-        eip712: sandbox.eip712,
-        facilitator: { type: 'local', rpcUrl: sandbox.rpcUrl, secretKeyEnv: KEY_ENV },
-      },
+      base: localEvmNetwork(sandbox, KEY_ENV),
     },
     settlementTimeoutMs: 5_000,
     reconcileIntervalMs: 100,

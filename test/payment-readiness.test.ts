@@ -12,6 +12,7 @@ import type { RunningService } from '../src/service.ts';
 import type { ReadinessReport } from '../src/http/readiness-checks.ts';
 import { startTestService, postJson } from './support/service.ts';
 import { anvilRpc } from './support/anvil-pool.ts';
+import { localEvmNetwork } from './support/local-rail.ts';
 
 const KEY_ENV = 'X402_READINESS_TEST_KEY';
 const CHAT = { model: 'local/demo-bigram', prompt: 'Tell me about the sea', max_tokens: 16 };
@@ -29,12 +30,7 @@ before(async () => {
       sandbox: { enabled: false },
       readinessCheckIntervalMs: 1_000,
       networks: {
-        base: {
-          payTo: sandbox.payTo,
-          asset: missingAsset,
-          eip712: sandbox.eip712,
-          facilitator: { type: 'local', rpcUrl: sandbox.rpcUrl, secretKeyEnv: KEY_ENV },
-        },
+        base: { ...localEvmNetwork(sandbox, KEY_ENV), asset: missingAsset },
       },
     },
   });

@@ -25,6 +25,7 @@ import { startChildService, type ChildService } from './support/child-service.ts
 import { postJson } from './support/service.ts';
 import { signEvmProof } from './support/evm-proof.ts';
 import { anvilRpc, pooledTransactions } from './support/anvil-pool.ts';
+import { localEvmNetwork } from './support/local-rail.ts';
 
 const base = NETWORKS.base as EvmNetwork;
 const KEY_ENV = 'X402_TEST_SETTLEMENT_KEY';
@@ -71,12 +72,7 @@ function instanceConfig(): Record<string, unknown> {
     databaseUrl,
     publicUrl: 'http://gateway.test',
     networks: {
-      base: {
-        payTo: sandbox.payTo,
-        asset: sandbox.asset,
-        eip712: sandbox.eip712,
-        facilitator: { type: 'local', rpcUrl: sandbox.rpcUrl, secretKeyEnv: KEY_ENV },
-      },
+      base: localEvmNetwork(sandbox, KEY_ENV),
     },
     settlementTimeoutMs: 5_000,
     reconcileIntervalMs: 200,
