@@ -14,7 +14,7 @@ import { randomUUID } from 'node:crypto';
 import type { ChannelRecord, ChannelStore } from '../../store/channel-store.ts';
 import type { PaymentRail, PaymentRails } from '../rails.ts';
 import { BATCH_SETTLEMENT_SCHEME } from '../../x402/batch-settlement.ts';
-import { wireRequirementOf } from './channel-gate.ts';
+import { wirePaymentOf, wireRequirementOf } from './channel-gate.ts';
 import type { ChannelFacilitator, OnChainChannel } from './channel-facilitator.ts';
 import { NO_CHANNEL_OBSERVER, type ChannelObserver } from './channel-metrics.ts';
 
@@ -212,6 +212,6 @@ export class ChannelClaimer {
   }
 
   #payment(rail: PaymentRail, payload: Record<string, unknown>): PaymentPayload {
-    return { x402Version: 2, accepted: this.#requirement(rail), payload };
+    return wirePaymentOf(this.#requirement(rail), payload);
   }
 }

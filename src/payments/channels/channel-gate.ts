@@ -87,10 +87,9 @@ export class ChannelGate {
 
   async handle(input: ChannelCall): Promise<PaymentOutcome> {
     const { proof, rail } = input;
-    const paymentRequired = (reason: string): PaymentOutcome => ({ kind: 'payment_required', reason, rails: [rail] });
-    if (proof.wire !== 2) return paymentRequired('unsupported_scheme: batch-settlement exists only in x402 version 2 (PAYMENT-SIGNATURE)');
+    if (proof.wire !== 2) return paymentRequired(rail, 'unsupported_scheme: batch-settlement exists only in x402 version 2 (PAYMENT-SIGNATURE)');
     const parsed = channelPayloadSchema.safeParse(proof.payload);
-    if (!parsed.success) return paymentRequired('invalid_batch_settlement_evm_payload: not a deposit, voucher or refund of batch-settlement');
+    if (!parsed.success) return paymentRequired(rail, 'invalid_batch_settlement_evm_payload: not a deposit, voucher or refund of batch-settlement');
     const payload = parsed.data;
     const network = rail.network as EvmNetwork;
     const terms = {
@@ -100,13 +99,13 @@ export class ChannelGate {
       withdrawDelay: rail.channels.withdrawDelay,
     };
     const mismatch = configMismatch(payload.channelConfig, payload.voucher.channelId, network.chainId, terms);
-    if (mismatch) return paymentRequired(mismatch);
+    if (mismatch) return paymentRequired(rail, mismatch);
     const channelId = payload.voucher.channelId.toLowerCase();
     if (payload.type === 'refund') {
-      if (!input.call.refundOnly) return paymentRequired('invalid_batch_settlement_evm_payload_type: a refund is sent with GET to the paid URL, without a body');
+      if (!input.call.refundOnly) return paymentRequired(rail, 'invalid_batch_settlement_evm_payload_type: a refund is sent with GET to the paid URL, without a body');
       return this.#serialised(channelId, () => this.#refund(input, payload, channelId));
     }
-    if (input.call.refundOnly) return paymentRequired('invalid_batch_settlement_evm_payload_type: only a refund is taken with GET; a paid call is a POST');
+    if (input.call.refundOnly) return paymentRequired(rail, 'invalid_batch_settlement_evm_payload_type: only a refund is taken with GET; a paid call is a POST');
     return this.#serialised(channelId, () => this.#pay(input, payload, channelId));
   }
 
@@ -148,19 +147,13 @@ export class ChannelGate {
 
   async #pay(input: ChannelCall, payload: Exclude<ChannelPayload, { type: 'refund' }>, channelId: string): Promise<PaymentOutcome> {
     const { call, rail, requirement, wires } = input;
-    const paymentRequired = (reason: string): PaymentOutcome => ({ kind: 'payment_required', reason, rails: [rail] });
     const facilitator = rail.channels.facilitator;
     const network = rail.network as EvmNetwork;
     const price = requirement.amount;
     const ceiling = BigInt(payload.voucher.maxClaimableAmount);
     const wireRequirement = wireRequirementOf(requirement);
     // the client's extensions go along: the facilitator submits a Permit2 deposit's EIP-2612 permit from them
-    const wirePayment: PaymentPayload = {
-      x402Version: 2,
-      accepted: wireRequirement,
-      payload: payload as unknown as Record<string, unknown>,
-      ...(input.proof.extensions ? { extensions: input.proof.extensions } : {}),
-    };
+    const wirePayment = wirePaymentOf(wireRequirement, payload, input.proof.extensions);
     const now = Date.now();
 
     let record = await this.#store.get(channelId);
@@ -171,9 +164,9 @@ export class ChannelGate {
     const local = payload.type === 'voucher' && record !== undefined && now - record.syncedAt < this.#freshStateMs && payload.channelConfig.payerAuthorizer !== ZERO_ADDRESS;
     if (local && record) {
       const signed = await voucherSignedByAuthorizer(payload.channelConfig, channelId, ceiling, payload.voucher.signature, network.chainId);
-      if (!signed) return paymentRequired('invalid_batch_settlement_evm_voucher_signature');
-      if (ceiling > record.balance) return paymentRequired('invalid_batch_settlement_evm_cumulative_exceeds_balance');
-      if (ceiling <= record.totalClaimed) return paymentRequired('invalid_batch_settlement_evm_cumulative_below_claimed');
+      if (!signed) return paymentRequired(rail, 'invalid_batch_settlement_evm_voucher_signature');
+      if (ceiling > record.balance) return paymentRequired(rail, 'invalid_batch_settlement_evm_cumulative_exceeds_balance');
+      if (ceiling <= record.totalClaimed) return paymentRequired(rail, 'invalid_batch_settlement_evm_cumulative_below_claimed');
       state = record;
     } else {
       const verified = await facilitator.verify(wirePayment, wireRequirement).catch((error: unknown) => {
@@ -181,7 +174,7 @@ export class ChannelGate {
         return undefined;
       });
       if (!verified) return FACILITATOR_UNAVAILABLE;
-      if (!verified.isValid) return paymentRequired(verified.invalidReason);
+      if (!verified.isValid) return paymentRequired(rail, verified.invalidReason);
       state = verified.state;
       if (!record) {
         // a channel this server has no record of: what is claimed on chain is the baseline (unclaimed charges of a lost record are forfeited)
@@ -203,7 +196,7 @@ export class ChannelGate {
       if (!settled.success) {
         // the deposit may still land: the client retries the same payment, which then finds it on chain
         if (settled.pending) return { kind: 'pending', transaction: settled.transaction || null };
-        return paymentRequired(`settlement_failed: ${settled.errorReason}`);
+        return paymentRequired(rail, `settlement_failed: ${settled.errorReason}`);
       }
       const amount = BigInt(payload.deposit.amount);
       deposit = { transaction: settled.transaction, amount };
@@ -261,19 +254,18 @@ export class ChannelGate {
    */
   async #refund(input: ChannelCall, payload: Extract<ChannelPayload, { type: 'refund' }>, channelId: string): Promise<PaymentOutcome> {
     const { rail, requirement, wires } = input;
-    const paymentRequired = (reason: string): PaymentOutcome => ({ kind: 'payment_required', reason, rails: [rail] });
     const facilitator = rail.channels.facilitator;
     const network = rail.network as EvmNetwork;
     const wireRequirement = wireRequirementOf(requirement);
     const signed = BigInt(payload.voucher.maxClaimableAmount);
     const verified = await facilitator
-      .verify({ x402Version: 2, accepted: wireRequirement, payload: payload as unknown as Record<string, unknown> }, wireRequirement)
+      .verify(wirePaymentOf(wireRequirement, payload), wireRequirement)
       .catch((error: unknown) => {
         this.#log.error({ err: error, channelId }, 'channel refund verify failed');
         return undefined;
       });
     if (!verified) return FACILITATOR_UNAVAILABLE;
-    if (!verified.isValid) return paymentRequired(verified.invalidReason);
+    if (!verified.isValid) return paymentRequired(rail, verified.invalidReason);
     const state = verified.state;
     const now = Date.now();
     const record = await this.#store.update(channelId, (current) =>
@@ -286,25 +278,19 @@ export class ChannelGate {
 
     const claimedAfter = record.chargedCumulative > state.totalClaimed ? record.chargedCumulative : state.totalClaimed;
     const refundable = state.balance > claimedAfter ? state.balance - claimedAfter : 0n;
-    if (refundable === 0n) return paymentRequired('invalid_batch_settlement_evm_refund_no_balance');
+    if (refundable === 0n) return paymentRequired(rail, 'invalid_batch_settlement_evm_refund_no_balance');
     const requested = payload.amount === undefined ? refundable : BigInt(payload.amount);
-    if (requested === 0n) return paymentRequired('invalid_batch_settlement_evm_refund_amount_invalid');
+    if (requested === 0n) return paymentRequired(rail, 'invalid_batch_settlement_evm_refund_amount_invalid');
     const amount = requested < refundable ? requested : refundable;
     const claims =
       record.chargedCumulative > state.totalClaimed
         ? [{ voucher: { channel: payload.channelConfig, maxClaimableAmount: signed.toString() }, signature: payload.voucher.signature, totalClaimed: record.chargedCumulative.toString() }]
         : [];
-    const settled = await facilitator.settle(
-      {
-        x402Version: 2,
-        accepted: wireRequirement,
-        payload: { ...payload, amount: amount.toString(), refundNonce: state.refundNonce.toString(), claims },
-      },
-      wireRequirement,
-    );
+    const refundPayload = { ...payload, amount: amount.toString(), refundNonce: state.refundNonce.toString(), claims };
+    const settled = await facilitator.settle(wirePaymentOf(wireRequirement, refundPayload), wireRequirement);
     if (!settled.success) {
       if (settled.pending) return { kind: 'pending', transaction: settled.transaction || null };
-      return paymentRequired(`settlement_failed: ${settled.errorReason}`);
+      return paymentRequired(rail, `settlement_failed: ${settled.errorReason}`);
     }
     const refunded = settled.amount === '' ? amount : BigInt(settled.amount);
     const after = await this.#store.update(channelId, (current) =>
@@ -357,6 +343,16 @@ export class ChannelGate {
       },
     };
   }
+}
+
+/** A refusal that offers the rail again with `reason`. */
+function paymentRequired(rail: PaymentRail, reason: string): PaymentOutcome {
+  return { kind: 'payment_required', reason, rails: [rail] };
+}
+
+/** A channel payload as the x402 v2 payment the facilitators take. */
+export function wirePaymentOf(accepted: PaymentRequirements, payload: object, extensions?: Record<string, unknown>): PaymentPayload {
+  return { x402Version: 2, accepted, payload: payload as Record<string, unknown>, ...(extensions ? { extensions } : {}) };
 }
 
 function mirrored(state: OnChainChannel, now: number): Pick<ChannelRecord, 'balance' | 'totalClaimed' | 'withdrawRequestedAt' | 'refundNonce' | 'syncedAt' | 'updatedAt'> {
