@@ -26,9 +26,9 @@ test('a voucher signed as the official client signs it verifies on every chain, 
         primaryType: 'Voucher',
         message: { channelId, maxClaimableAmount: amount },
       });
-      assert.equal(await voucherSignedByAuthorizer(config, channelId, amount, signature, chainId), true, `chain ${chainId}, ${amount}`);
-      assert.equal(await voucherSignedByAuthorizer(config, channelId, amount + 1n, signature, chainId), false, 'another amount');
-      assert.equal(await voucherSignedByAuthorizer(config, channelId, amount, signature, chainId === 8453 ? 84532 : 8453), false, 'another chain');
+      assert.equal(voucherSignedByAuthorizer(config, channelId, amount, signature, chainId), true, `chain ${chainId}, ${amount}`);
+      assert.equal(voucherSignedByAuthorizer(config, channelId, amount + 1n, signature, chainId), false, 'another amount');
+      assert.equal(voucherSignedByAuthorizer(config, channelId, amount, signature, chainId === 8453 ? 84532 : 8453), false, 'another chain');
     }
   }
 });

@@ -115,13 +115,13 @@ export function configMismatch(config: ChannelConfig, channelId: string, chainId
  * committed in the config): an ECDSA recovery, no RPC. Vouchers of a config without one (EIP-1271 smart wallets)
  * are checked by the facilitator instead.
  */
-export async function voucherSignedByAuthorizer(
+export function voucherSignedByAuthorizer(
   config: ChannelConfig,
   channelId: string,
   maxClaimableAmount: bigint,
   voucherSignature: string,
   chainId: number,
-): Promise<boolean> {
+): boolean {
   try {
     // EIP-712 (what hashTypedData computes), with the escrow's domain separator hashed once per chain
     const voucher = hashStruct({ data: { channelId: channelId as Hex, maxClaimableAmount }, primaryType: 'Voucher', types: voucherTypes });

@@ -163,7 +163,7 @@ export class ChannelGate {
     let state: OnChainChannel;
     const local = payload.type === 'voucher' && record !== undefined && now - record.syncedAt < this.#freshStateMs && payload.channelConfig.payerAuthorizer !== ZERO_ADDRESS;
     if (local && record) {
-      const signed = await voucherSignedByAuthorizer(payload.channelConfig, channelId, ceiling, payload.voucher.signature, network.chainId);
+      const signed = voucherSignedByAuthorizer(payload.channelConfig, channelId, ceiling, payload.voucher.signature, network.chainId);
       if (!signed) return paymentRequired(rail, 'invalid_batch_settlement_evm_voucher_signature');
       if (ceiling > record.balance) return paymentRequired(rail, 'invalid_batch_settlement_evm_cumulative_exceeds_balance');
       if (ceiling <= record.totalClaimed) return paymentRequired(rail, 'invalid_batch_settlement_evm_cumulative_below_claimed');

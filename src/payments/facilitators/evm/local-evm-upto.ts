@@ -261,7 +261,7 @@ export class LocalEvmUptoFacilitator implements Facilitator {
     if (BigInt(auth.witness.validAfter) > now) return invalid(PERMIT2_NOT_YET_VALID, payer);
     if (BigInt(auth.permitted.amount) !== requirement.amount) return invalid(PERMIT2_AMOUNT_MISMATCH, payer);
     if (!isAddressEqual(auth.permitted.token as Address, this.#asset)) return invalid(PERMIT2_TOKEN_MISMATCH, payer);
-    if (!(await this.#signedByPayer(auth, signature as Hex))) return invalid(INVALID_PERMIT2_SIGNATURE, payer);
+    if (!this.#signedByPayer(auth, signature as Hex)) return invalid(INVALID_PERMIT2_SIGNATURE, payer);
 
     const sponsoring = readGasSponsoring(payment.extensions);
     if (typeof sponsoring === 'string') return invalid(sponsoring, payer);
@@ -273,7 +273,7 @@ export class LocalEvmUptoFacilitator implements Facilitator {
   }
 
   /** EOA signatures (65 bytes, low s: what every signer produces), recovered against Permit2's domain on this chain. */
-  async #signedByPayer(auth: Checked['auth'], signature: Hex): Promise<boolean> {
+  #signedByPayer(auth: Checked['auth'], signature: Hex): boolean {
     try {
       const digest = hashTypedData({
         domain: { name: 'Permit2', chainId: this.#network.chainId, verifyingContract: PERMIT2_ADDRESS },

@@ -326,12 +326,12 @@ export class LocalEvmFacilitator implements Facilitator {
       nonce: a.nonce as Hex,
       signature: signature as Hex,
     };
-    if (options.signature && !(await this.#signedByPayer(auth))) return invalid(INVALID_EXACT_EVM_PAYLOAD_SIGNATURE, payer);
+    if (options.signature && !this.#signedByPayer(auth)) return invalid(INVALID_EXACT_EVM_PAYLOAD_SIGNATURE, payer);
     return { ok: true, auth };
   }
 
   /** EOA signatures only (65 bytes, low s), recovered against the token's domain on this chain. */
-  async #signedByPayer(auth: Authorization): Promise<boolean> {
+  #signedByPayer(auth: Authorization): boolean {
     try {
       const digest = hashTypedData({
         domain: { ...this.#eip712, chainId: this.#network.chainId, verifyingContract: this.#asset },
