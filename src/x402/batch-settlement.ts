@@ -143,12 +143,16 @@ const ESCROW_DOMAIN_TYPES = {
 } as const;
 const domainSeparators = new Map<number, Hex>();
 
+/** The escrow's EIP-712 domain on a chain: what vouchers, claim batches and refunds are signed under. */
+export function escrowDomain(chainId: number) {
+  return { ...BATCH_SETTLEMENT_DOMAIN, chainId, verifyingContract: getAddress(BATCH_SETTLEMENT_CONTRACT) };
+}
+
 /** The escrow's EIP-712 domain separator on a chain (constant: the vouchers of every channel there share it). */
 function escrowDomainSeparator(chainId: number): Hex {
   let separator = domainSeparators.get(chainId);
   if (!separator) {
-    const domain = { ...BATCH_SETTLEMENT_DOMAIN, chainId: BigInt(chainId), verifyingContract: getAddress(BATCH_SETTLEMENT_CONTRACT) };
-    separator = hashDomain({ domain, types: ESCROW_DOMAIN_TYPES });
+    separator = hashDomain({ domain: { ...escrowDomain(chainId), chainId: BigInt(chainId) }, types: ESCROW_DOMAIN_TYPES });
     domainSeparators.set(chainId, separator);
   }
   return separator;

@@ -3,10 +3,10 @@
 // data, and the signatures ride in the claim and refund payloads the facilitator submits, as the spec's
 // `claimAuthorizerSignature` and `refundAuthorizerSignature` (what @x402/evm's server scheme sends when it is
 // configured with a receiverAuthorizerSigner).
-import { getAddress, type Hex } from 'viem';
+import type { Hex } from 'viem';
 import type { PrivateKeyAccount } from 'viem/accounts';
-import { BATCH_SETTLEMENT_DOMAIN, claimBatchTypes, refundTypes } from '@x402/evm';
-import { BATCH_SETTLEMENT_CONTRACT, channelIdOf, type ChannelConfig } from '../../x402/batch-settlement.ts';
+import { claimBatchTypes, refundTypes } from '@x402/evm';
+import { channelIdOf, escrowDomain, type ChannelConfig } from '../../x402/batch-settlement.ts';
 
 /** A claim entry as claim and refund payloads carry it. */
 interface WireClaim {
@@ -14,11 +14,9 @@ interface WireClaim {
   totalClaimed: string;
 }
 
-const domainOf = (chainId: number) => ({ ...BATCH_SETTLEMENT_DOMAIN, chainId, verifyingContract: getAddress(BATCH_SETTLEMENT_CONTRACT) });
-
 async function signClaims(account: PrivateKeyAccount, claims: readonly WireClaim[], chainId: number): Promise<Hex> {
   return account.signTypedData({
-    domain: domainOf(chainId),
+    domain: escrowDomain(chainId),
     types: claimBatchTypes,
     primaryType: 'ClaimBatch',
     message: {
@@ -41,7 +39,7 @@ export async function withReceiverSignatures(account: PrivateKeyAccount, chainId
   if (payload.type !== 'refund') return payload;
   const voucher = payload.voucher as { channelId: Hex };
   const refundAuthorizerSignature = await account.signTypedData({
-    domain: domainOf(chainId),
+    domain: escrowDomain(chainId),
     types: refundTypes,
     primaryType: 'Refund',
     message: { channelId: voucher.channelId, nonce: BigInt(String(payload.refundNonce)), amount: BigInt(String(payload.amount)) },
