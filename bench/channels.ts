@@ -27,7 +27,7 @@ import { toClientEvmSigner } from '@x402/evm';
 import { BatchSettlementEvmScheme } from '@x402/evm/batch-settlement/client';
 import type { PaymentRequired } from '@x402/core/types';
 import { startGatewayChild } from './gateway-child.ts';
-import { jsonRequest, newAgent, processCpuSeconds, send, stats, type LatencyStats } from './load.ts';
+import { jsonRequest, newAgent, processCpuSeconds, postOnce, send, sendOnce, stats, type LatencyStats } from './load.ts';
 import { paidThroughput } from './paid-load.ts';
 import { envNumber } from './env-number.ts';
 import { startPeer } from './peer-compare.ts';
@@ -55,28 +55,11 @@ const concurrency = envNumber('BENCH_PAID_CONCURRENCY', 8);
 const rounds = envNumber('BENCH_ROUNDS', 3);
 const warmupRequests = envNumber('BENCH_WARMUP_REQUESTS', 80);
 
-async function post(origin: URL, path: string, body: unknown, headers: Record<string, string> = {}) {
-  const agent = newAgent(1);
-  try {
-    return await send(agent, origin, jsonRequest(path, body, headers));
-  } finally {
-    agent.destroy();
-  }
-}
-
-async function get(origin: URL, path: string) {
-  const agent = newAgent(1);
-  try {
-    return await send(agent, origin, { method: 'GET', path, headers: {} });
-  } finally {
-    agent.destroy();
-  }
-}
 
 /** A channel payer: the official client, funded and deposited (the warm-up call, untimed). */
 async function channelPayer(origin: URL, rpcUrl: string, call: { path: string; body: unknown }, required: PaymentRequired, faucet: URL) {
   const account = privateKeyToAccount(generatePrivateKey());
-  const funded = await post(faucet, '/sandbox/faucet', { network: 'base', address: account.address, amount: '100000000' });
+  const funded = await postOnce(faucet, '/sandbox/faucet', { network: 'base', address: account.address, amount: '100000000' });
   if (funded.status !== 200) throw new Error(`faucet answered ${funded.status}`);
   const scheme = new BatchSettlementEvmScheme(toClientEvmSigner(account, createPublicClient({ transport: http(rpcUrl) })), {
     depositStrategy: () => '5000000',
@@ -188,19 +171,19 @@ const gateway = await startGatewayChild();
 const workOnlyGateway = await startGatewayChild({ BENCH_PAYMENT_EXCLUDED: '1' });
 try {
   const origin = gateway.url;
-  const health = JSON.parse((await get(origin, '/healthz')).body.toString()) as { sandboxNetworks?: Record<string, { rpcUrl?: string }> };
+  const health = JSON.parse((await sendOnce(origin, { method: 'GET', path: '/healthz', headers: {} })).body.toString()) as { sandboxNetworks?: Record<string, { rpcUrl?: string }> };
   const rpcUrl = health.sandboxNetworks?.base?.rpcUrl;
   if (!rpcUrl) throw new Error('the gateway child runs no sandbox base chain');
   const lines: string[] = [];
   const decodeRequired = (reply: { headers: Record<string, string | string[] | undefined> }) =>
     JSON.parse(Buffer.from(String(reply.headers['payment-required']), 'base64').toString('utf8')) as PaymentRequired;
   // the official peer, paid in channels, on the gateway's chain and token at the gateway's image price
-  const imageQuote = decodeRequired(await post(origin, IMAGE.path, IMAGE.body, NETWORK));
+  const imageQuote = decodeRequired(await postOnce(origin, IMAGE.path, IMAGE.body, NETWORK));
   const exactOffer = imageQuote.accepts.find((offer) => offer.scheme === 'exact')!;
-  const chatQuote = decodeRequired(await post(origin, SHORT_CHAT.path, SHORT_CHAT.body, NETWORK));
+  const chatQuote = decodeRequired(await postOnce(origin, SHORT_CHAT.path, SHORT_CHAT.body, NETWORK));
   const chatOffer = chatQuote.accepts.find((offer) => offer.scheme === 'batch-settlement')!;
   const peerKey = generatePrivateKey();
-  await post(origin, '/sandbox/faucet', { network: 'base', address: privateKeyToAccount(peerKey).address });
+  await postOnce(origin, '/sandbox/faucet', { network: 'base', address: privateKeyToAccount(peerKey).address });
   const peer = await startPeer({
     rpcUrl,
     chainId: 8453,
@@ -213,9 +196,9 @@ try {
     scheme: 'batch-settlement',
   });
   for (const [name, call] of [['short chat', SHORT_CHAT], ['image', IMAGE]] as const) {
-    const required = decodeRequired(await post(origin, call.path, call.body, NETWORK));
+    const required = decodeRequired(await postOnce(origin, call.path, call.body, NETWORK));
     const peerCall = { path: PEER_PATHS[call.path]!, body: call.body };
-    const peerRequired = decodeRequired(await post(peer.url, peerCall.path, peerCall.body));
+    const peerRequired = decodeRequired(await postOnce(peer.url, peerCall.path, peerCall.body));
     const exactSides: Side[] = [];
     const voucherSides: Side[] = [];
     const peerSides: Side[] = [];

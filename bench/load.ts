@@ -74,6 +74,21 @@ export function send(agent: Agent, origin: URL, spec: RequestSpec, keepBody = tr
   });
 }
 
+/** One JSON POST on a connection of its own (setup calls outside a timed window: quotes, the faucet). */
+export function postOnce(origin: URL, path: string, body: unknown, headers: Record<string, string> = {}): Promise<Reply> {
+  return sendOnce(origin, jsonRequest(path, body, headers));
+}
+
+/** One request on a connection of its own (setup calls outside a timed window: quotes, the faucet, health). */
+export async function sendOnce(origin: URL, spec: RequestSpec): Promise<Reply> {
+  const agent = newAgent(1);
+  try {
+    return await send(agent, origin, spec);
+  } finally {
+    agent.destroy();
+  }
+}
+
 export function stats(samples: number[]): LatencyStats {
   const sorted = Float64Array.from(samples).sort();
   const at = (q: number) => (sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!);

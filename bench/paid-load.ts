@@ -3,7 +3,7 @@
 // clients sign (bench/payers.ts: EIP-3009 on base by default, or a Solana transfer), then the fixed list sent
 // `concurrency` at a time (bench/load.ts). Proofs that expire soon (Solana's blockhash) are signed in batches,
 // each sent before the next is signed; only the sending is timed.
-import { fixedLoad, jsonRequest, newAgent, send, stats, type LatencyStats, type Reply, type RequestSpec } from './load.ts';
+import { fixedLoad, jsonRequest, postOnce, stats, type LatencyStats, type Reply, type RequestSpec } from './load.ts';
 import { paidHeaders, type PaymentRequired } from './sign.ts';
 import { evmPayer, type Payer } from './payers.ts';
 
@@ -29,15 +29,6 @@ export interface PaidRun {
   signMsPerProof: number;
 }
 
-async function post(origin: URL, path: string, body: unknown, headers: Record<string, string> = {}) {
-  const agent = newAgent(1);
-  try {
-    return await send(agent, origin, jsonRequest(path, body, headers));
-  } finally {
-    agent.destroy();
-  }
-}
-
 function settledReceipt(headers: Record<string, string | string[] | undefined>): boolean {
   const header = headers['x-payment-response'];
   if (typeof header !== 'string') return false;
@@ -57,7 +48,7 @@ export async function paidThroughput(
   const network = { 'X-Network': payer.network };
   // a buyer per connection, so no two requests in flight share a payer
   const buyers = await Promise.all(Array.from({ length: options.concurrency }, () => payer.buyer(origin)));
-  const quote = JSON.parse((await post(origin, path, body, network)).body.toString()) as PaymentRequired;
+  const quote = JSON.parse((await postOnce(origin, path, body, network)).body.toString()) as PaymentRequired;
   const replies: Reply[] = [];
   let seconds = 0;
   let signMs = 0;

@@ -3,7 +3,7 @@
 // (bench/sign.ts). Signing is the client's cost: callers sign before the timed window.
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { generateKeyPairSigner } from '@solana/kit';
-import { jsonRequest, newAgent, send } from './load.ts';
+import { jsonRequest, sendOnce } from './load.ts';
 import { signProof, solanaProofSigner, type PaymentRequired } from './sign.ts';
 
 export type ProofSigner = (required: PaymentRequired) => Promise<string>;
@@ -19,13 +19,8 @@ export interface Payer {
   signAhead: number;
 }
 
-async function request(origin: URL, method: string, path: string, body?: unknown) {
-  const agent = newAgent(1);
-  try {
-    return await send(agent, origin, body === undefined ? { method, path, headers: {} } : jsonRequest(path, body));
-  } finally {
-    agent.destroy();
-  }
+function request(origin: URL, method: string, path: string, body?: unknown) {
+  return sendOnce(origin, body === undefined ? { method, path, headers: {} } : jsonRequest(path, body));
 }
 
 async function faucet(origin: URL, network: string, address: string): Promise<void> {

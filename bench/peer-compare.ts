@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { x402Client, x402HTTPClient } from '@x402/fetch';
 import { registerExactEvmScheme } from '@x402/evm/exact/client';
-import { alternatingLoad, fixedLoad, jsonRequest, newAgent, send, stats, type LatencyStats, type LoadResult, type Reply, type RequestSpec, type TimedLoadOptions } from './load.ts';
+import { alternatingLoad, fixedLoad, jsonRequest, sendOnce, stats, type LatencyStats, type LoadResult, type Reply, type RequestSpec, type TimedLoadOptions } from './load.ts';
 import { evmPayer } from './payers.ts';
 import { paidHeaders, type PaymentRequired } from './sign.ts';
 import type { PeerSettings, SvmPeerSettings } from './official-peer.ts';
@@ -42,15 +42,6 @@ export interface PeerCompareOptions {
   rounds: number;
   /** the unpaid 402 comparison's closed loop */
   unpaid: { connections: number; seconds: number; warmupSeconds: number };
-}
-
-async function request(origin: URL, spec: RequestSpec): Promise<Reply> {
-  const agent = newAgent(1);
-  try {
-    return await send(agent, origin, spec);
-  } finally {
-    agent.destroy();
-  }
 }
 
 export const header = (reply: Reply, name: string): string | undefined => {
@@ -88,7 +79,7 @@ export async function startPeer(settings: PeerSettings | SvmPeerSettings): Promi
 }
 
 async function faucet(gateway: URL, address: string): Promise<void> {
-  const reply = await request(gateway, jsonRequest('/sandbox/faucet', { network: 'base', address }));
+  const reply = await sendOnce(gateway, jsonRequest('/sandbox/faucet', { network: 'base', address }));
   if (reply.status !== 200) throw new Error(`faucet answered ${reply.status}: ${reply.body.toString()}`);
 }
 
@@ -101,12 +92,12 @@ function sideResult(replies: Reply[], seconds: number, settled: (reply: Reply) =
 
 export async function compareWithOfficial(gateway: URL, options: PeerCompareOptions): Promise<PeerComparison> {
   const { call, concurrency } = options;
-  const health = JSON.parse((await request(gateway, { method: 'GET', path: '/healthz', headers: {} })).body.toString()) as {
+  const health = JSON.parse((await sendOnce(gateway, { method: 'GET', path: '/healthz', headers: {} })).body.toString()) as {
     sandboxNetworks?: Record<string, { rpcUrl?: string }>;
   };
   const rpcUrl = health.sandboxNetworks?.base?.rpcUrl;
   if (!rpcUrl) throw new Error('the gateway runs no sandbox base chain');
-  const gatewayQuoteReply = await request(gateway, jsonRequest(call.path, call.body, { 'X-Network': 'base' }));
+  const gatewayQuoteReply = await sendOnce(gateway, jsonRequest(call.path, call.body, { 'X-Network': 'base' }));
   const gatewayQuote = JSON.parse(gatewayQuoteReply.body.toString()) as PaymentRequired;
   const accept = gatewayQuote.accepts[0] as { maxAmountRequired: string; asset: `0x${string}`; payTo: `0x${string}`; extra: { name: string; version: string } };
 
@@ -132,7 +123,7 @@ export async function compareWithOfficial(gateway: URL, options: PeerCompareOpti
         return new x402HTTPClient(registerExactEvmScheme(new x402Client(), { signer: account }));
       }),
     );
-    const peerQuoteReply = await request(peer.url, jsonRequest(call.path, call.body));
+    const peerQuoteReply = await sendOnce(peer.url, jsonRequest(call.path, call.body));
     if (peerQuoteReply.status !== 402) throw new Error(`the official peer answered ${peerQuoteReply.status} unpaid`);
     const peerQuote = peerClients[0]!.getPaymentRequiredResponse((name) => header(peerQuoteReply, name), undefined);
 

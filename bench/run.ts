@@ -31,7 +31,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { alternatingLoad, jsonRequest, newAgent, send, timedLoad, type LatencyStats, type LoadResult, type RequestSpec, type TimedLoadOptions } from './load.ts';
+import { alternatingLoad, jsonRequest, postOnce, sendOnce, timedLoad, type LatencyStats, type LoadResult, type RequestSpec, type TimedLoadOptions } from './load.ts';
 import { paidHeaders, type PaymentRequired } from './sign.ts';
 import { evmPayer, solanaPayer } from './payers.ts';
 import { paidThroughput, type PaidRun } from './paid-load.ts';
@@ -149,26 +149,12 @@ function withoutHeader(headers: Record<string, string>, name: string): Record<st
 }
 
 async function capture(origin: URL, spec: RequestSpec): Promise<Captured> {
-  const agent = newAgent(1);
-  try {
-    const reply = await send(agent, origin, spec);
-    const headers: Record<string, string> = {};
-    for (const [name, value] of Object.entries(reply.headers)) {
-      if (value !== undefined && !DROPPED_HEADERS.has(name)) headers[name] = Array.isArray(value) ? value.join(', ') : value;
-    }
-    return { status: reply.status, headers, body: reply.body.toString('base64') };
-  } finally {
-    agent.destroy();
+  const reply = await sendOnce(origin, spec);
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(reply.headers)) {
+    if (value !== undefined && !DROPPED_HEADERS.has(name)) headers[name] = Array.isArray(value) ? value.join(', ') : value;
   }
-}
-
-async function postJson(origin: URL, path: string, body: unknown, headers: Record<string, string> = {}) {
-  const agent = newAgent(1);
-  try {
-    return await send(agent, origin, jsonRequest(path, body, headers));
-  } finally {
-    agent.destroy();
-  }
+  return { status: reply.status, headers, body: reply.body.toString('base64') };
 }
 
 function receiptOf(reply: { status: number; headers: Record<string, string | string[] | undefined> }): { success: boolean; transaction: string } | undefined {
@@ -313,9 +299,9 @@ async function main(): Promise<void> {
     const probeBuyer = await evmPayer('base').buyer(gateway.url);
     const engines: Record<string, { status: number; ms: number; settled: boolean; note?: string }> = {};
     for (const name of ['images', 'chat', 'tts'] as EndpointName[]) {
-      const quote = await postJson(gateway.url, BODIES[name].path, BODIES[name].body, NETWORK);
+      const quote = await postOnce(gateway.url, BODIES[name].path, BODIES[name].body, NETWORK);
       const proof = await probeBuyer(JSON.parse(quote.body.toString()) as PaymentRequired);
-      const paid = await postJson(gateway.url, BODIES[name].path, BODIES[name].body, { ...NETWORK, ...paidHeaders(proof) });
+      const paid = await postOnce(gateway.url, BODIES[name].path, BODIES[name].body, { ...NETWORK, ...paidHeaders(proof) });
       engines[name] = {
         status: paid.status,
         ms: paid.ms,

@@ -17,7 +17,7 @@ import { createKeyPairSignerFromPrivateKeyBytes, generateKeyPairSigner } from '@
 import { x402Client, x402HTTPClient } from '@x402/fetch';
 import { ExactSvmScheme } from '@x402/svm/exact/client';
 import { startGatewayChild } from './gateway-child.ts';
-import { fixedLoad, jsonRequest, newAgent, send, stats, type RequestSpec } from './load.ts';
+import { fixedLoad, jsonRequest, sendOnce, stats, type RequestSpec } from './load.ts';
 import { paidThroughput, PAID_IMAGE } from './paid-load.ts';
 import { solanaPayer } from './payers.ts';
 import { decodedReceipt, header, startPeer } from './peer-compare.ts';
@@ -48,14 +48,6 @@ interface Side {
   stop(): Promise<void>;
 }
 
-async function call(origin: URL, spec: RequestSpec) {
-  const agent = newAgent(1);
-  try {
-    return await send(agent, origin, spec);
-  } finally {
-    agent.destroy();
-  }
-}
 
 async function gatewaySide(name: string, serve?: string): Promise<Side> {
   const gateway = await startGatewayChild({ BENCH_NETWORKS: 'solana' }, serve);
@@ -74,15 +66,15 @@ async function gatewaySide(name: string, serve?: string): Promise<Side> {
 /** The official stack on `gateway`'s sandbox Solana chain, selling the same image at the same price in the same mint. */
 async function officialSide(gateway: URL): Promise<Side> {
   const faucet = async (address: string) => {
-    const reply = await call(gateway, jsonRequest('/sandbox/faucet', { network: 'solana', address }));
+    const reply = await sendOnce(gateway, jsonRequest('/sandbox/faucet', { network: 'solana', address }));
     if (reply.status !== 200) throw new Error(`faucet answered ${reply.status}: ${reply.body.toString()}`);
   };
-  const health = JSON.parse((await call(gateway, { method: 'GET', path: '/healthz', headers: {} })).body.toString()) as {
+  const health = JSON.parse((await sendOnce(gateway, { method: 'GET', path: '/healthz', headers: {} })).body.toString()) as {
     sandboxNetworks?: Record<string, { rpcUrl?: string }>;
   };
   const rpcUrl = health.sandboxNetworks?.solana?.rpcUrl;
   if (!rpcUrl) throw new Error('the gateway runs no sandbox solana chain');
-  const quote = JSON.parse((await call(gateway, jsonRequest(PAID_IMAGE.path, PAID_IMAGE.body, { 'X-Network': 'solana' }))).body.toString()) as PaymentRequired;
+  const quote = JSON.parse((await sendOnce(gateway, jsonRequest(PAID_IMAGE.path, PAID_IMAGE.body, { 'X-Network': 'solana' }))).body.toString()) as PaymentRequired;
   const accept = quote.accepts[0] as { maxAmountRequired: string; asset: string; payTo: string };
   const network = NETWORKS.solana.caip2 as `${string}:${string}`;
   const feePayerSeed = randomBytes(32);
@@ -96,7 +88,7 @@ async function officialSide(gateway: URL): Promise<Side> {
         return new x402HTTPClient(new x402Client().register(network, new ExactSvmScheme(buyer, { rpcUrl })));
       }),
     );
-    const unpaid = await call(peer.url, jsonRequest(PAID_IMAGE.path, PAID_IMAGE.body));
+    const unpaid = await sendOnce(peer.url, jsonRequest(PAID_IMAGE.path, PAID_IMAGE.body));
     if (unpaid.status !== 402) throw new Error(`the official peer answered ${unpaid.status} unpaid`);
     const required = clients[0]!.getPaymentRequiredResponse((name) => header(unpaid, name), undefined);
     return {
