@@ -22,7 +22,7 @@ import type { PaymentScheme, ProofIdentity } from './schemes/scheme.ts';
 import { isAcceptedProof, withinValidity } from './replay.ts';
 import { streamPlan } from './stream-validity.ts';
 import { NO_PAYMENT_OBSERVER, type PaymentLabels, type PaymentObserver } from './payment-metrics.ts';
-import type { PaidCall, PaymentOutcome, ReceivedPayment, Refusal, WorkResult } from './outcome.ts';
+import { FACILITATOR_UNAVAILABLE, type PaidCall, type PaymentOutcome, type ReceivedPayment, type Refusal, type WorkResult } from './outcome.ts';
 import { ChannelGate } from './channels/channel-gate.ts';
 import type { ChannelObserver } from './channels/channel-metrics.ts';
 import { BATCH_SETTLEMENT_SCHEME } from '../x402/batch-settlement.ts';
@@ -65,13 +65,6 @@ const IN_PROGRESS: Refusal = {
   code: 'payment_in_progress',
   message: 'this payment is already being processed; retry shortly with the same proof',
   retryAfterSeconds: 1,
-};
-
-const FACILITATOR_UNAVAILABLE: Refusal = {
-  kind: 'refused',
-  code: 'facilitator_unavailable',
-  message: 'the payment facilitator is unavailable; nothing was charged, retry later',
-  retryAfterSeconds: 5,
 };
 
 /** A payment matched to a rail, a scheme and the server's own requirement for this call. */

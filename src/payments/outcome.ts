@@ -120,6 +120,14 @@ export type PaymentOutcome =
 
 export type Refusal = Extract<PaymentOutcome, { kind: 'refused' }>;
 
+/** The facilitator did not answer (verification or settlement could not be asked): nothing was charged. */
+export const FACILITATOR_UNAVAILABLE: Refusal = {
+  kind: 'refused',
+  code: 'facilitator_unavailable',
+  message: 'the payment facilitator is unavailable; nothing was charged, retry later',
+  retryAfterSeconds: 5,
+};
+
 /** Extra fields for the offer of `scheme` on `network` in one payment-required answer (never cached). */
 export interface OfferAmendment {
   scheme: string;

@@ -26,7 +26,7 @@ import {
 import type { EvmNetwork } from '../../x402/networks.ts';
 import { newChannelRecord, type ChannelRecord, type ChannelStore } from '../../store/channel-store.ts';
 import { caip2Of, type PaymentProof, type PaymentRequirement, type Wire } from '../../x402/model.ts';
-import type { PaidCall, PaymentOutcome, Refusal } from '../outcome.ts';
+import { FACILITATOR_UNAVAILABLE, type PaidCall, type PaymentOutcome, type Refusal } from '../outcome.ts';
 import type { ChannelOffer, PaymentRail } from '../rails.ts';
 import type { OnChainChannel } from './channel-facilitator.ts';
 import { NO_CHANNEL_OBSERVER, type ChannelObserver } from './channel-metrics.ts';
@@ -59,12 +59,6 @@ const CHANNEL_BUSY_REFUSAL: Refusal = {
   retryAfterSeconds: 1,
 };
 
-const FACILITATOR_UNAVAILABLE: Refusal = {
-  kind: 'refused',
-  code: 'facilitator_unavailable',
-  message: 'the payment facilitator is unavailable; nothing was charged, retry later',
-  retryAfterSeconds: 5,
-};
 const DEFAULT_LOCK_WAIT_MS = 30_000;
 
 export class ChannelGate {
