@@ -15,7 +15,7 @@ import { balanceOf, fundedEvmBuyer } from './support/sandbox-wallet.ts';
 import type { RunningService } from '../src/service.ts';
 import { BATCH_SETTLEMENT_CONTRACT } from '../src/x402/batch-settlement.ts';
 import { ChannelClaimer } from '../src/payments/channels/channel-claimer.ts';
-import { wireRequirementOf } from '../src/payments/channels/channel-gate.ts';
+import { claimerRequirement } from '../src/payments/channels/channel-claimer.ts';
 
 const CHAT = { path: '/api/v1/ai/chat', body: { model: 'local/demo-bigram', prompt: 'Tell me about the sea', max_tokens: 32, options: { seed: 7 } } };
 const IMAGE = { path: '/api/v1/ai/images', body: { prompt: 'a red fox', n: 1, size: '256x256' } };
@@ -153,14 +153,14 @@ test('a crash between claim and settle loses nothing: the next round settles wha
   const charged = chargeOf(await pay(IMAGE)).charged;
   const record = (await service.ledger.channels!.get(channelIdOf(buyer)))!;
   // the claim went out (as a round does) and the instance died before recording it or settling
-  const requirement = wireRequirementOf({ scheme: 'batch-settlement', network: 'base', amount: 0n, payTo: rail().payTo, asset: rail().asset, maxTimeoutSeconds: 60, extra: { ...rail().extra, ...rail().channels!.extra } });
   const claimed = await rail().channels!.facilitator.settle(
     {
-      x402Version: 2,
-      accepted: requirement,
-      payload: { type: 'claim', claims: [{ voucher: { channel: record.config, maxClaimableAmount: record.signedMaxClaimable.toString() }, signature: record.signature, totalClaimed: charged.toString() }] },
+      payload: {
+        type: 'claim',
+        claims: [{ voucher: { channel: record.config, maxClaimableAmount: record.signedMaxClaimable.toString() }, signature: record.signature, totalClaimed: charged.toString() }],
+      },
     },
-    requirement,
+    claimerRequirement(rail()),
   );
   assert.equal(claimed.success, true);
   assert.equal((await service.ledger.channels!.get(channelIdOf(buyer)))!.totalClaimed, 0n, 'the ledger never heard of it');

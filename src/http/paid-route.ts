@@ -22,6 +22,7 @@ import type { MediaStore } from '../media/media-store.ts';
 import type { TokenUsage } from '../pricing/token-usage.ts';
 import type { HttpMetrics } from './metrics.ts';
 import { formatUsdc } from '../pricing/usdc.ts';
+import { receiptAmount } from '../x402/model.ts';
 import { requestOrigin } from './origin.ts';
 import { signInChallenge } from '../x402/sign-in-with-x.ts';
 import { requestHash } from '../lib/canonical-json.ts';
@@ -292,10 +293,11 @@ function traceOutcome(outcome: PaymentOutcome, clientLeft = false): void {
   else trace.state('refused', outcome.transaction ? { transaction: outcome.transaction } : undefined, outcome.code);
 }
 
-/** The settlement receipt a stream's last event carries, with the amount charged. */
+/** The settlement receipt a stream's last event carries: the fields PAYMENT-RESPONSE states, the scheme's own included. */
 function streamReceipt(outcome: Extract<PaymentOutcome, { kind: 'delivered' }>): StreamReceipt {
   const { receipt } = outcome;
-  return { success: true, transaction: receipt.transaction, network: receipt.network, payer: receipt.payer, amount: receipt.amount!.toString() };
+  const stated: StreamReceipt = { success: true, transaction: receipt.transaction, network: receipt.network, payer: receipt.payer, amount: receiptAmount(receipt) ?? '' };
+  return receipt.extra ? { ...stated, extra: receipt.extra } : stated;
 }
 
 /** An outcome other than delivered once the stream is open: settlement failed or still pending, or a refusal. */

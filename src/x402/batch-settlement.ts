@@ -69,8 +69,50 @@ export const refundPayloadSchema = z.object({
 });
 
 export const channelPayloadSchema = z.discriminatedUnion('type', [depositPayloadSchema, voucherPayloadSchema, refundPayloadSchema]);
+/** What a payer sends: a deposit (with its first voucher), a voucher, or a refund voucher. */
 export type ChannelPayload = z.infer<typeof channelPayloadSchema>;
 export type DepositPayload = z.infer<typeof depositPayloadSchema>;
+export type RefundPayload = z.infer<typeof refundPayloadSchema>;
+
+/** One voucher claimed up to `totalClaimed`, as claim batches and refunds carry it. */
+export interface VoucherClaim {
+  voucher: { channel: ChannelConfig; maxClaimableAmount: string };
+  signature: string;
+  totalClaimed: string;
+}
+
+/** What the receiver side submits on chain through a facilitator's settle. */
+export type ChannelSubmission =
+  /** the payer's deposit (its voucher is committed by the gate, not submitted) */
+  | DepositPayload
+  /** a cooperative refund at the escrow's refund nonce, claiming what was charged in the same transaction */
+  | (RefundPayload & { amount: string; refundNonce: string; claims: VoucherClaim[] })
+  /** charged vouchers of many channels, claimed in one claimWithSignature */
+  | { type: 'claim'; claims: VoucherClaim[] }
+  /** claimed funds swept to the receiver */
+  | { type: 'settle'; receiver: string; token: string };
+
+/** The escrow's fields of one channel. */
+export interface OnChainChannel {
+  balance: bigint;
+  totalClaimed: bigint;
+  /** when the payer started a withdrawal (unix seconds), 0 when none is pending */
+  withdrawRequestedAt: number;
+  refundNonce: bigint;
+}
+
+/** The channel snapshot the scheme's facilitators answer with (a verify response's `extra`, a settle response's `extra.channelState`). */
+export function channelStateFromWire(value: unknown): OnChainChannel | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const v = value as Record<string, unknown>;
+  const uint = (x: unknown) => (typeof x === 'string' && /^\d{1,39}$/.test(x) ? BigInt(x) : typeof x === 'number' && Number.isSafeInteger(x) && x >= 0 ? BigInt(x) : undefined);
+  const balance = uint(v.balance);
+  const totalClaimed = uint(v.totalClaimed);
+  const withdrawRequestedAt = uint(v.withdrawRequestedAt ?? 0);
+  const refundNonce = uint(v.refundNonce ?? '0');
+  if (balance === undefined || totalClaimed === undefined || withdrawRequestedAt === undefined || refundNonce === undefined) return undefined;
+  return { balance, totalClaimed, withdrawRequestedAt: Number(withdrawRequestedAt), refundNonce };
+}
 
 /** configs whose channel id is kept: a channel's every voucher carries the same config (oldest dropped beyond it) */
 const MAX_CHANNEL_IDS = 10_000;

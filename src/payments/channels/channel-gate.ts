@@ -11,7 +11,6 @@
 //   extra.chargedAmount and extra.channelState. Failed work leaves the channel as it was.
 // A channel the ledger does not know (a lost record) starts from the escrow's totalClaimed, as the spec says.
 import type { Logger } from 'pino';
-import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
 import { randomUUID } from 'node:crypto';
 import {
   BATCH_SETTLEMENT_SCHEME,
@@ -25,7 +24,7 @@ import {
 } from '../../x402/batch-settlement.ts';
 import type { EvmNetwork } from '../../x402/networks.ts';
 import { newChannelRecord, type ChannelRecord, type ChannelStore } from '../../store/channel-store.ts';
-import { caip2Of, type PaymentProof, type PaymentRequirement, type Wire } from '../../x402/model.ts';
+import type { PaymentProof, PaymentRequirement, Wire } from '../../x402/model.ts';
 import { FACILITATOR_UNAVAILABLE, type PaidCall, type PaymentOutcome, type Refusal } from '../outcome.ts';
 import type { ChannelOffer, PaymentRail } from '../rails.ts';
 import type { OnChainChannel } from './channel-facilitator.ts';
@@ -145,9 +144,8 @@ export class ChannelGate {
     const network = rail.network as EvmNetwork;
     const price = requirement.amount;
     const ceiling = BigInt(payload.voucher.maxClaimableAmount);
-    const wireRequirement = wireRequirementOf(requirement);
     // the client's extensions go along: the facilitator submits a Permit2 deposit's EIP-2612 permit from them
-    const wirePayment = wirePaymentOf(wireRequirement, payload, input.proof.extensions);
+    const extensions = input.proof.extensions ? { extensions: input.proof.extensions } : {};
     const now = Date.now();
 
     let record = await this.#store.get(channelId);
@@ -163,7 +161,7 @@ export class ChannelGate {
       if (ceiling <= record.totalClaimed) return paymentRequired(rail, 'invalid_batch_settlement_evm_cumulative_below_claimed');
       state = record;
     } else {
-      const verified = await facilitator.verify(wirePayment, wireRequirement).catch((error: unknown) => {
+      const verified = await facilitator.verify({ payload, ...extensions }, requirement).catch((error: unknown) => {
         this.#log.error({ err: error, channelId }, 'channel verify failed');
         return undefined;
       });
@@ -186,7 +184,7 @@ export class ChannelGate {
     // a deposit lands before the work: the voucher it carries is backed only once it has
     let deposit: { transaction: string; amount: bigint } | undefined;
     if (payload.type === 'deposit') {
-      const settled = await facilitator.settle(wirePayment, wireRequirement);
+      const settled = await facilitator.settle({ payload, ...extensions }, requirement);
       if (!settled.success) {
         // the deposit may still land: the client retries the same payment, which then finds it on chain
         if (settled.pending) return { kind: 'pending', transaction: settled.transaction || null };
@@ -232,11 +230,9 @@ export class ChannelGate {
         network: network.name,
         payer: payload.channelConfig.payer,
         amount: charged,
-        // the scheme's payment-response contract: the deposit's amount (or '' for a charge alone) and the charge in extra
-        v2Fields: {
-          amount: deposit ? deposit.amount.toString() : '',
-          extra: { chargedAmount: charged.toString(), channelState: channelStateOf(committed) },
-        },
+        // the scheme's payment-response contract: the deposit's amount (or '' for a charge alone), the charge in extra
+        schemeAmount: deposit ? deposit.amount.toString() : '',
+        extra: { chargedAmount: charged.toString(), channelState: channelStateOf(committed) },
       },
     };
   }
@@ -250,10 +246,9 @@ export class ChannelGate {
     const { rail, requirement, wires } = input;
     const facilitator = rail.channels.facilitator;
     const network = rail.network as EvmNetwork;
-    const wireRequirement = wireRequirementOf(requirement);
     const signed = BigInt(payload.voucher.maxClaimableAmount);
     const verified = await facilitator
-      .verify(wirePaymentOf(wireRequirement, payload), wireRequirement)
+      .verify({ payload }, requirement)
       .catch((error: unknown) => {
         this.#log.error({ err: error, channelId }, 'channel refund verify failed');
         return undefined;
@@ -281,12 +276,12 @@ export class ChannelGate {
         ? [{ voucher: { channel: payload.channelConfig, maxClaimableAmount: signed.toString() }, signature: payload.voucher.signature, totalClaimed: record.chargedCumulative.toString() }]
         : [];
     const refundPayload = { ...payload, amount: amount.toString(), refundNonce: state.refundNonce.toString(), claims };
-    const settled = await facilitator.settle(wirePaymentOf(wireRequirement, refundPayload), wireRequirement);
+    const settled = await facilitator.settle({ payload: refundPayload }, requirement);
     if (!settled.success) {
       if (settled.pending) return { kind: 'pending', transaction: settled.transaction || null };
       return paymentRequired(rail, `settlement_failed: ${settled.errorReason}`);
     }
-    const refunded = settled.amount === '' ? amount : BigInt(settled.amount);
+    const refunded = settled.amount ?? amount;
     const after = await this.#store.update(channelId, (current) =>
       current && {
         ...current,
@@ -313,7 +308,8 @@ export class ChannelGate {
         network: network.name,
         payer: payload.channelConfig.payer,
         amount: 0n,
-        v2Fields: { amount: refunded.toString(), extra: { channelState: channelStateOf(after) } },
+        schemeAmount: refunded.toString(),
+        extra: { channelState: channelStateOf(after) },
       },
     };
   }
@@ -344,11 +340,6 @@ function paymentRequired(rail: PaymentRail, reason: string): PaymentOutcome {
   return { kind: 'payment_required', reason, rails: [rail] };
 }
 
-/** A channel payload as the x402 v2 payment the facilitators take. */
-export function wirePaymentOf(accepted: PaymentRequirements, payload: object, extensions?: Record<string, unknown>): PaymentPayload {
-  return { x402Version: 2, accepted, payload: payload as Record<string, unknown>, ...(extensions ? { extensions } : {}) };
-}
-
 function mirrored(state: OnChainChannel, now: number): Pick<ChannelRecord, 'balance' | 'totalClaimed' | 'withdrawRequestedAt' | 'refundNonce' | 'syncedAt' | 'updatedAt'> {
   return { ...pickState(state), syncedAt: now, updatedAt: now };
 }
@@ -366,18 +357,5 @@ export function channelStateOf(record: ChannelRecord): Record<string, unknown> {
     withdrawRequestedAt: record.withdrawRequestedAt,
     refundNonce: record.refundNonce.toString(),
     chargedCumulativeAmount: record.chargedCumulative.toString(),
-  };
-}
-
-/** A requirement in the x402 v2 wire shape the facilitators take. */
-export function wireRequirementOf(requirement: PaymentRequirement): PaymentRequirements {
-  return {
-    scheme: requirement.scheme,
-    network: caip2Of(requirement.network) as PaymentRequirements['network'],
-    amount: requirement.amount.toString(),
-    asset: requirement.asset,
-    payTo: requirement.payTo,
-    maxTimeoutSeconds: requirement.maxTimeoutSeconds,
-    extra: requirement.extra,
   };
 }
