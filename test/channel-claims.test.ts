@@ -226,7 +226,7 @@ function refunder(buyer: PrivateKeyAccount, deposit: bigint) {
   };
 }
 
-test('the official client refunds through a paid URL (GET): a partial refund, then the rest; the route never runs', async () => {
+test('the official client refunds through a paid URL (GET): a partial refund, then (after a charge) the rest; the route never runs', async () => {
   const buyer = await fundedEvmBuyer(service, ['base'], 10_000_000n);
   const client = refunder(buyer, 2_000_000n);
   let charged = 0n;
@@ -243,6 +243,12 @@ test('the official client refunds through a paid URL (GET): a partial refund, th
   assert.equal(await balanceOf(service, 'base', buyer.address), walletBefore + 500_000n);
   // the refund claimed what was charged in the same transaction
   assert.deepEqual(await onChain(buyer), { balance: 1_500_000n, totalClaimed: charged });
+
+  // a voucher asks for one refund: the same voucher again (the client's, as nothing was charged since) is refused
+  await assert.rejects(client.refund(IMAGE.path), /refund_payload/);
+  const paid = await client.pay(SPEECH);
+  assert.equal(paid.status, 200);
+  charged += BigInt(decode(paid.headers.get('PAYMENT-RESPONSE')).extra.chargedAmount);
 
   const full = await client.refund('/v1/chat/completions');
   assert.equal(full.success, true);

@@ -16,6 +16,12 @@ export const MAX_WITHDRAW_DELAY = 2_592_000;
 /** The scheme's error names the official client reacts to. */
 export const CUMULATIVE_MISMATCH = 'invalid_batch_settlement_evm_cumulative_amount_mismatch';
 export const CHANNEL_BUSY = 'invalid_batch_settlement_evm_channel_busy';
+export const INVALID_VOUCHER_SIGNATURE = 'invalid_batch_settlement_evm_voucher_signature';
+export const CUMULATIVE_EXCEEDS_BALANCE = 'invalid_batch_settlement_evm_cumulative_exceeds_balance';
+export const CUMULATIVE_BELOW_CLAIMED = 'invalid_batch_settlement_evm_cumulative_below_claimed';
+export const REFUND_PAYLOAD = 'invalid_batch_settlement_evm_refund_payload';
+export const REFUND_NO_BALANCE = 'invalid_batch_settlement_evm_refund_no_balance';
+export const REFUND_AMOUNT_INVALID = 'invalid_batch_settlement_evm_refund_amount_invalid';
 
 // read as its checksummed form: a mixed-case address is an EIP-55 checksum, which a client may get wrong or a
 // tamperer alter, and viem refuses to hash or compare a wrong one; the address is the same 20 bytes either way
@@ -99,6 +105,20 @@ export interface OnChainChannel {
   /** when the payer started a withdrawal (unix seconds), 0 when none is pending */
   withdrawRequestedAt: number;
   refundNonce: bigint;
+  /** the pending withdrawal's amount, where the facilitator reads it (undefined: not known) */
+  withdrawAmount?: bigint;
+}
+
+/**
+ * The most a voucher of this channel can be claimed for, whatever the payer does next: the balance, less a pending
+ * withdrawal (paid out once its delay is over, from what is not claimed by then; the whole unclaimed balance when
+ * its amount is not known).
+ */
+export function stillPayable(state: OnChainChannel): bigint {
+  if (state.withdrawRequestedAt === 0) return state.balance;
+  const unclaimed = state.balance > state.totalClaimed ? state.balance - state.totalClaimed : 0n;
+  const leaving = state.withdrawAmount !== undefined && state.withdrawAmount < unclaimed ? state.withdrawAmount : unclaimed;
+  return state.balance - leaving;
 }
 
 /** The channel snapshot the scheme's facilitators answer with (a verify response's `extra`, a settle response's `extra.channelState`). */

@@ -80,7 +80,15 @@ export class LocalEvmChannelFacilitator implements ChannelFacilitator {
     if (!verified.isValid) return { isValid: false, invalidReason: verified.invalidReason ?? 'invalid_batch_settlement_evm_payload', ...(verified.payer ? { payer: verified.payer } : {}) };
     const state = channelStateFromWire(verified.extra);
     if (!state) return { isValid: false, invalidReason: 'invalid_batch_settlement_evm_rpc_read_failed' };
+    // the official scheme does not say how much a pending withdrawal takes: read it (only while one is pending)
+    if (state.withdrawRequestedAt !== 0) state.withdrawAmount = (await this.#pendingWithdrawal(proof.payload.voucher.channelId)).amount;
     return { isValid: true, payer: verified.payer ?? '', state };
+  }
+
+  #pendingWithdrawal(channelId: string): Promise<{ amount: bigint; initiatedAt: number }> {
+    return this.#public
+      .readContract({ address: BATCH_SETTLEMENT_CONTRACT, abi: escrowAbi, functionName: 'pendingWithdrawals', args: [channelId as Hex] })
+      .then(([amount, initiatedAt]) => ({ amount, initiatedAt }));
   }
 
   async settle(proof: ChannelProof<ChannelSubmission>, requirement: PaymentRequirement): Promise<ChannelSettleResult> {
@@ -96,12 +104,12 @@ export class LocalEvmChannelFacilitator implements ChannelFacilitator {
 
   async readChannel(channelId: string): Promise<OnChainChannel> {
     const id = channelId as Hex;
-    const [[balance, totalClaimed], [, initiatedAt], refundNonce] = await Promise.all([
+    const [[balance, totalClaimed], withdrawal, refundNonce] = await Promise.all([
       this.#public.readContract({ address: BATCH_SETTLEMENT_CONTRACT, abi: escrowAbi, functionName: 'channels', args: [id] }),
-      this.#public.readContract({ address: BATCH_SETTLEMENT_CONTRACT, abi: escrowAbi, functionName: 'pendingWithdrawals', args: [id] }),
+      this.#pendingWithdrawal(id),
       this.#public.readContract({ address: BATCH_SETTLEMENT_CONTRACT, abi: escrowAbi, functionName: 'refundNonce', args: [id] }),
     ]);
-    return { balance, totalClaimed, withdrawRequestedAt: Number(initiatedAt), refundNonce };
+    return { balance, totalClaimed, withdrawRequestedAt: withdrawal.initiatedAt, refundNonce, withdrawAmount: withdrawal.amount };
   }
 
   async unsettled(receiver: string, token: string): Promise<bigint> {
