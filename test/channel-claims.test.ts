@@ -367,3 +367,20 @@ test("a lost server record starts from the escrow's totalClaimed: the client is 
   charged += next.charged;
   assert.ok(unclaimed > 0n);
 });
+
+test('the admin revenue report counts the calls paid on channels, at their charge, per model', async () => {
+  const revenue = async () => {
+    const response = await fetch(`${service.url}/api/v1/admin/revenue`, { headers: { Authorization: `Bearer ${ADMIN_TOKEN}` } });
+    assert.equal(response.status, 200);
+    return (await response.json()) as { rows: { model: string; count: number; amount: string }[]; totals: { network: string; count: number; amount: string }[] };
+  };
+  const total = (report: Awaited<ReturnType<typeof revenue>>) => report.totals.find((t) => t.network === 'base') ?? { count: 0, amount: '0' };
+  const before = total(await revenue());
+  const buyer = await fundedEvmBuyer(service, ['base'], 10_000_000n);
+  const pay = payer(buyer, 2_000_000n);
+  let charged = 0n;
+  for (const endpoint of [IMAGE, CHAT, SPEECH]) charged += chargeOf(await pay(endpoint)).charged;
+  const after = total(await revenue());
+  assert.equal(after.count - before.count, 3, 'three calls');
+  assert.equal(BigInt(after.amount) - BigInt(before.amount), charged, 'what the receipts charged, the deposit not counted');
+});
