@@ -43,7 +43,7 @@ import { ENDPOINTS } from '../src/service.ts';
 import { CORS, createApp } from '../src/http/app.ts';
 import { HttpMetrics } from '../src/http/metrics.ts';
 import { PaymentGate, type GateDeps, type PaidCall, type PaymentOutcome } from '../src/payments/gate.ts';
-import { HttpPaymentAnswers } from '../src/http/payment-edge.ts';
+import { HttpPaymentAnswers } from '../src/http/paid/payment-edge.ts';
 import { answerFrame } from '../src/http/answer-frame.ts';
 import { SqliteLedger } from '../src/store/sqlite-ledger.ts';
 import { FileMediaStore } from '../src/media/file-media-store.ts';

@@ -1,6 +1,6 @@
 // The payment core: quote -> payment required, or match -> reserve -> verify -> work -> settle -> delivered.
 // It owns every money decision of a call and speaks only the internal model: a wire edge reads the proof in
-// (src/http/payment-edge.ts for HTTP headers, src/http/mcp/ for JSON-RPC `_meta`) and renders the outcome out.
+// (src/http/paid/payment-edge.ts for HTTP headers, src/http/mcp/ for JSON-RPC `_meta`) and renders the outcome out.
 //
 // Invariants:
 // - one payment key is reserved once, atomically, before verification; the work runs at most once per key;

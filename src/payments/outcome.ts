@@ -1,5 +1,5 @@
 // What goes into the payment core and what comes out of it, in the internal model only: no header, no status
-// code, no wire document. A wire edge (src/http/payment-edge.ts for HTTP headers, src/http/mcp/ for JSON-RPC `_meta`)
+// code, no wire document. A wire edge (src/http/paid/payment-edge.ts for HTTP headers, src/http/mcp/ for JSON-RPC `_meta`)
 // reads a proof into a `ReceivedPayment` and renders a `PaymentOutcome` into its own documents.
 import type { NetworkName } from '../x402/networks.ts';
 import type { DecodedProof, PaymentRequirement, SettlementReceipt, Wire } from '../x402/model.ts';

@@ -1,6 +1,6 @@
 // The payment model: what the payment core, the schemes and the facilitators work on, whichever protocol
 // version and transport carried it. Each protocol version has its codec (src/x402/v1, src/x402/v2); each
-// transport its wire edge (src/http/payment-edge.ts, src/http/mcp/).
+// transport its wire edge (src/http/paid/payment-edge.ts, src/http/mcp/).
 import { NETWORKS, resolveNetworkName, type NetworkName } from './networks.ts';
 
 /** the x402 version whose headers carried a proof (and in which the answer is given) */

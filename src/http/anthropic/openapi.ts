@@ -1,5 +1,5 @@
 // The Anthropic-compatible routes in the OpenAPI document, from the same zod schemas that validate them.
-import { jsonSchema } from '../openapi-schema.ts';
+import { jsonSchema } from '../discovery/openapi-schema.ts';
 import { COUNT_TOKENS_PATH, MESSAGES_PATH } from './routes.ts';
 import { anthropicErrorSchema, countTokensRequestSchema, countTokensResponseSchema, messagesEventSchema, messagesRequestSchema, messagesResponseSchema } from '../../api/anthropic/schemas.ts';
 

@@ -5,9 +5,9 @@
 // sends are accepted and never read: payment is the access control.
 import { Hono, type Context } from 'hono';
 import { chatEndpoint } from '../../api/chat-endpoint.ts';
-import { endpointContext, respondPaid, type PaidRouteDeps } from '../paid-route.ts';
+import { endpointContext, respondPaid, type PaidRouteDeps } from '../paid/paid-route.ts';
 import { readJsonBody } from '../read-json.ts';
-import { jsonSchema } from '../openapi-schema.ts';
+import { jsonSchema } from '../discovery/openapi-schema.ts';
 import { parseOrThrow } from '../../api/validate.ts';
 import { countTokensRequestSchema, messagesRequestSchema } from '../../api/anthropic/schemas.ts';
 import { prepareMessage, usageOfMessage } from '../../api/anthropic/messages.ts';

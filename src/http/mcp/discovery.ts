@@ -5,7 +5,7 @@ import { declareDiscoveryExtension } from '@x402/extensions/bazaar';
 import { declarePaymentIdentifierExtension, PAYMENT_IDENTIFIER } from '@x402/extensions/payment-identifier';
 import type { Config } from '../../config/load.ts';
 import type { ModelCatalog } from '../../providers/catalog.ts';
-import { BAZAAR, compactSchema } from '../bazaar.ts';
+import { BAZAAR, compactSchema } from '../discovery/bazaar.ts';
 import { NETWORKS, type NetworkName } from '../../x402/networks.ts';
 import type { PaidTool } from './tools.ts';
 

@@ -11,8 +11,8 @@ import { settlesFirst } from '../../payments/settle-first.ts';
 import { ApiError } from '../../errors.ts';
 import { requestHash } from '../../lib/canonical-json.ts';
 import { paymentIdOf, v2PaymentRequired, v2ProofFromPayload, v2SettleResponse, type V2PaymentRequired } from '../../x402/v2/codec.ts';
-import { refusalError, v2ResourceOf } from '../payment-edge.ts';
-import type { PaidRoute } from '../paid-route.ts';
+import { refusalError, v2ResourceOf } from '../paid/payment-edge.ts';
+import type { PaidRoute } from '../paid/paid-route.ts';
 import type { HttpMetrics } from '../metrics.ts';
 
 export const PAYMENT_META = 'x402/payment';

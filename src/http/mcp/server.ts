@@ -5,10 +5,10 @@ import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, typ
 import type { Logger } from 'pino';
 import type { Endpoint } from '../../api/endpoint.ts';
 import { ApiError } from '../../errors.ts';
-import { endpointRoute } from '../endpoint-route.ts';
-import { endpointContextAt, type PaidRouteDeps } from '../paid-route.ts';
+import { endpointRoute } from '../paid/endpoint-route.ts';
+import { endpointContextAt, type PaidRouteDeps } from '../paid/paid-route.ts';
 import { toApiError } from '../render-error.ts';
-import { modelsListing } from '../models-listing.ts';
+import { modelsListing } from '../discovery/models-listing.ts';
 import { endpointBody, MODELS_TOOL, MODELS_TOOL_DEFINITION, paidTools, toolResource, type PaidTool } from './tools.ts';
 import { packageVersion, toolExtensions } from './discovery.ts';
 import { PAYMENT_META, payForTool } from './payment-edge.ts';

@@ -3,7 +3,7 @@
 import type { Endpoint } from '../../api/endpoint.ts';
 import type { Capability } from '../../config/schema.ts';
 import type { ModelCatalog } from '../../providers/catalog.ts';
-import { jsonSchema } from '../openapi-schema.ts';
+import { jsonSchema } from '../discovery/openapi-schema.ts';
 import { NETWORKS, type NetworkName } from '../../x402/networks.ts';
 import { capabilityPriceRange } from '../../pricing/price-range.ts';
 import { formatUsdc } from '../../pricing/usdc.ts';

@@ -1,6 +1,6 @@
 // The /v1 routes and the chat event streams in the OpenAPI document, from the same zod schemas that validate them.
-import { jsonSchema } from '../openapi-schema.ts';
-import { TAGS } from '../openapi.ts';
+import { jsonSchema } from '../discovery/openapi-schema.ts';
+import { TAGS } from '../discovery/openapi.ts';
 import { OPENAI_ROUTES } from './routes.ts';
 import { responsesEventSchema, responsesResponseSchema } from '../../api/openai/responses-schemas.ts';
 import { openaiChatChunkSchema, openaiChatResponseSchema, openaiErrorSchema, openaiImageResponseSchema, openaiModelListSchema } from '../../api/openai/schemas.ts';

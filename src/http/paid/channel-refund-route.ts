@@ -5,13 +5,13 @@
 // X-Network and no payment) is what it was, a 405 naming POST: these are middlewares, not GET routes, so the
 // paths' Allow stays "POST".
 import type { Context, Hono } from 'hono';
-import type { Config } from '../config/load.ts';
-import type { PaymentGate } from '../payments/gate.ts';
-import type { PaidCall } from '../payments/outcome.ts';
+import type { Config } from '../../config/load.ts';
+import type { PaymentGate } from '../../payments/gate.ts';
+import type { PaidCall } from '../../payments/outcome.ts';
 import { carriesPayment, HTTP_NAMES, paymentFromHeaders, receiptHeaders, type HttpPaymentAnswers, type PaymentRequiredContext } from './payment-edge.ts';
-import { requestOrigin } from './origin.ts';
-import { plainResponse } from './response-headers.ts';
-import { signInChallenge } from '../x402/sign-in-with-x.ts';
+import { requestOrigin } from '../origin.ts';
+import { plainResponse } from '../response-headers.ts';
+import { signInChallenge } from '../../x402/sign-in-with-x.ts';
 
 export interface RefundRoute {
   path: string;

@@ -3,11 +3,11 @@
 // Built once per route and origin (the bazaar example's media URLs are absolute), so the 402 stays a cached
 // string; only the sign-in-with-x challenge, whose nonce is single-use, is made per 402 (x402/sign-in-with-x.ts,
 // passed to the gate as signInChallenge).
-import type { Config } from '../config/load.ts';
-import type { Endpoint } from '../api/endpoint.ts';
+import type { Config } from '../../config/load.ts';
+import type { Endpoint } from '../../api/endpoint.ts';
 import { declarePaymentIdentifierExtension, PAYMENT_IDENTIFIER } from '@x402/extensions/payment-identifier';
-import type { ModelCatalog } from '../providers/catalog.ts';
-import { BAZAAR, bazaarExtension } from './bazaar.ts';
+import type { ModelCatalog } from '../../providers/catalog.ts';
+import { BAZAAR, bazaarExtension } from '../discovery/bazaar.ts';
 
 export type RouteExtensions = Record<string, unknown>;
 

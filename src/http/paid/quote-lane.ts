@@ -9,15 +9,15 @@
 // instead of the spent stream: the app then renders the error as it always does.
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import type { Endpoint } from '../api/endpoint.ts';
-import { ApiError } from '../errors.ts';
-import { SIGN_IN_WITH_X_HEADER } from '../x402/sign-in-with-x.ts';
+import type { Endpoint } from '../../api/endpoint.ts';
+import { ApiError } from '../../errors.ts';
+import { SIGN_IN_WITH_X_HEADER } from '../../x402/sign-in-with-x.ts';
 import { endpointRoute, type EndpointRoute } from './endpoint-route.ts';
-import { originOf } from './origin.ts';
+import { originOf } from '../origin.ts';
 import { endpointContextAt, paidCall, type PaidRouteDeps } from './paid-route.ts';
 import { PAYMENT_HEADERS } from './payment-edge.ts';
-import { isJsonType, parseJsonBody, readIncoming } from './read-json.ts';
-import type { AnswerFrame } from './answer-frame.ts';
+import { isJsonType, parseJsonBody, readIncoming } from '../read-json.ts';
+import type { AnswerFrame } from '../answer-frame.ts';
 
 export interface QuoteLaneDeps extends PaidRouteDeps {
   log: Logger;

@@ -1,10 +1,10 @@
 // The OpenAPI 3.1 document, generated from the same zod schemas that validate requests.
 import { z } from 'zod';
-import type { Endpoint } from '../api/endpoint.ts';
-import { NETWORK_NAMES } from '../x402/networks.ts';
-import { adminOpenApi } from './admin-openapi.ts';
+import type { Endpoint } from '../../api/endpoint.ts';
+import { NETWORK_NAMES } from '../../x402/networks.ts';
+import { adminOpenApi } from '../admin/admin-openapi.ts';
 import { jsonContent, jsonSchema } from './openapi-schema.ts';
-import { PAYMENT_STATES } from '../store/ledger.ts';
+import { PAYMENT_STATES } from '../../store/ledger.ts';
 
 const errorSchema = z.object({
   error: z.string().describe('Human-readable reason'),

@@ -5,14 +5,14 @@
 // - x-payment-info on every paid operation of /openapi.json: the price range in USD(C) and the protocol;
 // - GET /llms.txt: the same in plain text for a language model: what is sold, at what price, how to pay.
 import { Hono } from 'hono';
-import type { Endpoint } from '../api/endpoint.ts';
-import type { Config } from '../config/load.ts';
-import type { ModelConfig } from '../config/schema.ts';
-import type { ModelCatalog } from '../providers/catalog.ts';
-import { capabilityPriceRange, modelPriceRange, type PriceRange } from '../pricing/price-range.ts';
-import { formatUsdc } from '../pricing/usdc.ts';
-import { NETWORKS, type NetworkName } from '../x402/networks.ts';
-import { requestOrigin } from './origin.ts';
+import type { Endpoint } from '../../api/endpoint.ts';
+import type { Config } from '../../config/load.ts';
+import type { ModelConfig } from '../../config/schema.ts';
+import type { ModelCatalog } from '../../providers/catalog.ts';
+import { capabilityPriceRange, modelPriceRange, type PriceRange } from '../../pricing/price-range.ts';
+import { formatUsdc } from '../../pricing/usdc.ts';
+import { NETWORKS, type NetworkName } from '../../x402/networks.ts';
+import { requestOrigin } from '../origin.ts';
 
 export interface DiscoveryDeps {
   config: Config;

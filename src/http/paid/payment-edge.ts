@@ -2,11 +2,11 @@
 // the core's outcome out as an HTTP answer (the v1 402 body beside the v2 PAYMENT-REQUIRED header, the
 // receipt headers, the 409 of a pending settlement, the refusals' statuses). The core (payments/gate.ts)
 // never sees a header; this is the one place that decides whether a request carries a payment.
-import { ApiError, type ErrorCode } from '../errors.ts';
-import { canonicalJson } from '../lib/canonical-json.ts';
-import { resolveNetworkName } from '../x402/networks.ts';
-import type { SettlementReceipt, Wire } from '../x402/model.ts';
-import { decodeV1Proof, v1PaymentRequiredBody, v1Receipt, V1_PROOF_HEADER, V1_RECEIPT_HEADER } from '../x402/v1/codec.ts';
+import { ApiError, type ErrorCode } from '../../errors.ts';
+import { canonicalJson } from '../../lib/canonical-json.ts';
+import { resolveNetworkName } from '../../x402/networks.ts';
+import type { SettlementReceipt, Wire } from '../../x402/model.ts';
+import { decodeV1Proof, v1PaymentRequiredBody, v1Receipt, V1_PROOF_HEADER, V1_RECEIPT_HEADER } from '../../x402/v1/codec.ts';
 import {
   decodeV2Proof,
   paymentIdOf,
@@ -19,11 +19,11 @@ import {
   type V2PaymentRequiredParts,
   type V2Proof,
   type V2Resource,
-} from '../x402/v2/codec.ts';
-import { freshSignInValues, SIGN_IN_PLACEHOLDERS, SIGN_IN_WITH_X, type SignInChallenge } from '../x402/sign-in-with-x.ts';
-import { splicedHeader, type HeaderFiller } from '../x402/spliced-header.ts';
-import type { PaymentGate } from '../payments/gate.ts';
-import type { OfferAmendment, PaidCall, PaymentOutcome, ReceivedPayment, RefusalCode, WireNames } from '../payments/outcome.ts';
+} from '../../x402/v2/codec.ts';
+import { freshSignInValues, SIGN_IN_PLACEHOLDERS, SIGN_IN_WITH_X, type SignInChallenge } from '../../x402/sign-in-with-x.ts';
+import { splicedHeader, type HeaderFiller } from '../../x402/spliced-header.ts';
+import type { PaymentGate } from '../../payments/gate.ts';
+import type { OfferAmendment, PaidCall, PaymentOutcome, ReceivedPayment, RefusalCode, WireNames } from '../../payments/outcome.ts';
 
 /** The request headers that carry a payment: a request with either is a paid call. */
 export const PAYMENT_HEADERS = [V1_PROOF_HEADER, V2_PROOF_HEADER] as const;

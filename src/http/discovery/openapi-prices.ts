@@ -1,9 +1,9 @@
 // Prices in /openapi.json, where people read them (/docs renders each operation's description): every
 // paid operation lists its models with what a call costs in decimal USDC. The 402 answer still carries the
 // exact amount for one body, in atomic units.
-import type { Endpoint } from '../api/endpoint.ts';
-import type { ModelCatalog } from '../providers/catalog.ts';
-import { priceText } from '../pricing/price-text.ts';
+import type { Endpoint } from '../../api/endpoint.ts';
+import type { ModelCatalog } from '../../providers/catalog.ts';
+import { priceText } from '../../pricing/price-text.ts';
 
 function priceTable(endpoint: Endpoint, catalog: ModelCatalog): string {
   const rows = catalog.models

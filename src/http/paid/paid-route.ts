@@ -11,26 +11,26 @@
 // headers then carry no amount, and its last event's receipt says what was charged.
 import type { Context } from 'hono';
 import type { Logger } from 'pino';
-import type { Config } from '../config/load.ts';
-import type { Capability } from '../config/schema.ts';
-import type { EndpointContext, EventStream, PreparedCall, StreamFailure, StreamReceipt, WorkOutput } from '../api/endpoint.ts';
-import type { PaymentGate } from '../payments/gate.ts';
-import type { PaidCall, PaymentOutcome, WorkPayment } from '../payments/outcome.ts';
-import type { ModelCatalog } from '../providers/catalog.ts';
-import type { ProviderRegistry } from '../providers/registry.ts';
-import type { MediaStore } from '../media/media-store.ts';
-import type { TokenUsage } from '../pricing/token-usage.ts';
-import type { HttpMetrics } from './metrics.ts';
-import { formatUsdc } from '../pricing/usdc.ts';
-import { requestOrigin } from './origin.ts';
-import { signInChallenge } from '../x402/sign-in-with-x.ts';
-import { requestHash } from '../lib/canonical-json.ts';
-import { settlesFirst } from '../payments/settle-first.ts';
-import { errorAnswer } from './render-error.ts';
-import { plainResponse } from './response-headers.ts';
+import type { Config } from '../../config/load.ts';
+import type { Capability } from '../../config/schema.ts';
+import type { EndpointContext, EventStream, PreparedCall, StreamFailure, StreamReceipt, WorkOutput } from '../../api/endpoint.ts';
+import type { PaymentGate } from '../../payments/gate.ts';
+import type { PaidCall, PaymentOutcome, WorkPayment } from '../../payments/outcome.ts';
+import type { ModelCatalog } from '../../providers/catalog.ts';
+import type { ProviderRegistry } from '../../providers/registry.ts';
+import type { MediaStore } from '../../media/media-store.ts';
+import type { TokenUsage } from '../../pricing/token-usage.ts';
+import type { HttpMetrics } from '../metrics.ts';
+import { formatUsdc } from '../../pricing/usdc.ts';
+import { requestOrigin } from '../origin.ts';
+import { signInChallenge } from '../../x402/sign-in-with-x.ts';
+import { requestHash } from '../../lib/canonical-json.ts';
+import { settlesFirst } from '../../payments/settle-first.ts';
+import { errorAnswer } from '../render-error.ts';
+import { plainResponse } from '../response-headers.ts';
 import { carriesPayment, HTTP_NAMES, paymentFromHeaders, receiptHeaders, refusalError, type HeaderReader, type HttpPaymentAnswers, type PaymentAnswer, type PaymentRequiredContext } from './payment-edge.ts';
-import { streamDeadlineSignal } from '../api/stream-deadline.ts';
-import { currentCallTrace, type Tracing } from '../tracing/paid-call-trace.ts';
+import { streamDeadlineSignal } from '../../api/stream-deadline.ts';
+import { currentCallTrace, type Tracing } from '../../tracing/paid-call-trace.ts';
 
 export interface PaidRouteDeps {
   config: Config;
