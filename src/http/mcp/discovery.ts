@@ -27,7 +27,7 @@ export function toolExtensions(tool: PaidTool, catalog: ModelCatalog): Record<st
 }
 
 function bazaarMcpExtension(tool: PaidTool, catalog: ModelCatalog): unknown {
-  const { endpoint } = tool;
+  const { endpoint } = tool.operation;
   const model = catalog.models.some((m) => m.capability === endpoint.capability) ? catalog.resolve(endpoint.capability, undefined) : undefined;
   const example = model && endpoint.example?.(model, '');
   const declared = declareDiscoveryExtension({

@@ -1,6 +1,6 @@
-// One paid call from a prepared endpoint call to its HTTP answer, for every surface (the spec's routes and
-// the OpenAI-compatible ones): the payment gate decides, the answer carries what was charged and the tokens
-// used, and a call that asked for server-sent events gets them as the model produces its answer.
+// One paid call from a route of the table (operations.ts) to its HTTP answer, for every surface: the body read
+// as the route's translator prepares it, the payment gate decides, the answer carries what was charged and the
+// tokens used, and a call that asked for server-sent events gets them as the model produces its answer.
 //
 // A stream opens only once the gate runs the work, that is after the proof is verified (and, for a call
 // that settles first, settled): every refusal before that (400, 402, 409) is an ordinary JSON answer. The
@@ -12,25 +12,31 @@
 import type { Context } from 'hono';
 import type { Logger } from 'pino';
 import type { Config } from '../../config/load.ts';
-import type { Capability } from '../../config/schema.ts';
-import type { EndpointContext, EventStream, PreparedCall, StreamFailure, StreamReceipt, WorkOutput } from '../../api/endpoint.ts';
+import type { EndpointContext, EventStream, PreparedCall, StreamReceipt, WorkOutput } from '../../api/endpoint.ts';
 import type { PaymentGate } from '../../payments/gate.ts';
 import type { PaidCall, PaymentOutcome, WorkPayment } from '../../payments/outcome.ts';
+import { paidCall, refundCall, type RequestFacts } from '../../payments/paid-call.ts';
 import type { ModelCatalog } from '../../providers/catalog.ts';
 import type { ProviderRegistry } from '../../providers/registry.ts';
 import type { MediaStore } from '../../media/media-store.ts';
+import type { Ledger } from '../../store/ledger.ts';
 import type { TokenUsage } from '../../pricing/token-usage.ts';
 import type { HttpMetrics } from '../metrics.ts';
 import { formatUsdc } from '../../pricing/usdc.ts';
 import { requestOrigin } from '../origin.ts';
-import { signInChallenge } from '../../x402/sign-in-with-x.ts';
+import { signInChallenge, SIGN_IN_WITH_X_HEADER, type SignInChallenge } from '../../x402/sign-in-with-x.ts';
 import { requestHash } from '../../lib/canonical-json.ts';
-import { settlesFirst } from '../../payments/settle-first.ts';
+import { paidResultForSignIn } from '../../payments/sign-in-replay.ts';
 import { errorAnswer } from '../render-error.ts';
 import { plainResponse } from '../response-headers.ts';
-import { carriesPayment, HTTP_NAMES, paymentFromHeaders, receiptHeaders, refusalError, type HeaderReader, type HttpPaymentAnswers, type PaymentAnswer, type PaymentRequiredContext } from './payment-edge.ts';
+import { jsonSchema } from '../discovery/openapi-schema.ts';
+import { readJsonBody } from '../read-json.ts';
+import { carriesPayment, HTTP_NAMES, outcomeError, paymentFromHeaders, receiptHeaders, type HeaderReader, type HttpPaymentAnswers, type PaymentAnswer } from './payment-edge.ts';
+import { SURFACES, type OperationRoute, type PaidOperation, type Surface } from './operations.ts';
+import { routeExtensions } from './route-extensions.ts';
 import { streamDeadlineSignal } from '../../api/stream-deadline.ts';
 import { currentCallTrace, type Tracing } from '../../tracing/paid-call-trace.ts';
+import { countedWork, traced, traceOutcome } from './observed-call.ts';
 
 export interface PaidRouteDeps {
   config: Config;
@@ -45,24 +51,32 @@ export interface PaidRouteDeps {
   tracing?: Tracing | undefined;
   /** where a stream's failure is logged, through the one error path (render-error.ts) */
   log: Logger;
+  /** where a signed-in payer's kept result is found (sign-in-with-x) */
+  ledger: Ledger;
 }
 
+/** A route of the table with what is fixed for it worked out once; what depends on the request comes per call. */
 export interface PaidRoute {
-  /** the route's path: names the resource paid for and identifies the request body */
-  path: string;
-  capability: Capability;
-  description: string;
+  operation: PaidOperation;
+  route: OperationRoute;
+  surface: Surface;
+  /** JSON Schema of the body's fields (the v1 402's outputSchema) */
   bodyFields: Record<string, unknown>;
-  /** the route's x402 v2 `extensions` for an origin (http/route-extensions.ts) */
-  extensions?: ((origin: string) => Record<string, unknown>) | undefined;
-  body: unknown;
-  prepared: PreparedCall;
-  /** charged the result's metered cost under x402 `upto` where a rail offers it */
-  metered?: boolean | undefined;
-  /** a paid 200 body as the route answers it (default: JSON) */
-  deliver?: (body: unknown, headers: Record<string, string>) => Promise<Response> | Response;
-  /** tokens a kept 200 body reports, for the headers of a replay */
-  usageOf?: ((body: unknown) => Partial<TokenUsage> | undefined) | undefined;
+  /** the route's x402 v2 `extensions` for an origin (route-extensions.ts) */
+  extensions: (origin: string) => Record<string, unknown>;
+  /** a paid 200 as the route answers it, when it is not the JSON body */
+  deliver?: ((body: unknown, headers: Record<string, string>) => Promise<Response> | Response) | undefined;
+}
+
+export function paidRoute(operation: PaidOperation, route: OperationRoute, deps: Pick<PaidRouteDeps, 'catalog' | 'media'>): PaidRoute {
+  return {
+    operation,
+    route,
+    surface: SURFACES[route.surface],
+    bodyFields: (jsonSchema(route.requestSchema).properties as Record<string, unknown>) ?? {},
+    extensions: routeExtensions(operation, route, deps.catalog),
+    deliver: route.deliver?.(deps.media),
+  };
 }
 
 /** Where a route's media ids are served, and what prepare() needs of the service. */
@@ -70,7 +84,7 @@ export function endpointContext(c: Context, deps: PaidRouteDeps): EndpointContex
   return endpointContextAt(requestOrigin(c, deps.config), deps);
 }
 
-export function endpointContextAt(origin: string, deps: PaidRouteDeps): EndpointContext {
+export function endpointContextAt(origin: string, deps: Pick<PaidRouteDeps, 'catalog' | 'providers' | 'media'>): EndpointContext {
   return { catalog: deps.catalog, providers: deps.providers, media: deps.media, mediaUrl: (id) => `${origin}/media/${id}` };
 }
 
@@ -91,33 +105,37 @@ export const CHARGE_HEADERS = [
   'X-Usage-Total-Tokens',
 ] as const;
 
-export async function respondPaid(c: Context, deps: PaidRouteDeps, route: PaidRoute): Promise<Response> {
-  // a span per paid call (one that carries a payment), ended when it is answered or its stream ends
-  if (!deps.tracing || !carriesPayment((name) => c.req.header(name))) return respondPaidCall(c, deps, route);
-  const { prepared } = route;
-  const start = { capability: route.capability, model: prepared.model.id, provider: prepared.model.provider, route: route.path, quoted: prepared.amount };
-  return deps.tracing.trace({ ...start, streamed: prepared.events !== undefined }, () => respondPaidCall(c, deps, route));
+/** POST on a paid route: the body, a signed-in payer's kept result, or the paid call. */
+export async function answerPaidRoute(c: Context, deps: PaidRouteDeps, paid: PaidRoute): Promise<Response> {
+  const body = await readJsonBody(c, deps.config.bodyLimitBytes, paid.surface.plainTextBodies);
+  const prepared = paid.route.prepare(body, endpointContext(c, deps));
+  const header = (name: string) => c.req.header(name);
+  const signIn = header(SIGN_IN_WITH_X_HEADER);
+  if (signIn !== undefined && !carriesPayment(header)) {
+    // pay once, fetch again by signing in: the payer's own settled result for this request, no new charge
+    const origin = requestOrigin(c, deps.config);
+    const replay = await paidResultForSignIn({ header: signIn, origin, networks: deps.gate.enabledNetworks, ledger: deps.ledger, requestHash: requestHash(paid.route.path, body) });
+    if (replay) return c.json(replay.body, replay.status as 200, { 'Cache-Control': 'private, no-store' });
+  }
+  return traced(
+    deps,
+    { capability: paid.operation.capability, route: paid.route.path, prepared, paid: carriesPayment(header) },
+    () => respondPaid(c, deps, paid, body, prepared),
+    (response) => response.status,
+  );
 }
 
-async function respondPaidCall(c: Context, deps: PaidRouteDeps, route: PaidRoute): Promise<Response> {
-  const { prepared } = route;
-  let usage: Partial<TokenUsage> | undefined;
-  const counted = (work: () => Promise<WorkOutput>): Promise<WorkOutput> =>
-    deps.metrics.timeGeneration(route.capability, prepared.model.id, async () => {
-      const result = await work();
-      usage = result.usage;
-      traceWork(prepared.model.id, result);
-      return result;
-    });
+async function respondPaid(c: Context, deps: PaidRouteDeps, paid: PaidRoute, body: unknown, prepared: PreparedCall): Promise<Response> {
+  const work = countedWork(deps, paid.operation.capability, prepared.model.id);
   const request = { header: (name: string) => c.req.header(name), origin: requestOrigin(c, deps.config) };
-  const paid = await paidCall(deps, route, request, () => counted(() => prepared.run()));
-  if (prepared.events) return respondStreamed(c, deps, route, prepared.events, paid, counted);
+  const http = await httpPaidCall(deps, paid, request, body, prepared, () => work.count(() => prepared.run()));
+  if (prepared.events) return respondStreamed(c, deps, paid, prepared.events, http, work.count);
 
-  const outcome = await deps.gate.process(paid.call);
+  const outcome = await deps.gate.process(http.call);
   traceOutcome(outcome);
-  if (outcome.kind !== 'delivered') return answerJson(c, deps.answers.render(outcome, paid.context, paid.call.payment));
-  const headers = { ...receiptHeaders(outcome.receipt, outcome.wires), ...chargeHeaders(outcome.receipt.amount!, usage ?? route.usageOf?.(outcome.body)) };
-  if (route.deliver) return route.deliver(outcome.body, headers);
+  if (outcome.kind !== 'delivered') return answerJson(c, deps.answers.render(outcome, http.call, answersOf(paid), http.signIn));
+  const headers = { ...receiptHeaders(outcome.receipt, outcome.wires), ...chargeHeaders(outcome.receipt.amount!, work.usage() ?? paid.route.usageOf?.(outcome.body)) };
+  if (paid.deliver) return paid.deliver(outcome.body, headers);
   return c.json(outcome.body, outcome.status as 200, headers);
 }
 
@@ -127,43 +145,54 @@ export interface PaidRequest {
   origin: string;
 }
 
-/** A request to a paid route as the gate's call, and what its 402 says beside the gate's offers. */
+/** A request to a paid route as the gate's call, and the sign-in challenge its 402 carries when it is unpaid. */
 export interface HttpPaidCall {
   call: PaidCall;
-  context: PaymentRequiredContext;
+  signIn?: SignInChallenge | undefined;
+}
+
+/** The HTTP facts of a request to a paid route, as the core's call builder takes them. */
+async function requestFacts(deps: PaidRouteDeps, paid: PaidRoute, request: PaidRequest, body: unknown): Promise<{ facts: RequestFacts; signIn?: SignInChallenge }> {
+  const payment = carriesPayment(request.header) ? paymentFromHeaders(request.header) : undefined;
+  const resource = `${request.origin}${paid.route.path}`;
+  // the route's sign-in-with-x challenge for an unpaid call's 402 (each 402 gets a fresh nonce)
+  const signIn = payment === undefined ? await signInChallenge(request.origin, resource, deps.gate.enabledNetworks) : undefined;
+  const { service } = deps.config;
+  const facts: RequestFacts = {
+    payment,
+    network: request.header('X-Network'),
+    names: HTTP_NAMES,
+    resource,
+    listing: { serviceName: service.name, tags: service.tags, extensions: paid.extensions(request.origin) },
+    binding: { route: paid.route.path, body },
+  };
+  return { facts, ...(signIn ? { signIn } : {}) };
 }
 
 /** The gate's call for one request to a paid route; `work` runs only once its payment is verified. */
-export async function paidCall(deps: PaidRouteDeps, route: PaidRoute, request: PaidRequest, work: PaidCall['work']): Promise<HttpPaidCall> {
-  const paid = carriesPayment(request.header);
-  const { origin } = request;
-  // the route's sign-in-with-x challenge for an unpaid call's 402 (each 402 gets a fresh nonce)
-  const challenge = paid ? undefined : await signInChallenge(origin, `${origin}${route.path}`, deps.gate.enabledNetworks);
-  const call: PaidCall = {
-    payment: paid ? paymentFromHeaders(request.header) : undefined,
-    network: request.header('X-Network'),
-    names: HTTP_NAMES,
-    resource: `${origin}${route.path}`,
-    model: route.prepared.model.id,
-    description: route.description,
-    amount: route.prepared.amount,
-    maxTimeoutSeconds: deps.config.maxTimeoutSeconds[route.capability],
-    // only a paid call needs to identify its body
-    requestHash: paid ? requestHash(route.path, route.body) : '',
-    settleFirst: (network) => settlesFirst(deps.config.settleFirst, network, route.capability),
-    metered: route.metered === true,
-    ...(route.prepared.events ? { streamSeconds: Math.ceil(deps.providers.settings(route.prepared.model).timeoutMs / 1000) } : {}),
-    work,
-  };
-  const context: PaymentRequiredContext = {
-    call,
-    bodyFields: route.bodyFields,
-    serviceName: deps.config.service.name,
-    tags: deps.config.service.tags,
-    ...(route.extensions ? { extensions: route.extensions(origin) } : {}),
-    ...(challenge ? { signInChallenge: challenge } : {}),
-  };
-  return { call, context };
+export async function httpPaidCall(deps: PaidRouteDeps, paid: PaidRoute, request: PaidRequest, body: unknown, prepared: PreparedCall, work: PaidCall['work']): Promise<HttpPaidCall> {
+  const { facts, signIn } = await requestFacts(deps, paid, request, body);
+  const streamSeconds = prepared.events ? Math.ceil(deps.providers.settings(prepared.model).timeoutMs / 1000) : undefined;
+  const call = paidCall(deps.config, paid.operation, facts, { model: prepared.model.id, amount: prepared.amount, streamSeconds, work });
+  return { call, signIn };
+}
+
+/**
+ * GET on a paid URL: where the official x402 batch-settlement client asks for a cooperative refund of its payment
+ * channel (`refundChannel(url)`). Its probe (no payment) gets the route's 402 with the channel offer; its second GET
+ * carries the refund voucher. No work runs.
+ */
+export async function answerRefund(c: Context, deps: PaidRouteDeps, paid: PaidRoute): Promise<Response> {
+  const request = { header: (name: string) => c.req.header(name), origin: requestOrigin(c, deps.config) };
+  const { facts, signIn } = await requestFacts(deps, paid, request, undefined);
+  const call = refundCall(paid.operation, facts);
+  const outcome = await deps.gate.process(call);
+  return answerJson(c, deps.answers.render(outcome, call, answersOf(paid), signIn));
+}
+
+/** What the route's answers other than its result are made of. */
+function answersOf(paid: PaidRoute) {
+  return { bodyFields: paid.bodyFields, errorShape: paid.surface.errorShape };
 }
 
 function answerJson(c: Context, answer: PaymentAnswer): Response {
@@ -184,9 +213,9 @@ const SSE_HEADERS = {
 async function respondStreamed(
   c: Context,
   deps: PaidRouteDeps,
-  route: PaidRoute,
+  paid: PaidRoute,
   events: EventStream,
-  paid: HttpPaidCall,
+  http: HttpPaidCall,
   counted: (work: () => Promise<WorkOutput>) => Promise<WorkOutput>,
 ): Promise<Response> {
   const encoder = new TextEncoder();
@@ -234,7 +263,7 @@ async function respondStreamed(
   let started!: (payment: WorkPayment) => void;
   const workStarted = new Promise<WorkPayment>((resolve) => (started = resolve));
   const answered = deps.gate.process({
-    ...paid.call,
+    ...http.call,
     work: (payment) => {
       started(payment);
       // under upto a short payment bounds the stream: it ends there as if its token limit were reached
@@ -248,11 +277,11 @@ async function respondStreamed(
     // no work ran: a refusal (402, 409, an error) answered as usual, or a kept result replayed as a stream
     const outcome = await answered;
     traceOutcome(outcome);
-    if (outcome.kind !== 'delivered') return answerJson(c, deps.answers.render(outcome, paid.context, paid.call.payment));
+    if (outcome.kind !== 'delivered') return answerJson(c, deps.answers.render(outcome, http.call, answersOf(paid), http.signIn));
     const charged = outcome.receipt.amount!;
     write(events.end(outcome.body, streamReceipt(outcome), true));
     close();
-    const headers = { ...SSE_HEADERS, ...receiptHeaders(outcome.receipt, outcome.wires), ...chargeHeaders(charged, route.usageOf?.(outcome.body)) };
+    const headers = { ...SSE_HEADERS, ...receiptHeaders(outcome.receipt, outcome.wires), ...chargeHeaders(charged, paid.route.usageOf?.(outcome.body)) };
     return new Response(body, { status: 200, headers });
   }
 
@@ -262,7 +291,11 @@ async function respondStreamed(
     .then(
       (outcome) => {
         traceOutcome(outcome, client.signal.aborted);
-        write(outcome.kind === 'delivered' ? events.end(outcome.body, streamReceipt(outcome), false) : events.failure(streamFailure(outcome, paid.call.payment)));
+        if (outcome.kind === 'delivered') write(events.end(outcome.body, streamReceipt(outcome), false));
+        else {
+          const { status, code, message } = outcomeError(outcome, http.call);
+          write(events.failure({ status, code, message }));
+        }
       },
       (error: unknown) => {
         // decided and logged as on every route (errorAnswer); the stream's last event says it in the surface's shape
@@ -274,44 +307,8 @@ async function respondStreamed(
   return new Response(body, { status: 200, headers });
 }
 
-/** The paid call's trace (if traced) told what the work produced: the model that answered, the tokens it used. */
-function traceWork(model: string, output: WorkOutput): void {
-  const trace = currentCallTrace();
-  trace?.response(model, output.finishReason);
-  trace?.usage(output.usage);
-}
-
-/** The paid call's trace (if traced) told how its payment ended. */
-function traceOutcome(outcome: PaymentOutcome, clientLeft = false): void {
-  const trace = currentCallTrace();
-  if (!trace) return;
-  if (outcome.kind === 'delivered') trace.state('delivered', outcome.receipt);
-  else if (clientLeft) trace.state('aborted', undefined, 'the client left before the answer was complete');
-  else if (outcome.kind === 'payment_required') trace.state('payment_required', outcome.failed?.receipt, outcome.reason);
-  else if (outcome.kind === 'pending') trace.state('pending', outcome.transaction ? { transaction: outcome.transaction } : undefined);
-  else trace.state('refused', outcome.transaction ? { transaction: outcome.transaction } : undefined, outcome.code);
-}
-
 /** The settlement receipt a stream's last event carries, with the amount charged. */
 function streamReceipt(outcome: Extract<PaymentOutcome, { kind: 'delivered' }>): StreamReceipt {
   const { receipt } = outcome;
   return { success: true, transaction: receipt.transaction, network: receipt.network, payer: receipt.payer, amount: receipt.amount!.toString() };
-}
-
-/** An outcome other than delivered once the stream is open: settlement failed or still pending, or a refusal. */
-function streamFailure(outcome: Exclude<PaymentOutcome, { kind: 'delivered' }>, payment: PaidCall['payment']): StreamFailure {
-  switch (outcome.kind) {
-    case 'payment_required':
-      return { status: 402, code: 'settlement_failed', message: outcome.reason };
-    case 'pending':
-      return {
-        status: 409,
-        code: 'settlement_pending',
-        message: 'settlement was sent but is not confirmed yet; retry with the SAME X-PAYMENT to receive your result — do not pay again',
-      };
-    case 'refused': {
-      const error = refusalError(outcome, payment);
-      return { status: error.status, code: error.code, message: error.message };
-    }
-  }
 }

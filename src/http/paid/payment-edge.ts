@@ -5,25 +5,14 @@
 import { ApiError, type ErrorCode } from '../../errors.ts';
 import { canonicalJson } from '../../lib/canonical-json.ts';
 import { resolveNetworkName } from '../../x402/networks.ts';
-import type { SettlementReceipt, Wire } from '../../x402/model.ts';
+import type { PaymentRequired, SettlementReceipt, Wire } from '../../x402/model.ts';
+import type { ErrorAnswer, ErrorShape } from '../render-error.ts';
 import { decodeV1Proof, v1PaymentRequiredBody, v1Receipt, V1_PROOF_HEADER, V1_RECEIPT_HEADER } from '../../x402/v1/codec.ts';
-import {
-  decodeV2Proof,
-  paymentIdOf,
-  v2PaymentRequired,
-  v2PaymentRequiredHeader,
-  v2Receipt,
-  V2_PROOF_HEADER,
-  V2_RECEIPT_HEADER,
-  V2_REQUIRED_HEADER,
-  type V2PaymentRequiredParts,
-  type V2Proof,
-  type V2Resource,
-} from '../../x402/v2/codec.ts';
+import { decodeV2Proof, paymentIdOf, v2PaymentRequired, v2PaymentRequiredHeader, v2Receipt, V2_PROOF_HEADER, V2_RECEIPT_HEADER, V2_REQUIRED_HEADER, type V2Proof } from '../../x402/v2/codec.ts';
 import { freshSignInValues, SIGN_IN_PLACEHOLDERS, SIGN_IN_WITH_X, type SignInChallenge } from '../../x402/sign-in-with-x.ts';
 import { splicedHeader, type HeaderFiller } from '../../x402/spliced-header.ts';
 import type { PaymentGate } from '../../payments/gate.ts';
-import type { OfferAmendment, PaidCall, PaymentOutcome, ReceivedPayment, RefusalCode, WireNames } from '../../payments/outcome.ts';
+import type { PaidCall, PaymentOutcome, ReceivedPayment, RefusalCode, WireNames } from '../../payments/outcome.ts';
 
 /** The request headers that carry a payment: a request with either is a paid call. */
 export const PAYMENT_HEADERS = [V1_PROOF_HEADER, V2_PROOF_HEADER] as const;
@@ -32,7 +21,10 @@ export const PAYMENT_HEADERS = [V1_PROOF_HEADER, V2_PROOF_HEADER] as const;
 export const HTTP_NAMES: WireNames = {
   noPayment: 'X-PAYMENT header is required',
   network: 'X-Network',
+  networkField: 'X-Network',
   noNetwork: 'X-Network header is required',
+  payment: V2_PROOF_HEADER,
+  sameAgain: 'the SAME request with the same payment header',
 };
 
 export type HeaderReader = (name: string) => string | undefined;
@@ -75,21 +67,6 @@ function fromV2(v2: V2Proof, wires: Wire[]): ReceivedPayment {
   return { proof: v2.proof, wires, accepted: v2.accepted, source: V2_PROOF_HEADER, ...(id === undefined ? {} : { paymentId: id }) };
 }
 
-/** What a 402 says of the paid operation beside the core's offers (fixed per route and origin). */
-export interface PaymentRequiredContext {
-  call: Pick<PaidCall, 'resource' | 'description' | 'amount' | 'maxTimeoutSeconds' | 'metered'>;
-  /** JSON Schema of the body, advertised in v1 outputSchema */
-  bodyFields: Record<string, unknown>;
-  /** v2 resource.serviceName */
-  serviceName?: string | undefined;
-  /** v2 resource.tags */
-  tags?: string[] | undefined;
-  /** v2 `extensions` of this route's 402, assembled in one place (route-extensions.ts) */
-  extensions?: Record<string, unknown> | undefined;
-  /** the sign-in-with-x challenge: given a fresh nonce and timestamps on each 402 (its nonce is single-use) */
-  signInChallenge?: SignInChallenge | undefined;
-}
-
 /** An outcome as an HTTP answer. */
 export interface PaymentAnswer {
   status: number;
@@ -98,7 +75,19 @@ export interface PaymentAnswer {
   headers: Record<string, string>;
 }
 
-/** The status and error code of each refusal on HTTP. */
+/** What the HTTP answers of a route need beside the outcome: its v1 body description and its error shape. */
+export interface RouteAnswers {
+  /** JSON Schema of the body's fields, advertised in the v1 402's outputSchema */
+  bodyFields: Record<string, unknown>;
+  errorShape: ErrorShape;
+}
+
+/** An outcome other than delivered as an error answer, with the transaction it names (a pending or settled payment's). */
+export interface OutcomeError extends ErrorAnswer {
+  transaction?: string | null | undefined;
+}
+
+/** The status and error code of each refusal on HTTP (and in an MCP error result, which states the same). */
 const REFUSALS: Record<RefusalCode, { status: number; code: ErrorCode }> = {
   unsupported_network: { status: 400, code: 'unsupported_network' },
   network_mismatch: { status: 400, code: 'network_mismatch' },
@@ -108,24 +97,46 @@ const REFUSALS: Record<RefusalCode, { status: number; code: ErrorCode }> = {
   facilitator_unavailable: { status: 503, code: 'upstream_unavailable' },
 };
 
+/**
+ * The one wording of every answer to a paid call that is neither its result nor a payment-required document:
+ * a settlement still pending, a refusal, and (once a stream is open and no 402 can be sent) a failed settlement.
+ * Every transport renders it in its own shape: HTTP JSON, a stream's last event, an MCP error result.
+ */
+export function outcomeError(outcome: Exclude<PaymentOutcome, { kind: 'delivered' }>, call: Pick<PaidCall, 'payment' | 'names'>): OutcomeError {
+  switch (outcome.kind) {
+    case 'payment_required':
+      return { status: 402, code: 'settlement_failed', message: outcome.reason, headers: {} };
+    case 'pending':
+      return {
+        status: 409,
+        code: 'settlement_pending',
+        message: `settlement was sent but is not confirmed yet; send ${call.names.sameAgain} again to receive your result — do not pay again`,
+        headers: { 'Retry-After': '5' },
+        transaction: outcome.transaction,
+      };
+    case 'refused': {
+      const { status, code } = REFUSALS[outcome.code];
+      const { names, payment } = call;
+      const field = outcome.subject === 'network' ? names.networkField : outcome.subject === 'payment' ? (typeof payment === 'object' ? payment.source : names.payment) : undefined;
+      return {
+        status,
+        code,
+        message: outcome.message,
+        field,
+        headers: outcome.retryAfterSeconds ? { 'Retry-After': String(outcome.retryAfterSeconds) } : {},
+        ...(outcome.transaction === undefined ? {} : { transaction: outcome.transaction }),
+      };
+    }
+  }
+}
+
 interface PaymentRequiredDocument {
   body: string;
   header: string;
   /** what the header encodes, to encode it again with a fresh sign-in challenge */
-  v2: V2PaymentRequiredParts;
+  required: PaymentRequired;
   /** the header with the sign-in challenge, fresh values filled into it pre-encoded (made on first use) */
   signedIn?: { challenge: SignInChallenge; fill: HeaderFiller };
-}
-
-/** The v2 `resource` of a paid operation. */
-export function v2ResourceOf(context: Pick<PaymentRequiredContext, 'call' | 'serviceName' | 'tags'>, mimeType = 'application/json'): V2Resource {
-  return {
-    url: context.call.resource,
-    description: context.call.description,
-    mimeType,
-    ...(context.serviceName ? { serviceName: context.serviceName } : {}),
-    ...(context.tags?.length ? { tags: context.tags } : {}),
-  };
 }
 
 /** Renders outcomes as HTTP answers; holds the serialised 402s, the hot path of every unpaid call. */
@@ -139,76 +150,46 @@ export class HttpPaymentAnswers {
     this.gate = gate;
   }
 
-  render(outcome: PaymentOutcome, context: PaymentRequiredContext, payment: PaidCall['payment']): PaymentAnswer {
+  /** `outcome` as the route answers it; `signIn`: the challenge an unpaid call's 402 carries (a fresh nonce each). */
+  render(outcome: PaymentOutcome, call: PaidCall, route: RouteAnswers, signIn?: SignInChallenge): PaymentAnswer {
     switch (outcome.kind) {
       case 'delivered':
         return { status: outcome.status, body: outcome.body, headers: receiptHeaders(outcome.receipt, outcome.wires) };
       case 'payment_required': {
-        const answer = this.paymentRequired(context, outcome.rails, outcome.reason, outcome.amend);
+        const answer = this.paymentRequired(call, outcome, route.bodyFields, signIn);
         if (outcome.failed) Object.assign(answer.headers, receiptHeaders(outcome.failed.receipt, outcome.failed.wires));
         return answer;
       }
-      case 'pending': {
-        const error = new ApiError(
-          409,
-          'settlement_pending',
-          'settlement was sent but is not confirmed yet; retry with the SAME X-PAYMENT to receive your result — do not pay again',
-          { headers: { 'Retry-After': '5' } },
-        );
-        return { status: error.status, body: { ...error.toBody(), transaction: outcome.transaction }, headers: error.headers };
-      }
-      case 'refused': {
-        const error = refusalError(outcome, payment);
-        const body = outcome.transaction === undefined ? error.toBody() : { ...error.toBody(), transaction: outcome.transaction };
-        return { status: error.status, body, headers: error.headers };
+      default: {
+        const error = outcomeError(outcome, call);
+        const shaped = route.errorShape(error) as object;
+        return { status: error.status, body: error.transaction === undefined ? shaped : { ...shaped, transaction: error.transaction }, headers: error.headers };
       }
     }
   }
 
   /**
-   * The 402 answer on both wires: the v1 JSON body and the v2 PAYMENT-REQUIRED header. Serialised once per
-   * distinct (resource, amount, networks, reason): it is the hot path. Only the sign-in challenge is fresh per 402.
+   * The 402 answer on both wires: the v1 JSON body and the v2 PAYMENT-REQUIRED header, from the core's one
+   * document. Serialised once per distinct (resource, amount, networks, schemes, reason): it is the hot path. Only
+   * the sign-in challenge is fresh per 402; an amended answer (one payer's channel state) is never cached.
    */
-  private paymentRequired(context: PaymentRequiredContext, rails: Parameters<PaymentGate['offers']>[1], error: string, amend?: OfferAmendment): PaymentAnswer {
-    const { call } = context;
-    const cacheKey = `${call.resource}|${call.amount}|${call.maxTimeoutSeconds}|${rails.map((r) => r.network.name).join(',')}|${call.metered ?? false}|${error}`;
-    // an amended answer is one payer's (its channel's state): never cached
-    let document = amend ? undefined : this.paymentRequiredCache.get(cacheKey);
+  private paymentRequired(call: PaidCall, outcome: Extract<PaymentOutcome, { kind: 'payment_required' }>, bodyFields: Record<string, unknown>, signIn?: SignInChallenge): PaymentAnswer {
+    const cacheKey = `${call.resource}|${call.amount}|${call.maxTimeoutSeconds}|${outcome.rails.map((r) => r.network.name).join(',')}|${call.schemes.join(',')}|${outcome.reason}`;
+    let document = outcome.amend ? undefined : this.paymentRequiredCache.get(cacheKey);
     if (document === undefined) {
-      const offers = this.gate.offers(call, rails);
-      if (amend) {
-        offers.requirements = offers.requirements.map((requirement) =>
-          requirement.scheme === amend.scheme && requirement.network === amend.network ? { ...requirement, extra: { ...requirement.extra, ...amend.extra } } : requirement,
-        );
-      }
+      const required = this.gate.paymentRequired(call, outcome);
       // upto and batch-settlement exist only in v2: the v1 body offers each rail's exact alone
-      const v1Accepts = offers.requirements.filter((requirement) => requirement.scheme === 'exact');
-      const v2: V2PaymentRequiredParts = {
-        error,
-        resource: v2ResourceOf(context),
-        accepts: offers.requirements,
-        extensions: { ...offers.extensions, ...context.extensions },
-      };
-      const route = { url: call.resource, description: call.description, bodyFields: context.bodyFields };
-      document = { body: v1PaymentRequiredBody(error, v1Accepts, route), header: v2PaymentRequiredHeader(v2), v2 };
-      if (!amend) {
+      const v1Accepts = required.accepts.filter((requirement) => requirement.scheme === 'exact');
+      const route = { url: call.resource, description: call.description, bodyFields };
+      document = { body: v1PaymentRequiredBody(required.reason, v1Accepts, route), header: v2PaymentRequiredHeader(required), required };
+      if (!outcome.amend) {
         if (this.paymentRequiredCache.size >= 1000) this.paymentRequiredCache.clear();
         this.paymentRequiredCache.set(cacheKey, document);
       }
     }
-    const header = context.signInChallenge ? signedInHeader(document, context.signInChallenge) : document.header;
+    const header = signIn ? signedInHeader(document, signIn) : document.header;
     return { status: 402, body: document.body, headers: { [V2_REQUIRED_HEADER]: header, 'Cache-Control': 'no-store' } };
   }
-}
-
-/** A refusal as the service's one error type (what a stream's last event reports, too). */
-export function refusalError(outcome: Extract<PaymentOutcome, { kind: 'refused' }>, payment: PaidCall['payment']): ApiError {
-  const { status, code } = REFUSALS[outcome.code];
-  const field = outcome.subject === 'network' ? HTTP_NAMES.network : outcome.subject === 'payment' ? (typeof payment === 'object' ? payment.source : V2_PROOF_HEADER) : undefined;
-  return new ApiError(status, code, outcome.message, {
-    ...(field ? { field } : {}),
-    ...(outcome.retryAfterSeconds ? { headers: { 'Retry-After': String(outcome.retryAfterSeconds) } } : {}),
-  });
 }
 
 /** The receipt headers, one per wire the proof came on. */
@@ -222,8 +203,8 @@ export function receiptHeaders(receipt: SettlementReceipt, wires: readonly Wire[
 /** PAYMENT-REQUIRED with the sign-in challenge holding a fresh nonce and timestamps. */
 function signedInHeader(document: PaymentRequiredDocument, challenge: SignInChallenge): string {
   if (document.signedIn?.challenge !== challenge) {
-    const { v2 } = document;
-    const documentWith = (values: readonly string[]) => v2PaymentRequired({ ...v2, extensions: { ...v2.extensions, [SIGN_IN_WITH_X]: challenge.withValues(values) } });
+    const { required } = document;
+    const documentWith = (values: readonly string[]) => v2PaymentRequired({ ...required, extensions: { ...required.extensions, [SIGN_IN_WITH_X]: challenge.withValues(values) } });
     document.signedIn = { challenge, fill: splicedHeader(documentWith, SIGN_IN_PLACEHOLDERS) };
   }
   return document.signedIn.fill(freshSignInValues());
