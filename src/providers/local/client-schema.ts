@@ -2,7 +2,7 @@
 // grammar for a budget of bytes (shape-grammar.ts), and the final check (schema-validator.ts). Kept per schema
 // text, refusals too: an agent sends the same tool definitions call after call, and an attacker's schema costs
 // its reading once. What is kept is bounded by the subschemas it holds, not only by the number of schemas.
-import { shapeOf, MAX_SCHEMA_NODES, UnsupportedSchemaError, type NodeAllowance, type ShapedSchema } from './schema-shape.ts';
+import { shapeOf, MAX_NESTING, MAX_SCHEMA_NODES, UnsupportedSchemaError, type NodeAllowance, type ShapedSchema } from './schema-shape.ts';
 import { minimumBytes, schemaGrammar } from './shape-grammar.ts';
 import { fitsSchema } from './schema-validator.ts';
 
@@ -26,7 +26,7 @@ let keptNodes = 0;
 
 /** The schema as the engine follows it; throws UnsupportedSchemaError (too large, or not a schema). */
 export function clientSchema(schema: object, allowance: NodeAllowance = { left: MAX_SCHEMA_NODES }): ClientSchema {
-  const text = JSON.stringify(schema);
+  const text = keyOf(schema);
   let entry = kept.get(text);
   if (entry) {
     kept.delete(text); // most recently used last
@@ -48,6 +48,16 @@ export function clientSchema(schema: object, allowance: NodeAllowance = { left: 
   if (entry.result instanceof UnsupportedSchemaError) throw entry.result;
   if (allowance.left < 0) throw new UnsupportedSchemaError('', `the schemas of this request hold more than ${MAX_SCHEMA_NODES} subschemas`);
   return entry.result;
+}
+
+/** the schema's text; one nested past the stack (thousands of levels) is refused as too deep */
+function keyOf(schema: object): string {
+  try {
+    return JSON.stringify(schema);
+  } catch (error) {
+    if (error instanceof RangeError) throw new UnsupportedSchemaError('', `nested deeper than ${MAX_NESTING} levels`);
+    throw error;
+  }
 }
 
 function read(schema: object, left: number): { nodes: number; result: ClientSchema | UnsupportedSchemaError } {

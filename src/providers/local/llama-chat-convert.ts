@@ -112,7 +112,7 @@ function lastChars(history: readonly ChatHistoryItem[], chars: number): { histor
     }
     // the model turn to fill (the last item) is always kept, cut to its end when it is a long prefix
     if (left > CHARS_PER_TURN || i === history.length - 1) kept.unshift(tail(item, Math.max(0, left - CHARS_PER_TURN)));
-    return { history: kept, chars: chars - Math.max(0, left), cut: true };
+    return { history: kept, chars, cut: true };
   }
   return { history: kept, chars: chars - left, cut: false };
 }

@@ -35,7 +35,7 @@ import type {
   LanguageModelV4Usage,
   SharedV4Warning,
 } from '@ai-sdk/provider';
-import type { ChatHistoryItem, ChatWrapper, Llama, LlamaContext, LlamaContextSequence, LlamaModel } from 'node-llama-cpp';
+import type { ChatHistoryItem, ChatWrapper, Llama, LlamaContext, LlamaContextSequence, LlamaGrammar, LlamaModel } from 'node-llama-cpp';
 
 export interface LlamaChatModelConfig {
   /** model id reported to the AI SDK (the catalog id) */
@@ -95,6 +95,8 @@ async function getSharedLlama(gpu: false | 'auto'): Promise<Llama> {
   return llama;
 }
 
+/** parsed grammars kept per model */
+const KEPT_GRAMMARS = 64;
 /** tokens of the context always left to the prompt, whatever max_tokens asks */
 const MIN_PROMPT_TOKENS = 64;
 
@@ -129,6 +131,7 @@ export class LlamaChatModel implements LanguageModelV4 {
 
   private readonly config: LlamaChatModelConfig;
   private loading: Promise<Loaded> | undefined;
+  private readonly grammars = new Map<string, Promise<LlamaGrammar>>();
 
   constructor(config: LlamaChatModelConfig) {
     this.config = config;
@@ -298,7 +301,7 @@ export class LlamaChatModel implements LanguageModelV4 {
         // a constrained answer's grammar allows at most `budget` bytes, so at most as many tokens, then the end
         // token: it is never cut (the schemas whose shortest answer does not fit were refused before the price)
         const constrained = async (gbnf: string, budget: number, onTextChunk?: (text: string) => void): Promise<string> => {
-          const grammar = await llama!.createGrammar({ grammar: gbnf });
+          const grammar = await this.grammar(llama!, gbnf);
           const response = await chat.generateResponse(history, { ...generateOptions, maxTokens: budget + 1, grammar, ...(onTextChunk ? { onTextChunk } : {}) });
           if (response.metadata.stopReason === 'maxTokens') throw new LocalModelLoadError(`model ${this.modelId}: the constrained answer did not end within its budget`);
           return response.response;
@@ -350,6 +353,18 @@ export class LlamaChatModel implements LanguageModelV4 {
       await sequence.clearHistory().catch(() => undefined);
       this.release(loaded, sequence);
     }
+  }
+
+  /** A parsed grammar, kept per text: an agent sends the same tools call after call. */
+  private grammar(llama: Llama, gbnf: string): Promise<LlamaGrammar> {
+    let grammar = this.grammars.get(gbnf);
+    if (!grammar) {
+      grammar = llama.createGrammar({ grammar: gbnf });
+      grammar.catch(() => this.grammars.delete(gbnf));
+      if (this.grammars.size >= KEPT_GRAMMARS) this.grammars.delete(this.grammars.keys().next().value!);
+      this.grammars.set(gbnf, grammar);
+    }
+    return grammar;
   }
 
   /** A constrained answer that is not JSON fitting its schema is a bug here, never handed out. */

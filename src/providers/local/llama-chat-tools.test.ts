@@ -148,3 +148,66 @@ test('a schema as zod 4 writes it (draft 2020-12, bounded integers, a date with 
     assert.ok(valid(toolCalls[0]!.input), `${JSON.stringify(toolCalls[0]!.input)}: ${JSON.stringify(valid.errors)}`);
   }
 });
+
+/** what coding agents declare: Claude Code's Bash and Edit shapes (allOf included), a todo list, a recursive tree */
+const agentTools = {
+  Bash: {
+    type: 'object',
+    properties: {
+      command: { type: 'string', description: 'The command to execute' },
+      timeout: { type: 'number', description: 'Optional timeout in milliseconds (max 600000)' },
+      description: { type: 'string' },
+      run_in_background: { type: 'boolean' },
+    },
+    required: ['command'],
+    additionalProperties: false,
+    $schema: 'http://json-schema.org/draft-07/schema#',
+  },
+  Edit: {
+    allOf: [
+      { type: 'object', properties: { file_path: { type: 'string' }, old_string: { type: 'string' } }, required: ['file_path', 'old_string'] },
+      { properties: { new_string: { type: 'string' }, replace_all: { type: 'boolean', default: false } }, required: ['new_string'] },
+    ],
+  },
+  TodoWrite: {
+    type: 'object',
+    properties: {
+      todos: {
+        type: 'array',
+        items: { type: 'object', properties: { content: { type: 'string', minLength: 1 }, status: { enum: ['pending', 'in_progress', 'completed'] }, id: { type: 'string', pattern: '^[a-z]{2}-[0-9]{1,3}$' } }, required: ['content', 'status', 'id'] },
+      },
+    },
+    required: ['todos'],
+  },
+  Plan: {
+    type: 'object',
+    properties: { days: { type: 'integer' }, budget: { type: 'number' }, root: { $ref: '#/$defs/node' }, when: { type: 'string', format: 'date-time' } },
+    required: ['days', 'budget', 'root', 'when'],
+    $defs: { node: { type: 'object', properties: { name: { type: 'string' }, children: { type: 'array', items: { $ref: '#/$defs/node' } } }, required: ['name'] } },
+  },
+} as const;
+
+test('a forced tool call validates 200 times out of 200 (different tools, seeds, prompts and max_tokens)', async () => {
+  const validators = Object.fromEntries(Object.entries(agentTools).map(([name, schema]) => [name, ajv.compile(schema)]));
+  const functionTools = Object.entries(agentTools).map(([name, inputSchema]) => ({ type: 'function' as const, name, inputSchema: inputSchema as JSONSchema7 }));
+  const failures: string[] = [];
+  const run = async (i: number) => {
+    const name = Object.keys(agentTools)[i % 4]!;
+    const result = await model.doGenerate({
+      prompt: [{ role: 'user', content: [{ type: 'text', text: `task ${i}: ${'please do it '.repeat(i % 7)}` }] }],
+      tools: functionTools,
+      toolChoice: { type: 'tool', toolName: name },
+      seed: 1_000 + i,
+      temperature: 0.6 + (i % 5) * 0.2,
+      maxOutputTokens: [64, 128, 256, 512][i % 4],
+    });
+    const call = result.content.find((part) => part.type === 'tool-call');
+    const input = call ? (JSON.parse(call.input) as unknown) : undefined;
+    const numbers = JSON.stringify(input).match(/-?\d+(\.\d+)?([eE][-+]?\d+)?/g) ?? [];
+    if (result.finishReason.unified !== 'tool-calls' || !validators[name]!(input) || numbers.some((n) => !Number.isFinite(Number(n)) || Math.abs(Number(n)) >= 1e9)) {
+      failures.push(`#${i} ${name}: ${call?.input} ${ajv.errorsText(validators[name]!.errors)}`);
+    }
+  };
+  for (let i = 0; i < 200; i += 4) await Promise.all([i, i + 1, i + 2, i + 3].map(run));
+  assert.deepEqual(failures, []);
+});
