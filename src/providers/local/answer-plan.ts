@@ -7,8 +7,8 @@
 //   the tokens left: a token is at least one byte, and the end of the answer takes one more token. So the JSON
 //   always closes before max_tokens, and a schema whose shortest answer cannot fit is refused before the price.
 import type { LanguageModelV4CallOptions, LanguageModelV4FunctionTool } from '@ai-sdk/provider';
-import { clientSchema, type ClientSchema } from './client-schema.ts';
-import { MAX_SCHEMA_NODES, UnsupportedSchemaError } from './schema-shape.ts';
+import { clientSchema, type ClientSchema } from './schema/client-schema.ts';
+import { MAX_SCHEMA_NODES, UnsupportedSchemaError } from './schema/schema-shape.ts';
 
 /** What json_object (any JSON object) is decoded as: an object with one short string, `answer`. */
 export const JSON_OBJECT_SCHEMA = {

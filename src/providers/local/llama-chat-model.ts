@@ -14,16 +14,16 @@
 //   prompt's size (an agent's first request is 40-90 KB), at a bounded cost per call.
 // - Tools and JSON answers by constrained decoding (docs/agent-chat.md): the model samples only tokens a grammar
 //   of the client's schema allows, a grammar whose longest answer fits max_tokens (answer-plan.ts,
-//   shape-grammar.ts), and the result is checked against the client's schema (schema-validator.ts) before it
-//   leaves. Which tool, and when `auto` calls one: answer-plan.ts.
+//   schema/shape-grammar.ts), and the result is checked against the client's schema (schema/schema-validator.ts)
+//   before it leaves. Which tool, and when `auto` calls one: answer-plan.ts. The runtime: llama-runtime.ts.
 
 import { access, constants } from 'node:fs/promises';
-import { availableParallelism } from 'node:os';
 import { randomBytes, randomInt } from 'node:crypto';
 import { engineOptions } from './engine-options.ts';
 import { LLAMA_CHAT_ENGINE } from '../../config/engines.ts';
 import { answerPlan, jsonBudget, toolCandidates } from './answer-plan.ts';
-import { clientSchema, type ClientSchema } from './client-schema.ts';
+import { clientSchema, type ClientSchema } from './schema/client-schema.ts';
+import { acquireSequence, evaluationThreads, getSharedLlama, releaseSequence, type Loaded } from './llama-runtime.ts';
 import { convertLlamaUsage, convertToLlamaChatHistory, fitChatHistoryWindow, mapLlamaFinishReason } from './llama-chat-convert.ts';
 import type {
   LanguageModelV4,
@@ -35,7 +35,7 @@ import type {
   LanguageModelV4Usage,
   SharedV4Warning,
 } from '@ai-sdk/provider';
-import type { ChatHistoryItem, ChatWrapper, Llama, LlamaContext, LlamaContextSequence, LlamaGrammar, LlamaModel } from 'node-llama-cpp';
+import type { ChatHistoryItem, Llama, LlamaContextSequence, LlamaGrammar, LlamaModel } from 'node-llama-cpp';
 
 export interface LlamaChatModelConfig {
   /** model id reported to the AI SDK (the catalog id) */
@@ -61,38 +61,6 @@ export interface LlamaChatModelConfig {
 
 export class LocalModelLoadError extends Error {
   override name = 'LocalModelLoadError';
-}
-
-interface Loaded {
-  model: LlamaModel;
-  context: LlamaContext;
-  chatWrapper: ChatWrapper;
-  free: LlamaContextSequence[];
-  waiters: Array<(sequence: LlamaContextSequence) => void>;
-  loadMs: number;
-}
-
-/** below this file size a single evaluation thread is faster than several */
-const TINY_MODEL_BYTES = 64 * 1024 * 1024;
-
-let sharedLlama: Promise<Llama> | undefined;
-const sharedLlamaGpu = new Map<string, Promise<Llama>>();
-
-/** One llama.cpp binding per process (per GPU setting): loading the native addon is not free. */
-async function getSharedLlama(gpu: false | 'auto'): Promise<Llama> {
-  const key = String(gpu);
-  let llama = key === 'false' ? sharedLlama : sharedLlamaGpu.get(key);
-  if (!llama) {
-    const { getLlama, LlamaLogLevel } = await import('node-llama-cpp');
-    llama = getLlama({ gpu, build: 'never', skipDownload: true, progressLogs: false, logLevel: LlamaLogLevel.error });
-    if (key === 'false') sharedLlama = llama;
-    else sharedLlamaGpu.set(key, llama);
-    llama.catch(() => {
-      if (key === 'false') sharedLlama = undefined;
-      else sharedLlamaGpu.delete(key);
-    });
-  }
-  return llama;
 }
 
 /** parsed grammars kept per model */
@@ -195,7 +163,7 @@ export class LlamaChatModel implements LanguageModelV4 {
     try {
       const parallel = Math.max(1, this.config.parallel ?? 2);
       const contextSize = Math.min(this.config.contextSize ?? 2048, model.trainContextSize);
-      const context = await model.createContext({ contextSize, sequences: parallel, threads: this.threadsFor(llama, model) });
+      const context = await model.createContext({ contextSize, sequences: parallel, threads: evaluationThreads(this.config.threads, llama, model) });
       const { resolveChatWrapper } = await import('node-llama-cpp');
       const chatWrapper = resolveChatWrapper(model);
       const free: LlamaContextSequence[] = [];
@@ -208,43 +176,6 @@ export class LlamaChatModel implements LanguageModelV4 {
         { cause: error },
       );
     }
-  }
-
-  /**
-   * Threads per evaluation. node-llama-cpp's default can exceed the cores this process really has,
-   * and oversubscribed llama.cpp threads spin against each other (measured here on 2 cores: 8
-   * tokens/s with 4 threads vs ~1,000 with 1 on the demo model). Models this small are fastest on
-   * one thread; larger ones use every available core.
-   */
-  private threadsFor(llama: Llama, model: LlamaModel): number {
-    if (this.config.threads !== undefined) return Math.max(1, this.config.threads);
-    if (model.size < TINY_MODEL_BYTES) return 1;
-    return Math.max(1, Math.min(availableParallelism(), llama.cpuMathCores));
-  }
-
-  private acquire(loaded: Loaded, signal: AbortSignal | undefined): Promise<LlamaContextSequence> {
-    const sequence = loaded.free.pop();
-    if (sequence) return Promise.resolve(sequence);
-    return new Promise((resolve, reject) => {
-      const waiter = (s: LlamaContextSequence) => {
-        signal?.removeEventListener('abort', onAbort);
-        resolve(s);
-      };
-      const onAbort = () => {
-        const index = loaded.waiters.indexOf(waiter);
-        if (index >= 0) loaded.waiters.splice(index, 1);
-        reject(signal?.reason ?? new Error('aborted'));
-      };
-      if (signal?.aborted) return onAbort();
-      signal?.addEventListener('abort', onAbort, { once: true });
-      loaded.waiters.push(waiter);
-    });
-  }
-
-  private release(loaded: Loaded, sequence: LlamaContextSequence): void {
-    const next = loaded.waiters.shift();
-    if (next) next(sequence);
-    else loaded.free.push(sequence);
   }
 
   private warningsFor(options: LanguageModelV4CallOptions): SharedV4Warning[] {
@@ -272,7 +203,7 @@ export class LlamaChatModel implements LanguageModelV4 {
     if (window.cut) warnings.push({ type: 'compatibility', feature: 'prompt', details: `only its last ${inputTokens} tokens fit the context of ${contextSize}` });
 
     const { LlamaChat } = await import('node-llama-cpp');
-    const sequence = await this.acquire(loaded, options.abortSignal);
+    const sequence = await acquireSequence(loaded, options.abortSignal);
     // tokens the model sampled for this call (the end-of-turn token included when it ends the
     // answer); node-llama-cpp's onToken reports re-tokenised text instead, which can differ
     const meterBefore = sequence.tokenMeter.getState();
@@ -351,7 +282,7 @@ export class LlamaChatModel implements LanguageModelV4 {
       }
     } finally {
       await sequence.clearHistory().catch(() => undefined);
-      this.release(loaded, sequence);
+      releaseSequence(loaded, sequence);
     }
   }
 

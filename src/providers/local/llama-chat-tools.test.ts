@@ -12,7 +12,7 @@ import { z } from 'zod';
 import { generateText, jsonSchema, Output, streamText, tool, type ModelMessage } from 'ai';
 import type { JSONSchema7 } from '@ai-sdk/provider';
 import { createDemoChatModel } from './local-chat-catalog.ts';
-import { answerPlan } from './answer-plan.ts';
+import { answerPlan, schemaProblem } from './answer-plan.ts';
 
 const dataDir = await mkdtemp(join(tmpdir(), 'llama-tools-test-'));
 const model = createDemoChatModel({ dataDir });
@@ -210,4 +210,22 @@ test('a forced tool call validates 200 times out of 200 (different tools, seeds,
   };
   for (let i = 0; i < 200; i += 4) await Promise.all([i, i + 1, i + 2, i + 3].map(run));
   assert.deepEqual(failures, []);
+});
+
+test("a coding agent's tool set (25 tools, descriptions of 10,777 characters) is read in milliseconds and a call picks one", async () => {
+  const schemas = Object.values(agentTools);
+  const tools = Array.from({ length: 25 }, (_, i) => ({
+    type: 'function' as const,
+    name: `tool_${i}`,
+    description: 'Executes a given command in a persistent shell session with optional timeout. '.repeat(140).slice(0, 10_777),
+    inputSchema: schemas[i % schemas.length] as JSONSchema7,
+  }));
+  const before = process.cpuUsage();
+  assert.equal(schemaProblem({ tools, toolChoice: { type: 'auto' }, endsWithToolResult: false, maxTokens: 128 }), undefined);
+  const used = process.cpuUsage(before);
+  assert.ok((used.user + used.system) / 1000 < 500, `${(used.user + used.system) / 1000} ms`);
+  const result = await model.doGenerate({ prompt: [{ role: 'user', content: [{ type: 'text', text: 'Fix the bug' }] }], tools, seed: 5, maxOutputTokens: 128 });
+  const call = result.content.find((part) => part.type === 'tool-call')!;
+  const index = Number(call.toolName.replace('tool_', ''));
+  assert.ok(ajv.validate(schemas[index % schemas.length]!, JSON.parse(call.input)), call.input);
 });

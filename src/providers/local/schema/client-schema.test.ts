@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { clientSchema } from './client-schema.ts';
-import { schemaProblem } from './answer-plan.ts';
+import { schemaProblem } from '../answer-plan.ts';
 import { MAX_SCHEMA_NODES, UnsupportedSchemaError } from './schema-shape.ts';
 import { fitsSchema } from './schema-validator.ts';
 import { linearRegExp } from './linear-regexp.ts';
