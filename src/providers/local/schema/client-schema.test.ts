@@ -136,3 +136,17 @@ test('the grammar for a budget never allows a longer answer', () => {
   for (const budget of [schema.minBytes, 20, 40, 80, 400]) assert.ok(schema.grammar(budget)!.maxBytes <= budget, `budget ${budget}`);
   assert.equal(schema.grammar(schema.minBytes - 1), undefined);
 });
+
+test('merging and checking stay linear: two large enums in allOf, choices of references nested ten deep', () => {
+  const values = Array.from({ length: 4_000 }, (_, i) => `v${i}`);
+  let problem: ReturnType<typeof problemOf>;
+  assert.ok(cpuMs(() => (problem = problemOf({ type: 'object', properties: { v: { allOf: [{ enum: values }, { enum: values.slice(2_000) }] } }, required: ['v'] }))) < 300);
+  assert.equal(problem!, undefined);
+  // 32 branches of a reference to the next level, ten levels: 32^10 paths for a check that does not remember
+  const defs = Object.fromEntries(Array.from({ length: 10 }, (_, level) => [`d${level}`, { anyOf: Array.from({ length: 32 }, () => (level === 9 ? { type: 'integer', minimum: 5 } : { $ref: `#/$defs/d${level + 1}` })) }]));
+  const schema = { $ref: '#/$defs/d0', $defs: defs };
+  let fits = true;
+  assert.ok(cpuMs(() => (fits = fitsSchema(schema, 3))) < 300);
+  assert.equal(fits, false);
+  assert.equal(fitsSchema(schema, 7), true);
+});

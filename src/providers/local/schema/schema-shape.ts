@@ -113,15 +113,17 @@ export function shapeOf(schema: unknown, allowance: NodeAllowance = { left: MAX_
     if (node === false) return NEVER;
     if (node === null || typeof node !== 'object' || Array.isArray(node)) throw new UnsupportedSchemaError(pointer, 'not a schema (an object or a boolean)');
     const raw = node as Raw;
+    // merging allOf members that hold choices multiplies the branches: each merge counts as a subschema read
+    const merging: Merging = { resolved, tick: () => count(pointer) };
     const sub = (value: unknown, key: string) => read(value, `${pointer}/${key}`, depth + 1);
-    const parts: Shape[] = [ownShape(raw, pointer, sub, count)];
+    const parts: Shape[] = [ownShape(raw, pointer, sub, count, merging)];
     if (typeof raw.$ref === 'string') parts.push(target(raw.$ref, `${pointer}/$ref`));
     for (const keyword of ['anyOf', 'oneOf'] as const) {
       const branches = raw[keyword];
       if (Array.isArray(branches) && branches.length > 0) parts.push(union(branches.map((branch, i) => sub(branch, `${keyword}/${i}`))));
     }
     if (Array.isArray(raw.allOf)) raw.allOf.forEach((member, i) => parts.push(sub(member, `allOf/${i}`)));
-    const merged = parts.reduce((a, b) => intersect(a, b, resolved));
+    const merged = parts.reduce((a, b) => intersect(a, b, merging));
     return raw.nullable === true ? union([merged, { kind: 'null' }]) : merged;
   };
 
@@ -130,7 +132,7 @@ export function shapeOf(schema: unknown, allowance: NodeAllowance = { left: MAX_
 }
 
 /** The shape of a schema's own keywords: type, const/enum, and each type's bounds. */
-function ownShape(raw: Raw, pointer: string, sub: (value: unknown, key: string) => Shape, count: (pointer: string, nodes?: number) => void): Shape {
+function ownShape(raw: Raw, pointer: string, sub: (value: unknown, key: string) => Shape, count: (pointer: string, nodes?: number) => void, merging: Merging): Shape {
   if ('const' in raw) {
     count(`${pointer}/const`);
     return { kind: 'literals', values: [raw.const as Literal] };
@@ -144,7 +146,7 @@ function ownShape(raw: Raw, pointer: string, sub: (value: unknown, key: string) 
   if (types.length === 0) return literals ?? ANY;
   const shapes = types.map((type) => typeShape(type, raw, pointer, sub, count));
   const typed = union(shapes);
-  return literals ? intersect(literals, typed, (shape) => shape) : typed;
+  return literals ? intersect(literals, typed, merging) : typed;
 }
 
 function inferredTypes(raw: Raw): string[] {
@@ -255,14 +257,22 @@ const lower = (a: number | undefined, b: number | undefined) => (a === undefined
 const upper = (a: number | undefined, b: number | undefined) => (a === undefined ? b : b === undefined ? a : Math.min(a, b));
 
 /** What fits both shapes (allOf), as far as shapes can say; the rest is left to the final check. */
-export function intersect(a: Shape, b: Shape, resolved: (shape: Shape) => Shape): Shape {
+/** What merging needs: the shape a reference stands for, and a tick per merge (counted as a subschema read). */
+interface Merging {
+  resolved: (shape: Shape) => Shape;
+  tick: () => void;
+}
+
+export function intersect(a: Shape, b: Shape, merging: Merging): Shape {
+  merging.tick();
+  const resolved = merging.resolved;
   if (a.kind === 'any') return b;
   if (b.kind === 'any') return a;
   if (a.kind === 'never' || b.kind === 'never') return NEVER;
-  if (a.kind === 'ref') return intersect(resolved(a), b, resolved);
-  if (b.kind === 'ref') return intersect(a, resolved(b), resolved);
-  if (a.kind === 'union') return union(a.options.map((option) => intersect(option, b, resolved)));
-  if (b.kind === 'union') return union(b.options.map((option) => intersect(a, option, resolved)));
+  if (a.kind === 'ref') return intersect(resolved(a), b, merging);
+  if (b.kind === 'ref') return intersect(a, resolved(b), merging);
+  if (a.kind === 'union') return union(a.options.map((option) => intersect(option, b, merging)));
+  if (b.kind === 'union') return union(b.options.map((option) => intersect(a, option, merging)));
   if (a.kind === 'literals' || b.kind === 'literals') {
     const [values, other] = a.kind === 'literals' ? [a.values, b] : [(b as { values: Literal[] }).values, a];
     const kept = values.filter((value) => literalMayFit(value, other));
@@ -292,13 +302,13 @@ export function intersect(a: Shape, b: Shape, resolved: (shape: Shape) => Shape)
     const properties = new Map(a.properties);
     for (const [name, shape] of b.properties) {
       const mine = properties.get(name);
-      properties.set(name, mine ? intersect(mine, shape, resolved) : shape);
+      properties.set(name, mine ? intersect(mine, shape, merging) : shape);
     }
     return {
       kind: 'object',
       properties,
       required: new Set([...a.required, ...b.required]),
-      additional: a.additional === false || b.additional === false ? false : intersect(a.additional, b.additional, resolved),
+      additional: a.additional === false || b.additional === false ? false : intersect(a.additional, b.additional, merging),
       minProperties: Math.max(a.minProperties, b.minProperties),
       maxProperties: upper(a.maxProperties, b.maxProperties),
     };
@@ -308,14 +318,22 @@ export function intersect(a: Shape, b: Shape, resolved: (shape: Shape) => Shape)
     const at = (shape: typeof a, i: number): Shape => shape.prefix[i] ?? (shape.items === false ? NEVER : shape.items);
     return {
       kind: 'array',
-      prefix: Array.from({ length }, (_, i) => intersect(at(a, i), at(b, i), resolved)),
-      items: a.items === false || b.items === false ? false : intersect(a.items, b.items, resolved),
+      prefix: Array.from({ length }, (_, i) => intersect(at(a, i), at(b, i), merging)),
+      items: a.items === false || b.items === false ? false : intersect(a.items, b.items, merging),
       minItems: Math.max(a.minItems, b.minItems),
       maxItems: upper(a.maxItems, b.maxItems),
       unique: a.unique || b.unique,
     };
   }
   return a.kind === b.kind ? a : NEVER;
+}
+
+const texts = new WeakMap<Shape, Set<string>>();
+/** a literal shape's values as JSON texts, for merging two enums in linear time */
+function literalTexts(shape: Extract<Shape, { kind: 'literals' }>): Set<string> {
+  let set = texts.get(shape);
+  if (!set) texts.set(shape, (set = new Set(shape.values.map((value) => JSON.stringify(value)))));
+  return set;
 }
 
 /** whether a literal is of a kind the shape allows (its finer bounds are left to the final check) */
@@ -334,7 +352,7 @@ function literalMayFit(value: Literal, shape: Shape): boolean {
     case 'array':
       return Array.isArray(value);
     case 'literals':
-      return shape.values.some((other) => JSON.stringify(other) === JSON.stringify(value));
+      return literalTexts(shape).has(JSON.stringify(value));
     default:
       return true;
   }

@@ -22,7 +22,9 @@ export function fitsSchema(schema: object, value: unknown): boolean {
 
 class Checker {
   private readonly root: object;
+  /** results per value (an object or array, or a scalar by its JSON text) and subschema */
   private readonly kept = new WeakMap<object, Map<Schema, boolean>>();
+  private readonly keptScalars = new Map<string, Map<Schema, boolean>>();
 
   constructor(root: object) {
     this.root = root;
@@ -32,16 +34,20 @@ class Checker {
   check(schema: Schema, value: Json, followed: string[], depth: number): boolean {
     if (schema === true) return true;
     if (schema === false || depth > MAX_DEPTH || schema === null || typeof schema !== 'object') return false;
+    let results: Map<Schema, boolean> | undefined;
     if (value !== null && typeof value === 'object') {
-      let results = this.kept.get(value);
+      results = this.kept.get(value);
       if (!results) this.kept.set(value, (results = new Map()));
-      const known = results.get(schema);
-      if (known !== undefined) return known;
-      const result = this.keywords(schema, value, followed, depth);
-      results.set(schema, result);
-      return result;
+    } else {
+      const text = JSON.stringify(value);
+      results = this.keptScalars.get(text);
+      if (!results) this.keptScalars.set(text, (results = new Map()));
     }
-    return this.keywords(schema, value, followed, depth);
+    const known = results.get(schema);
+    if (known !== undefined) return known;
+    const result = this.keywords(schema, value, followed, depth);
+    results.set(schema, result);
+    return result;
   }
 
   private keywords(s: Record<string, unknown>, value: Json, followed: string[], depth: number): boolean {
