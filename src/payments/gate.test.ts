@@ -83,8 +83,17 @@ function setup(deps: Partial<GateDeps> = {}) {
 function paidCall(overrides: Partial<PaidCall> & { runs?: { count: number } } = {}): PaidCall {
   const runs = overrides.runs ?? { count: 0 };
   return {
-    names: { noPayment: 'X-PAYMENT header is required', network: 'X-Network', noNetwork: 'X-Network header is required' },
+    names: {
+      noPayment: 'X-PAYMENT header is required',
+      network: 'X-Network',
+      networkField: 'X-Network',
+      payment: 'PAYMENT-SIGNATURE',
+      noNetwork: 'X-Network header is required',
+      sameAgain: 'the same request with the same payment',
+    },
     resource: 'http://gateway.test/api/v1/ai/images',
+    listing: { extensions: {} },
+    schemes: ['exact', 'upto', 'batch-settlement'],
     model: 'test/image',
     description: 'an image',
     amount: PRICE,

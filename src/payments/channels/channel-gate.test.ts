@@ -193,8 +193,17 @@ function payerOf(account: PrivateKeyAccount = privateKeyToAccount(generatePrivat
 function paidCall(overrides: Partial<PaidCall> & { runs?: { count: number } } = {}): PaidCall {
   const runs = overrides.runs ?? { count: 0 };
   return {
-    names: { noPayment: 'no payment', network: 'X-Network', noNetwork: 'no network named' },
+    names: {
+      noPayment: 'X-PAYMENT header is required',
+      network: 'X-Network',
+      networkField: 'X-Network',
+      payment: 'PAYMENT-SIGNATURE',
+      noNetwork: 'X-Network header is required',
+      sameAgain: 'the same request with the same payment',
+    },
     resource: 'http://gateway.test/api/v1/ai/images',
+    listing: { extensions: {} },
+    schemes: ['exact', 'upto', 'batch-settlement'],
     model: 'test/image',
     description: 'an image',
     amount: PRICE,
