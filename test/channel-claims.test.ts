@@ -6,7 +6,8 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
-import { BatchSettlementEvmScheme, computeChannelId } from '@x402/evm/batch-settlement/client';
+import { BatchSettlementEvmScheme } from '@x402/evm/batch-settlement/client';
+import { channelOf } from './support/channels.ts';
 import { toClientEvmSigner } from '@x402/evm';
 import { createPublicClient, createTestClient, createWalletClient, http, parseAbi, type Hex } from 'viem';
 import type { PrivateKeyAccount } from 'viem/accounts';
@@ -54,18 +55,8 @@ const escrowAbi = parseAbi([
   'function initiateWithdraw((address payer,address payerAuthorizer,address receiver,address receiverAuthorizer,address token,uint40 withdrawDelay,bytes32 salt) config, uint128 amount)',
 ]);
 
-function configOf(buyer: PrivateKeyAccount) {
-  return {
-    payer: buyer.address,
-    payerAuthorizer: buyer.address,
-    receiver: rail().payTo as Hex,
-    receiverAuthorizer: rail().channels!.facilitator.receiverAuthorizer as Hex,
-    token: rail().asset as Hex,
-    withdrawDelay: 900,
-    salt: `0x${'00'.repeat(32)}` as Hex,
-  };
-}
-const channelIdOf = (buyer: PrivateKeyAccount) => computeChannelId(configOf(buyer), 8453).toLowerCase() as Hex;
+const configOf = (buyer: PrivateKeyAccount) => channelOf(rail(), buyer.address).config;
+const channelIdOf = (buyer: PrivateKeyAccount) => channelOf(rail(), buyer.address).channelId;
 
 async function onChain(buyer: PrivateKeyAccount): Promise<{ balance: bigint; totalClaimed: bigint }> {
   const [balance, totalClaimed] = await chain().readContract({ address: BATCH_SETTLEMENT_CONTRACT, abi: escrowAbi, functionName: 'channels', args: [channelIdOf(buyer)] });
@@ -278,6 +269,8 @@ test('every paid route takes a channel refund: the spec routes, /v1, and /v1/mes
     const refund = await client.refund(path, '1000');
     assert.equal(refund.success, true, path);
     assert.equal(refund.amount, '1000', path);
+    // a voucher asks for one refund: the next one is signed after a charge
+    assert.equal((await client.pay(SPEECH)).status, 200);
   }
   assert.equal(await balanceOf(service, 'base', buyer.address), walletBefore + 1000n * BigInt(paths.length));
 });

@@ -9,30 +9,26 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
-import { BatchSettlementEvmScheme, computeChannelId, signVoucher } from '@x402/evm/batch-settlement/client';
+import { BatchSettlementEvmScheme, signVoucher } from '@x402/evm/batch-settlement/client';
 import { toClientEvmSigner } from '@x402/evm';
-import { createPublicClient, http, parseAbi, type Hex } from 'viem';
+import { createPublicClient, http } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { startEvmSandbox, type EvmSandbox } from '../src/sandbox/evm/evm-sandbox.ts';
 import { NETWORKS, type EvmNetwork } from '../src/x402/networks.ts';
 import { loadConfig } from '../src/config/load.ts';
 import { startService, type RunningService } from '../src/service.ts';
 import { embeddedModels } from '../src/config/embedded-models.ts';
-import { BATCH_SETTLEMENT_CONTRACT } from '../src/x402/batch-settlement.ts';
 import { startPostgres, type PostgresServer } from './support/postgres.ts';
 import { startChildService, type ChildService } from './support/child-service.ts';
 import { localEvmNetwork } from './support/local-rail.ts';
 import { CHAT_PATH, startOpenAIUpstream, type OpenAIUpstream } from './support/openai-upstream.ts';
 import { until } from './support/sse.ts';
+import { accountFor, channelOf } from './support/channels.ts';
 
 const KEY_ENV = 'CHANNEL_INSTANCES_TEST_KEY';
 const IMAGE = { path: '/api/v1/ai/images', body: { prompt: 'a red fox', n: 1, size: '256x256' } };
 const chat = (prompt: string) => ({ path: '/api/v1/ai/chat', body: { model: 'up/chat', prompt } });
 const FUNDS = 10_000_000n;
-const escrowAbi = parseAbi([
-  'function channels(bytes32) view returns (uint128 balance, uint128 totalClaimed)',
-  'function receivers(address, address) view returns (uint128 totalClaimed, uint128 totalSettled)',
-]);
 
 let postgres: PostgresServer;
 let sandbox: EvmSandbox;
@@ -87,19 +83,7 @@ const chain = () => createPublicClient({ transport: http(sandbox.rpcUrl) });
 const decode = (header: string | null): any => JSON.parse(Buffer.from(header!, 'base64').toString('utf8'));
 const chatRequests = () => upstream.requests.filter((r) => r.path === CHAT_PATH).length;
 
-function channelOf(buyer: PrivateKeyAccount) {
-  const rail = b.rails.get('base')!;
-  const config = {
-    payer: buyer.address,
-    payerAuthorizer: buyer.address,
-    receiver: rail.payTo as Hex,
-    receiverAuthorizer: rail.channels!.facilitator.receiverAuthorizer as Hex,
-    token: rail.asset as Hex,
-    withdrawDelay: 900,
-    salt: `0x${'00'.repeat(32)}` as Hex,
-  };
-  return { config, channelId: computeChannelId(config, 8453).toLowerCase() as Hex };
-}
+const channel = (buyer: PrivateKeyAccount) => channelOf(b.rails.get('base')!, buyer.address);
 
 /** A funded payer and its official client; every 200's charge is kept in `charges`. */
 async function payer() {
@@ -124,24 +108,8 @@ async function payer() {
   };
 }
 
-/** On-chain, once claimed: the payer lost exactly what its 200s were charged, and the payee got exactly what was claimed. */
-async function accountFor(buyer: PrivateKeyAccount, charges: bigint[]): Promise<void> {
-  const { channelId } = channelOf(buyer);
-  const sum = charges.reduce((x, y) => x + y, 0n);
-  assert.equal((await b.ledger.channels!.get(channelId))?.chargedCumulative, sum, 'charged exactly what the 200s were charged');
-  const rail = b.rails.get('base')!;
-  const payTo = rail.payTo as Hex;
-  const receivers = () => chain().readContract({ address: BATCH_SETTLEMENT_CONTRACT, abi: escrowAbi, functionName: 'receivers', args: [rail.payTo as Hex, rail.asset as Hex] });
-  const [, settledBefore] = await receivers();
-  const payeeBefore = await sandbox.balanceOf(payTo);
-  await b.claimer!.round({ force: true });
-  const [balance, totalClaimed] = await chain().readContract({ address: BATCH_SETTLEMENT_CONTRACT, abi: escrowAbi, functionName: 'channels', args: [channelId] });
-  assert.equal(totalClaimed, sum, 'claimed from the payer: exactly its charges');
-  assert.equal((await sandbox.balanceOf(buyer.address)) + balance - totalClaimed, FUNDS - sum, 'the payer keeps every other unit');
-  const [claimedAfter, settledAfter] = await receivers();
-  assert.equal(settledAfter, claimedAfter);
-  assert.equal((await sandbox.balanceOf(payTo)) - payeeBefore, settledAfter - settledBefore, 'the payee got exactly what was claimed');
-}
+const settleUp = (buyer: PrivateKeyAccount, charges: bigint[]) =>
+  accountFor({ rail: b.rails.get('base')!, rpcUrl: sandbox.rpcUrl, store: b.ledger.channels!, claimer: b.claimer!, funds: FUNDS }, buyer.address, charges);
 
 test('an instance killed mid-call frees the channel within its lock lease: the call paid again on another is served, charged once', async () => {
   const client = await payer();
@@ -165,13 +133,13 @@ test('an instance killed mid-call frees the channel within its lock lease: the c
   const waited = Date.now() - started;
   assert.equal(again.status, 200, `served, not refused busy (${await again.clone().text()})`);
   assert.ok(waited < 20_000, `served in ${waited} ms, within a lock lease (5 s) rather than after 30 s`);
-  await accountFor(client.account, client.charges);
+  await settleUp(client.account, client.charges);
 });
 
 test('a request behind a live one on the same channel hears 409 in seconds; the live one is served', async () => {
   const client = await payer();
   assert.equal((await client.pay(b, IMAGE)).status, 200, 'the deposit');
-  const { config, channelId } = channelOf(client.account);
+  const { config, channelId } = channel(client.account);
   upstream.fail(CHAT_PATH, { kind: 'hold' });
   const asked = chatRequests();
   const long = client.pay(b, chat('a long answer'));
@@ -193,7 +161,7 @@ test('a request behind a live one on the same channel hears 409 in seconds; the 
   // the held request kept its lock all along (its heartbeat), and is served
   upstream.release();
   assert.equal((await long).status, 200);
-  await accountFor(client.account, client.charges);
+  await settleUp(client.account, client.charges);
 });
 
 test('a database restart while a call works: it is charged nothing, the instance lives on, and the call paid again is charged once', async () => {
@@ -211,5 +179,5 @@ test('a database restart while a call works: it is charged nothing, the instance
   const again = await client.pay(b, chat('across a restart'));
   assert.equal(again.status, 200, await again.clone().text());
   assert.equal((await fetch(`${c.url}/healthz`)).status, 200, 'the other instance lives on');
-  await accountFor(client.account, client.charges);
+  await settleUp(client.account, client.charges);
 });

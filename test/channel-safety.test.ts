@@ -9,12 +9,13 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
-import { BatchSettlementEvmScheme, computeChannelId, signVoucher } from '@x402/evm/batch-settlement/client';
+import { BatchSettlementEvmScheme, signVoucher } from '@x402/evm/batch-settlement/client';
 import { toClientEvmSigner } from '@x402/evm';
 import { createPublicClient, createTestClient, createWalletClient, http, parseAbi, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { postJson, startTestService } from './support/service.ts';
-import { balanceOf, fundedEvmBuyer } from './support/sandbox-wallet.ts';
+import { fundedEvmBuyer } from './support/sandbox-wallet.ts';
+import { accountFor, channelOf } from './support/channels.ts';
 import { CHAT_PATH, startOpenAIUpstream, type OpenAIUpstream } from './support/openai-upstream.ts';
 import { until } from './support/sse.ts';
 import { embeddedModels } from '../src/config/embedded-models.ts';
@@ -66,24 +67,13 @@ const decode = (header: string | null): any => {
 const encode = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64');
 const escrowAbi = parseAbi([
   'function channels(bytes32) view returns (uint128 balance, uint128 totalClaimed)',
-  'function receivers(address, address) view returns (uint128 totalClaimed, uint128 totalSettled)',
   'function initiateWithdraw((address payer,address payerAuthorizer,address receiver,address receiverAuthorizer,address token,uint40 withdrawDelay,bytes32 salt) config, uint128 amount)',
   'function finalizeWithdraw((address payer,address payerAuthorizer,address receiver,address receiverAuthorizer,address token,uint40 withdrawDelay,bytes32 salt) config)',
 ]);
 
-/** A payer's channel to this gateway, as the official client builds it (and as anyone can, from public facts). */
-function channelOf(payer: string) {
-  const config = {
-    payer: payer as Hex,
-    payerAuthorizer: payer as Hex,
-    receiver: rail().payTo as Hex,
-    receiverAuthorizer: rail().channels!.facilitator.receiverAuthorizer as Hex,
-    token: rail().asset as Hex,
-    withdrawDelay: 900,
-    salt: `0x${'00'.repeat(32)}` as Hex,
-  };
-  return { config, channelId: computeChannelId(config, 8453).toLowerCase() as Hex };
-}
+const channel = (payer: string) => channelOf(rail(), payer);
+const settleUp = (buyer: PrivateKeyAccount, charges: bigint[]) =>
+  accountFor({ rail: rail(), rpcUrl: rpcUrl(), store: service.ledger.channels!, claimer: service.claimer!, funds: FUNDS }, buyer.address, charges);
 
 async function onChain(channelId: Hex): Promise<{ balance: bigint; totalClaimed: bigint }> {
   const [balance, totalClaimed] = await chain().readContract({ address: BATCH_SETTLEMENT_CONTRACT, abi: escrowAbi, functionName: 'channels', args: [channelId] });
@@ -122,27 +112,6 @@ async function offerFor(endpoint: { path: string; body: unknown }) {
 /** A payment header carrying `payload` for `accepted`. */
 const signature = (accepted: unknown, payload: unknown) => encode({ x402Version: 2, accepted, payload });
 
-/**
- * The money after a test, on-chain: the ledger charged exactly what the 200s said; once claimed, the escrow holds
- * exactly that as claimed from the payer (who has every other unit, in its wallet or its channel), and the payee
- * was paid exactly what was claimed.
- */
-async function accountFor(buyer: PrivateKeyAccount, charges: bigint[]): Promise<void> {
-  const { channelId } = channelOf(buyer.address);
-  const sum = charges.reduce((a, b) => a + b, 0n);
-  assert.equal((await service.ledger.channels!.get(channelId))?.chargedCumulative ?? 0n, sum, 'charged exactly what the 200s were charged');
-  const receivers = () => chain().readContract({ address: BATCH_SETTLEMENT_CONTRACT, abi: escrowAbi, functionName: 'receivers', args: [rail().payTo as Hex, rail().asset as Hex] });
-  const [, settledBefore] = await receivers();
-  const payeeBefore = await balanceOf(service, 'base', rail().payTo);
-  await service.claimer!.round({ force: true });
-  const { balance, totalClaimed } = await onChain(channelId);
-  assert.equal(totalClaimed, sum, 'claimed from the payer: exactly its charges');
-  assert.equal((await balanceOf(service, 'base', buyer.address)) + balance - totalClaimed, FUNDS - sum, 'the payer keeps every other unit');
-  const [claimedAfter, settledAfter] = await receivers();
-  assert.equal(settledAfter, claimedAfter, 'every claim swept to the payee');
-  assert.equal((await balanceOf(service, 'base', rail().payTo)) - payeeBefore, settledAfter - settledBefore, 'the payee got exactly what was claimed');
-}
-
 const anvil = () => createTestClient({ transport: http(rpcUrl()), mode: 'anvil' });
 async function send(buyer: PrivateKeyAccount, functionName: 'initiateWithdraw' | 'finalizeWithdraw', args: readonly unknown[]): Promise<void> {
   const wallet = createWalletClient({ account: buyer, transport: http(rpcUrl()) });
@@ -154,7 +123,7 @@ test("a stranger naming a payer's channel learns nothing of it and cannot force 
   const victim = await fundedEvmBuyer(service, ['base'], FUNDS);
   const client = officialPayer(victim, 2_000_000n);
   for (const endpoint of [IMAGE, SPEECH]) assert.equal((await client.pay(endpoint)).status, 200);
-  const { config, channelId } = channelOf(victim.address);
+  const { config, channelId } = channel(victim.address);
   const before = await onChain(channelId);
 
   // the channel config is public: the stranger signs "vouchers" of its own for it, at every amount
@@ -182,7 +151,7 @@ test("a stranger naming a payer's channel learns nothing of it and cannot force 
   assert.deepEqual(await onChain(channelId), before, "the victim's channel as it was");
   // and the victim's own client pays on, undisturbed
   assert.equal((await client.pay(IMAGE)).status, 200);
-  await accountFor(victim, client.charges);
+  await settleUp(victim, client.charges);
 });
 
 test('a refund is submitted once per voucher: its replays get its answer and move nothing; the voucher cannot ask for more', async () => {
@@ -196,7 +165,7 @@ test('a refund is submitted once per voucher: its replays get its answer and mov
   };
   const client = officialPayer(buyer, 2_000_000n, recording);
   for (const endpoint of [IMAGE, SPEECH]) assert.equal((await client.pay(endpoint)).status, 200);
-  const { channelId } = channelOf(buyer.address);
+  const { channelId } = channel(buyer.address);
   const refunded = await client.refund(IMAGE.path, '300000');
   assert.equal(refunded.amount, '300000');
   assert.ok(refundHeader);
@@ -219,14 +188,14 @@ test('a refund is submitted once per voucher: its replays get its answer and mov
   }
   assert.equal(await chain().getBlockNumber(), block, 'no transaction for any of them');
   assert.deepEqual(await onChain(channelId), after);
-  await accountFor(buyer, client.charges);
+  await settleUp(buyer, client.charges);
 });
 
 test('a call whose answer was lost (the client left) is charged once: the same voucher gets the kept result', async () => {
   const buyer = await fundedEvmBuyer(service, ['base'], FUNDS);
   const client = officialPayer(buyer, 2_000_000n);
   assert.equal((await client.pay(IMAGE)).status, 200);
-  const { channelId } = channelOf(buyer.address);
+  const { channelId } = channel(buyer.address);
 
   // the model holds its answer; the client gives up and leaves; the gateway finishes and charges the call
   upstream.fail(CHAT_PATH, { kind: 'hold' });
@@ -251,7 +220,7 @@ test('a call whose answer was lost (the client left) is charged once: the same v
   assert.equal(upstream.requests.filter((r) => r.path === CHAT_PATH).length, generations + 1, 'the model ran once');
   assert.equal((await service.ledger.channels!.get(channelId))!.chargedCumulative, chargedBefore + charge, 'charged once');
   assert.equal((await client.pay(SPEECH)).status, 200, 'and the client pays on');
-  await accountFor(buyer, client.charges);
+  await settleUp(buyer, client.charges);
 });
 
 // last: it moves the chain's clock past the withdraw delay, after which no deposit signed by the wall clock is valid
@@ -262,8 +231,8 @@ test('a withdrawal under way: no voucher past what the escrow still pays once it
   for (const endpoint of [IMAGE, SPEECH]) assert.equal((await walking.pay(endpoint)).status, 200);
   assert.equal((await trimming.pay(IMAGE)).status, 200);
   const price = trimming.charges[0]!;
-  const walked = channelOf(walker.address);
-  const trimmed = channelOf(trimmer.address);
+  const walked = channel(walker.address);
+  const trimmed = channel(trimmer.address);
 
   // one payer walks away with everything not claimed; the other asks back all but 2.5 calls' worth. The claimer's
   // next round claims what was charged (before the deadline) and mirrors the withdrawals
@@ -298,6 +267,6 @@ test('a withdrawal under way: no voucher past what the escrow still pays once it
     });
     assert.equal(response.status, 402, `voucher ${i + 1} after the withdrawal`);
   }
-  await accountFor(walker, walking.charges);
-  await accountFor(trimmer, trimming.charges);
+  await settleUp(walker, walking.charges);
+  await settleUp(trimmer, trimming.charges);
 });

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
-import { BatchSettlementEvmScheme, computeChannelId, signVoucher } from '@x402/evm/batch-settlement/client';
+import { BatchSettlementEvmScheme, signVoucher } from '@x402/evm/batch-settlement/client';
 import { toClientEvmSigner } from '@x402/evm';
 import { createPublicClient, http, parseAbi, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
@@ -19,6 +19,7 @@ import { startService, type RunningService } from '../src/service.ts';
 import { BATCH_SETTLEMENT_CONTRACT } from '../src/x402/batch-settlement.ts';
 import { startPostgres, type PostgresServer } from './support/postgres.ts';
 import { localEvmNetwork } from './support/local-rail.ts';
+import { channelOf } from './support/channels.ts';
 
 const KEY_ENV = 'CHANNELS_PG_TEST_KEY';
 const IMAGE = { path: '/api/v1/ai/images', body: { prompt: 'a red fox', n: 1, size: '256x256' } };
@@ -82,19 +83,7 @@ async function payer(): Promise<Payer> {
   await sandbox.faucet(account.address, 10_000_000n);
   const scheme = new BatchSettlementEvmScheme(toClientEvmSigner(account, chain()), { depositStrategy: () => '2000000' });
   const paying = wrapFetchWithPayment(fetch, new x402Client().register('eip155:8453', scheme));
-  const rail = a.rails.get('base')!;
-  const channelId = computeChannelId(
-    {
-      payer: account.address,
-      payerAuthorizer: account.address,
-      receiver: rail.payTo as Hex,
-      receiverAuthorizer: rail.channels!.facilitator.receiverAuthorizer as Hex,
-      token: rail.asset as Hex,
-      withdrawDelay: 900,
-      salt: `0x${'00'.repeat(32)}`,
-    },
-    8453,
-  ).toLowerCase() as Hex;
+  const { channelId } = channelOf(a.rails.get('base')!, account.address);
   return {
     account,
     channelId,

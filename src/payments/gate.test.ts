@@ -20,7 +20,8 @@ import { transferWithAuthorizationTypes } from './facilitators/evm/eip3009-abi.t
 import type { Facilitator, SettleOutcome, VerifyResult } from './facilitator.ts';
 import type { PaymentRail } from './rails.ts';
 import { ATTEMPTS_EXHAUSTED, PaymentGate, type GateDeps } from './gate.ts';
-import type { PaidCall, PaymentOutcome, ReceivedPayment, WorkResult } from './outcome.ts';
+import type { ReceivedPayment } from './outcome.ts';
+import { expectKind, paidCall as paidCallOf } from '../../test/support/payment-core.ts';
 
 const log = pino({ level: 'silent' });
 const PRICE = 10_000n;
@@ -79,31 +80,7 @@ function setup(deps: Partial<GateDeps> = {}) {
   return { gate, ledger, media, base, polygon, rails };
 }
 
-/** A paid call whose work counts its runs and answers `{ n }`. */
-function paidCall(overrides: Partial<PaidCall> & { runs?: { count: number } } = {}): PaidCall {
-  const runs = overrides.runs ?? { count: 0 };
-  return {
-    names: {
-      noPayment: 'X-PAYMENT header is required',
-      network: 'X-Network',
-      networkField: 'X-Network',
-      payment: 'PAYMENT-SIGNATURE',
-      noNetwork: 'X-Network header is required',
-      sameAgain: 'the same request with the same payment',
-    },
-    resource: 'http://gateway.test/api/v1/ai/images',
-    listing: { extensions: {} },
-    schemes: ['exact', 'upto', 'batch-settlement'],
-    model: 'test/image',
-    description: 'an image',
-    amount: PRICE,
-    maxTimeoutSeconds: 60,
-    requestHash: 'request-1',
-    settleFirst: () => false,
-    work: async (): Promise<WorkResult> => ({ body: { n: ++runs.count }, media: [] }),
-    ...overrides,
-  };
-}
+const paidCall = (overrides: Parameters<typeof paidCallOf>[1] = {}) => paidCallOf(PRICE, overrides);
 
 /** An EIP-3009 authorization for `value` to `to`, signed by `buyer`, as a wire edge hands it to the gate. */
 async function payment(
@@ -137,10 +114,6 @@ async function payment(
   };
 }
 
-function expectKind<K extends PaymentOutcome['kind']>(outcome: PaymentOutcome, kind: K): Extract<PaymentOutcome, { kind: K }> {
-  assert.equal(outcome.kind, kind, JSON.stringify(outcome, (_, v: unknown) => (typeof v === 'bigint' ? v.toString() : v)));
-  return outcome as Extract<PaymentOutcome, { kind: K }>;
-}
 
 const buyer = () => privateKeyToAccount(generatePrivateKey());
 

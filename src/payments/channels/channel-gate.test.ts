@@ -26,12 +26,13 @@ import {
   type OnChainChannel,
 } from '../../x402/batch-settlement.ts';
 import type { PaymentRequirement } from '../../x402/model.ts';
-import type { PaidCall, PaymentOutcome, WorkPayment, WorkResult } from '../outcome.ts';
+import type { PaidCall, WorkPayment } from '../outcome.ts';
 import type { PaymentLabels, PaymentObserver } from '../payment-metrics.ts';
 import type { Facilitator } from '../facilitator.ts';
 import type { ChannelOffer, PaymentRail } from '../rails.ts';
 import type { ChannelFacilitator, ChannelProof, ChannelSettleResult, ChannelVerifyResult } from './channel-facilitator.ts';
 import { ChannelGate, type ChannelCall } from './channel-gate.ts';
+import { expectKind, paidCall as paidCallOf } from '../../../test/support/payment-core.ts';
 
 const log = pino({ level: 'silent' });
 const network = NETWORKS.base as EvmNetwork;
@@ -189,31 +190,7 @@ function payerOf(account: PrivateKeyAccount = privateKeyToAccount(generatePrivat
   };
 }
 
-/** A paid call whose work counts its runs and answers `{ n }`; `work` replaces it. */
-function paidCall(overrides: Partial<PaidCall> & { runs?: { count: number } } = {}): PaidCall {
-  const runs = overrides.runs ?? { count: 0 };
-  return {
-    names: {
-      noPayment: 'X-PAYMENT header is required',
-      network: 'X-Network',
-      networkField: 'X-Network',
-      payment: 'PAYMENT-SIGNATURE',
-      noNetwork: 'X-Network header is required',
-      sameAgain: 'the same request with the same payment',
-    },
-    resource: 'http://gateway.test/api/v1/ai/images',
-    listing: { extensions: {} },
-    schemes: ['exact', 'upto', 'batch-settlement'],
-    model: 'test/image',
-    description: 'an image',
-    amount: PRICE,
-    maxTimeoutSeconds: 60,
-    requestHash: 'request-1',
-    settleFirst: () => false,
-    work: async (): Promise<WorkResult> => ({ body: { n: ++runs.count }, media: [] }),
-    ...overrides,
-  };
-}
+const paidCall = (overrides: Parameters<typeof paidCallOf>[1] = {}) => paidCallOf(PRICE, overrides);
 
 function channelCall(s: Setup, payload: ChannelPayload, call: PaidCall = paidCall()): ChannelCall {
   const requirement: PaymentRequirement = {
@@ -228,10 +205,6 @@ function channelCall(s: Setup, payload: ChannelPayload, call: PaidCall = paidCal
   return { call, rail: s.rail, requirement, proof: { scheme: BATCH_SETTLEMENT_SCHEME, network: network.name, payload: payload as Record<string, unknown>, wire: 2 }, wires: [2] };
 }
 
-function expectKind<K extends PaymentOutcome['kind']>(outcome: PaymentOutcome, kind: K): Extract<PaymentOutcome, { kind: K }> {
-  assert.equal(outcome.kind, kind, JSON.stringify(outcome, (_, v: unknown) => (typeof v === 'bigint' ? v.toString() : v)));
-  return outcome as Extract<PaymentOutcome, { kind: K }>;
-}
 
 /** A channel opened by a deposit of `amount` and its first call; returns the payer and the setup. */
 async function opened(s: Setup, amount = 10_000n) {

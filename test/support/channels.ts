@@ -1,0 +1,65 @@
+// Payment channels (x402 batch-settlement) in tests: a payer's channel to a gateway's rail as the official client
+// builds it (its config is public: the payer, the gateway's terms, a zero salt), and the on-chain account of a
+// channel once a test is over.
+import assert from 'node:assert/strict';
+import { computeChannelId } from '@x402/evm/batch-settlement/client';
+import { createPublicClient, http, parseAbi, type Hex } from 'viem';
+import { BATCH_SETTLEMENT_CONTRACT } from '../../src/x402/batch-settlement.ts';
+import type { PaymentRail } from '../../src/payments/rails.ts';
+import type { ChannelStore } from '../../src/store/channel-store.ts';
+import type { ChannelClaimer } from '../../src/payments/channels/channel-claimer.ts';
+
+const abi = parseAbi([
+  'function channels(bytes32) view returns (uint128 balance, uint128 totalClaimed)',
+  'function receivers(address, address) view returns (uint128 totalClaimed, uint128 totalSettled)',
+  'function balanceOf(address) view returns (uint256)',
+]);
+
+/** The channel `payer` opens to the rail's gateway with the official client's defaults, and its id on base (8453). */
+export function channelOf(rail: PaymentRail, payer: string, overrides: { salt?: Hex; withdrawDelay?: number } = {}) {
+  const config = {
+    payer: payer as Hex,
+    payerAuthorizer: payer as Hex,
+    receiver: rail.payTo as Hex,
+    receiverAuthorizer: rail.channels!.facilitator.receiverAuthorizer as Hex,
+    token: rail.asset as Hex,
+    withdrawDelay: overrides.withdrawDelay ?? 900,
+    salt: overrides.salt ?? (`0x${'00'.repeat(32)}` as Hex),
+  };
+  return { config, channelId: computeChannelId(config, 8453).toLowerCase() as Hex };
+}
+
+export interface ChannelAccounting {
+  rail: PaymentRail;
+  rpcUrl: string;
+  store: ChannelStore;
+  claimer: ChannelClaimer;
+  /** what each payer was funded with */
+  funds: bigint;
+}
+
+/**
+ * The money after a test, on-chain: the ledger charged exactly what the payer's 200s said; once claimed (a forced
+ * round), the escrow holds exactly that as claimed from the payer, who has every other unit (in its wallet or its
+ * channel), and the payee was paid exactly what was claimed. So: no payer charged without a usable 200, no 200
+ * uncharged, nothing charged twice.
+ */
+export async function accountFor(accounting: ChannelAccounting, payer: string, charges: bigint[]): Promise<void> {
+  const { rail, store, claimer, funds } = accounting;
+  const chain = createPublicClient({ transport: http(accounting.rpcUrl) });
+  const token = rail.asset as Hex;
+  const balanceOf = (owner: string) => chain.readContract({ address: token, abi, functionName: 'balanceOf', args: [owner as Hex] });
+  const receivers = () => chain.readContract({ address: BATCH_SETTLEMENT_CONTRACT, abi, functionName: 'receivers', args: [rail.payTo as Hex, token] });
+  const { channelId } = channelOf(rail, payer);
+  const sum = charges.reduce((a, b) => a + b, 0n);
+  assert.equal((await store.get(channelId))?.chargedCumulative ?? 0n, sum, 'charged exactly what the 200s were charged');
+  const [, settledBefore] = await receivers();
+  const payeeBefore = await balanceOf(rail.payTo);
+  await claimer.round({ force: true });
+  const [balance, totalClaimed] = await chain.readContract({ address: BATCH_SETTLEMENT_CONTRACT, abi, functionName: 'channels', args: [channelId] });
+  assert.equal(totalClaimed, sum, 'claimed from the payer: exactly its charges');
+  assert.equal((await balanceOf(payer)) + balance - totalClaimed, funds - sum, 'the payer keeps every other unit');
+  const [claimedAfter, settledAfter] = await receivers();
+  assert.equal(settledAfter, claimedAfter, 'every claim swept to the payee');
+  assert.equal((await balanceOf(rail.payTo)) - payeeBefore, settledAfter - settledBefore, 'the payee got exactly what was claimed');
+}
