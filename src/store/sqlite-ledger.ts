@@ -74,11 +74,11 @@ const SUMMARY_COLUMNS = `key, network, payer, amount, settled_amount, asset, pay
 /** Revenue sums are exact without big integers in SQL: amounts are zero-padded to 36 digits and summed as four
  *  9-digit chunks (each sum stays far below 2^63), then put back together as a bigint. */
 const CHUNK_DIGITS = 9;
+const PADDED_DIGITS = 4 * CHUNK_DIGITS;
 
 /** What earns revenue: settled payments (what was settled) and the charges committed on payment channels. */
 const REVENUE_SOURCES = `SELECT created_at, network, model, COALESCE(settled_amount, amount) AS amount FROM payments WHERE state = 'settled'
   UNION ALL SELECT created_at, network, model, amount FROM channel_charges`;
-const PADDED_DIGITS = 4 * CHUNK_DIGITS;
 
 interface Row {
   key: string;

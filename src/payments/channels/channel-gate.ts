@@ -232,9 +232,9 @@ export class ChannelGate {
     }
 
     // a withdrawal under way pays out what is not claimed once its delay is over: a voucher is backed only by what stays
-    const payable = stillPayable(state) + (payload.type === 'deposit' ? BigInt(payload.deposit.amount) : 0n);
-    if (ceiling > payable) {
-      return paymentRequired(rail, `${CUMULATIVE_EXCEEDS_BALANCE}: a withdrawal is pending on this channel; the escrow can still pay ${payable}`);
+    if (state.withdrawRequestedAt !== 0) {
+      const payable = stillPayable(state) + (payload.type === 'deposit' ? BigInt(payload.deposit.amount) : 0n);
+      if (ceiling > payable) return paymentRequired(rail, `${CUMULATIVE_EXCEEDS_BALANCE}: a withdrawal is pending on this channel; the escrow can still pay ${payable}`);
     }
 
     // a deposit lands before the work: the voucher it carries is backed only once it has
