@@ -17,6 +17,7 @@ import { FileMediaStore } from '../media/file-media-store.ts';
 import { NETWORKS, type EvmNetwork, type NetworkName } from '../x402/networks.ts';
 import type { PaymentProof, PaymentRequirement, Wire } from '../x402/model.ts';
 import { transferWithAuthorizationTypes } from './facilitators/evm/eip3009-abi.ts';
+import { PERMIT2_ADDRESS, uptoPermit2WitnessTypes } from '@x402/evm';
 import type { Facilitator, SettleOutcome, VerifyResult } from './facilitator.ts';
 import type { PaymentRail } from './rails.ts';
 import { ATTEMPTS_EXHAUSTED, PaymentGate, type GateDeps } from './gate.ts';
@@ -67,17 +68,22 @@ function evmRail(name: NetworkName, facilitator: Facilitator): PaymentRail {
   return { network, payTo: '0x209693Bc6afc0C5328bA36FaF03C514EF312287C', asset: network.usdc!, facilitator, extra: { ...network.eip712 } };
 }
 
+const UPTO_PROXY = '0x4020A4f3b7b90ccA423B9fabCc0CE57C6C240002';
+const FACILITATOR_ADDRESS = '0x1111111111111111111111111111111111111111';
+
 function setup(deps: Partial<GateDeps> = {}) {
   const base = new ScriptedFacilitator();
   const polygon = new ScriptedFacilitator();
+  const upto = new ScriptedFacilitator();
+  const uptoOffer = { facilitator: upto, extra: { facilitatorAddress: FACILITATOR_ADDRESS, assetTransferMethod: 'permit2' }, extensions: {}, check: async () => {} };
   const rails = new Map([
-    ['base', evmRail('base', base)],
+    ['base', { ...evmRail('base', base), upto: uptoOffer }],
     ['polygon', evmRail('polygon', polygon)],
   ] as const);
   const ledger = new SqliteLedger(':memory:');
   const media = new FileMediaStore(mediaDir);
   const gate = new PaymentGate({ rails, ledger, media, log, maxFailedAttempts: { unsettled: 2, settled: 2 }, ...deps });
-  return { gate, ledger, media, base, polygon, rails };
+  return { gate, ledger, media, base, polygon, upto, rails };
 }
 
 const paidCall = (overrides: Parameters<typeof paidCallOf>[1] = {}) => paidCallOf(PRICE, overrides);
@@ -114,6 +120,28 @@ async function payment(
   };
 }
 
+
+/** An upto Permit2 authorization for at most `ceiling`, signed by `buyer`, as a v2 edge hands it to the gate. */
+async function uptoPayment(buyer: PrivateKeyAccount, ceiling: bigint, validSeconds = 3_600): Promise<ReceivedPayment> {
+  const network = NETWORKS.base as EvmNetwork;
+  const now = Math.floor(Date.now() / 1000);
+  const authorization = {
+    from: buyer.address,
+    permitted: { token: network.usdc as Hex, amount: ceiling },
+    spender: UPTO_PROXY as Hex,
+    nonce: BigInt(`0x${randomBytes(16).toString('hex')}`),
+    deadline: BigInt(now + validSeconds),
+    witness: { to: '0x209693Bc6afc0C5328bA36FaF03C514EF312287C' as Hex, facilitator: FACILITATOR_ADDRESS as Hex, validAfter: BigInt(now - 600) },
+  };
+  const signature = await buyer.signTypedData({
+    domain: { name: 'Permit2', chainId: network.chainId, verifyingContract: PERMIT2_ADDRESS as Hex },
+    types: uptoPermit2WitnessTypes,
+    primaryType: 'PermitWitnessTransferFrom',
+    message: { permitted: authorization.permitted, spender: authorization.spender, nonce: authorization.nonce, deadline: authorization.deadline, witness: authorization.witness },
+  });
+  const strings = JSON.parse(JSON.stringify(authorization, (_, v: unknown) => (typeof v === 'bigint' ? v.toString() : v))) as Record<string, unknown>;
+  return { proof: { scheme: 'upto', network: 'base', payload: { signature, permit2Authorization: strings }, wire: 2 }, wires: [2], source: 'PAYMENT-SIGNATURE' };
+}
 
 const buyer = () => privateKeyToAccount(generatePrivateKey());
 
@@ -323,4 +351,28 @@ test('every verification and settlement is told to the observer, labelled by net
   });
   expectKind(await gate.process(paidCall({ payment: await payment(buyer(), { network: 'polygon' }) })), 'delivered');
   assert.deepEqual(told, ['verify polygon exact test/image', `settle polygon exact ${PRICE}`]);
+});
+
+test('upto: offered beside exact for an operation that takes it (metered chat); it settles the cost of the result', async () => {
+  const { gate, upto, rails } = setup();
+  const metered = paidCall({ metered: true, schemes: ['exact', 'upto'], work: async () => ({ body: 'metered', media: [], cost: 431n }) });
+  assert.deepEqual(gate.offers(metered, [rails.get('base')!]).requirements.map((r) => r.scheme), ['exact', 'upto']);
+  assert.deepEqual(gate.offers(paidCall(), [rails.get('base')!]).requirements.map((r) => r.scheme), ['exact']);
+  const outcome = expectKind(await gate.process({ ...metered, payment: await uptoPayment(buyer(), PRICE) }), 'delivered');
+  assert.equal(outcome.receipt.amount, 431n);
+  assert.deepEqual(upto.settled.map((s) => s.amount), [431n]);
+  const notMetered = expectKind(await gate.process(paidCall({ payment: await uptoPayment(buyer(), PRICE) })), 'payment_required');
+  assert.match(notMetered.reason, /^unsupported_scheme: upto/);
+});
+
+test('upto on a stream: the stream stops in time for its proof to settle; a proof too short for any answer is refused', async () => {
+  const { gate, upto } = setup();
+  const deadlines: (number | undefined)[] = [];
+  const streamed = (payment: ReceivedPayment) =>
+    paidCall({ metered: true, schemes: ['exact', 'upto'], streamSeconds: 600, payment, work: async (granted) => (deadlines.push(granted.deadline), { body: 'streamed', media: [], cost: 1n }) });
+  expectKind(await gate.process(streamed(await uptoPayment(buyer(), PRICE, 120))), 'delivered');
+  assert.ok(deadlines[0]! > Date.now() && deadlines[0]! <= Date.now() + 120_000, 'a deadline before the proof expires');
+  const tooShort = expectKind(await gate.process(streamed(await uptoPayment(buyer(), PRICE, 10))), 'payment_required');
+  assert.match(tooShort.reason, /^payment_expires_too_soon/);
+  assert.equal(upto.settled.length, 1);
 });

@@ -17,7 +17,7 @@ export function paidCall(amount: bigint, overrides: Partial<PaidCall> & { runs?:
     },
     resource: 'http://gateway.test/api/v1/ai/images',
     listing: { extensions: {} },
-    schemes: ['exact', 'upto', 'batch-settlement'],
+    schemes: ['exact', 'batch-settlement'],
     model: 'test/image',
     description: 'an image',
     amount,
