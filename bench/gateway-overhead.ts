@@ -1,0 +1,263 @@
+// node bench/gateway-overhead.ts: the gateway's own cost on a chat completion, in the form gateway benchmarks
+// publish theirs (a mock OpenAI upstream answering at once; the latency the gateway adds at one request in flight,
+// p50/p90/p99; requests per second, sustained within a latency budget and at most), plus the rows no other
+// gateway has: the same call paid per call under x402 `exact` and `upto`, and under batch-settlement vouchers.
+//
+// Processes: the mock upstream (bench/mock-upstream.ts), the gateway with payment left out (bench/serve.ts with
+// BENCH_PAYMENT_EXCLUDED=1: a paid route runs its work at once and answers as a settled payment does) and the
+// gateway with payment (bench/serve.ts: the real gate on its sandbox base chain), both serving the mock's model as
+// `mock/chat` (bench/mock-chat-model.ts), and this process, the client (node:http keep-alive, bench/load.ts).
+//
+// 1. Added latency, one request in flight: POST /v1/chat/completions to the gateway, and the same request sent
+//    straight to the mock (the upstream's model name in it), in random order per pair, BENCH_OVERHEAD_WARMUP pairs
+//    uncounted then BENCH_OVERHEAD_ITERATIONS counted; added pXX = gateway pXX - direct pXX. The same for the
+//    spec's own route (POST /api/v1/ai/chat) and for a streamed completion's time to first token (until the first
+//    word of the answer arrives).
+// 2. Throughput: closed loop at each of BENCH_CONCURRENCY_STEPS connections for BENCH_SECONDS each (after a second
+//    of warm-up), gateway and mock alone: requests/s, p99, and the gateway's server CPU per request. Sustained
+//    within the budget = the most requests/s at a step whose p99 stays within BENCH_LATENCY_BUDGET_MS.
+// 3. Paid, one request in flight: BENCH_OVERHEAD_PAID_ITERATIONS calls per scheme, each paid by the official
+//    client (@x402/fetch 2.x with @x402/evm's exact, upto or batch-settlement client scheme; its payload made
+//    before the timer starts: signing is the client's cost), taking turns with a direct call; the latency from
+//    sending the paid request to its last byte: verification, the call, settlement (on the sandbox chain for exact
+//    and upto: one transaction each; vouchers are claimed later, in batches). A first call per scheme is not
+//    counted (upto's Permit2 approval, the voucher channel's deposit).
+// Prints one table; BENCH_JSON=1 prints the figures as JSON instead.
+import { fileURLToPath } from 'node:url';
+import { request, type Agent } from 'node:http';
+import { createPublicClient, http } from 'viem';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { x402Client, x402HTTPClient } from '@x402/fetch';
+import { toClientEvmSigner } from '@x402/evm';
+import { ExactEvmScheme } from '@x402/evm/exact/client';
+import { UptoEvmScheme } from '@x402/evm/upto/client';
+import { BatchSettlementEvmScheme } from '@x402/evm/batch-settlement/client';
+import type { PaymentRequired } from '@x402/core/types';
+import { startGatewayChild, type GatewayChild } from './gateway-child.ts';
+import { jsonRequest, newAgent, postOnce, sendOnce, stats, timedLoad, type LatencyStats, type LoadResult, type RequestSpec } from './load.ts';
+import { envNumber } from './env-number.ts';
+import { MOCK_CHAT_MODEL } from './mock-chat-model.ts';
+import { CHAT_TEXT } from '../test/support/openai-upstream.ts';
+import { NETWORKS, type EvmNetwork } from '../src/x402/networks.ts';
+
+const ITERATIONS = envNumber('BENCH_OVERHEAD_ITERATIONS', 2000);
+const WARMUP = envNumber('BENCH_OVERHEAD_WARMUP', 1000);
+const PAID_ITERATIONS = envNumber('BENCH_OVERHEAD_PAID_ITERATIONS', 100);
+const STEP_SECONDS = envNumber('BENCH_SECONDS', 4);
+const BUDGET_MS = envNumber('BENCH_LATENCY_BUDGET_MS', 10);
+const STEPS = (process.env.BENCH_CONCURRENCY_STEPS ?? '1,2,4,8,16,32,64').split(',').map(Number);
+const MOCK = fileURLToPath(new URL('./mock-upstream.ts', import.meta.url));
+const BASE = NETWORKS.base as EvmNetwork;
+const NETWORK = { 'X-Network': 'base' };
+
+const messages = [{ role: 'user', content: 'Tell me about the sea' }];
+const OPENAI_CHAT = { path: '/v1/chat/completions', body: { model: MOCK_CHAT_MODEL.id, messages, max_tokens: 32 } };
+const SPEC_CHAT = { path: '/api/v1/ai/chat', body: { model: MOCK_CHAT_MODEL.id, prompt: 'Tell me about the sea', max_tokens: 32 } };
+/** what reaches the mock straight from the client: the OpenAI request with the upstream's model name */
+const DIRECT_CHAT = { path: '/v1/chat/completions', body: { ...OPENAI_CHAT.body, model: MOCK_CHAT_MODEL.upstreamModel } };
+const streamed = <T extends { path: string; body: object }>(call: T) => ({ ...call, body: { ...call.body, stream: true } });
+/** a streamed answer's first token: the first word of the mock's answer, as it arrives in either's chunks */
+const FIRST_TOKEN = CHAT_TEXT.split(' ')[0]!;
+
+interface Timed {
+  status: number;
+  /** to the last byte */
+  ms: number;
+  /** to the first chunk holding `marker` (NaN without one) */
+  markerMs: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+/** One request, its answer read whole; the time to the first chunk holding `marker` noted on the way. */
+function timedSend(agent: Agent, origin: URL, spec: RequestSpec, marker?: string): Promise<Timed> {
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    let markerMs = NaN;
+    const req = request({ agent, host: origin.hostname, port: origin.port, method: spec.method, path: spec.path, headers: spec.headers }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        if (marker !== undefined && Number.isNaN(markerMs) && chunk.includes(marker)) markerMs = performance.now() - started;
+        body += chunk;
+      });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, ms: performance.now() - started, markerMs, headers: res.headers, body }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(spec.body);
+  });
+}
+
+interface Added {
+  direct: LatencyStats;
+  gateway: LatencyStats;
+  count: number;
+}
+
+/**
+ * Pairs in random order, one request in flight: `gateway()` (which may prepare its request before timing it) and a
+ * direct call to the mock; each returns the figure it measures (the whole call, or its first token).
+ */
+async function pairs(
+  count: number,
+  warmup: number,
+  gateway: () => Promise<number>,
+  direct: () => Promise<number>,
+): Promise<Added> {
+  const d: number[] = [];
+  const g: number[] = [];
+  for (let i = 0; i < warmup + count; i++) {
+    const directFirst = Math.random() < 0.5;
+    const first = directFirst ? await direct() : await gateway();
+    const second = directFirst ? await gateway() : await direct();
+    if (i < warmup) continue;
+    d.push(directFirst ? first : second);
+    g.push(directFirst ? second : first);
+  }
+  return { direct: stats(d), gateway: stats(g), count };
+}
+
+function expect200(what: string, reply: Timed): Timed {
+  if (reply.status !== 200) throw new Error(`${what} answered ${reply.status}: ${reply.body.slice(0, 300)}`);
+  return reply;
+}
+
+/** A caller of `call` on `origin` over one kept-alive connection; `headers` made fresh per call (a payment). */
+function caller(origin: URL, call: { path: string; body: object }, what: string, marker?: string) {
+  const agent = newAgent(1);
+  const spec = jsonRequest(call.path, call.body, NETWORK);
+  return {
+    agent,
+    whole: async () => expect200(what, await timedSend(agent, origin, spec, marker)).ms,
+    firstToken: async () => {
+      const reply = expect200(what, await timedSend(agent, origin, spec, marker));
+      if (Number.isNaN(reply.markerMs)) throw new Error(`${what}: no "${marker}" in the answer: ${reply.body.slice(0, 300)}`);
+      return reply.markerMs;
+    },
+    paid: async (headers: Record<string, string>) => expect200(what, await timedSend(agent, origin, jsonRequest(call.path, call.body, { ...NETWORK, ...headers }))),
+  };
+}
+
+type SchemeName = 'exact' | 'upto' | 'vouchers';
+
+/** A funded buyer paying `call` under `scheme` with the official client: payment headers per call, receipts checked. */
+async function officialPayer(gateway: URL, rpcUrl: string, scheme: SchemeName, call: { path: string; body: object }) {
+  const account = privateKeyToAccount(generatePrivateKey());
+  const funded = await postOnce(gateway, '/sandbox/faucet', { network: 'base', address: account.address, amount: '100000000' });
+  if (funded.status !== 200) throw new Error(`faucet answered ${funded.status}`);
+  const signer = toClientEvmSigner(account, createPublicClient({ transport: http(rpcUrl) }));
+  const schemes = {
+    exact: () => new ExactEvmScheme(signer),
+    upto: () => new UptoEvmScheme(signer, { rpcUrl }),
+    vouchers: () => new BatchSettlementEvmScheme(signer, { depositStrategy: () => '5000000' }),
+  };
+  const client = new x402HTTPClient(new x402Client().register(BASE.caip2 as `${string}:${string}`, schemes[scheme]()));
+  const quote = await postOnce(gateway, call.path, call.body, NETWORK);
+  const required = JSON.parse(Buffer.from(String(quote.headers['payment-required']), 'base64').toString('utf8')) as PaymentRequired;
+  const offered = scheme === 'vouchers' ? 'batch-settlement' : scheme;
+  if (!required.accepts.some((offer) => offer.scheme === offered)) throw new Error(`the gateway offers no ${offered} for ${call.path}`);
+  required.accepts = required.accepts.filter((offer) => offer.scheme === offered);
+  const paying = caller(gateway, call, `${scheme} call`);
+  return {
+    agent: paying.agent,
+    async pay(): Promise<number> {
+      const payload = await client.createPaymentPayload(required);
+      const reply = await paying.paid(client.encodePaymentSignatureHeader(payload));
+      const header = (name: string) => [reply.headers[name.toLowerCase()]].flat()[0] ?? null;
+      const result = await client.processPaymentResult(payload, header, reply.status);
+      if (result.settleResponse?.success !== true) throw new Error(`${scheme}: no successful receipt`);
+      return reply.ms;
+    },
+  };
+}
+
+function throughput(origin: URL, pid: number, call: { path: string; body: object }): Promise<LoadResult[]> {
+  const steps: LoadResult[] = [];
+  return STEPS.reduce(
+    (done, connections) =>
+      done.then(async () => {
+        steps.push(
+          await timedLoad({ origin, spec: jsonRequest(call.path, call.body, NETWORK), connections, seconds: STEP_SECONDS, warmupSeconds: 1, expectStatus: 200, serverPid: pid }),
+        );
+        return steps;
+      }),
+    Promise.resolve(steps),
+  );
+}
+
+/** The most requests/s at a step whose p99 stays within the budget (0 when none does). */
+const withinBudget = (steps: LoadResult[]) => steps.filter((s) => s.p99 <= BUDGET_MS && s.unexpected === 0).reduce((best, s) => Math.max(best, s.rps), 0);
+const maximum = (steps: LoadResult[]) => steps.filter((s) => s.unexpected === 0).reduce((best, s) => Math.max(best, s.rps), 0);
+
+const children: GatewayChild[] = [];
+const agents: Agent[] = [];
+try {
+  const mock = await startGatewayChild({}, MOCK); // same protocol: prints {"url","pid"}, stops when stdin closes
+  children.push(mock);
+  const upstream = { BENCH_UPSTREAM_URL: mock.url.origin };
+  const [excluded, paid] = await Promise.all([startGatewayChild({ ...upstream, BENCH_PAYMENT_EXCLUDED: '1' }), startGatewayChild(upstream)]);
+  children.push(excluded, paid);
+
+  // 1. added latency, payment left out
+  const direct = caller(mock.url, DIRECT_CHAT, 'the mock', FIRST_TOKEN);
+  const directStream = caller(mock.url, streamed(DIRECT_CHAT), 'the mock, streamed', FIRST_TOKEN);
+  const openai = caller(excluded.url, OPENAI_CHAT, 'the gateway (/v1/chat/completions)');
+  const spec = caller(excluded.url, SPEC_CHAT, 'the gateway (/api/v1/ai/chat)');
+  const openaiStream = caller(excluded.url, streamed(OPENAI_CHAT), 'the gateway, streamed', FIRST_TOKEN);
+  agents.push(direct.agent, directStream.agent, openai.agent, spec.agent, openaiStream.agent);
+  const latency = {
+    openai: await pairs(ITERATIONS, WARMUP, openai.whole, direct.whole),
+    spec: await pairs(ITERATIONS, WARMUP, spec.whole, direct.whole),
+    firstToken: await pairs(ITERATIONS, WARMUP, openaiStream.firstToken, directStream.firstToken),
+  };
+
+  // 2. throughput
+  const gatewaySteps = await throughput(excluded.url, excluded.pid, OPENAI_CHAT);
+  const mockSteps = await throughput(mock.url, mock.pid, DIRECT_CHAT);
+
+  // 3. paid
+  const health = JSON.parse((await sendOnce(paid.url, { method: 'GET', path: '/healthz', headers: {} })).body.toString()) as { sandboxNetworks?: Record<string, { rpcUrl?: string }> };
+  const rpcUrl = health.sandboxNetworks?.base?.rpcUrl;
+  if (!rpcUrl) throw new Error('the paid gateway runs no sandbox base chain');
+  const paidRows: [SchemeName, Added][] = [];
+  for (const scheme of ['exact', 'upto', 'vouchers'] as const) {
+    const payer = await officialPayer(paid.url, rpcUrl, scheme, OPENAI_CHAT);
+    agents.push(payer.agent);
+    paidRows.push([scheme, await pairs(PAID_ITERATIONS, 1, payer.pay, direct.whole)]);
+  }
+
+  const result = { latency, paid: Object.fromEntries(paidRows), throughput: { budgetMs: BUDGET_MS, gateway: gatewaySteps, mock: mockSteps } };
+  if (process.env.BENCH_JSON === '1') {
+    process.stdout.write(`${JSON.stringify(result)}\n`);
+  } else {
+    const ms = (value: number) => value.toFixed(3).padStart(8);
+    const row = (name: string, added: Added) =>
+      `| ${name} | ${ms(added.gateway.p50 - added.direct.p50)} | ${ms(added.gateway.p90 - added.direct.p90)} | ${ms(added.gateway.p99 - added.direct.p99)} | ` +
+      `${ms(added.gateway.p50)} / ${ms(added.direct.p50)} | ${added.count} |`;
+    const lines = [
+      `Added latency at 1 in flight (ms; gateway pXX - direct pXX, the same request to the mock upstream), ${WARMUP} warm-up pairs:`,
+      '| call | added p50 | added p90 | added p99 | gateway / direct p50 | pairs |',
+      '|---|---:|---:|---:|---:|---:|',
+      row('chat, POST /v1/chat/completions, payment left out', latency.openai),
+      row('chat, POST /api/v1/ai/chat, payment left out', latency.spec),
+      row('streamed chat, time to first token, payment left out', latency.firstToken),
+      ...paidRows.map(([scheme, added]) => row(`chat paid per call: ${scheme === 'vouchers' ? 'batch-settlement vouchers' : `x402 ${scheme}`}`, added)),
+      '',
+      `Throughput, closed loop, ${STEP_SECONDS} s per step, POST /v1/chat/completions (payment left out) and the mock alone:`,
+      '| connections | gateway req/s | gateway p50 / p99 ms | gateway server CPU us/req | mock alone req/s | mock p99 ms |',
+      '|---:|---:|---:|---:|---:|---:|',
+      ...gatewaySteps.map((g, i) => {
+        const m = mockSteps[i]!;
+        const cpu = g.serverCpuPct === null ? '-' : ((g.serverCpuPct / 100 / g.rps) * 1e6).toFixed(0);
+        return `| ${g.connections} | ${g.rps.toFixed(0)} | ${g.p50.toFixed(2)} / ${g.p99.toFixed(2)} | ${cpu} | ${m.rps.toFixed(0)} | ${m.p99.toFixed(2)} |`;
+      }),
+      `Sustained within p99 <= ${BUDGET_MS} ms: gateway ${withinBudget(gatewaySteps).toFixed(0)} req/s (mock alone ${withinBudget(mockSteps).toFixed(0)}); ` +
+        `maximum: gateway ${maximum(gatewaySteps).toFixed(0)} req/s (mock alone ${maximum(mockSteps).toFixed(0)}).`,
+    ];
+    process.stdout.write(`${lines.join('\n')}\n`);
+  }
+} finally {
+  for (const agent of agents) agent.destroy();
+  await Promise.all(children.map((child) => child.stop()));
+}
