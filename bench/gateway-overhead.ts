@@ -34,7 +34,8 @@ import { UptoEvmScheme } from '@x402/evm/upto/client';
 import { BatchSettlementEvmScheme } from '@x402/evm/batch-settlement/client';
 import type { PaymentRequired } from '@x402/core/types';
 import { startGatewayChild, type GatewayChild } from './gateway-child.ts';
-import { jsonRequest, newAgent, postOnce, sendOnce, stats, timedLoad, type LatencyStats, type LoadResult, type RequestSpec } from './load.ts';
+import { join } from 'node:path';
+import { alternatingLoad, jsonRequest, newAgent, postOnce, processCpuSeconds, sendOnce, stats, type LatencyStats, type LoadResult, type RequestSpec } from './load.ts';
 import { envNumber } from './env-number.ts';
 import { MOCK_CHAT_MODEL } from './mock-chat-model.ts';
 import { CHAT_TEXT } from '../test/support/openai-upstream.ts';
@@ -46,6 +47,7 @@ const PAID_ITERATIONS = envNumber('BENCH_OVERHEAD_PAID_ITERATIONS', 100);
 const STEP_SECONDS = envNumber('BENCH_SECONDS', 4);
 const BUDGET_MS = envNumber('BENCH_LATENCY_BUDGET_MS', 10);
 const STEPS = (process.env.BENCH_CONCURRENCY_STEPS ?? '1,2,4,8,16,32,64').split(',').map(Number);
+const BASELINE_DIR = process.env.BENCH_BASELINE_DIR;
 const MOCK = fileURLToPath(new URL('./mock-upstream.ts', import.meta.url));
 const BASE = NETWORKS.base as EvmNetwork;
 const NETWORK = { 'X-Network': 'base' };
@@ -89,33 +91,44 @@ function timedSend(agent: Agent, origin: URL, spec: RequestSpec, marker?: string
   });
 }
 
+interface Side {
+  latency: LatencyStats;
+  /** the server's CPU per call over the measured calls (ms), where its pid is known */
+  cpuMs: number | null;
+}
+
 interface Added {
-  direct: LatencyStats;
-  gateway: LatencyStats;
+  direct: Side;
+  gateway: Side;
+  /** the gateway of BENCH_BASELINE_DIR, measured alike in the same turns */
+  baseline?: Side;
   count: number;
 }
 
-/**
- * Pairs in random order, one request in flight: `gateway()` (which may prepare its request before timing it) and a
- * direct call to the mock; each returns the figure it measures (the whole call, or its first token).
- */
-async function pairs(
-  count: number,
-  warmup: number,
-  gateway: () => Promise<number>,
-  direct: () => Promise<number>,
-): Promise<Added> {
-  const d: number[] = [];
-  const g: number[] = [];
+interface Target {
+  /** one call; returns the figure measured (the whole call, or its first token) */
+  call: () => Promise<number>;
+  pid?: number;
+}
+
+/** One request in flight: per turn, each target once in random order; `warmup` turns uncounted. */
+async function turns(count: number, warmup: number, direct: Target, gateway: Target, baseline?: Target): Promise<Added> {
+  const targets = baseline ? [direct, gateway, baseline] : [direct, gateway];
+  const samples = targets.map((): number[] => []);
+  const cpu = targets.map(() => 0);
   for (let i = 0; i < warmup + count; i++) {
-    const directFirst = Math.random() < 0.5;
-    const first = directFirst ? await direct() : await gateway();
-    const second = directFirst ? await gateway() : await direct();
-    if (i < warmup) continue;
-    d.push(directFirst ? first : second);
-    g.push(directFirst ? second : first);
+    const order = targets.map((_, index) => index).sort(() => Math.random() - 0.5);
+    for (const index of order) {
+      const target = targets[index]!;
+      const before = target.pid === undefined ? null : processCpuSeconds(target.pid);
+      const figure = await target.call();
+      if (i < warmup) continue;
+      samples[index]!.push(figure);
+      if (before !== null) cpu[index]! += processCpuSeconds(target.pid!)! - before;
+    }
   }
-  return { direct: stats(d), gateway: stats(g), count };
+  const side = (index: number): Side => ({ latency: stats(samples[index]!), cpuMs: targets[index]!.pid === undefined ? null : (cpu[index]! * 1000) / count });
+  return { direct: side(0), gateway: side(1), ...(baseline ? { baseline: side(2) } : {}), count };
 }
 
 function expect200(what: string, reply: Timed): Timed {
@@ -124,6 +137,8 @@ function expect200(what: string, reply: Timed): Timed {
 }
 
 /** A caller of `call` on `origin` over one kept-alive connection; `headers` made fresh per call (a payment). */
+type Caller = ReturnType<typeof caller>;
+
 function caller(origin: URL, call: { path: string; body: object }, what: string, marker?: string) {
   const agent = newAgent(1);
   const spec = jsonRequest(call.path, call.body, NETWORK);
@@ -172,23 +187,29 @@ async function officialPayer(gateway: URL, rpcUrl: string, scheme: SchemeName, c
   };
 }
 
-function throughput(origin: URL, pid: number, call: { path: string; body: object }): Promise<LoadResult[]> {
-  const steps: LoadResult[] = [];
-  return STEPS.reduce(
-    (done, connections) =>
-      done.then(async () => {
-        steps.push(
-          await timedLoad({ origin, spec: jsonRequest(call.path, call.body, NETWORK), connections, seconds: STEP_SECONDS, warmupSeconds: 1, expectStatus: 200, serverPid: pid }),
-        );
-        return steps;
-      }),
-    Promise.resolve(steps),
-  );
+/** Closed loop at each step: the targets take turns within a step (alternatingLoad), so load from other jobs weighs on all. */
+async function throughput(targets: { origin: URL; pid: number; call: { path: string; body: object } }[]): Promise<LoadResult[][]> {
+  const steps: LoadResult[][] = targets.map(() => []);
+  for (const connections of STEPS) {
+    const options = targets.map(({ origin, pid, call }) => ({
+      origin,
+      spec: jsonRequest(call.path, call.body, NETWORK),
+      connections,
+      seconds: STEP_SECONDS,
+      warmupSeconds: 1,
+      expectStatus: 200,
+      serverPid: pid,
+    }));
+    const results = await alternatingLoad(options, 2);
+    for (const [i, result] of results.entries()) steps[i]!.push(result);
+  }
+  return steps;
 }
 
 /** The most requests/s at a step whose p99 stays within the budget (0 when none does). */
 const withinBudget = (steps: LoadResult[]) => steps.filter((s) => s.p99 <= BUDGET_MS && s.unexpected === 0).reduce((best, s) => Math.max(best, s.rps), 0);
 const maximum = (steps: LoadResult[]) => steps.filter((s) => s.unexpected === 0).reduce((best, s) => Math.max(best, s.rps), 0);
+const cpuPerRequest = (step: LoadResult) => (step.serverCpuPct === null ? '-' : ((step.serverCpuPct / 100 / step.rps) * 1e6).toFixed(0));
 
 const children: GatewayChild[] = [];
 const agents: Agent[] = [];
@@ -196,64 +217,96 @@ try {
   const mock = await startGatewayChild({}, MOCK); // same protocol: prints {"url","pid"}, stops when stdin closes
   children.push(mock);
   const upstream = { BENCH_UPSTREAM_URL: mock.url.origin };
-  const [excluded, paid] = await Promise.all([startGatewayChild({ ...upstream, BENCH_PAYMENT_EXCLUDED: '1' }), startGatewayChild(upstream)]);
-  children.push(excluded, paid);
+  const [excluded, paid, baseline] = await Promise.all([
+    startGatewayChild({ ...upstream, BENCH_PAYMENT_EXCLUDED: '1' }),
+    startGatewayChild(upstream),
+    BASELINE_DIR ? startGatewayChild({ ...upstream, BENCH_PAYMENT_EXCLUDED: '1' }, join(BASELINE_DIR, 'bench/serve.ts')) : undefined,
+  ]);
+  children.push(excluded, paid, ...(baseline ? [baseline] : []));
+  const target = (caller: Caller, pid: number, figure: 'whole' | 'firstToken' = 'whole'): Target => ({ call: caller[figure], pid });
 
   // 1. added latency, payment left out
+  const callers = (call: { path: string; body: object }, what: string, marker?: string) => ({
+    gateway: caller(excluded.url, call, `the gateway (${call.path})`, marker),
+    baseline: baseline ? caller(baseline.url, call, `the baseline gateway (${call.path})`, marker) : undefined,
+    what,
+  });
   const direct = caller(mock.url, DIRECT_CHAT, 'the mock', FIRST_TOKEN);
   const directStream = caller(mock.url, streamed(DIRECT_CHAT), 'the mock, streamed', FIRST_TOKEN);
-  const openai = caller(excluded.url, OPENAI_CHAT, 'the gateway (/v1/chat/completions)');
-  const spec = caller(excluded.url, SPEC_CHAT, 'the gateway (/api/v1/ai/chat)');
-  const openaiStream = caller(excluded.url, streamed(OPENAI_CHAT), 'the gateway, streamed', FIRST_TOKEN);
-  agents.push(direct.agent, directStream.agent, openai.agent, spec.agent, openaiStream.agent);
+  const openai = callers(OPENAI_CHAT, 'openai');
+  const spec = callers(SPEC_CHAT, 'spec');
+  const openaiStream = callers(streamed(OPENAI_CHAT), 'stream', FIRST_TOKEN);
+  for (const c of [direct, directStream, openai.gateway, spec.gateway, openaiStream.gateway, openai.baseline, spec.baseline, openaiStream.baseline]) if (c) agents.push(c.agent);
+  const measured = (pair: ReturnType<typeof callers>, against: Caller, figure: 'whole' | 'firstToken' = 'whole') =>
+    turns(
+      ITERATIONS,
+      WARMUP,
+      target(against, mock.pid, figure),
+      target(pair.gateway, excluded.pid, figure),
+      pair.baseline && baseline ? target(pair.baseline, baseline.pid, figure) : undefined,
+    );
   const latency = {
-    openai: await pairs(ITERATIONS, WARMUP, openai.whole, direct.whole),
-    spec: await pairs(ITERATIONS, WARMUP, spec.whole, direct.whole),
-    firstToken: await pairs(ITERATIONS, WARMUP, openaiStream.firstToken, directStream.firstToken),
+    openai: await measured(openai, direct),
+    spec: await measured(spec, direct),
+    firstToken: await measured(openaiStream, directStream, 'firstToken'),
   };
 
   // 2. throughput
-  const gatewaySteps = await throughput(excluded.url, excluded.pid, OPENAI_CHAT);
-  const mockSteps = await throughput(mock.url, mock.pid, DIRECT_CHAT);
+  const [gatewaySteps, mockSteps, baselineSteps] = await throughput([
+    { origin: excluded.url, pid: excluded.pid, call: OPENAI_CHAT },
+    { origin: mock.url, pid: mock.pid, call: DIRECT_CHAT },
+    ...(baseline ? [{ origin: baseline.url, pid: baseline.pid, call: OPENAI_CHAT }] : []),
+  ]);
 
   // 3. paid
   const health = JSON.parse((await sendOnce(paid.url, { method: 'GET', path: '/healthz', headers: {} })).body.toString()) as { sandboxNetworks?: Record<string, { rpcUrl?: string }> };
   const rpcUrl = health.sandboxNetworks?.base?.rpcUrl;
   if (!rpcUrl) throw new Error('the paid gateway runs no sandbox base chain');
   const paidRows: [SchemeName, Added][] = [];
-  for (const scheme of ['exact', 'upto', 'vouchers'] as const) {
-    const payer = await officialPayer(paid.url, rpcUrl, scheme, OPENAI_CHAT);
-    agents.push(payer.agent);
-    paidRows.push([scheme, await pairs(PAID_ITERATIONS, 1, payer.pay, direct.whole)]);
+  if (PAID_ITERATIONS > 0) {
+    for (const scheme of ['exact', 'upto', 'vouchers'] as const) {
+      const payer = await officialPayer(paid.url, rpcUrl, scheme, OPENAI_CHAT);
+      agents.push(payer.agent);
+      paidRows.push([scheme, await turns(PAID_ITERATIONS, 1, target(direct, mock.pid), { call: payer.pay, pid: paid.pid })]);
+    }
   }
 
-  const result = { latency, paid: Object.fromEntries(paidRows), throughput: { budgetMs: BUDGET_MS, gateway: gatewaySteps, mock: mockSteps } };
+  const result = { latency, paid: Object.fromEntries(paidRows), throughput: { budgetMs: BUDGET_MS, gateway: gatewaySteps, mock: mockSteps, baseline: baselineSteps } };
   if (process.env.BENCH_JSON === '1') {
     process.stdout.write(`${JSON.stringify(result)}\n`);
   } else {
-    const ms = (value: number) => value.toFixed(3).padStart(8);
-    const row = (name: string, added: Added) =>
-      `| ${name} | ${ms(added.gateway.p50 - added.direct.p50)} | ${ms(added.gateway.p90 - added.direct.p90)} | ${ms(added.gateway.p99 - added.direct.p99)} | ` +
-      `${ms(added.gateway.p50)} / ${ms(added.direct.p50)} | ${added.count} |`;
+    const ms = (value: number) => value.toFixed(3);
+    const cpu = (side: Side) => (side.cpuMs === null ? '-' : (side.cpuMs * 1000).toFixed(0));
+    const added = (side: Side, direct: Side) =>
+      `${ms(side.latency.p50 - direct.latency.p50)} | ${ms(side.latency.p90 - direct.latency.p90)} | ${ms(side.latency.p99 - direct.latency.p99)} | ${ms(side.latency.p50)} | ${cpu(side)}`;
+    const rows = (name: string, measured: Added) => [
+      `| ${name} | ${added(measured.gateway, measured.direct)} | ${ms(measured.direct.latency.p50)} | ${measured.count} |`,
+      ...(measured.baseline ? [`| ${name}, baseline | ${added(measured.baseline, measured.direct)} | ${ms(measured.direct.latency.p50)} | ${measured.count} |`] : []),
+    ];
     const lines = [
-      `Added latency at 1 in flight (ms; gateway pXX - direct pXX, the same request to the mock upstream), ${WARMUP} warm-up pairs:`,
-      '| call | added p50 | added p90 | added p99 | gateway / direct p50 | pairs |',
-      '|---|---:|---:|---:|---:|---:|',
-      row('chat, POST /v1/chat/completions, payment left out', latency.openai),
-      row('chat, POST /api/v1/ai/chat, payment left out', latency.spec),
-      row('streamed chat, time to first token, payment left out', latency.firstToken),
-      ...paidRows.map(([scheme, added]) => row(`chat paid per call: ${scheme === 'vouchers' ? 'batch-settlement vouchers' : `x402 ${scheme}`}`, added)),
+      `Added latency at 1 in flight (ms; gateway pXX - direct pXX, direct = the same request to the mock upstream; ${WARMUP} warm-up turns)` +
+        (BASELINE_DIR ? `; baseline: the gateway of ${BASELINE_DIR}, in the same turns` : ''),
+      '| call | added p50 | added p90 | added p99 | gateway p50 | server CPU us/call | direct p50 | calls |',
+      '|---|---:|---:|---:|---:|---:|---:|---:|',
+      ...rows('chat, POST /v1/chat/completions, payment left out', latency.openai),
+      ...rows('chat, POST /api/v1/ai/chat, payment left out', latency.spec),
+      ...rows('streamed chat, time to first token, payment left out', latency.firstToken),
+      ...paidRows.flatMap(([scheme, measured]) => rows(`chat paid per call: ${scheme === 'vouchers' ? 'batch-settlement vouchers' : `x402 ${scheme}`}`, measured)),
       '',
-      `Throughput, closed loop, ${STEP_SECONDS} s per step, POST /v1/chat/completions (payment left out) and the mock alone:`,
-      '| connections | gateway req/s | gateway p50 / p99 ms | gateway server CPU us/req | mock alone req/s | mock p99 ms |',
-      '|---:|---:|---:|---:|---:|---:|',
-      ...gatewaySteps.map((g, i) => {
-        const m = mockSteps[i]!;
-        const cpu = g.serverCpuPct === null ? '-' : ((g.serverCpuPct / 100 / g.rps) * 1e6).toFixed(0);
-        return `| ${g.connections} | ${g.rps.toFixed(0)} | ${g.p50.toFixed(2)} / ${g.p99.toFixed(2)} | ${cpu} | ${m.rps.toFixed(0)} | ${m.p99.toFixed(2)} |`;
+      `Throughput, closed loop, ${STEP_SECONDS} s per step in 2 alternating rounds, POST /v1/chat/completions (payment left out), and the mock alone:`,
+      `| connections | gateway req/s | p50 / p99 ms | server CPU us/req |${baselineSteps ? ' baseline req/s | p50 / p99 ms | server CPU us/req |' : ''} mock alone req/s | p99 ms |`,
+      `|---:|---:|---:|---:|${baselineSteps ? '---:|---:|---:|' : ''}---:|---:|`,
+      ...gatewaySteps!.map((g, i) => {
+        const m = mockSteps![i]!;
+        const b = baselineSteps?.[i];
+        const side = (step: LoadResult) => `${step.rps.toFixed(0)} | ${step.p50.toFixed(2)} / ${step.p99.toFixed(2)} | ${cpuPerRequest(step)}`;
+        return `| ${g.connections} | ${side(g)} |${b ? ` ${side(b)} |` : ''} ${m.rps.toFixed(0)} | ${m.p99.toFixed(2)} |`;
       }),
-      `Sustained within p99 <= ${BUDGET_MS} ms: gateway ${withinBudget(gatewaySteps).toFixed(0)} req/s (mock alone ${withinBudget(mockSteps).toFixed(0)}); ` +
-        `maximum: gateway ${maximum(gatewaySteps).toFixed(0)} req/s (mock alone ${maximum(mockSteps).toFixed(0)}).`,
+      `Sustained within p99 <= ${BUDGET_MS} ms: gateway ${withinBudget(gatewaySteps!).toFixed(0)} req/s` +
+        (baselineSteps ? `, baseline ${withinBudget(baselineSteps).toFixed(0)}` : '') +
+        ` (mock alone ${withinBudget(mockSteps!).toFixed(0)}); maximum: gateway ${maximum(gatewaySteps!).toFixed(0)} req/s` +
+        (baselineSteps ? `, baseline ${maximum(baselineSteps).toFixed(0)}` : '') +
+        ` (mock alone ${maximum(mockSteps!).toFixed(0)}).`,
     ];
     process.stdout.write(`${lines.join('\n')}\n`);
   }

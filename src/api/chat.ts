@@ -1,7 +1,7 @@
 // The chat call itself (prepareChat), which every chat surface shares (the spec route, chat-endpoint.ts, and
 // the OpenAI-compatible ones): one model resolution, one price, one provider call, whichever surface the
 // request came through.
-import { randomBytes } from 'node:crypto';
+import { randomText } from '../lib/random-text.ts';
 import type { LanguageModelUsage, ModelMessage } from 'ai';
 import type { LanguageModelV4CallOptions, LanguageModelV4FunctionTool, LanguageModelV4ToolChoice } from '@ai-sdk/provider';
 import { ApiError } from '../errors.ts';
@@ -300,5 +300,5 @@ function tokenUsage(usage: LanguageModelUsage): TokenUsage {
 }
 
 export function newChatId(prefix: string): string {
-  return `${prefix}${randomBytes(12).toString('base64url')}`;
+  return `${prefix}${randomText(12, 'base64url')}`;
 }
