@@ -24,22 +24,14 @@
 //    counted (upto's Permit2 approval, the voucher channel's deposit).
 // Prints one table; BENCH_JSON=1 prints the figures as JSON instead.
 import { fileURLToPath } from 'node:url';
-import { request, type Agent } from 'node:http';
-import { createPublicClient, http } from 'viem';
-import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { x402Client, x402HTTPClient } from '@x402/fetch';
-import { toClientEvmSigner } from '@x402/evm';
-import { ExactEvmScheme } from '@x402/evm/exact/client';
-import { UptoEvmScheme } from '@x402/evm/upto/client';
-import { BatchSettlementEvmScheme } from '@x402/evm/batch-settlement/client';
-import type { PaymentRequired } from '@x402/core/types';
-import { startGatewayChild, type GatewayChild } from './gateway-child.ts';
 import { join } from 'node:path';
-import { alternatingLoad, jsonRequest, newAgent, postOnce, processCpuSeconds, sendOnce, stats, type LatencyStats, type LoadResult, type RequestSpec } from './load.ts';
+import type { Agent } from 'node:http';
+import { startGatewayChild, type GatewayChild } from './gateway-child.ts';
+import { alternatingLoad, jsonRequest, newAgent, processCpuSeconds, stats, type LatencyStats, type LoadResult } from './load.ts';
+import { officialPayer, sandboxRpcUrl, timedSend, type SchemeName, type Timed } from './official-payer.ts';
 import { envNumber } from './env-number.ts';
 import { MOCK_CHAT_MODEL } from './mock-chat-model.ts';
 import { CHAT_TEXT } from '../test/support/openai-upstream.ts';
-import { NETWORKS, type EvmNetwork } from '../src/x402/networks.ts';
 
 const ITERATIONS = envNumber('BENCH_OVERHEAD_ITERATIONS', 2000);
 const WARMUP = envNumber('BENCH_OVERHEAD_WARMUP', 1000);
@@ -49,7 +41,6 @@ const BUDGET_MS = envNumber('BENCH_LATENCY_BUDGET_MS', 10);
 const STEPS = (process.env.BENCH_CONCURRENCY_STEPS ?? '1,2,4,8,16,32,64').split(',').map(Number);
 const BASELINE_DIR = process.env.BENCH_BASELINE_DIR;
 const MOCK = fileURLToPath(new URL('./mock-upstream.ts', import.meta.url));
-const BASE = NETWORKS.base as EvmNetwork;
 const NETWORK = { 'X-Network': 'base' };
 
 const messages = [{ role: 'user', content: 'Tell me about the sea' }];
@@ -60,36 +51,6 @@ const DIRECT_CHAT = { path: '/v1/chat/completions', body: { ...OPENAI_CHAT.body,
 const streamed = <T extends { path: string; body: object }>(call: T) => ({ ...call, body: { ...call.body, stream: true } });
 /** a streamed answer's first token: the first word of the mock's answer, as it arrives in either's chunks */
 const FIRST_TOKEN = CHAT_TEXT.split(' ')[0]!;
-
-interface Timed {
-  status: number;
-  /** to the last byte */
-  ms: number;
-  /** to the first chunk holding `marker` (NaN without one) */
-  markerMs: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: string;
-}
-
-/** One request, its answer read whole; the time to the first chunk holding `marker` noted on the way. */
-function timedSend(agent: Agent, origin: URL, spec: RequestSpec, marker?: string): Promise<Timed> {
-  return new Promise((resolve, reject) => {
-    const started = performance.now();
-    let markerMs = NaN;
-    const req = request({ agent, host: origin.hostname, port: origin.port, method: spec.method, path: spec.path, headers: spec.headers }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => {
-        if (marker !== undefined && Number.isNaN(markerMs) && chunk.includes(marker)) markerMs = performance.now() - started;
-        body += chunk;
-      });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, ms: performance.now() - started, markerMs, headers: res.headers, body }));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end(spec.body);
-  });
-}
 
 interface Side {
   latency: LatencyStats;
@@ -136,7 +97,7 @@ function expect200(what: string, reply: Timed): Timed {
   return reply;
 }
 
-/** A caller of `call` on `origin` over one kept-alive connection; `headers` made fresh per call (a payment). */
+/** A caller of `call` on `origin` over one kept-alive connection, timing the whole answer or its first token. */
 type Caller = ReturnType<typeof caller>;
 
 function caller(origin: URL, call: { path: string; body: object }, what: string, marker?: string) {
@@ -149,40 +110,6 @@ function caller(origin: URL, call: { path: string; body: object }, what: string,
       const reply = expect200(what, await timedSend(agent, origin, spec, marker));
       if (Number.isNaN(reply.markerMs)) throw new Error(`${what}: no "${marker}" in the answer: ${reply.body.slice(0, 300)}`);
       return reply.markerMs;
-    },
-    paid: async (headers: Record<string, string>) => expect200(what, await timedSend(agent, origin, jsonRequest(call.path, call.body, { ...NETWORK, ...headers }))),
-  };
-}
-
-type SchemeName = 'exact' | 'upto' | 'vouchers';
-
-/** A funded buyer paying `call` under `scheme` with the official client: payment headers per call, receipts checked. */
-async function officialPayer(gateway: URL, rpcUrl: string, scheme: SchemeName, call: { path: string; body: object }) {
-  const account = privateKeyToAccount(generatePrivateKey());
-  const funded = await postOnce(gateway, '/sandbox/faucet', { network: 'base', address: account.address, amount: '100000000' });
-  if (funded.status !== 200) throw new Error(`faucet answered ${funded.status}`);
-  const signer = toClientEvmSigner(account, createPublicClient({ transport: http(rpcUrl) }));
-  const schemes = {
-    exact: () => new ExactEvmScheme(signer),
-    upto: () => new UptoEvmScheme(signer, { rpcUrl }),
-    vouchers: () => new BatchSettlementEvmScheme(signer, { depositStrategy: () => '5000000' }),
-  };
-  const client = new x402HTTPClient(new x402Client().register(BASE.caip2 as `${string}:${string}`, schemes[scheme]()));
-  const quote = await postOnce(gateway, call.path, call.body, NETWORK);
-  const required = JSON.parse(Buffer.from(String(quote.headers['payment-required']), 'base64').toString('utf8')) as PaymentRequired;
-  const offered = scheme === 'vouchers' ? 'batch-settlement' : scheme;
-  if (!required.accepts.some((offer) => offer.scheme === offered)) throw new Error(`the gateway offers no ${offered} for ${call.path}`);
-  required.accepts = required.accepts.filter((offer) => offer.scheme === offered);
-  const paying = caller(gateway, call, `${scheme} call`);
-  return {
-    agent: paying.agent,
-    async pay(): Promise<number> {
-      const payload = await client.createPaymentPayload(required);
-      const reply = await paying.paid(client.encodePaymentSignatureHeader(payload));
-      const header = (name: string) => [reply.headers[name.toLowerCase()]].flat()[0] ?? null;
-      const result = await client.processPaymentResult(payload, header, reply.status);
-      if (result.settleResponse?.success !== true) throw new Error(`${scheme}: no successful receipt`);
-      return reply.ms;
     },
   };
 }
@@ -259,9 +186,7 @@ try {
   ]);
 
   // 3. paid
-  const health = JSON.parse((await sendOnce(paid.url, { method: 'GET', path: '/healthz', headers: {} })).body.toString()) as { sandboxNetworks?: Record<string, { rpcUrl?: string }> };
-  const rpcUrl = health.sandboxNetworks?.base?.rpcUrl;
-  if (!rpcUrl) throw new Error('the paid gateway runs no sandbox base chain');
+  const rpcUrl = await sandboxRpcUrl(paid.url);
   const paidRows: [SchemeName, Added][] = [];
   if (PAID_ITERATIONS > 0) {
     for (const scheme of ['exact', 'upto', 'vouchers'] as const) {
