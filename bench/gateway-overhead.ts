@@ -9,12 +9,12 @@
 // `mock/chat` (bench/mock-chat-model.ts), and this process, the client (node:http keep-alive, bench/load.ts).
 //
 // 1. Added latency, one request in flight: POST /v1/chat/completions to the gateway, and the same request sent
-//    straight to the mock (the upstream's model name in it), in random order per pair, BENCH_OVERHEAD_WARMUP pairs
+//    straight to the mock (the upstream's model name in it), in random order each turn, BENCH_OVERHEAD_WARMUP turns
 //    uncounted then BENCH_OVERHEAD_ITERATIONS counted; added pXX = gateway pXX - direct pXX. The same for the
 //    spec's own route (POST /api/v1/ai/chat) and for a streamed completion's time to first token (until the first
 //    word of the answer arrives).
 // 2. Throughput: closed loop at each of BENCH_CONCURRENCY_STEPS connections for BENCH_SECONDS each (after a second
-//    of warm-up), gateway and mock alone: requests/s, p99, and the gateway's server CPU per request. Sustained
+//    of warm-up), the gateway and the mock alone taking turns: requests/s, p99, and the gateway's server CPU per request. Sustained
 //    within the budget = the most requests/s at a step whose p99 stays within BENCH_LATENCY_BUDGET_MS.
 // 3. Paid, one request in flight: BENCH_OVERHEAD_PAID_ITERATIONS calls per scheme, each paid by the official
 //    client (@x402/fetch 2.x with @x402/evm's exact, upto or batch-settlement client scheme; its payload made
@@ -22,7 +22,9 @@
 //    sending the paid request to its last byte: verification, the call, settlement (on the sandbox chain for exact
 //    and upto: one transaction each; vouchers are claimed later, in batches). A first call per scheme is not
 //    counted (upto's Permit2 approval, the voucher channel's deposit).
-// Prints one table; BENCH_JSON=1 prints the figures as JSON instead.
+// Beside each latency row, the gateway's server CPU per call (from /proc) over the counted calls. BENCH_BASELINE_DIR
+// names another checkout (with node_modules; its bench/serve.ts must take BENCH_UPSTREAM_URL): its gateway, payment
+// left out, joins the same turns and steps. Prints tables (docs/performance.md); BENCH_JSON=1 prints JSON instead.
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import type { Agent } from 'node:http';
@@ -78,7 +80,11 @@ async function turns(count: number, warmup: number, direct: Target, gateway: Tar
   const samples = targets.map((): number[] => []);
   const cpu = targets.map(() => 0);
   for (let i = 0; i < warmup + count; i++) {
-    const order = targets.map((_, index) => index).sort(() => Math.random() - 0.5);
+    const order = targets.map((_, index) => index);
+    for (let j = order.length - 1; j > 0; j--) {
+      const k = Math.floor(Math.random() * (j + 1));
+      [order[j], order[k]] = [order[k]!, order[j]!];
+    }
     for (const index of order) {
       const target = targets[index]!;
       const before = target.pid === undefined ? null : processCpuSeconds(target.pid);
@@ -97,9 +103,9 @@ function expect200(what: string, reply: Timed): Timed {
   return reply;
 }
 
-/** A caller of `call` on `origin` over one kept-alive connection, timing the whole answer or its first token. */
 type Caller = ReturnType<typeof caller>;
 
+/** A caller of `call` on `origin` over one kept-alive connection, timing the whole answer or its first token. */
 function caller(origin: URL, call: { path: string; body: object }, what: string, marker?: string) {
   const agent = newAgent(1);
   const spec = jsonRequest(call.path, call.body, NETWORK);
@@ -188,12 +194,10 @@ try {
   // 3. paid
   const rpcUrl = await sandboxRpcUrl(paid.url);
   const paidRows: [SchemeName, Added][] = [];
-  if (PAID_ITERATIONS > 0) {
-    for (const scheme of ['exact', 'upto', 'vouchers'] as const) {
-      const payer = await officialPayer(paid.url, rpcUrl, scheme, OPENAI_CHAT);
-      agents.push(payer.agent);
-      paidRows.push([scheme, await turns(PAID_ITERATIONS, 1, target(direct, mock.pid), { call: payer.pay, pid: paid.pid })]);
-    }
+  for (const scheme of ['exact', 'upto', 'vouchers'] as const) {
+    const payer = await officialPayer(paid.url, rpcUrl, scheme, OPENAI_CHAT);
+    agents.push(payer.agent);
+    paidRows.push([scheme, await turns(PAID_ITERATIONS, 1, target(direct, mock.pid), { call: payer.pay, pid: paid.pid })]);
   }
 
   const result = { latency, paid: Object.fromEntries(paidRows), throughput: { budgetMs: BUDGET_MS, gateway: gatewaySteps, mock: mockSteps, baseline: baselineSteps } };
