@@ -39,7 +39,8 @@ import { modelsListing } from './models-listing.ts';
 import type { HttpMetrics } from './metrics.ts';
 import type { Tracing } from '../tracing/paid-call-trace.ts';
 import type { ReadinessReport } from './readiness-checks.ts';
-import { mcpRoutes } from './mcp/routes.ts';
+import { mcpErrorShape, mcpRoutes } from './mcp/routes.ts';
+import { MCP_PATH } from './mcp/discovery.ts';
 import { paidTools } from './mcp/tools.ts';
 
 export interface AppDeps {
@@ -103,6 +104,7 @@ export const CORS: CorsOptions = {
 export const ERROR_SHAPES: readonly SurfaceShape[] = [
   { prefix: '/v1/', shape: openaiErrorShape },
   { prefix: MESSAGES_PATH, shape: anthropicErrorShape },
+  { prefix: MCP_PATH, shape: mcpErrorShape },
 ];
 
 export function createApp(deps: AppDeps): Hono {

@@ -7,6 +7,7 @@ import type { Config } from '../../config/load.ts';
 import type { TokenUsage } from '../../pricing/token-usage.ts';
 import type { PaymentGate } from '../../payments/gate.ts';
 import type { PaidCall, PaymentOutcome, ReceivedPayment, WireNames } from '../../payments/outcome.ts';
+import type { SettlementReceipt } from '../../x402/model.ts';
 import { settlesFirst } from '../../payments/settle-first.ts';
 import { ApiError } from '../../errors.ts';
 import { requestHash } from '../../lib/canonical-json.ts';
@@ -16,6 +17,8 @@ import type { PaidRoute } from '../paid-route.ts';
 import type { HttpMetrics } from '../metrics.ts';
 
 export const PAYMENT_META = 'x402/payment';
+/** the x402 MCP transport's extension binding (2026-07-28): a `payment_required` result instead of an error-shaped one */
+export const PAYMENT_EXTENSION = 'org.x402/payment';
 export const PAYMENT_RESPONSE_META = 'x402/payment-response';
 /** how MCP clients are told where their payment goes, in the reasons given back */
 const PAYMENT_FIELD = `_meta["${PAYMENT_META}"]`;
@@ -31,7 +34,15 @@ export type SettleResponse = Record<string, unknown>;
 
 /** What became of a paid tool call. Refusals that are no matter of the payment's terms are thrown as ApiError. */
 export type ToolPayment =
-  | { kind: 'delivered'; body: unknown; charged: bigint; usage: Partial<TokenUsage> | undefined; receipt: SettleResponse }
+  | {
+      kind: 'delivered';
+      body: unknown;
+      charged: bigint;
+      usage: Partial<TokenUsage> | undefined;
+      receipt: SettleResponse;
+      /** the media ids of the body, and the payment they are read back under (as GET /api/v1/payments/:id names it) */
+      media: { ids: string[]; payment: string | undefined };
+    }
   /** no payment, or one that was refused (its reason in `required.error`); `receipt`: the settlement that failed */
   | { kind: 'payment_required'; required: V2PaymentRequired; receipt?: SettleResponse }
   /** settlement sent, outcome not known yet: the same payment, sent again, gets the result */
@@ -95,7 +106,14 @@ export async function payForTool(deps: McpPaymentDeps, tool: PaidToolCall): Prom
   const outcome = await deps.gate.process(call);
   switch (outcome.kind) {
     case 'delivered':
-      return { kind: 'delivered', body: outcome.body, charged: outcome.receipt.amount ?? route.prepared.amount, usage: usage ?? route.usageOf?.(outcome.body), receipt: v2SettleResponse(outcome.receipt) };
+      return {
+        kind: 'delivered',
+        body: outcome.body,
+        charged: outcome.receipt.amount ?? route.prepared.amount,
+        usage: usage ?? route.usageOf?.(outcome.body),
+        receipt: v2SettleResponse(outcome.receipt),
+        media: { ids: outcome.media, payment: paymentIdOfReceipt(outcome.receipt) },
+      };
     case 'payment_required':
       return {
         kind: 'payment_required',
@@ -110,6 +128,12 @@ export async function payForTool(deps: McpPaymentDeps, tool: PaidToolCall): Prom
       throw new ApiError(error.status, error.code, outcome.message, { headers: error.headers, ...(field ? { field } : {}) });
     }
   }
+}
+
+/** A delivered payment's id for GET /api/v1/payments/:id: its transaction, or (a payment channel's charge) the channel. */
+function paymentIdOfReceipt(receipt: SettlementReceipt): string | undefined {
+  const channel = (receipt.v2Fields?.extra.channelState as { channelId?: unknown } | undefined)?.channelId;
+  return typeof channel === 'string' ? channel : receipt.transaction || undefined;
 }
 
 /** The v2 PaymentRequired of a tool call: the core's offers for the rails it names, the tool's extensions. */
