@@ -20,9 +20,16 @@ import { mcpSignIn, paidMcpFetch } from '../src/client/index.ts';
 import { NETWORKS } from '../src/x402/networks.ts';
 import type { RunningService } from '../src/service.ts';
 
-const CHAT = { name: 'chat', path: '/api/v1/ai/chat', capability: 'chat', input: { model: 'local/demo-bigram', prompt: 'Hello from 2026', max_tokens: 8 } };
-const IMAGE = { name: 'generate_image', path: '/api/v1/ai/images', capability: 'image', input: { prompt: 'a blue heron', n: 1, size: '256x256' } };
-const BASE = NETWORKS.base.caip2;
+interface Tool {
+  name: string;
+  path: string;
+  capability: string;
+  input: Record<string, unknown> & { prompt: string };
+}
+
+const CHAT: Tool = { name: 'chat', path: '/api/v1/ai/chat', capability: 'chat', input: { model: 'local/demo-bigram', prompt: 'Hello from 2026', max_tokens: 8 } };
+const IMAGE: Tool = { name: 'generate_image', path: '/api/v1/ai/images', capability: 'image', input: { prompt: 'a blue heron', n: 1, size: '256x256' } };
+const BASE = NETWORKS.base.caip2 as `${string}:${string}`;
 
 let service: RunningService;
 before(async () => {
@@ -73,7 +80,7 @@ async function httpAccepts(path: string, body: unknown): Promise<unknown[]> {
 }
 
 /** One paid call: the buyer charged once on-chain, exactly the receipt's amount, and one generation. */
-async function paysOnce(tool: typeof CHAT, call: () => Promise<CallToolResult>, buyer: PrivateKeyAccount): Promise<CallToolResult> {
+async function paysOnce(tool: Tool, call: () => Promise<CallToolResult>, buyer: PrivateKeyAccount): Promise<CallToolResult> {
   const [buyerBefore, payToBefore, generated] = [await balanceOf(service, 'base', buyer.address), await balanceOf(service, 'base', payTo()), await generations(tool.capability)];
   const result = await call();
   assert.notEqual(result.isError, true, JSON.stringify(result).slice(0, 500));

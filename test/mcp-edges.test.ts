@@ -36,13 +36,13 @@ async function postRaw(headers: Record<string, string>, body: unknown): Promise<
 test('a foreign Host or Origin is refused with a JSON-RPC 403 before any work; localhost names are served', async () => {
   const { port } = new URL(service.url);
   const list = rpc('tools/list');
-  for (const headers of [{ Host: `evil.example:${port}` }, { Host: `localhost:${port}`, Origin: 'http://evil.example' }, { Host: 'evil.example', Origin: 'http://localhost' }]) {
+  for (const headers of [{ Host: `evil.example:${port}` }, { Host: `localhost:${port}`, Origin: 'http://evil.example' }, { Host: 'evil.example', Origin: 'http://localhost' }] as Record<string, string>[]) {
     const answer = await postRaw(headers, list);
     assert.equal(answer.status, 403, JSON.stringify(headers));
     assert.equal(answer.body.jsonrpc, '2.0');
     assert.match(answer.body.error.message, /^Forbidden: (Host|Origin) /);
   }
-  for (const headers of [{ Host: `localhost:${port}` }, { Host: `127.0.0.1:${port}`, Origin: `http://localhost:${port}` }, { Host: `[::1]:${port}` }]) {
+  for (const headers of [{ Host: `localhost:${port}` }, { Host: `127.0.0.1:${port}`, Origin: `http://localhost:${port}` }, { Host: `[::1]:${port}` }] as Record<string, string>[]) {
     const answer = await postRaw(headers, list);
     assert.equal(answer.status, 200, JSON.stringify(headers));
     assert.ok(Array.isArray(answer.body.result.tools));
