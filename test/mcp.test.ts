@@ -1,4 +1,5 @@
-// The MCP surface from outside, as a paying agent meets it: the MCP SDK client over Streamable HTTP lists the
+// The MCP surface from outside, as a paying agent meets it on the 2025-11-25 wire (test/mcp-2026.test.ts: the
+// 2026-07-28 wire): the MCP SDK v1 client over Streamable HTTP lists the
 // tools, reads each tool's payment requirements from its error result, and pays with the official x402 client
 // (@x402/core's x402Client with the exact schemes of @x402/evm and @x402/svm) on the sandbox chains. The money
 // rules are the HTTP ones: one proof pays once whichever surface carries it, a refused proof moves nothing, a
@@ -64,9 +65,12 @@ after(async () => {
   await service?.stop();
 });
 
+/** The MCP SDK v1 client: the 2025-11-25 wire (initialize, then one POST per message). */
 async function connect(): Promise<Client> {
   const client = new Client({ name: 'mcp-test', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${service.url}/mcp`)));
+  const transport = new StreamableHTTPClientTransport(new URL(`${service.url}/mcp`));
+  await client.connect(transport);
+  assert.equal(transport.protocolVersion, '2025-11-25');
   return client;
 }
 
