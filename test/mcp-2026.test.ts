@@ -161,11 +161,16 @@ describe('a 2026-07-28 client that does not advertise the extension: the tool-re
 });
 
 describe('payment channels over MCP', () => {
+  const chain = () => createPublicClient({ transport: http(service.sandbox!.chains.get('base')!.rpcUrl) });
+  /** The official batch-settlement client of `buyer`, its channel state its own (in memory), over MCP. */
+  const channelAgent = (buyer: PrivateKeyAccount, extension = true) => {
+    const payer = new x402Client().register(BASE, new BatchSettlementEvmScheme(toClientEvmSigner(buyer, chain()), { depositStrategy: () => '3000000' }));
+    return connect({ extension, fetch: paidMcpFetch({ payer, maxPrice: 1_000_000n, network: 'base' }) });
+  };
+
   test('a batch-settlement client pays three calls with one deposit, then vouchers alone', async () => {
     const buyer = await fundedEvmBuyer(service, ['base'], 20_000_000n);
-    const chain = createPublicClient({ transport: http(service.sandbox!.chains.get('base')!.rpcUrl) });
-    const payer = new x402Client().register(BASE, new BatchSettlementEvmScheme(toClientEvmSigner(buyer, chain), { depositStrategy: () => '3000000' }));
-    const mcp = await connect({ extension: true, fetch: paidMcpFetch({ payer, maxPrice: 1_000_000n, network: 'base' }) });
+    const mcp = await channelAgent(buyer);
     const before = await balanceOf(service, 'base', buyer.address);
 
     const receipts = [];
@@ -174,20 +179,38 @@ describe('payment channels over MCP', () => {
       const result = (await mcp.callTool({ name: tool.name, arguments: { ...tool.input, prompt: `${tool.input.prompt} ${receipts.length}`, network: 'base' } })) as CallToolResult;
       assert.notEqual(result.isError, true, JSON.stringify(result).slice(0, 500));
       receipts.push(receiptOf(result));
-      if (receipts.length === 1) afterDeposit = await chain.getBlockNumber();
+      if (receipts.length === 1) afterDeposit = await chain().getBlockNumber();
     }
     const [deposit, ...vouchers] = receipts;
     assert.match(deposit!.transaction, /^0x[0-9a-f]{64}$/, 'the first call carries the deposit');
-    assert.equal((await chain.getTransactionReceipt({ hash: deposit!.transaction as Hex })).status, 'success');
+    assert.equal((await chain().getTransactionReceipt({ hash: deposit!.transaction as Hex })).status, 'success');
     assert.equal(deposit!.amount, '3000000');
     for (const voucher of vouchers) assert.equal(voucher!.transaction, '', 'a voucher sends no transaction');
-    assert.equal(await chain.getBlockNumber(), afterDeposit, 'no transaction after the deposit');
+    assert.equal(await chain().getBlockNumber(), afterDeposit, 'no transaction after the deposit');
     assert.equal(await balanceOf(service, 'base', buyer.address), before - 3_000_000n, 'the deposit alone left the payer');
     const charges = receipts.map((receipt) => BigInt(receipt!.extra.chargedAmount));
     assert.ok(charges.every((charge) => charge > 0n));
     assert.equal(receipts.at(-1)!.extra.channelState.chargedCumulativeAmount, charges.reduce((a, b) => a + b).toString());
     await mcp.close();
   });
+
+  for (const extension of [true, false]) {
+    test(`a client that lost its channel's state is resynchronised by the corrective answer and pays on (${extension ? 'extension' : 'tool-result'} binding)`, async () => {
+      const buyer = await fundedEvmBuyer(service, ['base'], 20_000_000n);
+      const first = await channelAgent(buyer, extension);
+      for (const tool of [CHAT, IMAGE]) assert.notEqual(((await first.callTool({ name: tool.name, arguments: { ...tool.input, network: 'base' } })) as CallToolResult).isError, true);
+      await first.close();
+      // a new client of the same payer: it knows of the channel from the escrow alone, signs too low a voucher, and
+      // gets the requirements again with the server's state of the channel, which it checks and pays on from
+      const fresh = await channelAgent(buyer, extension);
+      const startBlock = await chain().getBlockNumber();
+      const result = (await fresh.callTool({ name: IMAGE.name, arguments: { ...IMAGE.input, network: 'base' } })) as CallToolResult;
+      assert.notEqual(result.isError, true, JSON.stringify(result).slice(0, 500));
+      assert.equal(receiptOf(result).transaction, '', 'a voucher');
+      assert.equal(await chain().getBlockNumber(), startBlock, 'no second deposit');
+      await fresh.close();
+    });
+  }
 });
 
 describe('a paid image is an MCP resource of its payer', () => {

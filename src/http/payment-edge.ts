@@ -175,12 +175,7 @@ export class HttpPaymentAnswers {
     // an amended answer is one payer's (its channel's state): never cached
     let document = amend ? undefined : this.paymentRequiredCache.get(cacheKey);
     if (document === undefined) {
-      const offers = this.gate.offers(call, rails);
-      if (amend) {
-        offers.requirements = offers.requirements.map((requirement) =>
-          requirement.scheme === amend.scheme && requirement.network === amend.network ? { ...requirement, extra: { ...requirement.extra, ...amend.extra } } : requirement,
-        );
-      }
+      const offers = amendedOffers(this.gate, call, rails, amend);
       // upto and batch-settlement exist only in v2: the v1 body offers each rail's exact alone
       const v1Accepts = offers.requirements.filter((requirement) => requirement.scheme === 'exact');
       const v2: V2PaymentRequiredParts = {
@@ -199,6 +194,19 @@ export class HttpPaymentAnswers {
     const header = context.signInChallenge ? signedInHeader(document, context.signInChallenge) : document.header;
     return { status: 402, body: document.body, headers: { [V2_REQUIRED_HEADER]: header, 'Cache-Control': 'no-store' } };
   }
+}
+
+/**
+ * The core's offers for a payment-required answer: each rail's requirements, the one an amendment names (a payment
+ * channel's state, for its payer's corrective answer) with its `extra` amended. Every wire's answer is made of them.
+ */
+export function amendedOffers(gate: PaymentGate, call: Parameters<PaymentGate['offers']>[0], rails: Parameters<PaymentGate['offers']>[1], amend?: OfferAmendment): ReturnType<PaymentGate['offers']> {
+  const offers = gate.offers(call, rails);
+  if (!amend) return offers;
+  const requirements = offers.requirements.map((requirement) =>
+    requirement.scheme === amend.scheme && requirement.network === amend.network ? { ...requirement, extra: { ...requirement.extra, ...amend.extra } } : requirement,
+  );
+  return { ...offers, requirements };
 }
 
 /** A refusal as the service's one error type (what a stream's last event reports, too). */

@@ -12,7 +12,7 @@ import { settlesFirst } from '../../payments/settle-first.ts';
 import { ApiError } from '../../errors.ts';
 import { requestHash } from '../../lib/canonical-json.ts';
 import { paymentIdOf, v2PaymentRequired, v2ProofFromPayload, v2SettleResponse, type V2PaymentRequired } from '../../x402/v2/codec.ts';
-import { refusalError, v2ResourceOf } from '../payment-edge.ts';
+import { amendedOffers, refusalError, v2ResourceOf } from '../payment-edge.ts';
 import type { PaidRoute } from '../paid-route.ts';
 import type { HttpMetrics } from '../metrics.ts';
 
@@ -136,9 +136,9 @@ function paymentIdOfReceipt(receipt: SettlementReceipt): string | undefined {
   return typeof channel === 'string' ? channel : receipt.transaction || undefined;
 }
 
-/** The v2 PaymentRequired of a tool call: the core's offers for the rails it names, the tool's extensions. */
+/** The v2 PaymentRequired of a tool call: the core's offers for the rails it names (amended as HTTP's are), the tool's extensions. */
 function paymentRequired(deps: McpPaymentDeps, call: PaidCall, tool: PaidToolCall, outcome: Extract<PaymentOutcome, { kind: 'payment_required' }>): V2PaymentRequired {
-  const offers = deps.gate.offers(call, outcome.rails);
+  const offers = amendedOffers(deps.gate, call, outcome.rails, outcome.amend);
   const { service } = deps.config;
   return v2PaymentRequired({
     error: outcome.reason,
