@@ -64,7 +64,7 @@ export function serverJson(config: Config, origin: string, networks: readonly Ne
     _meta: {
       'io.modelcontextprotocol.registry/publisher-provided': {
         x402: {
-          transport: 'x402 MCP transport: _meta["x402/payment"] in, _meta["x402/payment-response"] out',
+          transport: 'x402 MCP transport (the org.x402/payment extension on MCP 2026-07-28, the tool-result binding otherwise): _meta["x402/payment"] in, _meta["x402/payment-response"] out',
           networks: networks.map((name) => NETWORKS[name].caip2),
           discovery: `${origin}/.well-known/x402`,
         },
