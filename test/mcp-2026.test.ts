@@ -220,7 +220,9 @@ describe('a paid image is an MCP resource of its payer', () => {
     const result = (await mcp.callTool({ name: IMAGE.name, arguments: { ...IMAGE.input, network: 'base' } })) as CallToolResult;
     const image = result.content.find((block) => block.type === 'image') as { data: string; mimeType: string };
     const link = result.content.find((block) => block.type === 'resource_link') as { uri: string; mimeType: string };
-    assert.equal(link.uri, `x402-ai://payments/${receiptOf(result).transaction}/media/${(result.structuredContent as any).result.images[0].split('/').at(-1)}`);
+    const hosted = (result.structuredContent as any).result.images[0] as string;
+    assert.ok(hosted.startsWith(`${service.url}/media/`), hosted);
+    assert.equal(link.uri, `x402-ai://payments/${receiptOf(result).transaction}/media/${hosted.split('/').at(-1)}`);
 
     const { resourceTemplates } = await mcp.listResourceTemplates();
     assert.ok(resourceTemplates.some((template) => template.uriTemplate === 'x402-ai://payments/{payment}/media/{media}'));
