@@ -1,7 +1,8 @@
 // Traces of paid calls, read from a local OTLP/HTTP receiver the test starts (a node:http server decoding the
 // JSON export the gateway sends): one span per paid call, with the GenAI semantic conventions (operation, model,
 // token usage) and the payment's attributes (scheme, network, amount charged, transaction, verify and settle
-// durations, state), for a plain call and a streamed one, whose span ends only when its stream does.
+// durations, state), for a plain call and a streamed one, whose span ends only when its stream does, and for a paid
+// MCP tool call.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
@@ -198,4 +199,37 @@ test('a refused payment is a span too, marked as an error with its state', async
   assert.equal(span.status.code, 2, 'ERROR');
   assert.ok(['payment_required', 'refused'].includes(span.attributes['x402.payment.state'] as string));
   assert.equal(span.attributes['x402.amount.charged'], undefined, 'nothing charged');
+});
+
+test('a paid MCP tool call is a span like an HTTP one: the same attributes, http.route /mcp', async () => {
+  const call = (payment?: unknown) =>
+    fetch(`${service.url}/mcp`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'Mcp-Protocol-Version': '2025-11-25' },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'chat', arguments: { model: 'up/chat', prompt: 'a tool call', network: 'base' }, ...(payment ? { _meta: { 'x402/payment': payment } } : {}) },
+      }),
+    }).then(async (response) => ((await response.json()) as { result: { structuredContent: any; _meta?: any } }).result);
+  const required = (await call()).structuredContent;
+  const accepted = required.accepts.find((offer: { scheme: string }) => offer.scheme === 'exact');
+  const v1Requirement = { ...accepted, maxAmountRequired: accepted.amount, network: 'base', resource: required.resource.url, description: '', mimeType: 'application/json' };
+  const { payload } = JSON.parse(Buffer.from(await signEvmProof(buyer, v1Requirement, 8453), 'base64').toString('utf8'));
+  const result = await call({ x402Version: 2, resource: required.resource, accepted, payload });
+  const receipt = result._meta['x402/payment-response'];
+  assert.equal(receipt.success, true);
+  const span = await until('the tool call\'s span', () => spanOf(receipt.transaction));
+  const a = span.attributes;
+  assert.equal(span.name, 'chat up/chat');
+  assert.equal(a['http.route'], '/mcp');
+  assert.equal(a['http.response.status_code'], 200);
+  assert.equal(a['gen_ai.usage.output_tokens'], CHAT_USAGE.completion_tokens);
+  assert.equal(a['x402.amount.charged'], accepted.amount);
+  assert.equal(a['x402.payer'], buyer.address);
+  assert.equal(a['x402.payment.state'], 'delivered');
+  assert.equal(a['x402.verify.outcome'], 'valid');
+  assert.equal(a['x402.settle.outcome'], 'settled');
+  assert.ok(!JSON.stringify(span).includes('a tool call'), 'no prompt in the span');
 });

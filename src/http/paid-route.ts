@@ -275,14 +275,14 @@ async function respondStreamed(
 }
 
 /** The paid call's trace (if traced) told what the work produced: the model that answered, the tokens it used. */
-function traceWork(model: string, output: WorkOutput): void {
+export function traceWork(model: string, output: WorkOutput): void {
   const trace = currentCallTrace();
   trace?.response(model, output.finishReason);
   trace?.usage(output.usage);
 }
 
 /** The paid call's trace (if traced) told how its payment ended. */
-function traceOutcome(outcome: PaymentOutcome, clientLeft = false): void {
+export function traceOutcome(outcome: PaymentOutcome, clientLeft = false): void {
   const trace = currentCallTrace();
   if (!trace) return;
   if (outcome.kind === 'delivered') trace.state('delivered', outcome.receipt);

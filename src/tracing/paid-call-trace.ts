@@ -161,13 +161,18 @@ export class Tracing {
   }
 
   /** runs `call` inside a new trace; the span ends when the call answers, or a stream closes */
-  async trace(start: CallStart, call: () => Promise<Response>): Promise<Response> {
+  trace(start: CallStart, call: () => Promise<Response>): Promise<Response> {
+    return this.traceCall(start, call, (response) => response.status);
+  }
+
+  /** the same for a call whose answer is no Response of its own (an MCP tool call): `statusOf` says its HTTP status */
+  async traceCall<T>(start: CallStart, call: () => Promise<T>, statusOf: (answer: T) => number): Promise<T> {
     const trace = new PaidCallTrace(this.sink, start);
     return current.run(trace, async () => {
       try {
-        const response = await call();
-        trace.answered(response.status);
-        return response;
+        const answer = await call();
+        trace.answered(statusOf(answer));
+        return answer;
       } catch (error) {
         trace.failed(error);
         throw error;

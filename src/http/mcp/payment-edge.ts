@@ -13,7 +13,9 @@ import { ApiError } from '../../errors.ts';
 import { requestHash } from '../../lib/canonical-json.ts';
 import { paymentIdOf, v2PaymentRequired, v2ProofFromPayload, v2SettleResponse, type V2PaymentRequired } from '../../x402/v2/codec.ts';
 import { amendedOffers, refusalError, v2ResourceOf } from '../payment-edge.ts';
-import type { PaidRoute } from '../paid-route.ts';
+import { traceOutcome, traceWork, type PaidRoute } from '../paid-route.ts';
+import type { Tracing } from '../../tracing/paid-call-trace.ts';
+import { MCP_PATH } from './discovery.ts';
 import type { HttpMetrics } from '../metrics.ts';
 
 export const PAYMENT_META = 'x402/payment';
@@ -52,6 +54,7 @@ export interface McpPaymentDeps {
   config: Config;
   gate: PaymentGate;
   metrics: HttpMetrics;
+  tracing?: Tracing | undefined;
 }
 
 export interface PaidToolCall {
@@ -85,6 +88,7 @@ export async function payForTool(deps: McpPaymentDeps, tool: PaidToolCall): Prom
     deps.metrics.timeGeneration(route.capability, route.prepared.model.id, async (): Promise<WorkOutput> => {
       const output = await route.prepared.run();
       usage = output.usage;
+      traceWork(route.prepared.model.id, output);
       return output;
     });
   const payment = tool.payment === undefined ? undefined : paymentFromMeta(tool.payment);
@@ -103,7 +107,11 @@ export async function payForTool(deps: McpPaymentDeps, tool: PaidToolCall): Prom
     metered: route.metered === true,
     work,
   };
-  const outcome = await deps.gate.process(call);
+  const outcome = await traced(deps, route, payment !== undefined, async () => {
+    const processed = await deps.gate.process(call);
+    traceOutcome(processed);
+    return processed;
+  });
   switch (outcome.kind) {
     case 'delivered':
       return {
@@ -128,6 +136,16 @@ export async function payForTool(deps: McpPaymentDeps, tool: PaidToolCall): Prom
       throw new ApiError(error.status, error.code, outcome.message, { headers: error.headers, ...(field ? { field } : {}) });
     }
   }
+}
+
+/**
+ * A paid call (one that carries a payment) gets a span, as on HTTP (paid-route.ts): the GenAI and x402 attributes,
+ * `http.route` /mcp, and the status of the HTTP answer that carries the tool result (200).
+ */
+function traced(deps: McpPaymentDeps, route: PaidRoute, paid: boolean, run: () => Promise<PaymentOutcome>): Promise<PaymentOutcome> {
+  if (!deps.tracing || !paid) return run();
+  const { model, amount } = route.prepared;
+  return deps.tracing.traceCall({ capability: route.capability, model: model.id, provider: model.provider, route: MCP_PATH, quoted: amount, streamed: false }, run, () => 200);
 }
 
 /** A delivered payment's id for GET /api/v1/payments/:id: its transaction, or (a payment channel's charge) the channel. */
