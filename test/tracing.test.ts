@@ -1,8 +1,7 @@
 // Traces of paid calls, read from a local OTLP/HTTP receiver the test starts (a node:http server decoding the
 // JSON export the gateway sends): one span per paid call, with the GenAI semantic conventions (operation, model,
 // token usage) and the payment's attributes (scheme, network, amount charged, transaction, verify and settle
-// durations, state), for a plain call and a streamed one, whose span ends only when its stream does, and for a paid
-// MCP tool call.
+// durations, state), for a plain call and a streamed one, whose span ends only when its stream does.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
@@ -13,6 +12,12 @@ import { decodeReceipt, fundedEvmBuyer } from './support/sandbox-wallet.ts';
 import { signEvmProof } from './support/evm-proof.ts';
 import { CHAT_PATH, CHAT_USAGE, startOpenAIUpstream, type OpenAIUpstream } from './support/openai-upstream.ts';
 import { sseData, until } from './support/sse.ts';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { x402Client } from '@x402/core/client';
+import type { PaymentRequired } from '@x402/core/types';
+import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import type { PaymentRequirements } from '../src/x402/types.ts';
 import type { RunningService } from '../src/service.ts';
 
@@ -201,35 +206,32 @@ test('a refused payment is a span too, marked as an error with its state', async
   assert.equal(span.attributes['x402.amount.charged'], undefined, 'nothing charged');
 });
 
-test('a paid MCP tool call is a span like an HTTP one: the same attributes, http.route /mcp', async () => {
-  const call = (payment?: unknown) =>
-    fetch(`${service.url}/mcp`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'Mcp-Protocol-Version': '2025-11-25' },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'tools/call',
-        params: { name: 'chat', arguments: { model: 'up/chat', prompt: 'a tool call', network: 'base' }, ...(payment ? { _meta: { 'x402/payment': payment } } : {}) },
-      }),
-    }).then(async (response) => ((await response.json()) as { result: { structuredContent: any; _meta?: any } }).result);
-  const required = (await call()).structuredContent;
-  const accepted = required.accepts.find((offer: { scheme: string }) => offer.scheme === 'exact');
-  const v1Requirement = { ...accepted, maxAmountRequired: accepted.amount, network: 'base', resource: required.resource.url, description: '', mimeType: 'application/json' };
-  const { payload } = JSON.parse(Buffer.from(await signEvmProof(buyer, v1Requirement, 8453), 'base64').toString('utf8'));
-  const result = await call({ x402Version: 2, resource: required.resource, accepted, payload });
-  const receipt = result._meta['x402/payment-response'];
-  assert.equal(receipt.success, true);
-  const span = await until('the tool call\'s span', () => spanOf(receipt.transaction));
-  const a = span.attributes;
-  assert.equal(span.name, 'chat up/chat');
-  assert.equal(a['http.route'], '/mcp');
-  assert.equal(a['http.response.status_code'], 200);
-  assert.equal(a['gen_ai.usage.output_tokens'], CHAT_USAGE.completion_tokens);
-  assert.equal(a['x402.amount.charged'], accepted.amount);
-  assert.equal(a['x402.payer'], buyer.address);
-  assert.equal(a['x402.payment.state'], 'delivered');
-  assert.equal(a['x402.verify.outcome'], 'valid');
-  assert.equal(a['x402.settle.outcome'], 'settled');
-  assert.ok(!JSON.stringify(span).includes('a tool call'), 'no prompt in the span');
+test('a paid MCP tool call is one span, with the same GenAI and payment attributes as an HTTP call', async () => {
+  const mcp = new Client({ name: 'tracing-test', version: '1.0.0' });
+  await mcp.connect(new StreamableHTTPClientTransport(new URL(`${service.url}/mcp`)));
+  try {
+    const args = { model: 'up/chat', prompt: 'over MCP', network: 'base' };
+    const unpaid = (await mcp.callTool({ name: 'chat', arguments: args })) as CallToolResult;
+    const payment = await registerExactEvmScheme(new x402Client(), { signer: buyer }).createPaymentPayload(unpaid.structuredContent as unknown as PaymentRequired);
+    const result = (await mcp.callTool({ name: 'chat', arguments: args, _meta: { 'x402/payment': payment } })) as CallToolResult;
+    const receipt = result._meta?.['x402/payment-response'] as { transaction: string };
+    const span = await until('the tool call\'s span', () => spanOf(receipt.transaction));
+
+    assert.equal(span.name, 'chat up/chat');
+    const a = span.attributes;
+    assert.equal(a['gen_ai.operation.name'], 'chat');
+    assert.equal(a['gen_ai.request.model'], 'up/chat');
+    assert.equal(a['gen_ai.usage.output_tokens'], CHAT_USAGE.completion_tokens);
+    assert.equal(a['x402.scheme'], 'exact');
+    assert.equal(a['x402.network'], 'base');
+    assert.equal(a['x402.amount.charged'], payment.accepted.amount);
+    assert.equal(a['x402.payer'], buyer.address);
+    assert.equal(a['x402.payment.state'], 'delivered');
+    assert.equal(a['x402.verify.outcome'], 'valid');
+    assert.equal(a['x402.settle.outcome'], 'settled');
+    assert.equal(a['http.route'], 'mcp://tool/chat');
+    assert.notEqual(span.status.code, 2, 'not an error');
+  } finally {
+    await mcp.close();
+  }
 });

@@ -33,7 +33,7 @@ export interface CallStart {
   model: string;
   /** the catalog entry's provider (an upstream's name, or the local engine's) */
   provider: string;
-  /** the route's path (http.route) */
+  /** the route's path (http.route), or an MCP tool's resource */
   route: string;
   /** the quote, in atomic units (for a metered call, the most it may cost) */
   quoted: bigint;
@@ -160,13 +160,11 @@ export class Tracing {
     this.sink = sink;
   }
 
-  /** runs `call` inside a new trace; the span ends when the call answers, or a stream closes */
-  trace(start: CallStart, call: () => Promise<Response>): Promise<Response> {
-    return this.traceCall(start, call, (response) => response.status);
-  }
-
-  /** the same for a call whose answer is no Response of its own (an MCP tool call): `statusOf` says its HTTP status */
-  async traceCall<T>(start: CallStart, call: () => Promise<T>, statusOf: (answer: T) => number): Promise<T> {
+  /**
+   * Runs `call` inside a new trace; the span ends when the call answers (`statusOf` its answer: an HTTP status, or
+   * what an MCP tool result stands for), or when a stream closes.
+   */
+  async trace<T>(start: CallStart, call: () => Promise<T>, statusOf: (answer: T) => number): Promise<T> {
     const trace = new PaidCallTrace(this.sink, start);
     return current.run(trace, async () => {
       try {

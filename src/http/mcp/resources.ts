@@ -16,7 +16,7 @@ import type { ModelCatalog } from '../../providers/catalog.ts';
 import type { PaymentGate } from '../../payments/gate.ts';
 import { verifySignIn } from '../../x402/sign-in-with-x.ts';
 import { NETWORKS } from '../../x402/networks.ts';
-import { findPayment } from '../payments-route.ts';
+import { findPayment } from '../paid/payments-route.ts';
 import { toolResource, type PaidTool } from './tools.ts';
 
 export const PRICES_URI = 'x402-ai://prices';
@@ -52,12 +52,12 @@ export function resourceListings(deps: Omit<ResourceDeps, 'ledger' | 'media'>, t
     currency: { asset: 'USDC', decimals: 6 },
     networks: deps.gate.enabledNetworks.map((name) => ({ name, caip2: NETWORKS[name].caip2 })),
     tools: tools.map((tool) => {
-      const range = capabilityPriceRange(deps.catalog.models, tool.endpoint.capability, deps.config.bodyLimitBytes)!;
+      const range = capabilityPriceRange(deps.catalog.models, tool.operation.capability, deps.config.bodyLimitBytes)!;
       return {
         tool: tool.name,
         resource: toolResource(tool.name),
         price: { min: range.min.toString(), max: range.max.toString(), minUsdc: formatUsdc(range.min), maxUsdc: formatUsdc(range.max) },
-        models: deps.catalog.models.filter((model) => model.capability === tool.endpoint.capability).map((model) => ({ id: model.id, price: priceText(model) })),
+        models: deps.catalog.models.filter((model) => model.capability === tool.operation.capability).map((model) => ({ id: model.id, price: priceText(model) })),
       };
     }),
   };

@@ -9,33 +9,17 @@ import { Hono } from 'hono';
 import type { Config } from '../../config/load.ts';
 import { readJsonBody } from '../read-json.ts';
 import { requestOrigin } from '../origin.ts';
-import { toApiError, type ErrorShape } from '../render-error.ts';
-import { MCP_PATH, SERVER_JSON_PATH, serverJson } from './discovery.ts';
+import { toApiError } from '../render-error.ts';
+import { SERVER_JSON_PATH, serverJson } from './discovery.ts';
+import { INTERNAL_ERROR, INVALID_REQUEST, jsonRpcError, MCP_PATH, PARSE_ERROR, TRANSPORT_ERROR } from './json-rpc.ts';
 import { allowedHostnames, rebindingRefusal } from './host-guard.ts';
 import type { McpDeps } from './server.ts';
 import type { McpWire } from './wire.ts';
-
-/** JSON-RPC 2.0 error codes (the spec's): the body is no JSON, or no valid request; a failure of ours. */
-const PARSE_ERROR = -32700;
-const INVALID_REQUEST = -32600;
-const INTERNAL_ERROR = -32603;
-/** what the MCP SDK answers for a transport-level refusal (405 and the like) */
-const TRANSPORT_ERROR = -32000;
 
 /** The one protocol version whose wire has JSON-RPC batches; a request without the header is taken to speak it. */
 const BATCHING_VERSION = '2025-03-26';
 /** even there, one POST carries at most this many messages: a batch must not multiply one request's cost unbounded */
 const MAX_BATCH = 16;
-
-function jsonRpcError(status: number, code: number, message: string, headers: Record<string, string> = {}): Response {
-  return new Response(JSON.stringify(jsonRpcErrorBody(code, message)), { status, headers: { 'Content-Type': 'application/json', ...headers } });
-}
-
-const jsonRpcErrorBody = (code: number, message: string, data?: Record<string, unknown>) => ({ jsonrpc: '2.0', error: { code, message, ...(data ? { data } : {}) }, id: null });
-
-/** The app's errors on /mcp (a missing Host, an unrouted method): JSON-RPC, as every answer there. */
-export const mcpErrorShape: ErrorShape = ({ status, code, message, field }) =>
-  jsonRpcErrorBody(status >= 500 ? INTERNAL_ERROR : status === 405 ? TRANSPORT_ERROR : INVALID_REQUEST, message, { code, ...(field ? { field } : {}) });
 
 /** Why a batch may not be served under this request's protocol version, or undefined when it may. */
 function batchRefusal(messages: unknown[], version: string | undefined): string | undefined {

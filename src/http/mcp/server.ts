@@ -4,23 +4,23 @@
 // a fresh McpServer over it (the transport is stateless, as the MCP SDK's per-request factory expects).
 import { CLIENT_CAPABILITIES_META_KEY, McpServer, type CacheHint, type CallToolResult, type ServerContext, type StandardSchemaWithJSON, type Tool } from '@modelcontextprotocol/server';
 import type { Logger } from 'pino';
-import type { Endpoint } from '../../api/endpoint.ts';
 import { ApiError } from '../../errors.ts';
 import type { Ledger } from '../../store/ledger.ts';
-import { endpointRoute } from '../endpoint-route.ts';
-import { endpointContextAt, type PaidRouteDeps } from '../paid-route.ts';
+import { endpointContextAt, type PaidRouteDeps } from '../paid/paid-route.ts';
+import type { PaidOperation } from '../paid/operations.ts';
 import { toApiError } from '../render-error.ts';
-import { modelsListing } from '../models-listing.ts';
-import { endpointBody, MODELS_TOOL, MODELS_TOOL_DEFINITION, paidTools, toolResource, type PaidTool } from './tools.ts';
+import { modelsListing } from '../discovery/models-listing.ts';
+import { endpointBody, MODELS_TOOL, MODELS_TOOL_DEFINITION, paidTools, type PaidTool } from './tools.ts';
 import { packageVersion, toolExtensions } from './discovery.ts';
 import { PAYMENT_EXTENSION, PAYMENT_META, payForTool } from './payment-edge.ts';
-import { deliveredResult, errorResult, paymentRequiredResult, pendingResult } from './tool-results.ts';
+import { deliveredResult, errorResult, paymentRequiredResult } from './tool-results.ts';
 import { mcpInstructions } from './instructions.ts';
 import { registerResources, resourceListings } from './resources.ts';
 import { CONFORMANCE_TOOLS, registerConformanceTools } from './conformance-tools.ts';
 
 export interface McpDeps extends PaidRouteDeps {
-  endpoints: readonly Endpoint[];
+  /** what is sold (paid/operations.ts): a tool per operation */
+  operations: readonly PaidOperation[];
   ledger: Ledger;
   log: Logger;
 }
@@ -66,10 +66,8 @@ function advertisesPaymentExtension(ctx: ServerContext): boolean {
 
 export function mcpSurface(deps: McpDeps): McpSurface {
   const { config, catalog } = deps;
-  const tools = paidTools(deps.endpoints, catalog, deps.gate.enabledNetworks, config.bodyLimitBytes);
-  const byName = new Map(
-    tools.map((tool) => [tool.name, { tool, routeFor: endpointRoute(tool.endpoint, config, catalog), extensions: toolExtensions(tool, catalog) }]),
-  );
+  const tools = paidTools(deps.operations, catalog, deps.gate.enabledNetworks, config.bodyLimitBytes);
+  const byName = new Map(tools.map((tool) => [tool.name, { tool, extensions: toolExtensions(tool, catalog) }]));
   const models = modelsListing(catalog, deps.providers);
   const listed = [
     ...tools.map(({ name, title, description, inputSchema, outputSchema }) => ({ name, title, description, inputSchema, outputSchema, annotations: { openWorldHint: true } })),
@@ -90,15 +88,15 @@ export function mcpSurface(deps: McpDeps): McpSurface {
     for (const field of ['stream', 'stream_options']) {
       if (field in body) throw new ApiError(400, 'invalid_request', `${field} is not a tool input: a tool result is one message`, { field });
     }
-    const route = entry.routeFor(body, endpointContextAt(origin, deps));
-    const payment = await payForTool(deps, { route, resource: toolResource(name), extensions: entry.extensions, input, payment: ctx.mcpReq._meta?.[PAYMENT_META], network });
+    const prepared = entry.tool.route.prepare(body, endpointContextAt(origin, deps));
+    const payment = await payForTool(deps, { tool: entry.tool, prepared, extensions: entry.extensions, input, payment: ctx.mcpReq._meta?.[PAYMENT_META], network });
     switch (payment.kind) {
       case 'delivered':
-        return deliveredResult(entry.tool.endpoint.capability, payment, deps.media);
+        return deliveredResult(entry.tool.operation.capability, payment, deps.media);
       case 'payment_required':
         return paymentRequiredResult(payment.required, payment.receipt, era === 'modern' && advertisesPaymentExtension(ctx));
-      case 'pending':
-        return pendingResult(payment);
+      case 'error':
+        return errorResult(payment.error);
     }
   }
 
