@@ -2,7 +2,7 @@
 // audio (`x402-ai://payments/<payment>/media/<media>`, the URI a paid tool result links), read by its payer only,
 // under the rule of GET /api/v1/payments/:id: the payment is found by its id, and a result goes only to the wallet
 // that proves, by signing in (sign-in-with-x, in `_meta["x402/sign-in-with-x"]`), that it paid.
-import { ProtocolError, ProtocolErrorCode, ResourceNotFoundError, ResourceTemplate, type McpServer, type ReadResourceResult, type ServerContext } from '@modelcontextprotocol/server';
+import { ProtocolError, ProtocolErrorCode, ResourceNotFoundError, ResourceTemplate, type CacheHint, type McpServer, type ReadResourceResult, type ServerContext } from '@modelcontextprotocol/server';
 import { encodeSIWxHeader, type SIWxPayload } from '@x402/extensions/sign-in-with-x';
 import { toApiError } from '../render-error.ts';
 import { isMediaId, type MediaStore } from '../../media/media-store.ts';
@@ -28,10 +28,13 @@ export const SIGN_IN_META = 'x402/sign-in-with-x';
 /** The resource URI of one paid file: the payment (as GET /api/v1/payments/:id names it) and the media id. */
 export const mediaResourceUri = (payment: string, media: string) => `x402-ai://payments/${encodeURIComponent(payment)}/media/${encodeURIComponent(media)}`;
 
-/** Public and fixed for the process's life. */
-const PUBLIC_HINT = { ttlMs: 300_000, cacheScope: 'public' } as const;
+/**
+ * How long clients and shared caches may keep what is the same for every caller and fixed for the process's life
+ * (2026-07-28 caching hints): the lists, the price list, the catalog.
+ */
+export const PUBLIC_HINT: CacheHint = { ttlMs: 300_000, cacheScope: 'public' };
 /** One payer's file: it never changes while it is kept, and is that payer's alone. */
-const PAYER_HINT = { ttlMs: 3_600_000, cacheScope: 'private' } as const;
+const PAYER_HINT: CacheHint = { ttlMs: 3_600_000, cacheScope: 'private' };
 
 export interface ResourceDeps {
   config: Config;

@@ -2,7 +2,7 @@
 // list, model catalog, each paid image or audio for its payer) and the list results' caching hints. What is fixed
 // for the process's life (tool definitions, listings, instructions) is built once in mcpSurface(); a request gets
 // a fresh McpServer over it (the transport is stateless, as the MCP SDK's per-request factory expects).
-import { CLIENT_CAPABILITIES_META_KEY, McpServer, type CacheHint, type CallToolResult, type ServerContext, type StandardSchemaWithJSON, type Tool } from '@modelcontextprotocol/server';
+import { CLIENT_CAPABILITIES_META_KEY, McpServer, type CallToolResult, type ServerContext, type StandardSchemaWithJSON, type Tool } from '@modelcontextprotocol/server';
 import type { Logger } from 'pino';
 import { ApiError } from '../../errors.ts';
 import type { Ledger } from '../../store/ledger.ts';
@@ -15,7 +15,7 @@ import { packageVersion, toolExtensions } from './discovery.ts';
 import { PAYMENT_EXTENSION, PAYMENT_META, payForTool } from './payment-edge.ts';
 import { deliveredResult, errorResult, paymentRequiredResult } from './tool-results.ts';
 import { mcpInstructions } from './instructions.ts';
-import { registerResources, resourceListings } from './resources.ts';
+import { PUBLIC_HINT, registerResources, resourceListings } from './resources.ts';
 import { CONFORMANCE_TOOLS, registerConformanceTools } from './conformance-tools.ts';
 
 export interface McpDeps extends PaidRouteDeps {
@@ -35,12 +35,6 @@ export interface McpSurface {
 }
 
 const SERVER_INFO = { name: 'x402-ai-gateway', title: 'x402 AI gateway', version: packageVersion };
-
-/**
- * How long clients and shared caches may keep a list (2026-07-28 caching hints): what is listed is fixed for the
- * process's life and is the same for every caller.
- */
-const LISTED: CacheHint = { ttlMs: 300_000, cacheScope: 'public' };
 
 /**
  * A tool input schema as the MCP SDK takes one: the JSON Schema it lists (and reads `x-mcp-header` from), with no
@@ -111,7 +105,7 @@ export function mcpSurface(deps: McpDeps): McpSurface {
           extensions: { [PAYMENT_EXTENSION]: {} },
         },
         instructions,
-        cacheHints: { 'tools/list': LISTED, 'prompts/list': LISTED, 'resources/list': LISTED, 'resources/templates/list': LISTED, 'server/discover': LISTED },
+        cacheHints: { 'tools/list': PUBLIC_HINT, 'prompts/list': PUBLIC_HINT, 'resources/list': PUBLIC_HINT, 'resources/templates/list': PUBLIC_HINT, 'server/discover': PUBLIC_HINT },
       });
       for (const { name, title, description, inputSchema } of tools) {
         server.registerTool(name, { title, description, inputSchema: listedSchema(inputSchema) }, async (input, ctx) => {
