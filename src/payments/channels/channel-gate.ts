@@ -240,7 +240,7 @@ export class ChannelGate {
     // a deposit lands before the work: the voucher it carries is backed only once it has
     let deposit: { transaction: string; amount: bigint } | undefined;
     if (payload.type === 'deposit') {
-      const landed = await this.#deposit(labels, input, payload, { ...proof, payload }, channelId, state);
+      const landed = await this.#deposit(labels, input, { ...proof, payload }, channelId, state);
       if ('kind' in landed) return landed;
       ({ deposit, state } = landed);
     }
@@ -289,12 +289,12 @@ export class ChannelGate {
   async #deposit(
     labels: PaymentLabels,
     input: ChannelCall,
-    payload: DepositPayload,
     proof: ChannelProof<DepositPayload>,
     channelId: string,
     before: OnChainChannel,
   ): Promise<{ deposit: { transaction: string; amount: bigint }; state: OnChainChannel } | PaymentOutcome> {
     const { rail, requirement } = input;
+    const { payload } = proof;
     const payer = payload.channelConfig.payer;
     const settled = await rail.channels.facilitator.settle(proof, requirement).catch((error: unknown) => {
       this.#log.error({ err: error, channelId }, 'channel deposit failed to be submitted; it may still land');
