@@ -8,8 +8,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
-import { BatchSettlementEvmScheme, signVoucher } from '@x402/evm/batch-settlement/client';
+import { signVoucher } from '@x402/evm/batch-settlement/client';
 import { toClientEvmSigner } from '@x402/evm';
 import { createPublicClient, http } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
@@ -23,7 +22,7 @@ import { startChildService, type ChildService } from './support/child-service.ts
 import { localEvmNetwork } from './support/local-rail.ts';
 import { CHAT_PATH, startOpenAIUpstream, type OpenAIUpstream } from './support/openai-upstream.ts';
 import { until } from './support/sse.ts';
-import { accountFor, channelOf } from './support/channels.ts';
+import { accountFor, channelOf, officialChannelPayer } from './support/channels.ts';
 
 const KEY_ENV = 'CHANNEL_INSTANCES_TEST_KEY';
 const IMAGE = { path: '/api/v1/ai/images', body: { prompt: 'a red fox', n: 1, size: '256x256' } };
@@ -89,23 +88,8 @@ const channel = (buyer: PrivateKeyAccount) => channelOf(b.rails.get('base')!, bu
 async function payer() {
   const account = privateKeyToAccount(generatePrivateKey());
   await sandbox.faucet(account.address, FUNDS);
-  const scheme = new BatchSettlementEvmScheme(toClientEvmSigner(account, chain()), { depositStrategy: () => '2000000' });
-  const paying = wrapFetchWithPayment(fetch, new x402Client().register('eip155:8453', scheme));
-  const charges: bigint[] = [];
-  return {
-    account,
-    charges,
-    async pay(on: { url: string }, endpoint: { path: string; body: unknown }, signal?: AbortSignal): Promise<Response> {
-      const response = await paying(`${on.url}${endpoint.path}`, {
-        method: 'POST',
-        headers: { 'Content-Type': 'application/json', 'X-Network': 'base' },
-        body: JSON.stringify(endpoint.body),
-        ...(signal ? { signal } : {}),
-      });
-      if (response.status === 200) charges.push(BigInt(decode(response.headers.get('PAYMENT-RESPONSE')).extra.chargedAmount));
-      return response;
-    },
-  };
+  const { charges, pay } = officialChannelPayer(account, sandbox.rpcUrl, 2_000_000n);
+  return { account, charges, pay: (on: { url: string }, endpoint: { path: string; body: unknown }, signal?: AbortSignal) => pay(on.url, endpoint, signal) };
 }
 
 const settleUp = (buyer: PrivateKeyAccount, charges: bigint[]) =>

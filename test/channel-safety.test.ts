@@ -8,14 +8,13 @@
 // After each test, on-chain: the payer lost exactly what its 200s were charged, and the payee got exactly that.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
-import { BatchSettlementEvmScheme, signVoucher } from '@x402/evm/batch-settlement/client';
+import { signVoucher } from '@x402/evm/batch-settlement/client';
 import { toClientEvmSigner } from '@x402/evm';
 import { createPublicClient, createTestClient, createWalletClient, http, parseAbi, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { postJson, startTestService } from './support/service.ts';
 import { fundedEvmBuyer } from './support/sandbox-wallet.ts';
-import { accountFor, channelOf } from './support/channels.ts';
+import { accountFor, channelOf, officialChannelPayer } from './support/channels.ts';
 import { CHAT_PATH, startOpenAIUpstream, type OpenAIUpstream } from './support/openai-upstream.ts';
 import { until } from './support/sse.ts';
 import { embeddedModels } from '../src/config/embedded-models.ts';
@@ -80,26 +79,13 @@ async function onChain(channelId: Hex): Promise<{ balance: bigint; totalClaimed:
   return { balance, totalClaimed };
 }
 
-/** The official client paying for `buyer`; every 200's charge is kept in `charges`. */
+/** The official client paying for `buyer` on this gateway; every 200's charge is kept in `charges`. */
 function officialPayer(buyer: PrivateKeyAccount, deposit: bigint, recording?: typeof fetch) {
-  const scheme = new BatchSettlementEvmScheme(toClientEvmSigner(buyer, chain()), { depositStrategy: () => deposit.toString() });
-  const paying = wrapFetchWithPayment(recording ?? fetch, new x402Client().register('eip155:8453', scheme));
-  const charges: bigint[] = [];
-  const withNetwork: typeof fetch = (input, init) => (recording ?? fetch)(input, { ...init, headers: { ...(init?.headers as Record<string, string>), 'X-Network': 'base' } });
+  const payer = officialChannelPayer(buyer, rpcUrl(), deposit, recording);
   return {
-    scheme,
-    charges,
-    async pay(endpoint: { path: string; body: unknown }, signal?: AbortSignal): Promise<Response> {
-      const response = await paying(`${service.url}${endpoint.path}`, {
-        method: 'POST',
-        headers: { 'Content-Type': 'application/json', 'X-Network': 'base' },
-        body: JSON.stringify(endpoint.body),
-        ...(signal ? { signal } : {}),
-      });
-      if (response.status === 200) charges.push(BigInt(decode(response.headers.get('PAYMENT-RESPONSE')).extra.chargedAmount));
-      return response;
-    },
-    refund: (path: string, amount?: string) => scheme.refund(`${service.url}${path}`, { fetch: withNetwork, ...(amount ? { amount } : {}) }),
+    ...payer,
+    pay: (endpoint: { path: string; body: unknown }, signal?: AbortSignal) => payer.pay(service.url, endpoint, signal),
+    refund: (path: string, amount?: string) => payer.refund(`${service.url}${path}`, amount),
   };
 }
 

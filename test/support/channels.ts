@@ -1,9 +1,12 @@
 // Payment channels (x402 batch-settlement) in tests: a payer's channel to a gateway's rail as the official client
-// builds it (its config is public: the payer, the gateway's terms, a zero salt), and the on-chain account of a
-// channel once a test is over.
+// builds it (its config is public: the payer, the gateway's terms, a zero salt), the official client paying on it,
+// and the on-chain account of a channel once a test is over.
 import assert from 'node:assert/strict';
-import { computeChannelId } from '@x402/evm/batch-settlement/client';
+import { BatchSettlementEvmScheme, computeChannelId } from '@x402/evm/batch-settlement/client';
+import { toClientEvmSigner } from '@x402/evm';
+import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import { createPublicClient, http, parseAbi, type Hex } from 'viem';
+import type { PrivateKeyAccount } from 'viem/accounts';
 import { BATCH_SETTLEMENT_CONTRACT } from '../../src/x402/batch-settlement.ts';
 import type { PaymentRail } from '../../src/payments/rails.ts';
 import type { ChannelStore } from '../../src/store/channel-store.ts';
@@ -27,6 +30,33 @@ export function channelOf(rail: PaymentRail, payer: string, overrides: { salt?: 
     salt: overrides.salt ?? (`0x${'00'.repeat(32)}` as Hex),
   };
   return { config, channelId: computeChannelId(config, 8453).toLowerCase() as Hex };
+}
+
+/**
+ * The official client paying `buyer`'s channel on base (`X-Network: base`), depositing `deposit` when it opens one;
+ * every 200's charge (its receipt's `extra.chargedAmount`) is kept in `charges`. `via` sees every request it sends.
+ */
+export function officialChannelPayer(buyer: PrivateKeyAccount, rpcUrl: string, deposit: bigint, via: typeof fetch = fetch) {
+  const scheme = new BatchSettlementEvmScheme(toClientEvmSigner(buyer, createPublicClient({ transport: http(rpcUrl) })), { depositStrategy: () => deposit.toString() });
+  const paying = wrapFetchWithPayment(via, new x402Client().register('eip155:8453', scheme));
+  const withNetwork: typeof fetch = (input, init) => via(input, { ...init, headers: { ...(init?.headers as Record<string, string>), 'X-Network': 'base' } });
+  const charges: bigint[] = [];
+  return {
+    scheme,
+    charges,
+    async pay(origin: string, endpoint: { path: string; body: unknown }, signal?: AbortSignal): Promise<Response> {
+      const response = await paying(`${origin}${endpoint.path}`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', 'X-Network': 'base' },
+        body: JSON.stringify(endpoint.body),
+        ...(signal ? { signal } : {}),
+      });
+      const receipt = response.status === 200 ? response.headers.get('PAYMENT-RESPONSE') : null;
+      if (receipt) charges.push(BigInt((JSON.parse(Buffer.from(receipt, 'base64').toString('utf8')) as { extra: { chargedAmount: string } }).extra.chargedAmount));
+      return response;
+    },
+    refund: (url: string, amount?: string) => scheme.refund(url, { fetch: withNetwork, ...(amount ? { amount } : {}) }),
+  };
 }
 
 export interface ChannelAccounting {
