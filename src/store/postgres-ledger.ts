@@ -24,7 +24,7 @@ import {
 import { randomUUID } from 'node:crypto';
 import { POSTGRES_DIALECT, paymentConditions, payerMatch } from './payment-query.ts';
 import { SETTLEMENT_NONCES_MIGRATION, SharedNonces } from './postgres-nonces.ts';
-import { asLedgerError, holdClient } from './postgres-connection.ts';
+import { asLedgerError, inTransaction } from './postgres-connection.ts';
 import type { NonceAllocator, PendingCount } from './nonce-allocator.ts';
 
 /** Applied in order, each once, in one transaction under an advisory lock (see migrate()). Never edit a shipped one. */
@@ -194,10 +194,7 @@ export class PostgresLedger implements Ledger {
 
   /** Applies the migrations not applied yet. The advisory lock makes concurrent starters wait, then see them applied. */
   private async migrate(): Promise<void> {
-    const held = await holdClient(this.pool);
-    const { client } = held;
-    try {
-      await client.query('BEGIN');
+    await inTransaction(this.pool, async (client) => {
       await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
       await client.query(
         'CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())',
@@ -209,13 +206,7 @@ export class PostgresLedger implements Ledger {
         await client.query(sql);
         await client.query('INSERT INTO schema_migrations (version) VALUES ($1)', [index + 1]);
       }
-      await client.query('COMMIT');
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      held.release();
-    }
+    });
   }
 
   async reserve(payment: NewPayment, maxFailedAttempts = UNBOUNDED_ATTEMPTS): Promise<ReserveOutcome> {
