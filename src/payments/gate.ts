@@ -11,6 +11,7 @@ import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import { resolveNetworkName, type NetworkName } from '../x402/networks.ts';
 import { canonicalJson } from '../lib/canonical-json.ts';
+import { errorSummary } from '../lib/log-safety.ts';
 import { ApiError } from '../errors.ts';
 import { LedgerUnavailableError, UNBOUNDED_ATTEMPTS, type Ledger, type PaymentRecord, type PaymentUpdate, type StoredResult } from '../store/ledger.ts';
 import { OutcomeRecorder } from './outcome-recorder.ts';
@@ -306,7 +307,7 @@ export class PaymentGate {
       result = await call.work(requirement.scheme === 'upto' ? { ...(plan.kind === 'deadline' ? { deadline: plan.at } : {}) } : { charge: requirement.amount });
     } catch (error) {
       // released, so the same proof may try again, but only so often (reserve refuses it past the bound)
-      await ledger.transition(key, ['verified'], { state: 'released', error: errorText(error), countFailure: true });
+      await ledger.transition(key, ['verified'], { state: 'released', error: errorSummary(error), countFailure: true });
       throw error;
     }
 
@@ -318,7 +319,7 @@ export class PaymentGate {
 
     const outcome = await observe.settle(labels, charged, facilitator.settle(proof, requirement, charged)).catch((error: unknown) => {
       log.error({ err: error, key }, 'settlement threw; outcome unknown');
-      return { status: 'unknown' as const, reason: errorText(error), payer, transaction: '' };
+      return { status: 'unknown' as const, reason: errorSummary(error), payer, transaction: '' };
     });
     if (outcome.status === 'settled') {
       // an upto cost of 0 moves nothing: no transaction
@@ -400,7 +401,7 @@ export class PaymentGate {
     await ledger.transition(key, ['verified'], { state: 'pending', settledAmount: requirement.amount.toString() });
     const outcome = await observe.settle(labels, requirement.amount, rail.facilitator.settle(proof, requirement)).catch((error: unknown) => {
       log.error({ err: error, key }, 'settlement threw; outcome unknown');
-      return { status: 'unknown' as const, reason: errorText(error), payer, transaction: '' };
+      return { status: 'unknown' as const, reason: errorSummary(error), payer, transaction: '' };
     });
     if (outcome.status === 'failed') {
       await this.recordAfterSettlement(key, { state: 'failed', error: outcome.reason });
@@ -551,6 +552,3 @@ function settlementFailed(rail: PaymentRail, wires: Wire[], reason: string, tran
   return { kind: 'payment_required', reason: `settlement_failed: ${reason}`, rails: [rail], failed: { receipt, wires } };
 }
 
-function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
