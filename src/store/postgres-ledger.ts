@@ -22,7 +22,7 @@ import {
   UNBOUNDED_ATTEMPTS,
 } from './ledger.ts';
 import { randomUUID } from 'node:crypto';
-import { POSTGRES_DIALECT, paymentConditions, payerMatch } from './payment-query.ts';
+import { BOUND_PAYMENT_GONE, POSTGRES_DIALECT, paymentConditions, payerMatch } from './payment-query.ts';
 import { SETTLEMENT_NONCES_MIGRATION, SharedNonces } from './postgres-nonces.ts';
 import { asLedgerError, inTransaction } from './postgres-connection.ts';
 import type { NonceAllocator, PendingCount } from './nonce-allocator.ts';
@@ -70,6 +70,8 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   // 9: how many times a payment's paid work failed, so a proof cannot be retried without limit
   `ALTER TABLE payments ADD COLUMN failed_attempts integer NOT NULL DEFAULT 0;
    CREATE INDEX payment_ids_created ON payment_ids (created_at);`,
+  // 10: the payment key an id is bound to, so a released or failed payment frees its id (older rows: none, kept)
+  `ALTER TABLE payment_ids ADD COLUMN payment_key text;`,
 ];
 
 /** created_at to the microsecond, as ISO text: a page cursor must not lose the precision the column has. */
@@ -401,8 +403,13 @@ export class PostgresLedger implements Ledger {
     return outcome.rowCount === 1;
   }
 
-  async bindPaymentId(id: string, payloadHash: string): Promise<string> {
-    await this.query('INSERT INTO payment_ids (id, payload_hash) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING', [id, payloadHash]);
+  async bindPaymentId(id: string, payloadHash: string, key: string): Promise<string> {
+    await this.query(
+      `INSERT INTO payment_ids (id, payload_hash, payment_key) VALUES ($1, $2, $3)
+       ON CONFLICT (id) DO UPDATE SET payload_hash = excluded.payload_hash, payment_key = excluded.payment_key, created_at = now()
+       WHERE ${BOUND_PAYMENT_GONE}`,
+      [id, payloadHash, key],
+    );
     // a statement of its own: its snapshot sees the row a concurrent first use committed
     const outcome = await this.query('SELECT payload_hash FROM payment_ids WHERE id = $1', [id]);
     return outcome.rows[0].payload_hash as string;
