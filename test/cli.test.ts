@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { startTestService } from './support/service.ts';
-import { CHAT_PATH, CHAT_TEXT, OpenAIUpstream } from './support/openai-upstream.ts';
+import { CHAT_PATH, CHAT_TEXT, OpenAIUpstream, upstreamChatConfig } from './support/openai-upstream.ts';
 import { getBase58Decoder } from '@solana/kit';
 import { balanceOf, fundedEvmBuyerKey, fundedSolanaBuyerKey } from './support/sandbox-wallet.ts';
 import { formatUsdc } from '../src/client/usdc.ts';
@@ -234,10 +234,7 @@ test('chat without --model asks for the gateway\'s own first chat model (a live 
   const upstream = await new OpenAIUpstream().start();
   const gateway = await startTestService({
     networks: ['base'],
-    config: {
-      providers: { up: { type: 'openai-compatible', baseURL: upstream.baseURL, maxRetries: 0 } },
-      models: [{ id: 'up/chat', provider: 'up', upstreamModel: 'm', capability: 'chat', maxTokens: 64, defaultMaxTokens: 16, price: { perRequest: '1000', perThousandOutputTokens: '0', perThousandInputChars: '0' } }],
-    },
+    config: upstreamChatConfig(upstream.baseURL),
   });
   try {
     const buyer = await fundedEvmBuyerKey(gateway, ['base']);

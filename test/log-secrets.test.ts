@@ -16,6 +16,7 @@ import { startRpcProxy, type RpcProxy } from './support/rpc-proxy.ts';
 import { postJson } from './support/service.ts';
 import { signEvmProof } from './support/evm-proof.ts';
 import { until } from './support/sse.ts';
+import { upstreamChatConfig } from './support/openai-upstream.ts';
 
 const KEY_ENV = 'X402_LOG_SECRETS_TEST_KEY';
 const SECRETS = { password: 'hunter2rpcpass', pathKey: 'Ab12Cd34Ef56Gh78Ij90Kl12', queryKey: 'Qk55Rr66Ss77Tt88' };
@@ -42,8 +43,7 @@ before(async () => {
       networks: {
         base: { payTo: sandbox.payTo, asset: sandbox.asset, eip712: sandbox.eip712, facilitator: { type: 'local', rpcUrl, secretKeyEnv: KEY_ENV } },
       },
-      providers: { up: { type: 'openai-compatible', baseURL: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/v1`, maxRetries: 0 } },
-      models: [{ id: 'up/chat', provider: 'up', upstreamModel: 'm', capability: 'chat', maxTokens: 64, defaultMaxTokens: 16, price: { perRequest: '1000', perThousandOutputTokens: '0', perThousandInputChars: '0' } }],
+      ...upstreamChatConfig(`http://127.0.0.1:${(upstream.address() as AddressInfo).port}/v1`),
     },
     { [KEY_ENV]: sandbox.settlementPrivateKey },
   );

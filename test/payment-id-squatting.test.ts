@@ -12,7 +12,7 @@ import type { PaymentRequirements } from '../src/x402/types.ts';
 import { startTestService, postJson } from './support/service.ts';
 import { signEvmProof } from './support/evm-proof.ts';
 import { balanceOf } from './support/sandbox-wallet.ts';
-import { CHAT_PATH, CHAT_TEXT, OpenAIUpstream } from './support/openai-upstream.ts';
+import { CHAT_PATH, CHAT_TEXT, OpenAIUpstream, upstreamChatConfig } from './support/openai-upstream.ts';
 import { sseData, until } from './support/sse.ts';
 
 const CHAT = { model: 'up/chat', messages: [{ role: 'user', content: 'Tell me about the sea' }], max_tokens: 16 };
@@ -22,20 +22,7 @@ let service: RunningService;
 before(async () => {
   upstream = await new OpenAIUpstream().start();
   service = await startTestService({
-    config: {
-      providers: { up: { type: 'openai-compatible', baseURL: upstream.baseURL, maxRetries: 0, timeoutMs: 30_000 } },
-      models: [
-        {
-          id: 'up/chat',
-          provider: 'up',
-          upstreamModel: 'm',
-          capability: 'chat',
-          maxTokens: 64,
-          defaultMaxTokens: 16,
-          price: { perRequest: '1000', perThousandOutputTokens: '0', perThousandInputChars: '0' },
-        },
-      ],
-    },
+    config: upstreamChatConfig(upstream.baseURL, { timeoutMs: 30_000 }),
   });
 });
 

@@ -20,7 +20,7 @@ import { startTestService, postJson } from './support/service.ts';
 import { signEvmProof } from './support/evm-proof.ts';
 import { startRpcProxy, type RpcProxy } from './support/rpc-proxy.ts';
 import { startPostgres, type PostgresServer } from './support/postgres.ts';
-import { CHAT_PATH, CHAT_TEXT, OpenAIUpstream } from './support/openai-upstream.ts';
+import { CHAT_PATH, CHAT_TEXT, OpenAIUpstream, upstreamChatConfig } from './support/openai-upstream.ts';
 import { sseData, until } from './support/sse.ts';
 
 const base = NETWORKS.base as EvmNetwork;
@@ -58,18 +58,7 @@ async function gateway(rpcUrl: string, databaseUrl?: string): Promise<RunningSer
       },
       settlementTimeoutMs: 2_000,
       reconcileIntervalMs: 200,
-      providers: { up: { type: 'openai-compatible', baseURL: upstream.baseURL, maxRetries: 0, timeoutMs: 30_000 } },
-      models: [
-        {
-          id: 'up/chat',
-          provider: 'up',
-          upstreamModel: 'm',
-          capability: 'chat',
-          maxTokens: 64,
-          defaultMaxTokens: 16,
-          price: { perRequest: '1000', perThousandOutputTokens: '0', perThousandInputChars: '0' },
-        },
-      ],
+      ...upstreamChatConfig(upstream.baseURL, { timeoutMs: 30_000 }),
     },
   });
   cleanup.push(() => service.stop());

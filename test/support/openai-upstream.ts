@@ -50,6 +50,27 @@ export const SPEECH_PATH = '/v1/audio/speech';
 export const CHAT_USAGE = { prompt_tokens: 23, completion_tokens: 11, total_tokens: 34 } as const;
 export const CHAT_TEXT = 'The sea is large, salty and mostly blue.';
 
+/**
+ * The `providers` and `models` of a gateway config whose one chat model, `up/chat`, runs on this upstream (`baseURL`):
+ * 1000 atomic units a call, nothing per token, unless `price` says otherwise.
+ */
+export function upstreamChatConfig(baseURL: string, options: { timeoutMs?: number; price?: Record<string, string> } = {}) {
+  return {
+    providers: { up: { type: 'openai-compatible', baseURL, maxRetries: 0, ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}) } },
+    models: [
+      {
+        id: 'up/chat',
+        provider: 'up',
+        upstreamModel: 'm',
+        capability: 'chat',
+        maxTokens: 64,
+        defaultMaxTokens: 16,
+        price: options.price ?? { perRequest: '1000', perThousandOutputTokens: '0', perThousandInputChars: '0' },
+      },
+    ],
+  };
+}
+
 export class OpenAIUpstream {
   readonly server: Server;
   readonly requests: RecordedRequest[] = [];
