@@ -1,9 +1,9 @@
 // Payment channels in the shared PostgreSQL ledger (several instances): own tables, created if absent.
 // update() runs in a transaction holding the row (SELECT ... FOR UPDATE), so instances never lose each other's writes.
-// Every connection checked out has its own 'error' listener (holdClient), and a database that cannot be reached is
+// Every connection checked out has its own 'error' listener (inTransaction), and a database that cannot be reached is
 // a LedgerUnavailableError (503, retry), as in the rest of the ledger.
 import type pg from 'pg';
-import { asLedgerError, holdClient } from './postgres-connection.ts';
+import { asLedgerError, inTransaction } from './postgres-connection.ts';
 import {
   ADDED_CHANNEL_COLUMNS,
   CHANNEL_COLUMNS,
@@ -82,12 +82,11 @@ export class PostgresChannelStore implements ChannelStore {
   }
 
   static async open(pool: pg.Pool): Promise<PostgresChannelStore> {
-    const store = new PostgresChannelStore(pool);
-    await store.transaction(async (client) => {
+    await inTransaction(pool, async (client) => {
       await client.query('SELECT pg_advisory_xact_lock($1)', [SCHEMA_LOCK]);
       await client.query(SCHEMA);
     });
-    return store;
+    return new PostgresChannelStore(pool);
   }
 
   /** One statement on a pooled connection; a database that cannot be reached is a LedgerUnavailableError. */
@@ -96,23 +95,6 @@ export class PostgresChannelStore implements ChannelStore {
       return await this.pool.query<R>(text, values);
     } catch (error) {
       throw asLedgerError(error);
-    }
-  }
-
-  /** Runs `work` in a transaction on a held connection (its errors caught, never crashing the process: holdClient). */
-  private async transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    const held = await holdClient(this.pool);
-    const { client } = held;
-    try {
-      await client.query('BEGIN');
-      const result = await work(client);
-      await client.query('COMMIT');
-      return result;
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw asLedgerError(error);
-    } finally {
-      held.release();
     }
   }
 
@@ -131,7 +113,7 @@ export class PostgresChannelStore implements ChannelStore {
 
   private write(channelId: string, change: (current: ChannelRecord | undefined) => ChannelRecord | undefined, charge?: ChannelCharge): Promise<ChannelRecord | undefined> {
     const id = channelId.toLowerCase();
-    return this.transaction(async (client) => {
+    return inTransaction(this.pool, async (client) => {
       // a new channel has no row to hold: the advisory lock on its id stands in for it
       await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [id]);
       const { rows } = await client.query<ChannelRow>('SELECT * FROM channels WHERE channel_id = $1 FOR UPDATE', [id]);
