@@ -20,7 +20,7 @@ import { embeddedModels } from '../src/config/embedded-models.ts';
 import { startPostgres, type PostgresServer } from './support/postgres.ts';
 import { startChildService, type ChildService } from './support/child-service.ts';
 import { localEvmNetwork } from './support/local-rail.ts';
-import { CHAT_PATH, startOpenAIUpstream, type OpenAIUpstream } from './support/openai-upstream.ts';
+import { CHAT_PATH, startOpenAIUpstream, upstreamChatConfig, type OpenAIUpstream } from './support/openai-upstream.ts';
 import { until } from './support/sse.ts';
 import { accountFor, channelOf, officialChannelPayer } from './support/channels.ts';
 
@@ -39,6 +39,7 @@ const dirs: string[] = [];
 
 /** What every instance runs with: the sandbox chain as a configured network, the shared ledger, a chat model we hold. */
 function settings() {
+  const up = upstreamChatConfig(upstream.baseURL, { timeoutMs: 60_000, price: { perRequest: '1000', perThousandOutputTokens: '1000', perThousandInputChars: '0' } });
   return {
     logLevel: 'silent',
     databaseUrl,
@@ -46,11 +47,8 @@ function settings() {
     networks: { base: localEvmNetwork(sandbox, KEY_ENV) },
     // rounds are run by the test
     channels: { claimIntervalMs: 800_000, claimThreshold: '1000000000000', claimMaxAgeMs: 60_000 },
-    providers: { up: { type: 'openai-compatible', baseURL: upstream.baseURL, maxRetries: 0, timeoutMs: 60_000 } },
-    models: [
-      ...embeddedModels(),
-      { id: 'up/chat', provider: 'up', upstreamModel: 'm', capability: 'chat', maxTokens: 64, defaultMaxTokens: 16, price: { perRequest: '1000', perThousandOutputTokens: '1000', perThousandInputChars: '0' } },
-    ],
+    providers: up.providers,
+    models: [...embeddedModels(), ...up.models],
   };
 }
 

@@ -15,7 +15,7 @@ import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 
 import { postJson, startTestService } from './support/service.ts';
 import { fundedEvmBuyer } from './support/sandbox-wallet.ts';
 import { accountFor, channelOf, officialChannelPayer } from './support/channels.ts';
-import { CHAT_PATH, startOpenAIUpstream, type OpenAIUpstream } from './support/openai-upstream.ts';
+import { CHAT_PATH, startOpenAIUpstream, upstreamChatConfig, type OpenAIUpstream } from './support/openai-upstream.ts';
 import { until } from './support/sse.ts';
 import { embeddedModels } from '../src/config/embedded-models.ts';
 import { BATCH_SETTLEMENT_CONTRACT } from '../src/x402/batch-settlement.ts';
@@ -30,24 +30,14 @@ let upstream: OpenAIUpstream;
 let service: RunningService;
 before(async () => {
   upstream = await startOpenAIUpstream();
+  const up = upstreamChatConfig(upstream.baseURL, { price: { perRequest: '1000', perThousandOutputTokens: '1000', perThousandInputChars: '0' } });
   service = await startTestService({
     networks: ['base'],
     config: {
       // rounds are run by the tests
       channels: { claimIntervalMs: 800_000, claimThreshold: '1000000000000', claimMaxAgeMs: 60_000 },
-      providers: { up: { type: 'openai-compatible', baseURL: upstream.baseURL, maxRetries: 0 } },
-      models: [
-        ...embeddedModels(),
-        {
-          id: 'up/chat',
-          provider: 'up',
-          upstreamModel: 'm',
-          capability: 'chat',
-          maxTokens: 64,
-          defaultMaxTokens: 16,
-          price: { perRequest: '1000', perThousandOutputTokens: '1000', perThousandInputChars: '0' },
-        },
-      ],
+      providers: up.providers,
+      models: [...embeddedModels(), ...up.models],
     },
   });
 });
