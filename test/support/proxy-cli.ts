@@ -1,0 +1,56 @@
+// `x402-ai proxy` and its siblings run as a buyer runs them: the CLI in a child process, the key in its
+// environment, a spend file of the test's own. startProxy waits for the line naming the URL it listens on.
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { promisify } from 'node:util';
+
+export const CLI = new URL('../../src/client/cli.ts', import.meta.url).pathname;
+
+export interface RunningProxy {
+  url: string;
+  /** everything it printed on stdout so far, a line each */
+  lines: string[];
+  process: ChildProcess;
+  /** SIGTERM, then its exit (what --refund-on-exit does runs first) */
+  stop(): Promise<void>;
+}
+
+export async function startProxy(args: string[], env: Record<string, string>): Promise<RunningProxy> {
+  const child = spawn(process.execPath, [CLI, 'proxy', '--port', '0', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const lines: string[] = [];
+  let stderr = '';
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const url = await new Promise<string>((resolve, reject) => {
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      lines.push(line);
+      const match = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(line);
+      if (match) resolve(match[1]!);
+    });
+    void exited.then(() => reject(new Error(`x402-ai proxy exited (${child.exitCode}) before listening\n${stderr}`)));
+  });
+  return {
+    url,
+    lines,
+    process: child,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGTERM');
+        await exited;
+      }
+    },
+  };
+}
+
+const run = promisify(execFile);
+
+/** A command that ends (`proxy --refund`, `spend`): its exit code and output. */
+export async function runCli(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [CLI, ...args], { env: { ...process.env, ...env } });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failed = error as { code: number; stdout: string; stderr: string };
+    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
+  }
+}
