@@ -1,0 +1,91 @@
+// `x402-ai mcp` as an MCP host runs it: the host's stdio client (the MCP SDK's, as Claude Desktop and
+// `claude mcp add` start a local server) spawns it; the gateway's tools are listed without their network
+// argument, a free tool is free, a paid tool is paid once under the caps (the chain agrees once the channel is
+// refunded), and past a cap the host gets a tool error naming it, with nothing signed.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { startTestService } from './support/service.ts';
+import { balanceOf, fundedEvmBuyerKey } from './support/sandbox-wallet.ts';
+import { CLI, runCli } from './support/proxy-cli.ts';
+import type { RunningService } from '../src/service.ts';
+
+let service: RunningService;
+let dir: string;
+before(async () => {
+  service = await startTestService({ networks: ['base'] });
+  dir = mkdtempSync(join(tmpdir(), 'x402-proxy-mcp-'));
+});
+after(async () => {
+  await service.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** The host's side: `x402-ai mcp` spawned over stdio, as a host's config names it. */
+async function host(args: string[], key: string): Promise<Client> {
+  const client = new Client({ name: 'test-host', version: '1.0.0' });
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [CLI, 'mcp', '--gateway', service.url, '--network', 'base', ...args],
+    env: { ...(process.env as Record<string, string>), X402_EVM_PRIVATE_KEY: key },
+    stderr: 'pipe',
+  });
+  await client.connect(transport);
+  return client;
+}
+
+test('a paid tool called through x402-ai mcp is charged once; the free one is free', async () => {
+  const buyer = await fundedEvmBuyerKey(service, ['base'], 5_000_000n);
+  const spendFile = join(dir, 'paid.jsonl');
+  const start = await balanceOf(service, 'base', buyer.address);
+  const mcp = await host(['--spend-file', spendFile], buyer.key);
+  let charged: bigint;
+  try {
+    const { tools } = await mcp.listTools();
+    const chat = tools.find((tool) => tool.name === 'chat');
+    assert.ok(chat, tools.map((tool) => tool.name).join(', '));
+    assert.equal(chat.inputSchema.properties?.network, undefined, 'the bridge names the network, the host does not');
+
+    const free = (await mcp.callTool({ name: 'list_models', arguments: {} })) as CallToolResult;
+    assert.notEqual(free.isError, true);
+
+    const paid = (await mcp.callTool({ name: 'chat', arguments: { model: 'local/demo-bigram', prompt: 'Hello', max_tokens: 8 } })) as CallToolResult;
+    assert.notEqual(paid.isError, true, JSON.stringify(paid.content));
+    assert.equal(paid.content[0]?.type, 'text');
+    const receipt = paid._meta?.['x402/payment-response'] as { success: boolean; extra: { chargedAmount: string } };
+    assert.equal(receipt.success, true);
+    charged = BigInt(receipt.extra.chargedAmount);
+    assert.ok(charged > 0n);
+  } finally {
+    await mcp.close();
+  }
+  const account = JSON.parse((await runCli(['spend', '--json', '--spend-file', spendFile], {})).stdout);
+  assert.equal(account.calls, 1);
+  assert.equal(account.perScheme['batch-settlement'].calls, 1);
+  assert.equal(BigInt(account.spent.atomic), charged);
+  assert.equal(BigInt(account.walletDrop.atomic), start - (await balanceOf(service, 'base', buyer.address)), 'the deposit is what left the wallet');
+
+  // the bridge's channel refunded: the buyer is down the one charge
+  const refund = await runCli(['proxy', '--refund', '--gateway', service.url, '--network', 'base', '--spend-file', spendFile], { X402_EVM_PRIVATE_KEY: buyer.key });
+  assert.equal(refund.code, 0, refund.stderr);
+  assert.equal(start - (await balanceOf(service, 'base', buyer.address)), charged);
+});
+
+test('past a cap the host gets a tool error naming it, and nothing is signed', async () => {
+  const buyer = await fundedEvmBuyerKey(service, ['base'], 5_000_000n);
+  const start = await balanceOf(service, 'base', buyer.address);
+  const mcp = await host(['--spend-file', join(dir, 'capped.jsonl'), '--max-per-call', '0.0001'], buyer.key);
+  try {
+    const refused = (await mcp.callTool({ name: 'chat', arguments: { model: 'local/demo-bigram', prompt: 'Hello', max_tokens: 8 } })) as CallToolResult;
+    assert.equal(refused.isError, true);
+    assert.match((refused.content[0] as { text: string }).text, /--max-per-call 0\.0001 USDC\); nothing was signed/);
+  } finally {
+    await mcp.close();
+  }
+  assert.equal(await balanceOf(service, 'base', buyer.address), start);
+});
