@@ -10,6 +10,8 @@ export interface RunningProxy {
   url: string;
   /** everything it printed on stdout so far, a line each */
   lines: string[];
+  /** what it printed on stderr (--verbose request lines, failures) */
+  stderr(): string;
   process: ChildProcess;
   /** SIGTERM, then its exit (what --refund-on-exit does runs first) */
   stop(): Promise<void>;
@@ -32,6 +34,7 @@ export async function startProxy(args: string[], env: Record<string, string>): P
   return {
     url,
     lines,
+    stderr: () => stderr,
     process: child,
     async stop() {
       if (child.exitCode === null && child.signalCode === null) {

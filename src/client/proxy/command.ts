@@ -112,6 +112,7 @@ export async function runProxy(context: CommandContext): Promise<void> {
     budget: paying.budget,
     port,
     onPaidCall: context.values.quiet ? undefined : (call: PaidCallFacts) => console.log(callLine(call)),
+    onRequest: context.values.verbose ? (line) => console.error(line) : undefined,
     describe: () => ({ gateway: context.gateway, network: context.network, payer: paying.address }),
   });
   const spent = paying.budget.state.total;

@@ -21,10 +21,11 @@ export const PROXY_OPTIONS = {
   'refund-on-exit': { type: 'boolean', default: false },
   'spend-file': { type: 'string' },
   quiet: { type: 'boolean', default: false },
+  verbose: { type: 'boolean', default: false },
 } as const;
 
 export const PROXY_USAGE = `  proxy             [--port 8402] [--gateway url] [caps] [--scheme channel|upto|exact] [--pay-to address]
-                    [--channels 4] [--deposit USDC] [--refund-on-exit] [--spend-file path] [--quiet]
+                    [--channels 4] [--deposit USDC] [--refund-on-exit] [--spend-file path] [--quiet] [--verbose]
                     a paying proxy on 127.0.0.1 for any OpenAI or Anthropic client (Claude Code, Codex, the SDKs):
                     it prints the lines to paste; GET /stats is the account. docs/proxy.md
   proxy --refund    return what the payment channels hold unspent to the wallet, then exit

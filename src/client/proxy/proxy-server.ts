@@ -51,6 +51,8 @@ export interface ProxyServerOptions {
   /** the largest request body taken (a coding agent's long session is a few MB) */
   bodyLimitBytes?: number;
   onPaidCall?: (call: PaidCallFacts) => void;
+  /** told of every request once answered: method, path, status, milliseconds (--verbose); never a body or a key */
+  onRequest?: (line: string) => void;
   /** extra facts for /stats (the payer's address, the gateway) */
   describe?: () => Record<string, unknown>;
 }
@@ -74,6 +76,10 @@ export async function startProxyServer(options: ProxyServerOptions): Promise<Pro
 
   const server: Server = createServer((req, res) => {
     inFlight++;
+    if (options.onRequest) {
+      const started = performance.now();
+      res.once('close', () => options.onRequest!(`${req.method} ${req.url} -> ${res.statusCode}${res.writableFinished ? '' : ' (cut)'} ${(performance.now() - started).toFixed(0)} ms`));
+    }
     handle(req, res)
       .catch((error: unknown) => {
         if (!res.headersSent) answer(res, dialectOf(req.url ?? '/'), 502, 'payment_failed', `x402-ai proxy: ${(error as Error).message}`);
