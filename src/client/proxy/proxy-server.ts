@@ -5,7 +5,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { decodePaymentRequiredHeader, decodePaymentResponseHeader, encodePaymentSignatureHeader } from '@x402/core/http';
+import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from '@x402/core/http';
+import { encodeHeader } from '../../x402/encoding.ts';
 import type { PaymentRequired } from '@x402/core/types';
 import { accountOf, type Account } from './account.ts';
 import { CapExceeded, type Budget } from './budget.ts';
@@ -151,7 +152,8 @@ export async function startProxyServer(options: ProxyServerOptions): Promise<Pro
         if (error instanceof PayeeRefused) return answer(res, dialect, 402, 'payee_refused', `x402-ai proxy: ${error.message}`);
         throw error;
       }
-      const header = { 'payment-signature': encodePaymentSignatureHeader(attempt.payload) };
+      // the same base64 of the same JSON as the official encodePaymentSignatureHeader, ~10x cheaper (Buffer, not btoa)
+      const header = { 'payment-signature': encodeHeader(attempt.payload) };
       let reply: IncomingMessage;
       try {
         reply = await sendSettling(send, header);
