@@ -4,7 +4,9 @@
 // refunded), and past a cap the host gets a tool error naming it, with nothing signed.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -74,6 +76,21 @@ test('a paid tool called through x402-ai mcp is charged once; the free one is fr
   const refund = await runCli(['proxy', '--refund', '--gateway', service.url, '--network', 'base', '--spend-file', spendFile], { X402_EVM_PRIVATE_KEY: buyer.key });
   assert.equal(refund.code, 0, refund.stderr);
   assert.equal(start - (await balanceOf(service, 'base', buyer.address)), charged);
+});
+
+test('`claude mcp add` registers x402-ai mcp as written in docs/proxy.md, and Claude Code connects to it', async () => {
+  const claude = new URL('../node_modules/@anthropic-ai/claude-code/bin/claude.exe', import.meta.url).pathname;
+  const home = join(dir, 'claude-home');
+  mkdirSync(home);
+  const keyFile = join(dir, 'buyer.key');
+  writeFileSync(keyFile, (await fundedEvmBuyerKey(service, ['base'])).key, { mode: 0o600 });
+  const env = { PATH: process.env.PATH ?? '', HOME: home, DISABLE_TELEMETRY: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1' };
+  const run = promisify(execFile);
+  const mcpArgs = ['mcp', '--gateway', service.url, '--network', 'base', '--key-file', keyFile, '--max-total', '5', '--spend-file', join(dir, 'claude.jsonl')];
+  await run(claude, ['mcp', 'add', 'x402-ai', '--', process.execPath, CLI, ...mcpArgs], { env, cwd: home });
+  // `claude mcp list` starts each server and asks it to initialize
+  const { stdout } = await run(claude, ['mcp', 'list'], { env, cwd: home });
+  assert.match(stdout, /x402-ai: .* mcp --gateway .* - ✔ Connected/);
 });
 
 test('past a cap the host gets a tool error naming it, and nothing is signed', async () => {

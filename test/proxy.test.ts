@@ -83,6 +83,21 @@ test('every surface, plain and streamed, paid by vouchers: an account line each,
   }
 });
 
+test('the OpenAI Agents SDK runs an agent through the proxy, its default client pointed at it', async () => {
+  const { proxy, stats } = await proxyFor('agents');
+  try {
+    const { Agent, run, setDefaultOpenAIClient, setTracingDisabled } = await import('@openai/agents');
+    setDefaultOpenAIClient(openaiAt(proxy));
+    setTracingDisabled(true);
+    const agent = new Agent({ name: 'Assistant', instructions: 'Answer in one sentence.', model: CHAT });
+    const result = await run(agent, 'Tell me about the sea');
+    assert.ok(typeof result.finalOutput === 'string' && result.finalOutput.length > 0, String(result.finalOutput));
+    assert.equal((await stats()).calls, 1);
+  } finally {
+    await proxy.stop();
+  }
+});
+
 for (const scheme of ['exact', 'upto'] as const) {
   test(`--scheme ${scheme}: each call settled on chain, /stats spent equal to the buyer's balance drop`, async () => {
     const { proxy, dropped, stats } = await proxyFor(scheme, ['--scheme', scheme]);

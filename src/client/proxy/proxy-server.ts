@@ -107,8 +107,11 @@ export async function startProxyServer(options: ProxyServerOptions): Promise<Pro
     if (req.method === 'POST' && body === undefined) {
       return answer(res, dialect, 413, 'payload_too_large', `x402-ai proxy: the request body is over ${bodyLimit} bytes`);
     }
+    // a client that leaves before its answer is complete: the gateway's request is cut too (it stops the work)
     const client = new AbortController();
-    res.on('close', () => client.abort());
+    res.once('close', () => {
+      if (!res.writableFinished) client.abort();
+    });
     const send = (extra?: Record<string, string>) =>
       options.gateway.send(req.method!, forwardPath, forwardedHeaders(req.headers, options.network, body, extra), body, client.signal).catch((error: unknown) => {
         throw new Unreachable(`cannot reach the gateway at ${options.gateway.url.href}: ${failureReason(error)}`);
