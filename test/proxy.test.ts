@@ -1,4 +1,4 @@
-// `x402-ai proxy` as the agents use it, on the sandbox base chain with the embedded models: every surface the
+// `x402-ai proxy` as the agents use it, on the sandbox base (and solana) chains with the embedded models: every surface the
 // gateway sells (plain and streamed) through the unmodified openai and Anthropic SDKs with a made-up API key, the
 // free routes passed through, an account line per paid call and /stats equal to the chain under each scheme, a
 // payee the proxy does not know refused before anything is signed, and a window cap that says when it reopens.
@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
 import { startTestService } from './support/service.ts';
-import { balanceOf, fundedEvmBuyerKey } from './support/sandbox-wallet.ts';
+import { getBase58Decoder } from '@solana/kit';
+import { balanceOf, fundedEvmBuyerKey, fundedSolanaBuyerKey } from './support/sandbox-wallet.ts';
 import { startProxy, type RunningProxy } from './support/proxy-cli.ts';
 import type { RunningService } from '../src/service.ts';
 
@@ -19,7 +20,7 @@ const CHAT = 'local/demo-bigram';
 let service: RunningService;
 let dir: string;
 before(async () => {
-  service = await startTestService({ networks: ['base'] });
+  service = await startTestService({ networks: ['base', 'solana'] });
   dir = mkdtempSync(join(tmpdir(), 'x402-proxy-'));
 });
 after(async () => {
@@ -115,6 +116,23 @@ for (const scheme of ['exact', 'upto'] as const) {
     }
   });
 }
+
+test('on Solana the proxy pays exact with the Solana key: /stats equal to the balance drop', async () => {
+  const buyer = await fundedSolanaBuyerKey(service, ['solana'], 5_000_000n);
+  const start = await balanceOf(service, 'solana', buyer.address);
+  const proxy = await startProxy(['--gateway', service.url, '--network', 'solana', '--spend-file', join(dir, 'solana.jsonl')], {
+    X402_SOLANA_SECRET_KEY: getBase58Decoder().decode(buyer.secretKey),
+  });
+  try {
+    const chat = await openaiAt(proxy).chat.completions.create({ model: CHAT, messages: [{ role: 'user', content: 'Hello' }], max_tokens: 8 });
+    assert.ok(chat.choices[0]!.message.content);
+    const account = (await (await fetch(`${proxy.url}/stats`)).json()) as any;
+    assert.equal(account.perScheme.exact.calls, 1);
+    assert.equal(BigInt(account.spent.atomic), start - (await balanceOf(service, 'solana', buyer.address)));
+  } finally {
+    await proxy.stop();
+  }
+});
 
 test('a 402 asking to pay another payee than --pay-to is refused, in the client’s shape, before anything is signed', async () => {
   const { proxy, dropped, stats } = await proxyFor('payee', ['--pay-to', `0x${'de'.repeat(20)}`]);
