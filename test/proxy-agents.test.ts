@@ -6,31 +6,19 @@
 //
 // When the gateway itself refuses what an agent sends (a 4xx relayed as it is, nothing paid), the test is marked
 // TODO with the gateway's own words: that is the gateway's part to fix, not the proxy's.
-import { after, before, test, type TestContext } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startTestService } from './support/service.ts';
 import { balanceOf, fundedEvmBuyerKey } from './support/sandbox-wallet.ts';
-import { runCli, startProxy, type RunningProxy } from './support/proxy-cli.ts';
-import type { RunningService } from '../src/service.ts';
+import { proxyTestBed, runCli, startProxy, type RunningProxy } from './support/proxy-cli.ts';
 
 const MODEL = 'local/demo-bigram';
 const CLAUDE = new URL('../node_modules/@anthropic-ai/claude-code/bin/claude.exe', import.meta.url).pathname;
 const CODEX = new URL('../node_modules/@openai/codex/bin/codex.js', import.meta.url).pathname;
 
-let service: RunningService;
-let dir: string;
-before(async () => {
-  service = await startTestService({ networks: ['base'] });
-  dir = mkdtempSync(join(tmpdir(), 'x402-proxy-agents-'));
-});
-after(async () => {
-  await service.stop();
-  rmSync(dir, { recursive: true, force: true });
-});
+const bed = proxyTestBed(['base']);
 
 /** Runs an agent to its end (its stdin closed, as in CI): exit code and output. */
 function runAgent(command: string, args: string[], env: Record<string, string>, cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
@@ -47,11 +35,11 @@ function runAgent(command: string, args: string[], env: Record<string, string>, 
 
 /** A buyer, a proxy with --refund-on-exit, and the checks every agent's run ends with. */
 async function paying(name: string) {
-  const buyer = await fundedEvmBuyerKey(service, ['base'], 5_000_000n);
-  const start = await balanceOf(service, 'base', buyer.address);
-  const spendFile = join(dir, `${name}.jsonl`);
-  const proxy = await startProxy(['--gateway', service.url, '--network', 'base', '--spend-file', spendFile, '--refund-on-exit', '--verbose'], { X402_EVM_PRIVATE_KEY: buyer.key });
-  const dropped = async () => start - (await balanceOf(service, 'base', buyer.address));
+  const buyer = await fundedEvmBuyerKey(bed.service(), ['base'], 5_000_000n);
+  const start = await balanceOf(bed.service(), 'base', buyer.address);
+  const spendFile = join(bed.dir(), `${name}.jsonl`);
+  const proxy = await startProxy(['--gateway', bed.service().url, '--network', 'base', '--spend-file', spendFile, '--refund-on-exit', '--verbose'], { X402_EVM_PRIVATE_KEY: buyer.key });
+  const dropped = async () => start - (await balanceOf(bed.service(), 'base', buyer.address));
   return { proxy, spendFile, dropped };
 }
 
@@ -79,7 +67,7 @@ async function checkAccount(t: TestContext, proxy: RunningProxy, run: { code: nu
 
 test('Claude Code (claude -p) completes a prompt through the proxy', { timeout: 240_000 }, async (t) => {
   const { proxy, spendFile, dropped } = await paying('claude');
-  const home = join(dir, 'claude-home');
+  const home = join(bed.dir(), 'claude-home');
   mkdirSync(home);
   try {
     const run = await runAgent(
@@ -111,8 +99,8 @@ test('Claude Code (claude -p) completes a prompt through the proxy', { timeout: 
 
 test('Codex (codex exec) completes a prompt through the proxy', { timeout: 240_000 }, async (t) => {
   const { proxy, spendFile, dropped } = await paying('codex');
-  const home = join(dir, 'codex-home');
-  const work = join(dir, 'codex-work');
+  const home = join(bed.dir(), 'codex-home');
+  const work = join(bed.dir(), 'codex-work');
   mkdirSync(home);
   mkdirSync(work);
   // the provider as the proxy prints it: base URL, the Responses wire, no key needed

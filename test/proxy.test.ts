@@ -2,38 +2,25 @@
 // gateway sells (plain and streamed) through the unmodified openai and Anthropic SDKs with a made-up API key, the
 // free routes passed through, an account line per paid call and /stats equal to the chain under each scheme, a
 // payee the proxy does not know refused before anything is signed, and a window cap that says when it reopens.
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
-import { startTestService } from './support/service.ts';
 import { getBase58Decoder } from '@solana/kit';
 import { balanceOf, fundedEvmBuyerKey, fundedSolanaBuyerKey } from './support/sandbox-wallet.ts';
-import { startProxy, type RunningProxy } from './support/proxy-cli.ts';
-import type { RunningService } from '../src/service.ts';
+import { proxyTestBed, startProxy, type RunningProxy } from './support/proxy-cli.ts';
 
 const CHAT = 'local/demo-bigram';
 
-let service: RunningService;
-let dir: string;
-before(async () => {
-  service = await startTestService({ networks: ['base', 'solana'] });
-  dir = mkdtempSync(join(tmpdir(), 'x402-proxy-'));
-});
-after(async () => {
-  await service.stop();
-  rmSync(dir, { recursive: true, force: true });
-});
+const bed = proxyTestBed(['base', 'solana']);
 
 /** A funded buyer and a proxy paying for it with `args`, its own spend file. */
 async function proxyFor(name: string, args: string[] = []) {
-  const buyer = await fundedEvmBuyerKey(service, ['base'], 5_000_000n);
-  const start = await balanceOf(service, 'base', buyer.address);
-  const proxy = await startProxy(['--gateway', service.url, '--network', 'base', '--spend-file', join(dir, `${name}.jsonl`), ...args], { X402_EVM_PRIVATE_KEY: buyer.key });
-  const dropped = async () => start - (await balanceOf(service, 'base', buyer.address));
+  const buyer = await fundedEvmBuyerKey(bed.service(), ['base'], 5_000_000n);
+  const start = await balanceOf(bed.service(), 'base', buyer.address);
+  const proxy = await startProxy(['--gateway', bed.service().url, '--network', 'base', '--spend-file', join(bed.dir(), `${name}.jsonl`), ...args], { X402_EVM_PRIVATE_KEY: buyer.key });
+  const dropped = async () => start - (await balanceOf(bed.service(), 'base', buyer.address));
   const stats = async () => (await (await fetch(`${proxy.url}/stats`)).json()) as any;
   return { buyer, proxy, dropped, stats };
 }
@@ -118,9 +105,9 @@ for (const scheme of ['exact', 'upto'] as const) {
 }
 
 test('on Solana the proxy pays exact with the Solana key: /stats equal to the balance drop', async () => {
-  const buyer = await fundedSolanaBuyerKey(service, ['solana'], 5_000_000n);
-  const start = await balanceOf(service, 'solana', buyer.address);
-  const proxy = await startProxy(['--gateway', service.url, '--network', 'solana', '--spend-file', join(dir, 'solana.jsonl')], {
+  const buyer = await fundedSolanaBuyerKey(bed.service(), ['solana'], 5_000_000n);
+  const start = await balanceOf(bed.service(), 'solana', buyer.address);
+  const proxy = await startProxy(['--gateway', bed.service().url, '--network', 'solana', '--spend-file', join(bed.dir(), 'solana.jsonl')], {
     X402_SOLANA_SECRET_KEY: getBase58Decoder().decode(buyer.secretKey),
   });
   try {
@@ -128,7 +115,7 @@ test('on Solana the proxy pays exact with the Solana key: /stats equal to the ba
     assert.ok(chat.choices[0]!.message.content);
     const account = (await (await fetch(`${proxy.url}/stats`)).json()) as any;
     assert.equal(account.perScheme.exact.calls, 1);
-    assert.equal(BigInt(account.spent.atomic), start - (await balanceOf(service, 'solana', buyer.address)));
+    assert.equal(BigInt(account.spent.atomic), start - (await balanceOf(bed.service(), 'solana', buyer.address)));
   } finally {
     await proxy.stop();
   }

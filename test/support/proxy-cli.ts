@@ -1,8 +1,15 @@
 // `x402-ai proxy` and its siblings run as a buyer runs them: the CLI in a child process, the key in its
 // environment, a spend file of the test's own. startProxy waits for the line naming the URL it listens on.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before } from 'node:test';
 import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
+import { startTestService } from './service.ts';
+import type { RunningService } from '../../src/service.ts';
+import type { NetworkName } from '../../src/x402/networks.ts';
 
 export const CLI = new URL('../../src/client/cli.ts', import.meta.url).pathname;
 
@@ -56,4 +63,22 @@ export async function runCli(args: string[], env: Record<string, string>): Promi
     const failed = error as { code: number; stdout: string; stderr: string };
     return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
   }
+}
+
+/**
+ * What a proxy test file runs against: a sandbox gateway on `networks` and a scratch folder (spend files, homes),
+ * made before its tests and removed after them.
+ */
+export function proxyTestBed(networks: NetworkName[]): { service: () => RunningService; dir: () => string } {
+  let service: RunningService | undefined;
+  let dir: string | undefined;
+  before(async () => {
+    service = await startTestService({ networks });
+    dir = mkdtempSync(join(tmpdir(), 'x402-proxy-'));
+  });
+  after(async () => {
+    await service?.stop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+  return { service: () => service!, dir: () => dir! };
 }

@@ -7,14 +7,14 @@ import { buyerKey } from '../buyer-key.ts';
 import { accountOf, accountText, callLine } from './account.ts';
 import type { Caps } from './caps.ts';
 import { gatewayAt } from './forward.ts';
-import { capsOf, payingOptions, portOf, type PROXY_OPTIONS } from './options.ts';
+import { capsOf, payingOptions, portOf, type ProxyValues } from './options.ts';
 import { payingBuyer, type PayingBuyer } from './paying-buyer.ts';
 import { startProxyServer, type PaidCallFacts } from './proxy-server.ts';
 import { defaultSpendFile, SpendLog } from './spend-log.ts';
 import { SpendState } from './spend-state.ts';
 import { startMcpBridge } from './mcp-bridge.ts';
 
-type Values = { [K in keyof typeof PROXY_OPTIONS]?: (typeof PROXY_OPTIONS)[K]['type'] extends 'boolean' ? boolean : string } & {
+type Values = ProxyValues & {
   'key-file'?: string;
   'rpc-url'?: string;
   json?: boolean;

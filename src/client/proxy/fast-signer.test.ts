@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { bytesToHex, getAddress, hashTypedData, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { BATCH_SETTLEMENT_DOMAIN, voucherTypes } from '@x402/evm';
+import { authorizationTypes, BATCH_SETTLEMENT_DOMAIN, voucherTypes } from '@x402/evm';
 import { fastEvmSigner, typedDataDigest } from './fast-signer.ts';
 import { BATCH_SETTLEMENT_CONTRACT, channelIdOf, voucherSignedByAuthorizer } from '../../x402/batch-settlement.ts';
 
@@ -38,20 +38,11 @@ test('a voucher: the same digest and signature as viem, accepted by the gatewayâ
   }
 });
 
-test('any other typed document (an ERC-3009 authorization) is signed as viem signs it', async () => {
+test('any other typed document (an ERC-3009 authorization, as the exact scheme signs it) is signed as viem signs it', async () => {
   const typed = {
     domain: { name: 'USD Coin', version: '2', chainId: 8453, verifyingContract: config.token },
-    types: {
-      ReceiveWithAuthorization: [
-        { name: 'from', type: 'address' },
-        { name: 'to', type: 'address' },
-        { name: 'value', type: 'uint256' },
-        { name: 'validAfter', type: 'uint256' },
-        { name: 'validBefore', type: 'uint256' },
-        { name: 'nonce', type: 'bytes32' },
-      ],
-    },
-    primaryType: 'ReceiveWithAuthorization' as const,
+    types: authorizationTypes,
+    primaryType: 'TransferWithAuthorization' as const,
     message: { from: account.address, to: config.receiver, value: 5_000_000n, validAfter: 0n, validBefore: 2_000_000_000n, nonce: `0x${'07'.repeat(32)}` as Hex },
   };
   assert.equal(await signer.signTypedData(typed), await account.signTypedData(typed));

@@ -15,14 +15,12 @@ import { packageVersion } from '../command-line.ts';
 import { CapExceeded, type Budget } from './budget.ts';
 import { capMessage } from './caps.ts';
 import { PayeeRefused } from './payment-policy.ts';
-import type { Payer } from './payer.ts';
+import { MAX_PAYMENTS_PER_CALL, PENDING_RETRIES, type Payer } from './payer.ts';
 import type { Receipt } from './receipts.ts';
 import type { PaidCallFacts } from './proxy-server.ts';
 
 const PAYMENT_META = 'x402/payment';
 const PAYMENT_RESPONSE_META = 'x402/payment-response';
-const MAX_PAYMENTS = 3;
-const PENDING_RETRIES = 20;
 
 export interface McpBridgeOptions {
   gateway: string;
@@ -62,7 +60,7 @@ export async function startMcpBridge(options: McpBridgeOptions): Promise<McpBrid
     // a free tool, or the gateway's refusal of the input: the host gets it as it is
     if (!required) return first;
     const surface = `mcp://tool/${name}`;
-    for (let payments = 0; payments < MAX_PAYMENTS; payments++) {
+    for (let payments = 0; payments < MAX_PAYMENTS_PER_CALL; payments++) {
       let attempt;
       try {
         attempt = await options.payer.pay(required, surface);

@@ -44,7 +44,8 @@ export interface PayingOptions {
   deposit?: bigint;
 }
 
-type Values = { [K in keyof typeof PROXY_OPTIONS]?: (typeof PROXY_OPTIONS)[K]['type'] extends 'boolean' ? boolean : string };
+/** the options as parsed: strings, and booleans for the flags */
+export type ProxyValues = { [K in keyof typeof PROXY_OPTIONS]?: (typeof PROXY_OPTIONS)[K]['type'] extends 'boolean' ? boolean : string };
 
 const DEFAULT_PER_CALL = 1_000_000n;
 
@@ -64,7 +65,7 @@ function whole(name: string, text: string | undefined, fallback: number, max: nu
 }
 
 /** The caps as given; an unset --max-per-call is 1 USDC (a single call above it is refused). */
-export function capsOf(values: Values, defaults = true): Caps {
+export function capsOf(values: ProxyValues, defaults = true): Caps {
   const caps: Caps = {};
   const perCall = usdc('max-per-call', values['max-per-call']) ?? (defaults ? DEFAULT_PER_CALL : undefined);
   const total = usdc('max-total', values['max-total']);
@@ -77,7 +78,7 @@ export function capsOf(values: Values, defaults = true): Caps {
   return caps;
 }
 
-export function payingOptions(values: Values, network: string): PayingOptions {
+export function payingOptions(values: ProxyValues, network: string): PayingOptions {
   if (!(NETWORK_NAMES as readonly string[]).includes(network)) throw new UsageError(`unknown network "${network}": use one of ${NETWORK_NAMES.join(', ')}`);
   const scheme = values.scheme === undefined ? undefined : SCHEME_FLAGS[values.scheme];
   if (values.scheme !== undefined && !scheme) throw new UsageError(`--scheme ${values.scheme}: use channel, upto or exact`);
@@ -95,7 +96,7 @@ export function payingOptions(values: Values, network: string): PayingOptions {
   };
 }
 
-export function portOf(values: Values): number {
+export function portOf(values: ProxyValues): number {
   if (values.port === undefined) return 8402;
   if (!/^\d+$/.test(values.port) || Number(values.port) > 65535) throw new UsageError('--port must be a port number (0 picks a free one)');
   return Number(values.port);

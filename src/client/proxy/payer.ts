@@ -8,6 +8,11 @@ import type { PaymentPolicy, SchemeName } from './payment-policy.ts';
 import { chargeOf, type Receipt } from './receipts.ts';
 import type { NetworkName } from '../../x402/networks.ts';
 
+/** payments signed for one call at most: the first, then a resynchronised channel's or a changed price's */
+export const MAX_PAYMENTS_PER_CALL = 3;
+/** a settlement still pending is asked about again with the same payment this many times (a second apart at least) */
+export const PENDING_RETRIES = 20;
+
 /** A signed payment on its way: what became of it is told once. */
 export interface Attempt {
   scheme: SchemeName;

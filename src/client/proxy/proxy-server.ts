@@ -14,7 +14,7 @@ import { capMessage } from './caps.ts';
 import { dialectOf, proxyErrorBody, type ProxyErrorCode } from './client-errors.ts';
 import { forwardedHeaders, readAll, readBody, relay, type Gateway } from './forward.ts';
 import { PayeeRefused } from './payment-policy.ts';
-import type { Attempt, Payer } from './payer.ts';
+import { MAX_PAYMENTS_PER_CALL, PENDING_RETRIES, type Attempt, type Payer } from './payer.ts';
 import { QuoteCache } from './quote-cache.ts';
 import { StreamTap, type Receipt } from './receipts.ts';
 import { failureReason } from '../reach.ts';
@@ -25,10 +25,6 @@ const PAID_ROUTES = new Set(['/v1/chat/completions', '/v1/responses', '/v1/messa
 const isFree = (method: string | undefined, path: string) =>
   (method === 'GET' && (path === '/v1/models' || path.startsWith('/v1/models/'))) || (method === 'POST' && path === '/v1/messages/count_tokens');
 
-/** payments signed for one call at most (the first, then a resynchronised channel or a changed price) */
-const MAX_PAYMENTS = 3;
-/** a settlement still pending is asked about again with the same payment this many times */
-const PENDING_RETRIES = 20;
 
 /** One paid call as the account line shows it. */
 export interface PaidCallFacts {
@@ -140,13 +136,13 @@ export async function startProxyServer(options: ProxyServerOptions): Promise<Pro
         await relay(probe, res);
         return;
       }
-      required = paymentRequiredOf(probe.headers);
+      required = requiredFromHeaders(probe.headers);
       await readAll(probe);
       if (!required) return answer(res, dialect, 502, 'payment_failed', 'x402-ai proxy: the gateway answered 402 without a PAYMENT-REQUIRED header (x402 v2)');
       quotes.set(key, required, Date.now());
     }
 
-    for (let payments = 0; payments < MAX_PAYMENTS; payments++) {
+    for (let payments = 0; payments < MAX_PAYMENTS_PER_CALL; payments++) {
       let attempt: Attempt;
       try {
         attempt = await options.payer.pay(required, path);
@@ -165,7 +161,7 @@ export async function startProxyServer(options: ProxyServerOptions): Promise<Pro
         throw error;
       }
       if (reply.statusCode === 402) {
-        const again = paymentRequiredOf(reply.headers);
+        const again = requiredFromHeaders(reply.headers);
         await readAll(reply);
         // a channel resynchronised by the corrective 402, or a price that changed since it was kept: pay anew
         const retry = (await attempt.refused(again)) || (fromCache && again !== undefined);
@@ -254,7 +250,7 @@ function header(headers: IncomingMessage['headers'], name: string): string | und
   return Array.isArray(value) ? value[0] : value;
 }
 
-function paymentRequiredOf(headers: IncomingMessage['headers']): PaymentRequired | undefined {
+function requiredFromHeaders(headers: IncomingMessage['headers']): PaymentRequired | undefined {
   const value = header(headers, 'payment-required');
   if (!value) return undefined;
   try {
