@@ -61,6 +61,12 @@ class Lane {
   }
 }
 
+/** What a refund of the channels returned, and the channels it could not refund (why). */
+export interface RefundOutcome {
+  refunds: Array<{ channel: string; salt: Hex; amount: bigint; transaction: string }>;
+  failures: string[];
+}
+
 /** One channel payment in flight, on its lane until done() frees it. */
 export interface ChannelPayment {
   payload: PaymentPayload['payload'];
@@ -80,7 +86,7 @@ export interface ChannelLanesOptions {
   owner: LaneOwner;
   /** channels open at once at most (calls in flight beyond it wait for a lane) */
   maxLanes: number;
-  /** the deposit to aim for, atomic units (default: 20 times the call's ceiling) */
+  /** the deposit to aim for, atomic units (default: 1 USDC, or 20 times the call's ceiling if more) */
   deposit?: bigint;
 }
 
@@ -106,33 +112,36 @@ export class ChannelLanes {
     }
   }
 
-  /** Refunds every channel of this shape that holds money (its lanes, and those the spend file names), returning what came back. */
-  async refundAll(
-    requirement: PaymentRequirements,
-    url: string,
-    doFetch: typeof fetch,
-    salts: Iterable<Hex>,
-  ): Promise<Array<{ channel: string; salt: Hex; amount: bigint; transaction: string }>> {
-    const key = shapeKey(requirement);
-    const lanes = this.#lanes.get(key) ?? [];
+  /**
+   * Refunds every channel of this shape that holds money: its lanes', and those of `salts` (the spend file names
+   * every channel it deposited into, this process's or not). One channel's failure does not stop the others'.
+   */
+  async refundAll(requirement: PaymentRequirements, url: string, doFetch: typeof fetch, salts: Iterable<Hex>): Promise<RefundOutcome> {
+    const lanes = [...(this.#lanes.get(shapeKey(requirement)) ?? [])];
     const known = new Set(lanes.map((lane) => lane.salt));
     for (const salt of salts) {
       if (known.has(salt)) continue;
       known.add(salt);
-      const lane = new Lane(this.#options.signer, salt, requirement, (l, needed, amount) => this.#sizeDeposit(l, needed, amount));
-      lane.busy = false;
-      lanes.push(lane);
+      // a lane of its own for the refund only: the lanes that pay calls are not changed
+      lanes.push(new Lane(this.#options.signer, salt, requirement, () => {
+        throw new Error('a refund deposits nothing');
+      }));
     }
-    this.#lanes.set(key, lanes);
-    const refunds = [];
+    const outcome: RefundOutcome = { refunds: [], failures: [] };
     for (const lane of lanes) {
-      const [balance, claimed] = (await readChannelBalanceAndTotalClaimed(this.#options.signer, lane.channelId)) as [bigint, bigint];
-      if (balance <= claimed) continue;
-      const settled = await lane.scheme.refund(url, { fetch: doFetch });
-      const amount = /^\d+$/.test(settled.amount ?? '') ? BigInt(settled.amount!) : 0n;
-      refunds.push({ channel: lane.channelId, salt: lane.salt, amount, transaction: settled.transaction });
+      try {
+        const [balance, claimed] = (await readChannelBalanceAndTotalClaimed(this.#options.signer, lane.channelId)) as [bigint, bigint];
+        if (balance <= claimed) continue;
+        const settled = await lane.scheme.refund(url, { fetch: doFetch });
+        const amount = /^\d+$/.test(settled.amount ?? '') ? BigInt(settled.amount!) : 0n;
+        outcome.refunds.push({ channel: lane.channelId, salt: lane.salt, amount, transaction: settled.transaction });
+      } catch (error) {
+        // everything in it was charged already (claimed or not): nothing to return
+        if (/no_balance|no remaining balance/.test((error as Error).message)) continue;
+        outcome.failures.push(`channel ${lane.channelId}: ${(error as Error).message}`);
+      }
     }
-    return refunds;
+    return outcome;
   }
 
   async #acquire(requirement: PaymentRequirements): Promise<Lane> {

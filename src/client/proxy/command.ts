@@ -92,15 +92,22 @@ export function pasteLines(url: string, model: string): string {
   ].join('\n');
 }
 
+/** Refunds the channels, a line per channel refunded; returns the failures' text ('' when none). */
+async function refund(paying: PayingBuyer): Promise<string> {
+  const { refunds, failures } = await paying.refund();
+  for (const refunded of refunds) console.log(`refunded ${formatUsdc(refunded.amount)} USDC from channel ${refunded.channel}, tx ${refunded.transaction}`);
+  if (refunds.length === 0 && failures.length === 0) console.log('no payment channel holds unspent money: nothing to refund');
+  return failures.join('\n');
+}
+
 export async function runProxy(context: CommandContext): Promise<void> {
   const port = portOf(context.values);
   const paying = await buyer(context, 'proxy');
   if (context.values.refund) {
-    const refunds = await paying.refund();
-    for (const refund of refunds) console.log(`refunded ${formatUsdc(refund.amount)} USDC from channel ${refund.channel}, tx ${refund.transaction}`);
-    if (refunds.length === 0) console.log('no payment channel holds unspent money: nothing to refund');
+    const failures = await refund(paying);
     console.log(accountText(accountOf(paying.budget.refresh(), paying.budget.caps, paying.budget.now())));
     paying.close();
+    if (failures) throw new Error(`some channels were not refunded:\n${failures}`);
     return;
   }
   recordCaps(paying);
@@ -133,9 +140,8 @@ export async function runProxy(context: CommandContext): Promise<void> {
     await server.close();
     gateway.close();
     if (context.values['refund-on-exit']) {
-      for (const refund of await paying.refund().catch((error: unknown) => (console.error(`x402-ai proxy: refund failed: ${(error as Error).message}`), []))) {
-        console.log(`refunded ${formatUsdc(refund.amount)} USDC from channel ${refund.channel}, tx ${refund.transaction}`);
-      }
+      const failures = await refund(paying).catch((error: unknown) => (error as Error).message);
+      if (failures) console.error(`x402-ai proxy: refund failed: ${failures}`);
     }
     console.log(accountText(server.account()));
     paying.close();

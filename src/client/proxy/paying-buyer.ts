@@ -14,7 +14,7 @@ import { solanaSigner, type SolanaSecretKey } from '../solana-key.ts';
 import { solanaRpcUrls } from '../solana-rpc.ts';
 import { Budget } from './budget.ts';
 import type { Caps } from './caps.ts';
-import { ChannelLanes, laneSalt, type LaneOwner } from './channel-lanes.ts';
+import { ChannelLanes, laneSalt, type LaneOwner, type RefundOutcome } from './channel-lanes.ts';
 import { fastEvmSigner } from './fast-signer.ts';
 import { Payer } from './payer.ts';
 import { PaymentPolicy, SCHEMES, type SchemeName } from './payment-policy.ts';
@@ -44,8 +44,8 @@ export interface PayingBuyer {
   address: string;
   budget: Budget;
   payer: Payer;
-  /** returns what the payment channels hold unspent to the wallet; one line per channel refunded */
-  refund(): Promise<Array<{ channel: string; amount: bigint; transaction: string }>>;
+  /** returns what the payment channels hold unspent to the wallet (each refund recorded in the spend file) */
+  refund(): Promise<RefundOutcome>;
   close(): void;
 }
 
@@ -81,7 +81,7 @@ export async function payingBuyer(options: PayingBuyerOptions): Promise<PayingBu
   const payer = new Payer({ budget, policy, network, clients, ...(lanes ? { lanes } : {}) });
 
   async function refund() {
-    if (!lanes) return [];
+    if (!lanes) return { refunds: [], failures: [] };
     // any paid URL takes a refund: a GET naming the network is answered with the channel offer
     const url = `${options.gateway}/v1/chat/completions`;
     const withNetwork: typeof fetch = (input, init) => {
@@ -97,11 +97,11 @@ export async function payingBuyer(options: PayingBuyerOptions): Promise<PayingBu
     const state = budget.refresh();
     const salts = new Set<Hex>([laneSalt(options.owner, 0)]);
     for (const escrow of state.escrows.values()) if (escrow.network === network && escrow.salt) salts.add(escrow.salt as Hex);
-    const refunds = await lanes.refundAll(offer, url, withNetwork, salts);
-    for (const refunded of refunds) {
+    const outcome = await lanes.refundAll(offer, url, withNetwork, salts);
+    for (const refunded of outcome.refunds) {
       budget.record({ kind: 'refund', at: budget.now(), amount: refunded.amount.toString(), network, channel: refunded.channel, transaction: refunded.transaction });
     }
-    return refunds;
+    return outcome;
   }
 
   return { address, budget, payer, refund, close: () => budget.log.close() };
