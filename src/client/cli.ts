@@ -35,8 +35,8 @@ const USAGE = `usage: x402-ai <command> [options]
 ${PROXY_USAGE}
 options: --url (X402_AI_URL, default http://127.0.0.1:4021)  --max-price USDC (default 0.10)  --key-file path  --json
          --network (X402_AI_NETWORK, default base): ${NETWORK_NAMES.join(', ')}
-         --rpc-url (X402_SOLANA_RPC_URL) Solana payments and balance; default: the sandbox RPC a sandbox gateway
-                   reports, else public
+         --rpc-url (X402_SOLANA_RPC_URL) Solana payments and balance; for proxy and mcp, the chain read on any
+                   network; default: the sandbox RPC a sandbox gateway reports, else public
          --version
 keys:    EVM: X402_EVM_PRIVATE_KEY=0x… in the environment, or --key-file holding the 0x hex key
          Solana: X402_SOLANA_SECRET_KEY (base58 or solana-keygen JSON array), or --key-file holding either
