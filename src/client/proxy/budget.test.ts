@@ -2,7 +2,7 @@
 // every process writing it (the proxy and the MCP bridge), and a damaged file refuses every payment.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { appendFileSync, chmodSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, mkdtempSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Budget, CapExceeded } from './budget.ts';
@@ -83,5 +83,16 @@ test('a damaged spend file refuses to be read: nothing is signed until it is rep
     writeFileSync(path, '{"kind":"hold","id":"a","at":1,"amount":"5","scheme":"exact","network":"base","surface":"/x"}\n', { mode: 0o600 });
     appendFileSync(path, 'not json\n');
     assert.throws(() => new Budget(new SpendLog(path), {}), (error) => error instanceof SpendFileError && /line 2/.test(error.message));
+  });
+});
+
+test('a spend file cut short under a running proxy refuses the next payment rather than forget what it held', () => {
+  withDir((dir) => {
+    const path = join(dir, 'spend.jsonl');
+    const budget = new Budget(new SpendLog(path), { total: 10_000n });
+    budget.hold(4000n, facts, true);
+    truncateSync(path, 0);
+    assert.throws(() => budget.hold(1000n, facts, true), (error) => error instanceof SpendFileError && /did not read back/.test(error.message));
+    budget.log.close();
   });
 });

@@ -4,7 +4,7 @@
 // Anything wrong with the file refuses the payment (fail closed).
 import { randomUUID } from 'node:crypto';
 import { capRefusal, depositRoom, type CapRefusal, type Caps } from './caps.ts';
-import { SpendLog, type SpendRecord } from './spend-log.ts';
+import { SpendFileError, SpendLog, type SpendRecord } from './spend-log.ts';
 import { SpendState } from './spend-state.ts';
 
 export interface HoldFacts {
@@ -87,12 +87,12 @@ export class Budget {
   charged(id: string, amount: bigint, facts: ChargeFacts = {}): void {
     const held = this.state.spends.get(id)?.amount;
     const charge = held !== undefined && amount > held ? held : amount;
-    this.#append({ kind: 'charged', id, amount: charge.toString(), ...facts });
+    this.#settle({ kind: 'charged', id, amount: charge.toString(), ...facts });
   }
 
   /** A hold or deposit that moved nothing. */
   released(id: string): void {
-    this.#append({ kind: 'released', id });
+    this.#settle({ kind: 'released', id });
   }
 
   record(record: SpendRecord): void {
@@ -106,14 +106,29 @@ export class Budget {
   #claim(record: SpendRecord & { id: string }, id: string, refuse: () => CapRefusal | undefined): void {
     this.log.append(record);
     let refusal: CapRefusal | undefined;
+    let seen = false;
     this.log.catchUp((next) => {
-      if ('id' in next && next.id === id && next.kind === record.kind) refusal = refuse();
+      if ('id' in next && next.id === id && next.kind === record.kind) {
+        seen = true;
+        refusal = refuse();
+      }
       this.state.apply(next);
     });
+    // a file that does not give back what was just appended to it (truncated, replaced) counts nothing reliably
+    if (!seen) throw new SpendFileError(`the spend file ${this.log.path} did not read back the hold just written to it: nothing is signed`);
     if (refusal) {
-      this.#append({ kind: 'released', id });
+      this.#settle({ kind: 'released', id });
       throw new CapExceeded(refusal);
     }
+  }
+
+  /**
+   * A charge or release: appended, and applied here at once rather than read back (applying either twice changes
+   * nothing, so the next read of the file, which brings it again, is harmless). A hold reads everything first.
+   */
+  #settle(record: Extract<SpendRecord, { kind: 'charged' | 'released' }>): void {
+    this.log.append(record);
+    this.state.apply(record);
   }
 
   #append(record: SpendRecord): void {
