@@ -10,6 +10,7 @@ import type { SchemeNetworkClient } from '@x402/core/types';
 import { NETWORKS, type NetworkName } from '../../x402/networks.ts';
 import { BATCH_SETTLEMENT_SCHEME } from '../../x402/batch-settlement.ts';
 import { balanceRpcUrl } from '../balance.ts';
+import { failureReason } from '../reach.ts';
 import { solanaSigner, type SolanaSecretKey } from '../solana-key.ts';
 import { solanaRpcUrls } from '../solana-rpc.ts';
 import { Budget } from './budget.ts';
@@ -49,10 +50,21 @@ export interface PayingBuyer {
   close(): void;
 }
 
+/** The gateway answers at all (any status): else nothing can be paid, and its chain is not known. */
+async function reachable(gateway: string, doFetch: typeof fetch): Promise<void> {
+  try {
+    await (await doFetch(`${gateway}/healthz`, { signal: AbortSignal.timeout(10_000) })).arrayBuffer();
+  } catch (error) {
+    throw new Error(`cannot reach the gateway at ${gateway} (${failureReason(error)}): start it first, or name its chain with --rpc-url`, { cause: error });
+  }
+}
+
 export async function payingBuyer(options: PayingBuyerOptions): Promise<PayingBuyer> {
   const { network } = options;
   const facts = NETWORKS[network];
   const doFetch = options.fetch ?? fetch;
+  // which chain to read (a sandbox gateway's own, else the public one) is the gateway's to say: it must answer first
+  if (!options.rpcUrl) await reachable(options.gateway, doFetch);
   const budget = new Budget(new SpendLog(options.spendFile), options.caps);
   const clients: Partial<Record<Exclude<SchemeName, 'batch-settlement'>, SchemeNetworkClient>> = {};
   let lanes: ChannelLanes | undefined;
