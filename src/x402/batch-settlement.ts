@@ -16,6 +16,12 @@ export const MAX_WITHDRAW_DELAY = 2_592_000;
 /** The scheme's error names the official client reacts to. */
 export const CUMULATIVE_MISMATCH = 'invalid_batch_settlement_evm_cumulative_amount_mismatch';
 export const CHANNEL_BUSY = 'invalid_batch_settlement_evm_channel_busy';
+export const INVALID_VOUCHER_SIGNATURE = 'invalid_batch_settlement_evm_voucher_signature';
+export const CUMULATIVE_EXCEEDS_BALANCE = 'invalid_batch_settlement_evm_cumulative_exceeds_balance';
+export const CUMULATIVE_BELOW_CLAIMED = 'invalid_batch_settlement_evm_cumulative_below_claimed';
+export const REFUND_PAYLOAD = 'invalid_batch_settlement_evm_refund_payload';
+export const REFUND_NO_BALANCE = 'invalid_batch_settlement_evm_refund_no_balance';
+export const REFUND_AMOUNT_INVALID = 'invalid_batch_settlement_evm_refund_amount_invalid';
 
 // read as its checksummed form: a mixed-case address is an EIP-55 checksum, which a client may get wrong or a
 // tamperer alter, and viem refuses to hash or compare a wrong one; the address is the same 20 bytes either way
@@ -69,8 +75,64 @@ export const refundPayloadSchema = z.object({
 });
 
 export const channelPayloadSchema = z.discriminatedUnion('type', [depositPayloadSchema, voucherPayloadSchema, refundPayloadSchema]);
+/** What a payer sends: a deposit (with its first voucher), a voucher, or a refund voucher. */
 export type ChannelPayload = z.infer<typeof channelPayloadSchema>;
 export type DepositPayload = z.infer<typeof depositPayloadSchema>;
+export type RefundPayload = z.infer<typeof refundPayloadSchema>;
+
+/** One voucher claimed up to `totalClaimed`, as claim batches and refunds carry it. */
+export interface VoucherClaim {
+  voucher: { channel: ChannelConfig; maxClaimableAmount: string };
+  signature: string;
+  totalClaimed: string;
+}
+
+/** What the receiver side submits on chain through a facilitator's settle. */
+export type ChannelSubmission =
+  /** the payer's deposit (its voucher is committed by the gate, not submitted) */
+  | DepositPayload
+  /** a cooperative refund at the escrow's refund nonce, claiming what was charged in the same transaction */
+  | (RefundPayload & { amount: string; refundNonce: string; claims: VoucherClaim[] })
+  /** charged vouchers of many channels, claimed in one claimWithSignature */
+  | { type: 'claim'; claims: VoucherClaim[] }
+  /** claimed funds swept to the receiver */
+  | { type: 'settle'; receiver: string; token: string };
+
+/** The escrow's fields of one channel. */
+export interface OnChainChannel {
+  balance: bigint;
+  totalClaimed: bigint;
+  /** when the payer started a withdrawal (unix seconds), 0 when none is pending */
+  withdrawRequestedAt: number;
+  refundNonce: bigint;
+  /** the pending withdrawal's amount, where the facilitator reads it (undefined: not known) */
+  withdrawAmount?: bigint;
+}
+
+/**
+ * The most a voucher of this channel can be claimed for, whatever the payer does next: the balance, less a pending
+ * withdrawal (paid out once its delay is over, from what is not claimed by then; the whole unclaimed balance when
+ * its amount is not known).
+ */
+export function stillPayable(state: OnChainChannel): bigint {
+  if (state.withdrawRequestedAt === 0) return state.balance;
+  const unclaimed = state.balance > state.totalClaimed ? state.balance - state.totalClaimed : 0n;
+  const leaving = state.withdrawAmount !== undefined && state.withdrawAmount < unclaimed ? state.withdrawAmount : unclaimed;
+  return state.balance - leaving;
+}
+
+/** The channel snapshot the scheme's facilitators answer with (a verify response's `extra`, a settle response's `extra.channelState`). */
+export function channelStateFromWire(value: unknown): OnChainChannel | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const v = value as Record<string, unknown>;
+  const uint = (x: unknown) => (typeof x === 'string' && /^\d{1,39}$/.test(x) ? BigInt(x) : typeof x === 'number' && Number.isSafeInteger(x) && x >= 0 ? BigInt(x) : undefined);
+  const balance = uint(v.balance);
+  const totalClaimed = uint(v.totalClaimed);
+  const withdrawRequestedAt = uint(v.withdrawRequestedAt ?? 0);
+  const refundNonce = uint(v.refundNonce ?? '0');
+  if (balance === undefined || totalClaimed === undefined || withdrawRequestedAt === undefined || refundNonce === undefined) return undefined;
+  return { balance, totalClaimed, withdrawRequestedAt: Number(withdrawRequestedAt), refundNonce };
+}
 
 /** configs whose channel id is kept: a channel's every voucher carries the same config (oldest dropped beyond it) */
 const MAX_CHANNEL_IDS = 10_000;

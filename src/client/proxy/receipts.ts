@@ -8,7 +8,7 @@ export interface Receipt {
   transaction?: string;
   network?: string;
   payer?: string;
-  /** exact: the price; upto: what was settled; channels: the deposit ('' without one) in a header, the charge in a stream */
+  /** exact: the price; upto: what was settled; channels: the deposit ('' without one), in a header and a stream alike (the charge is extra.chargedAmount) */
   amount?: string;
   errorReason?: string;
   extra?: { chargedAmount?: unknown; channelState?: { chargedCumulativeAmount?: unknown } } & Record<string, unknown>;
