@@ -230,7 +230,6 @@ describe('refusals cost nothing and name the field', () => {
     );
     await refused({ tools: [weatherTool], tool_choice: { type: 'function', function: { name: 'nope' } } }, 'tool_choice', /nope/);
     await refused({ tool_choice: 'required' }, 'tool_choice', /no tools/);
-    await refused({ tools: [{ type: 'custom', custom: { name: 'x' } }] }, 'tools[0].type', /function tools only/);
     await refused({ functions: [{ name: 'f', parameters: {} }] }, 'functions', /use tools/);
     await refused(
       { messages: [{ role: 'user', content: 'hi' }, { role: 'tool', tool_call_id: 'call_unknown', content: '4' }] },
@@ -242,11 +241,11 @@ describe('refusals cost nothing and name the field', () => {
 
   test('/v1/models and /api/v1/ai/models say what each chat model supports', async () => {
     const list = (await (await fetch(`${service.url}/v1/models`)).json()) as { data: Array<{ id: string; supports?: unknown }> };
-    assert.deepEqual(list.data.find((model) => model.id === MODEL)!.supports, { tools: true, json_schema: true, vision: false, streaming: true });
+    assert.deepEqual(list.data.find((model) => model.id === MODEL)!.supports, { tools: true, json_schema: true, vision: false, streaming: true, reasoning: false });
     assert.equal(list.data.find((model) => model.id === 'preview-image')!.supports, undefined);
     const catalog = (await (await fetch(`${service.url}/api/v1/ai/models`)).json()) as { models: Array<Record<string, unknown>> };
     const demo = catalog.models.find((model) => model.id === MODEL)!;
-    assert.deepEqual(demo.supports, { tools: true, jsonSchema: true, vision: false, streaming: true });
+    assert.deepEqual(demo.supports, { tools: true, jsonSchema: true, vision: false, streaming: true, reasoning: false });
     assert.equal(demo.imageInputChars, 3000);
   });
 });

@@ -8,8 +8,8 @@ import { chatEndpoint } from '../../api/chat-endpoint.ts';
 import { endpointContext, respondPaid, type PaidRouteDeps } from '../paid-route.ts';
 import { readJsonBody } from '../read-json.ts';
 import { jsonSchema } from '../openapi-schema.ts';
-import { parseOrThrow } from '../../api/validate.ts';
-import { countTokensRequestSchema, messagesRequestSchema } from '../../api/anthropic/schemas.ts';
+import { messagesRequestSchema } from '../../api/anthropic/schemas.ts';
+import { withNotes } from '../response-headers.ts';
 import { prepareMessage, usageOfMessage } from '../../api/anthropic/messages.ts';
 import { countTokens } from '../../api/anthropic/count-tokens.ts';
 import { asAnthropicError } from './errors.ts';
@@ -21,7 +21,7 @@ export function anthropicRoutes(deps: PaidRouteDeps): Hono {
   const app = new Hono();
   const bodyFields = (jsonSchema(messagesRequestSchema).properties as Record<string, unknown>) ?? {};
   app.post(MESSAGES_PATH, async (c: Context) => {
-    const body = await readJsonBody(c, deps.config.bodyLimitBytes, true);
+    const body = await readJsonBody(c, deps.config.chatBodyLimitBytes, true);
     const prepared = prepareMessage(body, endpointContext(c, deps));
     const response = await respondPaid(c, deps, {
       path: MESSAGES_PATH,
@@ -33,12 +33,11 @@ export function anthropicRoutes(deps: PaidRouteDeps): Hono {
       usageOf: usageOfMessage,
       metered: chatEndpoint.metered,
     });
-    return asAnthropicError(response);
+    return withNotes(await asAnthropicError(response), prepared.notes);
   });
   app.post(COUNT_TOKENS_PATH, async (c: Context) => {
-    const request = parseOrThrow(countTokensRequestSchema, await readJsonBody(c, deps.config.bodyLimitBytes, true));
-    const model = deps.catalog.resolve('chat', request.model); // an unknown model is the same 400 as on /v1/messages
-    return c.json(countTokens(request, model.imageInputChars));
+    const { count, notes } = countTokens(await readJsonBody(c, deps.config.chatBodyLimitBytes, true), deps.catalog);
+    return c.json(count, 200, notes.headers());
   });
   // no onError of its own: errors reach the app's one error path (http/render-error.ts), which shapes them as
   // Anthropic's for the paths under /v1/messages (ERROR_SHAPES in app.ts)

@@ -20,6 +20,7 @@ import { prepareImageGeneration } from '../../api/openai/images.ts';
 import { deliverSpeech, prepareSpeech } from '../../api/openai/speech.ts';
 import { openaiModelList } from '../../api/openai/models.ts';
 import { asOpenAIError } from './errors.ts';
+import { withNotes } from '../response-headers.ts';
 import { openaiErrorBody } from '../../api/openai/error-body.ts';
 
 interface OpenAIRoute {
@@ -77,7 +78,7 @@ export function openaiRoutes(deps: PaidRouteDeps): Hono {
     const bodyFields = (jsonSchema(route.requestSchema).properties as Record<string, unknown>) ?? {};
     const deliver = route.deliver?.(deps);
     app.post(route.path, async (c: Context) => {
-      const body = await readJsonBody(c, deps.config.bodyLimitBytes, true);
+      const body = await readJsonBody(c, route.capability === 'chat' ? deps.config.chatBodyLimitBytes : deps.config.bodyLimitBytes, true);
       const prepared = route.prepare(body, endpointContext(c, deps));
       const response = await respondPaid(c, deps, {
         path: route.path,
@@ -90,7 +91,7 @@ export function openaiRoutes(deps: PaidRouteDeps): Hono {
         metered: route.metered,
         ...(deliver ? { deliver } : {}),
       });
-      return asOpenAIError(response);
+      return withNotes(await asOpenAIError(response), prepared.notes);
     });
   }
   const created = Math.floor(Date.now() / 1000);
