@@ -24,6 +24,7 @@ import type { HttpMetrics } from './metrics.ts';
 import { formatUsdc } from '../pricing/usdc.ts';
 import { requestOrigin } from './origin.ts';
 import { signInChallenge } from '../x402/sign-in-with-x.ts';
+import { caip2Of } from '../x402/model.ts';
 import { requestHash } from '../lib/canonical-json.ts';
 import { settlesFirst } from '../payments/settle-first.ts';
 import { errorAnswer } from './render-error.ts';
@@ -292,10 +293,14 @@ function traceOutcome(outcome: PaymentOutcome, clientLeft = false): void {
   else trace.state('refused', outcome.transaction ? { transaction: outcome.transaction } : undefined, outcome.code);
 }
 
-/** The settlement receipt a stream's last event carries, with the amount charged. */
+/**
+ * The settlement receipt a stream's last event carries, with the amount charged; its network spelled as the
+ * receipt header of the payment's wire spells it (v2: the CAIP-2 id, v1: the name).
+ */
 function streamReceipt(outcome: Extract<PaymentOutcome, { kind: 'delivered' }>): StreamReceipt {
   const { receipt } = outcome;
-  return { success: true, transaction: receipt.transaction, network: receipt.network, payer: receipt.payer, amount: receipt.amount!.toString() };
+  const network = outcome.wires.includes(2) ? caip2Of(receipt.network) : receipt.network;
+  return { success: true, transaction: receipt.transaction, network, payer: receipt.payer, amount: receipt.amount!.toString() };
 }
 
 /** An outcome other than delivered once the stream is open: settlement failed or still pending, or a refusal. */

@@ -192,6 +192,9 @@ function toolsOf(tools: readonly AnthropicTool[] | undefined, notes: RequestNote
       notes.ignore(`tools.${index}`);
       return;
     }
+    // every tool is loaded up front, and tool input always streams as the model writes it
+    if (tool.defer_loading) notes.ignore(`tools.${index}.defer_loading`);
+    if (tool.eager_input_streaming === false) notes.ignore(`tools.${index}.eager_input_streaming`);
     given.push({
       tool: {
         name: tool.name,

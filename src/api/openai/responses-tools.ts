@@ -76,6 +76,8 @@ export class ResponsesToolset {
 
   private offer(tool: ResponsesFunctionTool | ResponsesCustomTool, at: string, namespace: string | undefined): void {
     const name = this.modelName(tool.name, namespace);
+    // every tool is loaded up front
+    if (tool.defer_loading) this.notes.ignore(`${at}.defer_loading`);
     if (tool.type === 'custom') {
       this.put({ tool: { name, description: customDescription(tool), parameters: CUSTOM_PARAMETERS }, field: at, kind: 'custom', name: tool.name, namespace });
       return;
