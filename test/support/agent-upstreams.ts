@@ -5,7 +5,8 @@
 // Both answer the same way: when the request carries tools and its conversation does not end with a tool
 // result, a call of the forced tool (or the first one) with TOOL_ARGUMENTS, streamed in fragments; otherwise
 // ANSWER_TEXT. Usage reports cache reads (and, on OpenAI's, reasoning tokens). Every request is recorded.
-// Anthropic's thinks first when the request asks it to (a thinking block, THINKING, with its signature).
+// Each thinks first when the request asks it to: Anthropic's a thinking block (THINKING, with its signature),
+// OpenAI's reasoning_content (THINKING's text) for a reasoning_effort.
 // Given a file (`script`), both play a coding agent's model instead (scripted-agent.ts): read the file with the
 // agent's own tool, then answer from what it holds.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -89,9 +90,10 @@ export function startOpenAIAgentUpstream(script?: { file: string }): Promise<Age
       const head = { id: 'chatcmpl-up', created: 1_700_000_000, model: body.model };
       const finish = tool ? 'tool_calls' : 'stop';
       if (!body.stream) {
-        const message = tool
-          ? { role: 'assistant', content: null, tool_calls: [{ id: 'call_up_1', type: 'function', function: { name: tool, arguments: toolArguments } }] }
-          : { role: 'assistant', content: answer };
+        const message = {
+          ...(tool ? { role: 'assistant', content: null, tool_calls: [{ id: 'call_up_1', type: 'function', function: { name: tool, arguments: toolArguments } }] } : { role: 'assistant', content: answer }),
+          ...(body.reasoning_effort ? { reasoning_content: THINKING.thinking } : {}),
+        };
         res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ ...head, object: 'chat.completion', choices: [{ index: 0, message, finish_reason: finish }], usage }));
         return;
       }
@@ -99,6 +101,7 @@ export function startOpenAIAgentUpstream(script?: { file: string }): Promise<Age
       const chunk = (choices: unknown[], extra: Record<string, unknown> = {}) => res.write(`data: ${JSON.stringify({ ...head, object: 'chat.completion.chunk', choices, ...extra })}\n\n`);
       const delta = (value: Record<string, unknown>) => chunk([{ index: 0, delta: value, finish_reason: null }]);
       delta({ role: 'assistant', content: '' });
+      if (body.reasoning_effort) delta({ reasoning_content: THINKING.thinking });
       if (tool) {
         delta({ tool_calls: [{ index: 0, id: 'call_up_1', type: 'function', function: { name: tool, arguments: '' } }] });
         for (const fragment of fragments) delta({ tool_calls: [{ index: 0, function: { arguments: fragment } }] });
