@@ -230,13 +230,13 @@ describe('/v1/responses takes what Codex sends', () => {
     for (const [choice, expected] of cases) {
       for (const stream of [false, true]) {
         const { json, events } = await paid('/v1/responses', { ...codexDefaults, model: SANDBOX, tool_choice: choice, stream, max_output_tokens: 64 });
-        const output = stream ? events.findLast((event) => event.type === 'response.completed').response.output : json.output;
+        const output = stream ? events.findLast((event) => event.type === 'response.completed')!.response.output : json.output;
         const call = output.find((item: any) => item.type !== 'message' && item.type !== 'reasoning');
         for (const [key, value] of Object.entries(expected)) assert.equal(call[key], value, `${JSON.stringify(choice)}: ${key}`);
         if (call.type === 'custom_tool_call') assert.equal(typeof call.input, 'string');
         if (stream && call.type === 'custom_tool_call') {
           const done = events.find((event) => event.type === 'response.custom_tool_call_input.done');
-          assert.equal(done.input, call.input);
+          assert.equal(done!.input, call.input);
         }
       }
     }
@@ -276,9 +276,9 @@ describe('/v1/responses takes what Codex sends', () => {
   test('a model’s reasoning comes back as a reasoning item, whole and streamed', async () => {
     for (const stream of [false, true]) {
       const { json, events } = await paid('/v1/responses', { ...codexDefaults, model: UP_OPENAI, stream, max_output_tokens: 64 });
-      const output = stream ? events.findLast((event) => event.type === 'response.completed').response.output : json.output;
+      const output = stream ? events.findLast((event) => event.type === 'response.completed')!.response.output : json.output;
       assert.deepEqual(output[0].summary, [{ type: 'summary_text', text: THINKING.thinking }]);
-      if (stream) assert.equal(events.find((event) => event.type === 'response.reasoning_summary_text.delta').delta, THINKING.thinking);
+      if (stream) assert.equal(events.find((event) => event.type === 'response.reasoning_summary_text.delta')!.delta, THINKING.thinking);
     }
   });
 
