@@ -74,9 +74,10 @@ export function startOpenAIAgentUpstream(script?: { file: string }): Promise<Age
       let tool = body.tools?.length && messages.at(-1)?.role !== 'tool' ? (forced ?? names[0]) : undefined;
       let toolArguments = TOOL_ARGUMENTS;
       let answer = ANSWER_TEXT;
+      let preamble: string | null = null;
       if (scripted) {
         tool = 'call' in scripted ? scripted.call.name : undefined;
-        if ('call' in scripted) toolArguments = JSON.stringify(scripted.call.arguments);
+        if ('call' in scripted) [toolArguments, preamble] = [JSON.stringify(scripted.call.arguments), scripted.preamble];
         else answer = scripted.text;
       }
       const fragments = toolArguments === TOOL_ARGUMENTS ? ARGUMENT_FRAGMENTS : [toolArguments];
@@ -91,7 +92,7 @@ export function startOpenAIAgentUpstream(script?: { file: string }): Promise<Age
       const finish = tool ? 'tool_calls' : 'stop';
       if (!body.stream) {
         const message = {
-          ...(tool ? { role: 'assistant', content: null, tool_calls: [{ id: 'call_up_1', type: 'function', function: { name: tool, arguments: toolArguments } }] } : { role: 'assistant', content: answer }),
+          ...(tool ? { role: 'assistant', content: preamble, tool_calls: [{ id: 'call_up_1', type: 'function', function: { name: tool, arguments: toolArguments } }] } : { role: 'assistant', content: answer }),
           ...(body.reasoning_effort ? { reasoning_content: THINKING.thinking } : {}),
         };
         res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ ...head, object: 'chat.completion', choices: [{ index: 0, message, finish_reason: finish }], usage }));
@@ -102,6 +103,7 @@ export function startOpenAIAgentUpstream(script?: { file: string }): Promise<Age
       const delta = (value: Record<string, unknown>) => chunk([{ index: 0, delta: value, finish_reason: null }]);
       delta({ role: 'assistant', content: '' });
       if (body.reasoning_effort) delta({ reasoning_content: THINKING.thinking });
+      if (preamble) delta({ content: preamble });
       if (tool) {
         delta({ tool_calls: [{ index: 0, id: 'call_up_1', type: 'function', function: { name: tool, arguments: '' } }] });
         for (const fragment of fragments) delta({ tool_calls: [{ index: 0, function: { arguments: fragment } }] });
@@ -131,9 +133,10 @@ export function startAnthropicAgentUpstream(script?: { file: string }): Promise<
       let tool = body.tools?.length && !endsWithResult ? (forced ?? names[0]) : undefined;
       let toolInput: unknown = JSON.parse(TOOL_ARGUMENTS);
       let answer = ANSWER_TEXT;
+      let preamble: string | undefined;
       if (scripted) {
         tool = 'call' in scripted ? scripted.call.name : undefined;
-        if ('call' in scripted) toolInput = scripted.call.arguments;
+        if ('call' in scripted) [toolInput, preamble] = [scripted.call.arguments, scripted.preamble];
         else answer = scripted.text;
       }
       const fragments = scripted ? [JSON.stringify(toolInput)] : ARGUMENT_FRAGMENTS;
@@ -150,6 +153,7 @@ export function startAnthropicAgentUpstream(script?: { file: string }): Promise<
       if (!body.stream) {
         const content = [
           ...(thinks ? [{ type: 'thinking', ...THINKING }] : []),
+          ...(preamble ? [{ type: 'text', text: preamble }] : []),
           ...(tool ? [{ type: 'tool_use', id: 'toolu_up_1', name: tool, input: toolInput }] : [{ type: 'text', text: answer }]),
         ];
         res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ ...message, content, stop_reason: stop, usage }));
@@ -163,6 +167,11 @@ export function startAnthropicAgentUpstream(script?: { file: string }): Promise<
         event('content_block_start', { index, content_block: { type: 'thinking', thinking: '', signature: '' } });
         event('content_block_delta', { index, delta: { type: 'thinking_delta', thinking: THINKING.thinking } });
         event('content_block_delta', { index, delta: { type: 'signature_delta', signature: THINKING.signature } });
+        event('content_block_stop', { index: index++ });
+      }
+      if (preamble) {
+        event('content_block_start', { index, content_block: { type: 'text', text: '' } });
+        event('content_block_delta', { index, delta: { type: 'text_delta', text: preamble } });
         event('content_block_stop', { index: index++ });
       }
       if (tool) {

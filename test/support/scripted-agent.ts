@@ -3,7 +3,7 @@
 // agent's file-reading tool (Claude Code's Read, Codex's exec_command or shell) or an answer quoting the result.
 // The local upstreams speaking Anthropic's and OpenAI's protocols use it, behind the gateway or in front of it.
 
-export type ScriptedTurn = { call: { name: string; arguments: Record<string, unknown> } } | { text: string };
+export type ScriptedTurn = { call: { name: string; arguments: Record<string, unknown> }; preamble: string } | { text: string };
 
 /** how each agent's tools read a file */
 const READERS: Record<string, (file: string) => Record<string, unknown>> = {
@@ -14,13 +14,16 @@ const READERS: Record<string, (file: string) => Record<string, unknown>> = {
 
 export const ANSWER_PREFIX = 'From the file: ';
 
+/** what the model says beside its call, as models often do (a text part next to a tool call) */
+export const PREAMBLE = 'Let me read the file.';
+
 /**
- * The next turn: with no tool result yet and a reading tool offered, read `file`; otherwise answer with the last
- * tool result's text (trimmed), so the agent's final answer carries what the file says.
+ * The next turn: with no tool result yet and a reading tool offered, read `file` (saying so first); otherwise answer
+ * with the last tool result's text (trimmed), so the agent's final answer carries what the file says.
  */
 export function scriptedTurn(toolNames: readonly string[], lastToolResult: string | undefined, file: string): ScriptedTurn {
   const reader = toolNames.find((name) => READERS[name]);
-  if (lastToolResult === undefined && reader) return { call: { name: reader, arguments: READERS[reader]!(file) } };
+  if (lastToolResult === undefined && reader) return { call: { name: reader, arguments: READERS[reader]!(file) }, preamble: PREAMBLE };
   return { text: `${ANSWER_PREFIX}${(lastToolResult ?? 'nothing was read').trim().slice(0, 500)}` };
 }
 

@@ -1,0 +1,6 @@
+// Every compatibility case, in the order the matrix lists them.
+import type { CompatCase } from './case.ts';
+import { recordedCliCases } from './recorded-clis.ts';
+import { frameworkCases } from './frameworks.ts';
+
+export const COMPAT_CASES: readonly CompatCase[] = [...recordedCliCases, ...frameworkCases];
