@@ -2,8 +2,12 @@
 // 400 when it does not parse. The size is enforced while reading, whatever Content-Length claims.
 // Under Node the bytes come straight from the IncomingMessage's events: going through the web Request's
 // ReadableStream (or even the stream's async iterator) costs more than everything else a 402 answer does.
+// A small body is parsed at once (JSON.parse, the fastest); a large one (a coding agent's session, up to the chat
+// surfaces' 32 MB) is parsed as its bytes arrive (@streamparser/json), so neither its bytes nor its text is ever
+// held whole beside the parsed value (bench/agent-body.ts measures what it costs).
 import type { IncomingMessage } from 'node:http';
 import type { Context } from 'hono';
+import { JSONParser } from '@streamparser/json';
 import { ApiError } from '../errors.ts';
 
 const JSON_TYPE = /^application\/([a-z0-9.+-]+\+)?json\s*(;|$)/i;
@@ -24,13 +28,76 @@ export async function readJsonBody(c: Context, limitBytes: number, plainTextToo 
   const incoming = (c.env as { incoming?: IncomingMessage & { rawBody?: unknown } } | undefined)?.incoming;
   // read already by the quote lane (quote-lane.ts), which could not answer it
   if (incoming?.rawBody instanceof Buffer) return parseJsonBody(incoming.rawBody.toString('utf8'));
+  const declared = Number(c.req.header('Content-Length'));
+  const sink = declared <= PARSE_AT_ONCE_BYTES ? wholeBody() : parsedAsItArrives();
   // With a Content-Length (at most the limit, checked above) Node's parser delivers exactly that many bytes,
   // so the limit cannot be crossed while reading; chunked bodies keep the iterator and its early stop.
-  const bytes =
-    incoming && incoming.headers['content-length'] !== undefined && !incoming.readableEnded && !incoming.destroyed
-      ? await readIncoming(incoming, limitBytes, tooLarge)
-      : await readIterable(incoming ?? (c.req.raw.body as unknown as AsyncIterable<Uint8Array> | null), limitBytes, tooLarge);
-  return parseJsonBody(bytes.toString('utf8'));
+  if (incoming && incoming.headers['content-length'] !== undefined && !incoming.readableEnded && !incoming.destroyed) {
+    await readIncoming(incoming, limitBytes, tooLarge, sink);
+  } else {
+    await readIterable(incoming ?? (c.req.raw.body as unknown as AsyncIterable<Uint8Array> | null), limitBytes, tooLarge, sink);
+  }
+  return sink.finish();
+}
+
+/** bodies declared at most this long are parsed at once; longer or undeclared ones as they arrive */
+const PARSE_AT_ONCE_BYTES = 1024 * 1024;
+
+/** Where a body's bytes go as they are read, and its JSON value once they all came. */
+interface BodySink {
+  write(chunk: Uint8Array): void;
+  finish(): unknown;
+}
+
+/** The bytes kept, then parsed at once. */
+function wholeBody(): BodySink & { bytes(): Buffer } {
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const bytes = () => (chunks.length === 1 ? Buffer.from(chunks[0]!.buffer, chunks[0]!.byteOffset, size) : Buffer.concat(chunks, size));
+  return {
+    write(chunk) {
+      chunks.push(chunk);
+      size += chunk.byteLength;
+    },
+    bytes,
+    finish: () => parseJsonBody(bytes().toString('utf8')),
+  };
+}
+
+/** A Node request's whole body, read as readJsonBody reads a small one (the quote lane's). */
+export async function readIncomingBytes(incoming: IncomingMessage, limitBytes: number, tooLarge: () => ApiError): Promise<Buffer> {
+  const sink = wholeBody();
+  await readIncoming(incoming, limitBytes, tooLarge, sink);
+  return sink.bytes();
+}
+
+/** Each chunk parsed as it comes and let go: the body's value is all that is kept. */
+function parsedAsItArrives(): BodySink {
+  const parser = new JSONParser({ paths: ['$'], keepStack: false });
+  let root: { value: unknown } | undefined;
+  parser.onValue = ({ value, stack }) => {
+    if (stack.length === 0) root = { value };
+  };
+  const invalid = (error: unknown) => new ApiError(400, 'invalid_json', `request body is not valid JSON: ${(error as Error).message}`);
+  return {
+    write(chunk) {
+      try {
+        parser.write(chunk);
+      } catch (error) {
+        throw invalid(error);
+      }
+    },
+    finish() {
+      try {
+        if (!parser.isEnded) parser.end();
+      } catch (error) {
+        throw invalid(error);
+      }
+      if (!root) throw new ApiError(400, 'invalid_json', 'request body is empty; a JSON object is required');
+      refuseProtoKeys(root.value);
+      return root.value;
+    },
+  };
 }
 
 export function isJsonType(contentType: string): boolean {
@@ -48,10 +115,12 @@ export function parseJsonBody(text: string): unknown {
   }
   // JSON.parse makes "__proto__" an ordinary key, but validation drops it unseen; refuse it by name. Any
   // spelling of it holds either the plain name or a \u escape, so only such bodies are walked.
-  if ((text.includes('__proto__') || text.includes('\\u')) && hasProtoKey(body)) {
-    throw new ApiError(400, 'invalid_request', 'a key named __proto__ is not accepted anywhere in the body', { field: '__proto__' });
-  }
+  if (text.includes('__proto__') || text.includes('\\u')) refuseProtoKeys(body);
   return body;
+}
+
+function refuseProtoKeys(body: unknown): void {
+  if (hasProtoKey(body)) throw new ApiError(400, 'invalid_request', 'a key named __proto__ is not accepted anywhere in the body', { field: '__proto__' });
 }
 
 /** Walks with a stack of its own: a body may nest deeper than the call stack goes. */
@@ -67,9 +136,8 @@ function hasProtoKey(root: unknown): boolean {
 }
 
 /** The common case: a Node request with a Content-Length, not read yet. */
-export function readIncoming(incoming: IncomingMessage, limitBytes: number, tooLarge: () => ApiError): Promise<Buffer> {
+function readIncoming(incoming: IncomingMessage, limitBytes: number, tooLarge: () => ApiError, sink: BodySink): Promise<void> {
   return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
     let size = 0;
     const done = () => {
       incoming.off('data', onData);
@@ -77,28 +145,27 @@ export function readIncoming(incoming: IncomingMessage, limitBytes: number, tooL
       incoming.off('error', onError);
       incoming.off('close', onClose);
     };
-    const onData = (chunk: Buffer) => {
-      size += chunk.byteLength;
-      if (size > limitBytes) {
-        // not reached (see readJsonBody); the rest is left to @hono/node-server, which drains unread bodies
-        done();
-        reject(tooLarge());
-        return;
-      }
-      chunks.push(chunk);
-    };
-    const onEnd = () => {
-      done();
-      resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
-    };
-    const onError = (error: Error) => {
+    const fail = (error: unknown) => {
+      // the rest is left to @hono/node-server, which drains unread bodies
       done();
       reject(error);
     };
-    const onClose = () => {
-      done();
-      reject(Object.assign(new Error('Premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }));
+    const onData = (chunk: Buffer) => {
+      size += chunk.byteLength;
+      // not reached (see readJsonBody)
+      if (size > limitBytes) return fail(tooLarge());
+      try {
+        sink.write(chunk);
+      } catch (error) {
+        fail(error);
+      }
     };
+    const onEnd = () => {
+      done();
+      resolve();
+    };
+    const onError = (error: Error) => fail(error);
+    const onClose = () => fail(Object.assign(new Error('Premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }));
     incoming.on('data', onData);
     incoming.on('end', onEnd);
     incoming.on('error', onError);
@@ -107,15 +174,12 @@ export function readIncoming(incoming: IncomingMessage, limitBytes: number, tooL
 }
 
 /** Any other source (a web stream under app.request(), a Node request already read): its async iterator. */
-async function readIterable(source: AsyncIterable<Uint8Array> | null, limitBytes: number, tooLarge: () => ApiError): Promise<Buffer> {
-  const chunks: Uint8Array[] = [];
+async function readIterable(source: AsyncIterable<Uint8Array> | null, limitBytes: number, tooLarge: () => ApiError, sink: BodySink): Promise<void> {
   let size = 0;
-  if (source) {
-    for await (const chunk of source) {
-      size += chunk.byteLength;
-      if (size > limitBytes) throw tooLarge();
-      chunks.push(chunk);
-    }
+  if (!source) return;
+  for await (const chunk of source) {
+    size += chunk.byteLength;
+    if (size > limitBytes) throw tooLarge();
+    sink.write(chunk);
   }
-  return Buffer.concat(chunks, size);
 }
