@@ -2,12 +2,12 @@
 // 400 when it does not parse. The size is enforced while reading, whatever Content-Length claims.
 // Under Node the bytes come straight from the IncomingMessage's events: going through the web Request's
 // ReadableStream (or even the stream's async iterator) costs more than everything else a 402 answer does.
-// A small body is parsed at once (JSON.parse, the fastest); a large one (a coding agent's session, up to the chat
-// surfaces' 32 MB) is parsed as its bytes arrive (@streamparser/json), so neither its bytes nor its text is ever
-// held whole beside the parsed value (bench/agent-body.ts measures what it costs).
+// A body with a Content-Length is read into one buffer of that size as it arrives (no second copy to join its
+// chunks), its text decoded and the buffer let go before it is parsed, and the text let go once parsed: a coding
+// agent's session (up to the chat surfaces' 32 MB) is never held as bytes or text beside its parsed value
+// (bench/agent-body.ts measures the peak it costs).
 import type { IncomingMessage } from 'node:http';
 import type { Context } from 'hono';
-import { JSONParser } from '@streamparser/json';
 import { ApiError } from '../errors.ts';
 
 const JSON_TYPE = /^application\/([a-z0-9.+-]+\+)?json\s*(;|$)/i;
@@ -28,8 +28,7 @@ export async function readJsonBody(c: Context, limitBytes: number, plainTextToo 
   const incoming = (c.env as { incoming?: IncomingMessage & { rawBody?: unknown } } | undefined)?.incoming;
   // read already by the quote lane (quote-lane.ts), which could not answer it
   if (incoming?.rawBody instanceof Buffer) return parseJsonBody(incoming.rawBody.toString('utf8'));
-  const declared = Number(c.req.header('Content-Length'));
-  const sink = declared <= PARSE_AT_ONCE_BYTES ? wholeBody() : parsedAsItArrives();
+  const sink = bodyBuffer(Number(c.req.header('Content-Length')));
   // With a Content-Length (at most the limit, checked above) Node's parser delivers exactly that many bytes,
   // so the limit cannot be crossed while reading; chunked bodies keep the iterator and its early stop.
   if (incoming && incoming.headers['content-length'] !== undefined && !incoming.readableEnded && !incoming.destroyed) {
@@ -37,71 +36,52 @@ export async function readJsonBody(c: Context, limitBytes: number, plainTextToo 
   } else {
     await readIterable(incoming ?? (c.req.raw.body as unknown as AsyncIterable<Uint8Array> | null), limitBytes, tooLarge, sink);
   }
-  return sink.finish();
+  return parseJsonBody(sink.take().toString('utf8'));
 }
 
-/** bodies declared at most this long are parsed at once; longer or undeclared ones as they arrive */
-const PARSE_AT_ONCE_BYTES = 1024 * 1024;
-
-/** Where a body's bytes go as they are read, and its JSON value once they all came. */
+/** Where a body's bytes go as they are read: `take` hands the whole body over once, and keeps nothing of it. */
 interface BodySink {
   write(chunk: Uint8Array): void;
-  finish(): unknown;
+  take(): Buffer;
 }
 
-/** The bytes kept, then parsed at once. */
-function wholeBody(): BodySink & { bytes(): Buffer } {
-  const chunks: Uint8Array[] = [];
+/**
+ * A declared length's bytes copied into one buffer of that size as they arrive (each chunk free to go at once);
+ * without one (chunked), or past it, the chunks kept and joined at the end.
+ */
+function bodyBuffer(declared: number): BodySink {
+  let whole: Buffer | undefined = Number.isSafeInteger(declared) && declared > 0 ? Buffer.allocUnsafe(declared) : undefined;
+  let chunks: Uint8Array[] = [];
   let size = 0;
-  const bytes = () => (chunks.length === 1 ? Buffer.from(chunks[0]!.buffer, chunks[0]!.byteOffset, size) : Buffer.concat(chunks, size));
   return {
     write(chunk) {
-      chunks.push(chunk);
+      if (whole && size + chunk.byteLength <= whole.length) {
+        whole.set(chunk, size);
+      } else {
+        if (whole) chunks.push(whole.subarray(0, size));
+        whole = undefined;
+        chunks.push(chunk);
+      }
       size += chunk.byteLength;
     },
-    bytes,
-    finish: () => parseJsonBody(bytes().toString('utf8')),
-  };
-}
-
-/** A Node request's whole body, read as readJsonBody reads a small one (the quote lane's). */
-export async function readIncomingBytes(incoming: IncomingMessage, limitBytes: number, tooLarge: () => ApiError): Promise<Buffer> {
-  const sink = wholeBody();
-  await readIncoming(incoming, limitBytes, tooLarge, sink);
-  return sink.bytes();
-}
-
-/** Each chunk parsed as it comes and let go: the body's value is all that is kept. */
-function parsedAsItArrives(): BodySink {
-  const parser = new JSONParser({ paths: ['$'], keepStack: false });
-  let root: { value: unknown } | undefined;
-  parser.onValue = ({ value, stack }) => {
-    if (stack.length === 0) root = { value };
-  };
-  const invalid = (error: unknown) => new ApiError(400, 'invalid_json', `request body is not valid JSON: ${(error as Error).message}`);
-  return {
-    write(chunk) {
-      try {
-        parser.write(chunk);
-      } catch (error) {
-        throw invalid(error);
-      }
-    },
-    finish() {
-      try {
-        if (!parser.isEnded) parser.end();
-      } catch (error) {
-        throw invalid(error);
-      }
-      if (!root) throw new ApiError(400, 'invalid_json', 'request body is empty; a JSON object is required');
-      refuseProtoKeys(root.value);
-      return root.value;
+    take() {
+      const bytes = whole ? whole.subarray(0, size) : Buffer.concat(chunks, size);
+      whole = undefined;
+      chunks = [];
+      return bytes;
     },
   };
 }
 
 export function isJsonType(contentType: string): boolean {
   return JSON_TYPE.test(contentType);
+}
+
+/** A Node request's whole body (the quote lane's). */
+export async function readIncomingBytes(incoming: IncomingMessage, limitBytes: number, tooLarge: () => ApiError): Promise<Buffer> {
+  const sink = bodyBuffer(Number(incoming.headers['content-length']));
+  await readIncoming(incoming, limitBytes, tooLarge, sink);
+  return sink.take();
 }
 
 /** A request body's text as JSON: 400 when it is empty, does not parse, or holds a key named __proto__. */
