@@ -1,4 +1,5 @@
-// The MCP surface from outside, as a paying agent meets it: the MCP SDK client over Streamable HTTP lists the
+// The MCP surface from outside, as a paying agent meets it on the 2025-11-25 wire (test/mcp-2026.test.ts: the
+// 2026-07-28 wire): the MCP SDK v1 client over Streamable HTTP lists the
 // tools, reads each tool's payment requirements from its error result, and pays with the official x402 client
 // (@x402/core's x402Client with the exact schemes of @x402/evm and @x402/svm) on the sandbox chains. The money
 // rules are the HTTP ones: one proof pays once whichever surface carries it, a refused proof moves nothing, a
@@ -15,6 +16,7 @@ import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import { ExactSvmScheme } from '@x402/svm/exact/client';
 import { toClientEvmSigner } from '@x402/evm';
 import { UptoEvmScheme } from '@x402/evm/upto/client';
+import { BatchSettlementEvmScheme } from '@x402/evm/batch-settlement/client';
 import { createPublicClient, http } from 'viem';
 import { validateDiscoveryExtension } from '@x402/extensions/bazaar';
 import { startTestService, postJson } from './support/service.ts';
@@ -64,9 +66,12 @@ after(async () => {
   await service?.stop();
 });
 
+/** The MCP SDK v1 client: the 2025-11-25 wire (initialize, then one POST per message). */
 async function connect(): Promise<Client> {
   const client = new Client({ name: 'mcp-test', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${service.url}/mcp`)));
+  const transport = new StreamableHTTPClientTransport(new URL(`${service.url}/mcp`));
+  await client.connect(transport);
+  assert.equal(transport.protocolVersion, '2025-11-25');
   return client;
 }
 
@@ -164,9 +169,8 @@ describe('an unpaid call returns the payment requirements', () => {
         const result = await call(tool.name, network ? { ...tool.input, network } : tool.input);
         const required = requiredOf(result);
         assert.equal(required.resource.url, `mcp://tool/${tool.name}`);
-        const wrapped = JSON.parse((result.content[0] as { text: string }).text)['x402/error'];
-        assert.equal(wrapped.code, 402);
-        assert.deepEqual(wrapped.data, required);
+        // content[0].text: the same PaymentRequired, for clients that read no structuredContent
+        assert.deepEqual(JSON.parse((result.content[0] as { text: string }).text), required);
         const http = await postJson(`${service.url}${tool.path}`, tool.input, network ? { 'X-Network': network } : {});
         assert.equal(http.status, 402);
         assert.deepEqual(required.accepts, decode(http.headers.get('PAYMENT-REQUIRED')).accepts, `network ${network}`);
@@ -244,17 +248,18 @@ describe('paying a tool call with the official x402 client', () => {
         const image = result.content.find((c) => c.type === 'image') as { data: string; mimeType: string };
         assert.equal(image.mimeType, 'image/png');
         assert.deepEqual([...Buffer.from(image.data, 'base64').subarray(1, 4)], [...Buffer.from('PNG')]);
-        const link = result.content.find((c) => c.type === 'resource_link') as { uri: string };
-        assert.equal(link.uri, structured.result.images[0]);
-        const hosted = await fetch(link.uri);
+        // the link names the MCP resource its payer reads it back with (test/mcp-2026.test.ts reads it)
+        const link = result.content.find((c) => c.type === 'resource_link') as { uri: string; name: string };
+        assert.equal(link.uri, `x402-ai://payments/${receipt.transaction}/media/${link.name}`);
+        const hosted = await fetch(structured.result.images[0]);
         assert.deepEqual(Buffer.from(await hosted.arrayBuffer()), Buffer.from(image.data, 'base64'));
       }
       if (tool.name === 'text_to_speech') {
         const audio = result.content.find((c) => c.type === 'audio') as { data: string; mimeType: string };
         assert.match(audio.mimeType, /^audio\//);
-        const link = result.content.find((c) => c.type === 'resource_link') as { uri: string };
-        assert.equal(link.uri, structured.result.audioUrl);
-        assert.deepEqual(Buffer.from(await (await fetch(link.uri)).arrayBuffer()), Buffer.from(audio.data, 'base64'));
+        const link = result.content.find((c) => c.type === 'resource_link') as { uri: string; name: string };
+        assert.equal(link.uri, `x402-ai://payments/${receipt.transaction}/media/${link.name}`);
+        assert.deepEqual(Buffer.from(await (await fetch(structured.result.audioUrl)).arrayBuffer()), Buffer.from(audio.data, 'base64'));
       }
     });
   }
@@ -283,6 +288,29 @@ describe('every scheme the requirements offer can pay', () => {
   });
 });
 
+describe('payment channels over MCP', () => {
+  test('a voucher that disagrees with the server gets the channel\'s state for its payer, as over HTTP (the official client resynchronises from it)', async () => {
+    const buyer = await fundedEvmBuyer(service, ['base'], 10_000_000n);
+    const chain = createPublicClient({ transport: http(rpcUrl('base')) });
+    // a client that keeps its channel state, and one with none (a restarted agent): both sign for the same channel
+    const channelClient = () => new x402Client().register('eip155:8453', new BatchSettlementEvmScheme(toClientEvmSigner(buyer, chain), { depositStrategy: () => '1000000' }));
+    const args = { ...IMAGE_INPUT, network: 'base' };
+    const first = await channelClient().createPaymentPayload(await quote('generate_image', args));
+    assert.equal(first.accepted.scheme, 'batch-settlement');
+    const paid = await call('generate_image', args, first);
+    assert.equal(receiptOf(paid).success, true);
+    const price = BigInt(first.accepted.amount);
+
+    const stale = await channelClient().createPaymentPayload(await quote('generate_image', args));
+    const corrective = requiredOf(await call('generate_image', args, stale));
+    assert.match(corrective.error ?? '', /cumulative/);
+    const offer = corrective.accepts.find((accept) => accept.scheme === 'batch-settlement')!;
+    const state = (offer.extra as { channelState?: Record<string, string> }).channelState;
+    assert.ok(state, 'the corrective offer carries the channel state');
+    assert.equal(BigInt(state.chargedCumulativeAmount!), price, 'what the first call was charged');
+  });
+});
+
 describe('one proof, one payment, one generation', () => {
   test('the same proof on /mcp, then on the HTTP route: the HTTP call is refused, one charge', async () => {
     const { payment, address, price } = await paymentFor('chat', CHAT_INPUT, 'base');
@@ -304,7 +332,7 @@ describe('one proof, one payment, one generation', () => {
     assert.equal(http.status, 200);
     const again = await call('chat', { ...CHAT_INPUT, network: 'base' }, payment);
     assert.equal(requiredOf(again).accepts.length > 0, true);
-    assert.equal(again.content.length, 1, 'no tool content, only the x402/error text');
+    assert.equal(again.content.length, 1, 'no tool content, only the PaymentRequired as text');
     assert.equal(await balanceOf(service, 'base', address), 10_000_000n - price);
     assert.equal((await generations('chat')) - generated, 1);
   });

@@ -5,11 +5,11 @@ import { declareDiscoveryExtension } from '@x402/extensions/bazaar';
 import { declarePaymentIdentifierExtension, PAYMENT_IDENTIFIER } from '@x402/extensions/payment-identifier';
 import type { Config } from '../../config/load.ts';
 import type { ModelCatalog } from '../../providers/catalog.ts';
-import { BAZAAR, compactSchema } from '../bazaar.ts';
+import { BAZAAR, compactSchema } from '../discovery/bazaar.ts';
 import { NETWORKS, type NetworkName } from '../../x402/networks.ts';
 import type { PaidTool } from './tools.ts';
+import { MCP_PATH } from './json-rpc.ts';
 
-export const MCP_PATH = '/mcp';
 export const SERVER_JSON_PATH = '/mcp/server.json';
 /** the MCP registry's server.json schema this document follows */
 export const SERVER_SCHEMA = 'https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json';
@@ -27,7 +27,7 @@ export function toolExtensions(tool: PaidTool, catalog: ModelCatalog): Record<st
 }
 
 function bazaarMcpExtension(tool: PaidTool, catalog: ModelCatalog): unknown {
-  const { endpoint } = tool;
+  const { endpoint } = tool.operation;
   const model = catalog.models.some((m) => m.capability === endpoint.capability) ? catalog.resolve(endpoint.capability, undefined) : undefined;
   const example = model && endpoint.example?.(model, '');
   const declared = declareDiscoveryExtension({
@@ -64,7 +64,7 @@ export function serverJson(config: Config, origin: string, networks: readonly Ne
     _meta: {
       'io.modelcontextprotocol.registry/publisher-provided': {
         x402: {
-          transport: 'x402 MCP transport: _meta["x402/payment"] in, _meta["x402/payment-response"] out',
+          transport: 'x402 MCP transport (the org.x402/payment extension on MCP 2026-07-28, the tool-result binding otherwise): _meta["x402/payment"] in, _meta["x402/payment-response"] out',
           networks: networks.map((name) => NETWORKS[name].caip2),
           discovery: `${origin}/.well-known/x402`,
         },

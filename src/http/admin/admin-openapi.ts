@@ -1,0 +1,100 @@
+// The operator API in the OpenAPI document (merged by openapi.ts): paths, schemas and the bearer scheme.
+import { z } from 'zod';
+import { PAYMENT_STATES } from '../../store/ledger.ts';
+import { NETWORK_NAMES } from '../../x402/networks.ts';
+import { ADMIN_PREFIX } from './admin-routes.ts';
+import { jsonContent, jsonSchema } from '../discovery/openapi-schema.ts';
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './admin-query.ts';
+
+const atomic = z.string().describe('Decimal integer string in the asset atomic units (USDC: 6 decimals), exact');
+
+const adminPaymentSchema = z.object({
+  key: z.string().describe('Payment key (EVM: chain, asset, payer, nonce; Solana: hash of the signed message)'),
+  state: z.enum(PAYMENT_STATES),
+  network: z.string(),
+  model: z.string().describe('Model id of the request ("" for payments recorded before models were)'),
+  amount: atomic,
+  asset: z.string(),
+  payTo: z.string(),
+  payer: z.string(),
+  transaction: z.string().nullable(),
+  resource: z.string(),
+  requestHash: z.string(),
+  error: z.string().nullable(),
+  requirements: z.record(z.string(), z.unknown()).describe('The payment requirement the proof paid'),
+  resultAvailable: z.boolean(),
+  leaseUntil: z.string().nullable(),
+  failedAttempts: z.number().int().describe('Times the paid work of this payment failed (see maxFailedAttempts); error payment_attempts_exhausted on a settled payment without a result: owed a refund'),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+
+const paymentsPageSchema = z.object({
+  payments: z.array(adminPaymentSchema),
+  limit: z.number().int(),
+  nextCursor: z.string().nullable().describe('Pass as `cursor` for the next page; null on the last page'),
+});
+
+const revenueSchema = z.object({
+  from: z.string().nullable(),
+  before: z.string().nullable().describe('Exclusive end of the range'),
+  rows: z.array(
+    z.object({ day: z.string().describe('UTC day, YYYY-MM-DD'), network: z.string(), model: z.string(), count: z.number().int(), amount: atomic }),
+  ),
+  totals: z.array(z.object({ network: z.string(), count: z.number().int(), amount: atomic })),
+});
+
+const query = (name: string, description: string, extra: Record<string, unknown> = {}) => ({
+  name,
+  in: 'query',
+  required: false,
+  description,
+  schema: { type: 'string', ...extra },
+});
+const dateRange = [
+  query('from', 'Created at or after: a UTC date (YYYY-MM-DD) or an ISO 8601 date-time'),
+  query('to', 'Created before: a date-time (exclusive), or a UTC date (that whole day included)'),
+];
+const errors = {
+  '400': { description: 'An unknown, repeated or invalid query parameter', content: jsonContent('Error') },
+  '401': { description: 'Missing or wrong bearer token (WWW-Authenticate: Bearer)', content: jsonContent('Error') },
+  '403': { description: 'admin_disabled: no admin token is configured on this instance', content: jsonContent('Error') },
+};
+
+export function adminOpenApi(): { paths: Record<string, unknown>; schemas: Record<string, unknown>; securitySchemes: Record<string, unknown> } {
+  const security = [{ adminToken: [] }];
+  return {
+    securitySchemes: { adminToken: { type: 'http', scheme: 'bearer', description: 'The admin token (env ADMIN_TOKEN or the variable adminTokenEnv names)' } },
+    schemas: { AdminPaymentsPage: jsonSchema(paymentsPageSchema, 'output'), AdminRevenue: jsonSchema(revenueSchema, 'output') },
+    paths: {
+      [`${ADMIN_PREFIX}/payments`]: {
+        get: {
+          operationId: 'adminPayments',
+          summary: 'Operator: list payments, newest first',
+          description: 'Every ledger fact of each payment except the stored result body and the raw X-PAYMENT payload.',
+          security,
+          parameters: [
+            query('state', 'Payment state', { enum: [...PAYMENT_STATES] }),
+            query('network', 'Network', { enum: [...NETWORK_NAMES] }),
+            query('model', 'Model id'),
+            query('payer', 'Payer address (EVM addresses in any letter case)'),
+            ...dateRange,
+            query('limit', `Page size, default ${DEFAULT_PAGE_SIZE}, at most ${MAX_PAGE_SIZE} (larger values are capped)`),
+            query('cursor', 'nextCursor of the previous page'),
+          ],
+          responses: { '200': { description: 'One page', content: jsonContent('AdminPaymentsPage') }, ...errors },
+        },
+      },
+      [`${ADMIN_PREFIX}/revenue`]: {
+        get: {
+          operationId: 'adminRevenue',
+          summary: 'Operator: settled revenue per UTC day, network and model',
+          description: 'Counts and exact sums (decimal strings, atomic units) of settled payments, with totals per network.',
+          security,
+          parameters: dateRange,
+          responses: { '200': { description: 'The summary', content: jsonContent('AdminRevenue') }, ...errors },
+        },
+      },
+    },
+  };
+}
