@@ -17,8 +17,8 @@ interface Fixture {
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'agents');
 const NAMES = { 'claude-code': 'Claude Code', codex: 'Codex CLI' } as const;
-/** the kinds of model each recording is sent to */
-const MODELS: ModelKind[] = ['openai', 'anthropic'];
+/** each recording is sent to every kind of model */
+const MODELS: ModelKind[] = ['sandbox', 'openai', 'anthropic'];
 
 /** what a later turn carries back besides the tool's result */
 function carries(body: Record<string, unknown>): string {
