@@ -7,53 +7,29 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { PrivateKeyAccount } from 'viem/accounts';
-import { postJson, startTestService } from './support/service.ts';
+import { postJson } from './support/service.ts';
 import { balanceOf, exactPayingFetch, fundedEvmBuyer } from './support/sandbox-wallet.ts';
-import { THINKING, startAnthropicAgentUpstream, startOpenAIAgentUpstream, type AgentUpstream } from './support/agent-upstreams.ts';
+import { THINKING, type AgentUpstream } from './support/agent-upstreams.ts';
+import { startAgentGateway, UP_ANTHROPIC, UP_OPENAI, type AgentGateway } from './support/agent-gateway.ts';
 import { sseData } from './support/sse.ts';
-import { embeddedModels } from '../src/config/embedded-models.ts';
 import { DEMO_CHAT_MODEL } from '../src/config/engines.ts';
 import type { RunningService } from '../src/service.ts';
 
 const SANDBOX = DEMO_CHAT_MODEL.id;
-const UP_OPENAI = 'up/openai';
-const UP_ANTHROPIC = 'up/anthropic';
 const FUNDS = 20_000_000n;
 
+let gateway: AgentGateway;
 let openaiUp: AgentUpstream;
 let anthropicUp: AgentUpstream;
 let service: RunningService;
 let buyer: PrivateKeyAccount;
 
 before(async () => {
-  [openaiUp, anthropicUp] = await Promise.all([startOpenAIAgentUpstream(), startAnthropicAgentUpstream()]);
-  const model = (id: string, provider: string, upstreamModel: string) => ({
-    id,
-    provider,
-    upstreamModel,
-    capability: 'chat' as const,
-    maxTokens: 4096,
-    defaultMaxTokens: 256,
-    supports: { reasoning: true },
-    price: { perRequest: '1000', perThousandOutputTokens: '200', perThousandInputChars: '10' },
-  });
-  service = await startTestService({
-    networks: ['base'],
-    config: {
-      providers: {
-        oa: { type: 'openai-compatible', baseURL: openaiUp.baseURL, timeoutMs: 30_000, maxRetries: 0 },
-        an: { type: 'anthropic', baseURL: anthropicUp.baseURL, timeoutMs: 30_000, maxRetries: 0 },
-      },
-      models: [...embeddedModels(), model(UP_OPENAI, 'oa', 'gpt-test'), model(UP_ANTHROPIC, 'an', 'claude-sonnet-4-5')],
-    },
-  });
+  gateway = await startAgentGateway({ model: { supports: { reasoning: true } } });
+  ({ service, openaiUp, anthropicUp } = gateway);
   buyer = await fundedEvmBuyer(service, ['base'], FUNDS);
 });
-after(async () => {
-  await service?.stop();
-  await openaiUp?.close();
-  await anthropicUp?.close();
-});
+after(() => gateway?.stop());
 
 const post = (path: string, body: unknown) => postJson(`${service.url}${path}`, body, { 'X-Network': 'base' });
 

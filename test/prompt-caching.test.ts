@@ -12,13 +12,12 @@ import { UptoEvmScheme } from '@x402/evm/upto/client';
 import { toClientEvmSigner } from '@x402/evm';
 import { createPublicClient, http } from 'viem';
 import type { PrivateKeyAccount } from 'viem/accounts';
-import { postJson, startTestService } from './support/service.ts';
+import { postJson } from './support/service.ts';
 import { balanceOf, exactPayingFetch, fundedEvmBuyer } from './support/sandbox-wallet.ts';
-import { REPORTED, startAnthropicAgentUpstream, startOpenAIAgentUpstream, type AgentUpstream } from './support/agent-upstreams.ts';
+import { REPORTED, type AgentUpstream } from './support/agent-upstreams.ts';
+import { startAgentGateway, UP_ANTHROPIC, UP_OPENAI, type AgentGateway } from './support/agent-gateway.ts';
 import type { RunningService } from '../src/service.ts';
 
-const UP_OPENAI = 'up/openai';
-const UP_ANTHROPIC = 'up/anthropic';
 const FUNDS = 20_000_000n;
 const PRICE = { perRequest: '1000', perThousandOutputTokens: '2000', perThousandInputChars: '100' };
 
@@ -26,38 +25,16 @@ const fixture = (name: string) =>
   (JSON.parse(readFileSync(join(import.meta.dirname, 'fixtures', 'agents', `${name}.json`), 'utf8')) as { requests: Array<{ path: string; headers: Record<string, string>; body: Record<string, any> }> })
     .requests;
 
+let gateway: AgentGateway;
 let openaiUp: AgentUpstream;
 let anthropicUp: AgentUpstream;
 let service: RunningService;
 
 before(async () => {
-  [openaiUp, anthropicUp] = await Promise.all([startOpenAIAgentUpstream(), startAnthropicAgentUpstream()]);
-  const model = (id: string, provider: string, upstreamModel: string) => ({
-    id,
-    provider,
-    upstreamModel,
-    capability: 'chat' as const,
-    maxTokens: 256,
-    defaultMaxTokens: 64,
-    cachedInputPercent: 10,
-    price: PRICE,
-  });
-  service = await startTestService({
-    networks: ['base'],
-    config: {
-      providers: {
-        oa: { type: 'openai-compatible', baseURL: openaiUp.baseURL, timeoutMs: 30_000, maxRetries: 0 },
-        an: { type: 'anthropic', baseURL: anthropicUp.baseURL, timeoutMs: 30_000, maxRetries: 0 },
-      },
-      models: [model(UP_OPENAI, 'oa', 'gpt-test'), model(UP_ANTHROPIC, 'an', 'claude-sonnet-4-5')],
-    },
-  });
+  gateway = await startAgentGateway({ model: { maxTokens: 256, defaultMaxTokens: 64, cachedInputPercent: 10, price: PRICE } });
+  ({ service, openaiUp, anthropicUp } = gateway);
 });
-after(async () => {
-  await service?.stop();
-  await openaiUp?.close();
-  await anthropicUp?.close();
-});
+after(() => gateway?.stop());
 
 async function paid(buyer: PrivateKeyAccount, path: string, body: Record<string, unknown>, pay = exactPayingFetch(buyer)): Promise<Response> {
   const response = await pay(`${service.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-network': 'base' }, body: JSON.stringify(body) });

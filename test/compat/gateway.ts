@@ -8,10 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import assert from 'node:assert/strict';
 import type { PrivateKeyAccount } from 'viem/accounts';
-import { startTestService } from '../support/service.ts';
 import { balanceOf, exactPayingFetch, fundedEvmBuyer } from '../support/sandbox-wallet.ts';
-import { startAnthropicAgentUpstream, startOpenAIAgentUpstream } from '../support/agent-upstreams.ts';
-import { embeddedModels } from '../../src/config/embedded-models.ts';
+import { startAgentGateway, UP_ANTHROPIC, UP_OPENAI } from '../support/agent-gateway.ts';
 import { DEMO_CHAT_MODEL } from '../../src/config/engines.ts';
 import type { RunningService } from '../../src/service.ts';
 
@@ -52,32 +50,15 @@ export async function startCompatGateway(): Promise<CompatGateway> {
   const project = mkdtempSync(join(tmpdir(), 'compat-project-'));
   const file = join(project, 'notes.txt');
   writeFileSync(file, `${SECRET}\n`);
-  const [openaiUp, anthropicUp] = await Promise.all([startOpenAIAgentUpstream({ file }), startAnthropicAgentUpstream({ file })]);
-  const model = (id: string, provider: string, upstreamModel: string) => ({
-    id,
-    provider,
-    upstreamModel,
-    capability: 'chat' as const,
-    maxTokens: 8192,
-    defaultMaxTokens: 1024,
-    supports: { vision: true, reasoning: true },
-    cachedInputPercent: 10,
-    price: { perRequest: '1000', perThousandOutputTokens: '200', perThousandInputChars: '10' },
+  const agents = await startAgentGateway({
+    script: { file },
+    model: { maxTokens: 8192, defaultMaxTokens: 1024, supports: { vision: true, reasoning: true }, cachedInputPercent: 10 },
   });
-  const service = await startTestService({
-    networks: ['base'],
-    config: {
-      providers: {
-        oa: { type: 'openai-compatible', baseURL: openaiUp.baseURL, timeoutMs: 30_000, maxRetries: 0 },
-        an: { type: 'anthropic', baseURL: anthropicUp.baseURL, timeoutMs: 30_000, maxRetries: 0 },
-      },
-      models: [...embeddedModels(), model('up/openai', 'oa', 'gpt-test'), model('up/anthropic', 'an', 'claude-sonnet-4-5')],
-    },
-  });
+  const { service } = agents;
   return {
     service,
     url: service.url,
-    models: { sandbox: DEMO_CHAT_MODEL.id, openai: 'up/openai', anthropic: 'up/anthropic' },
+    models: { sandbox: DEMO_CHAT_MODEL.id, openai: UP_OPENAI, anthropic: UP_ANTHROPIC },
     file,
     async buyer() {
       const account = await fundedEvmBuyer(service, ['base'], FUNDS);
@@ -101,8 +82,7 @@ export async function startCompatGateway(): Promise<CompatGateway> {
       };
     },
     async stop() {
-      await service.stop();
-      await Promise.all([openaiUp.close(), anthropicUp.close()]);
+      await agents.stop();
       rmSync(project, { recursive: true, force: true });
     },
   };

@@ -47,15 +47,17 @@ const functionCallItem = z
 
 const toolOutput = z.union([text, z.array(z.discriminatedUnion('type', [inputText, inputImage]))]);
 
-const functionCallOutputItem = z
-  .object({
-    type: z.literal('function_call_output'),
-    id: z.string().max(200).nullable().optional(),
-    call_id: z.string().min(1).max(200),
-    output: toolOutput,
-    status: z.string().max(40).nullable().optional(),
-  })
-  .strict();
+/** the client's result of a call (`function_call_output`, `custom_tool_call_output`) */
+const callOutputItem = <T extends string>(type: T) =>
+  z
+    .object({
+      type: z.literal(type),
+      id: z.string().max(200).nullable().optional(),
+      call_id: z.string().min(1).max(200),
+      output: toolOutput,
+      status: z.string().max(40).nullable().optional(),
+    })
+    .strict();
 
 /** the model's earlier call of a custom (freeform) tool: `input` is the text it wrote */
 const customToolCallItem = z
@@ -67,16 +69,6 @@ const customToolCallItem = z
     namespace: z.string().max(200).optional(),
     input: text,
     status: z.string().max(40).optional(),
-  })
-  .strict();
-
-const customToolCallOutputItem = z
-  .object({
-    type: z.literal('custom_tool_call_output'),
-    id: z.string().max(200).nullable().optional(),
-    call_id: z.string().min(1).max(200),
-    output: toolOutput,
-    status: z.string().max(40).nullable().optional(),
   })
   .strict();
 
@@ -180,9 +172,9 @@ export const responsesInputItem = z.union([
   messageItem,
   z.discriminatedUnion('type', [
     functionCallItem,
-    functionCallOutputItem,
+    callOutputItem('function_call_output'),
     customToolCallItem,
-    customToolCallOutputItem,
+    callOutputItem('custom_tool_call_output'),
     reasoningItem,
     toolSearchCallItem,
     toolSearchOutputItem,
