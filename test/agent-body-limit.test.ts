@@ -7,40 +7,21 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { postJson, startTestService } from './support/service.ts';
+import { postJson } from './support/service.ts';
 import { exactPayingFetch, fundedEvmBuyer } from './support/sandbox-wallet.ts';
-import { startAnthropicAgentUpstream, type AgentUpstream } from './support/agent-upstreams.ts';
+import { startAgentGateway, UP_ANTHROPIC, type AgentGateway } from './support/agent-gateway.ts';
 import type { RunningService } from '../src/service.ts';
 
 const LIMIT = 32 * 1024 * 1024;
-const MODEL = 'up/anthropic';
+const MODEL = UP_ANTHROPIC;
 
-let upstream: AgentUpstream;
+let gateway: AgentGateway;
 let service: RunningService;
 before(async () => {
-  upstream = await startAnthropicAgentUpstream();
-  service = await startTestService({
-    networks: ['base'],
-    config: {
-      providers: { an: { type: 'anthropic', baseURL: upstream.baseURL, timeoutMs: 60_000, maxRetries: 0 } },
-      models: [
-        {
-          id: MODEL,
-          provider: 'an',
-          upstreamModel: 'claude-sonnet-4-5',
-          capability: 'chat',
-          maxTokens: 8192,
-          defaultMaxTokens: 1024,
-          price: { perRequest: '1000', perThousandOutputTokens: '200', perThousandInputChars: '1' },
-        },
-      ],
-    },
-  });
+  gateway = await startAgentGateway({ model: { maxTokens: 8192, defaultMaxTokens: 1024, price: { perRequest: '1000', perThousandOutputTokens: '200', perThousandInputChars: '1' } } });
+  ({ service } = gateway);
 });
-after(async () => {
-  await service?.stop();
-  await upstream?.close();
-});
+after(() => gateway?.stop());
 
 /** Claude Code's recorded first request, then Read calls of 64 KB files, to about `bytes` */
 function session(bytes: number): string {
@@ -65,7 +46,7 @@ test('a 6 MB Claude Code session is paid and answered; every message reaches the
   const response = await exactPayingFetch(buyer)(`${service.url}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-network': 'base' }, body });
   assert.equal(response.status, 200, await response.clone().text());
   assert.equal(((await response.json()) as { type: string }).type, 'message');
-  assert.equal(upstream.received.at(-1)!.messages.length, (JSON.parse(body) as { messages: unknown[] }).messages.length);
+  assert.equal(gateway.anthropicUp.received.at(-1)!.messages.length, (JSON.parse(body) as { messages: unknown[] }).messages.length);
 });
 
 test('past 32 MiB: 413 in Anthropic’s shape, nothing read further', async () => {

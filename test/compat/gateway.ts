@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import assert from 'node:assert/strict';
 import type { PrivateKeyAccount } from 'viem/accounts';
-import { balanceOf, exactPayingFetch, fundedEvmBuyer } from '../support/sandbox-wallet.ts';
+import { balanceOf, chargedPayingFetch, fundedEvmBuyer } from '../support/sandbox-wallet.ts';
 import { startAgentGateway, UP_ANTHROPIC, UP_OPENAI } from '../support/agent-gateway.ts';
 import { DEMO_CHAT_MODEL } from '../../src/config/engines.ts';
 import type { RunningService } from '../../src/service.ts';
@@ -62,17 +62,11 @@ export async function startCompatGateway(): Promise<CompatGateway> {
     file,
     async buyer() {
       const account = await fundedEvmBuyer(service, ['base'], FUNDS);
-      const pay = exactPayingFetch(account);
-      const charged: bigint[] = [];
+      const { fetch, charged } = chargedPayingFetch(account);
       return {
         account,
         charged,
-        fetch: async (input, init) => {
-          const response = await pay(input, init);
-          const amount = response.headers.get('x-payment-amount');
-          if (response.ok && amount) charged.push(BigInt(amount));
-          return response;
-        },
+        fetch,
         async assertCharged(calls) {
           if (calls !== undefined) assert.equal(charged.length, calls, 'paid calls');
           assert.ok(charged.length > 0, 'at least one paid call');
