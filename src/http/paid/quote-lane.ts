@@ -15,7 +15,7 @@ import { originOf } from '../origin.ts';
 import { endpointContextAt, httpPaidCall, paidRoute, type PaidRoute, type PaidRouteDeps } from './paid-route.ts';
 import { httpRoutes, type PaidOperation } from './operations.ts';
 import { PAYMENT_HEADERS } from './payment-edge.ts';
-import { isJsonType, parseJsonBody, readIncomingBytes } from '../read-json.ts';
+import { isJsonType, parseJsonBody, readIncoming } from '../read-json.ts';
 import type { AnswerFrame } from '../answer-frame.ts';
 
 export interface QuoteLaneDeps extends PaidRouteDeps {
@@ -37,7 +37,7 @@ export function withQuoteLane(app: RequestListener, deps: QuoteLaneDeps): Reques
     const started = performance.now();
     let bytes: Buffer;
     try {
-      bytes = await readIncomingBytes(request, limit, () => new ApiError(413, 'payload_too_large', 'over the limit'));
+      bytes = await readIncoming(request, limit, () => new ApiError(413, 'payload_too_large', 'over the limit'));
     } catch {
       app(request, response); // the client left mid-body, or sent more than it declared: the app's answer
       return;
