@@ -57,7 +57,7 @@ export interface ChatCall extends ChatToolsRequest {
    * lacks (default: tools, tool_choice, response_format, stream, messages); `image` names the first image part
    */
   fields?:
-    | (Partial<Record<'tools' | 'toolChoice' | 'responseFormat' | 'responseSchema' | 'stream' | 'image' | 'maxTokens' | 'thinkingBudget', string>> & {
+    | (Partial<Record<'tools' | 'toolChoice' | 'responseFormat' | 'responseSchema' | 'stream' | 'image' | 'maxTokens', string>> & {
         /** the field of tool `index`'s parameter schema (default tools[index].function.parameters) */
         toolParameters?: (index: number) => string;
       })
@@ -198,7 +198,7 @@ function maxTokensFor(model: ChatModelConfig, call: ChatCall): number {
 }
 
 /** Anthropic's least thinking budget */
-export const MIN_THINKING_BUDGET = 1024;
+const MIN_THINKING_BUDGET = 1024;
 
 /**
  * The reasoning settings that reach the model: none when it does not reason; a thinking budget lowered below
@@ -209,12 +209,12 @@ function reasoningFor(call: ChatCall, features: ChatProviderFeatures, maxTokens:
   const { thinking, display, effort } = call.reasoning;
   const reasoning: ChatReasoning = { ...(features.effort && effort ? { effort } : {}), ...(features.thinking && thinking ? { thinking, display } : {}) };
   if (reasoning.thinking?.type !== 'enabled' || reasoning.thinking.budgetTokens < maxTokens) return reasoning;
-  const field = call.fields?.thinkingBudget ?? 'thinking.budget_tokens';
+  // (only Anthropic's thinking has a budget: the field is its own)
   if (maxTokens - 1 < MIN_THINKING_BUDGET) {
-    call.notes?.ignore(field.replace(/\.budget_tokens$/, ''));
+    call.notes?.ignore('thinking');
     return { ...(reasoning.effort ? { effort: reasoning.effort } : {}) };
   }
-  call.notes?.clamp(field, maxTokens - 1);
+  call.notes?.clamp('thinking.budget_tokens', maxTokens - 1);
   return { ...reasoning, thinking: { type: 'enabled', budgetTokens: maxTokens - 1 } };
 }
 
