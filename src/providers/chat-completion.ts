@@ -179,10 +179,12 @@ export async function streamChat(
       reasoning.push({ text: '' });
     }
     const part = reasoning[index]!;
+    // what to hand the provider back comes once (a provider may repeat it at the block's end)
     const kept = handBack(metadata);
+    const fresh = { ...(kept.signature !== part.signature ? { signature: kept.signature } : {}), ...(kept.redacted !== part.redacted ? { redacted: kept.redacted } : {}) };
     part.text += delta;
     Object.assign(part, kept);
-    if (delta || kept.signature || kept.redacted) return onDelta({ type: 'reasoning', index, text: delta, ...kept });
+    if (delta || fresh.signature || fresh.redacted !== undefined) return onDelta({ type: 'reasoning', index, text: delta, ...fresh });
     return undefined;
   };
   /** the calls opened so far, by the provider's id: their index in this answer and whether arguments came as deltas */
