@@ -2,5 +2,6 @@
 import type { CompatCase } from './case.ts';
 import { recordedCliCases } from './recorded-clis.ts';
 import { frameworkCases } from './frameworks.ts';
+import { cliThroughProxyCases } from './clis-through-proxy.ts';
 
-export const COMPAT_CASES: readonly CompatCase[] = [...recordedCliCases, ...frameworkCases];
+export const COMPAT_CASES: readonly CompatCase[] = [...recordedCliCases, ...cliThroughProxyCases, ...frameworkCases];

@@ -42,6 +42,8 @@ export interface CompatGateway {
   models: Record<ModelKind, string>;
   /** the file the scripted upstreams have agents read, holding SECRET */
   file: string;
+  /** how many requests the upstream behind each kind of model has received so far */
+  upstreamRequests(model: Exclude<ModelKind, 'sandbox'>): number;
   buyer(): Promise<Buyer>;
   stop(): Promise<void>;
 }
@@ -60,6 +62,7 @@ export async function startCompatGateway(): Promise<CompatGateway> {
     url: service.url,
     models: { sandbox: DEMO_CHAT_MODEL.id, openai: UP_OPENAI, anthropic: UP_ANTHROPIC },
     file,
+    upstreamRequests: (model) => (model === 'openai' ? agents.openaiUp : agents.anthropicUp).received.length,
     async buyer() {
       const account = await fundedEvmBuyer(service, ['base'], FUNDS);
       const { fetch, charged } = chargedPayingFetch(account);

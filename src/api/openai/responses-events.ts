@@ -31,8 +31,11 @@ export interface ResponsesStreamSource {
   /** the item of a reasoning part, of a call (of the kind of tool it calls) */
   reasoningItem: (part: ChatReasoningPart, index: number) => OutputReasoning;
   callItem: (call: ChatToolCall, id: string) => OutputCall;
-  /** runs the call, handing on each piece of the answer as the model writes it */
-  run(onDelta: (delta: ChatDelta) => void, signal: AbortSignal): Promise<WorkOutput>;
+  /**
+   * runs the call, handing on each piece of the answer as the model writes it; the next piece is read from the
+   * model only once the promise onDelta returns (if any) resolves (backpressure: see EventStream.run)
+   */
+  run(onDelta: (delta: ChatDelta) => Promise<void> | undefined, signal: AbortSignal): Promise<WorkOutput>;
 }
 
 /** an item opened while the model was writing: its output index, what it holds so far, whether it was closed */
@@ -142,50 +145,55 @@ export function responsesEvents(source: ResponsesStreamSource): EventStream {
   return {
     run(write, signal) {
       write(opening());
+      // each piece's events go out in one write, whose promise holds the model back while the client reads nothing
       return source.run((delta) => {
         if (delta.type === 'text') {
           let message = opened.get(source.messageId);
+          let events = '';
           if (!message) {
-            write(closeOpen());
+            events = closeOpen();
             const content = [{ type: 'output_text' as const, text: '', annotations: [], logprobs: [] }];
             message = openItem({ item: { type: 'message', id: source.messageId, status: 'completed', role: 'assistant', content } });
-            write(messageStart(message.index, source.messageId));
+            events += messageStart(message.index, source.messageId);
           }
           // text after a call (rare) still belongs to the one message item
           (message.item as OutputMessage).content[0]!.text += delta.text;
-          write(textDelta(message.index, source.messageId, delta.text));
-        } else if (delta.type === 'reasoning') {
+          return write(events + textDelta(message.index, source.messageId, delta.text));
+        }
+        if (delta.type === 'reasoning') {
           let live = opened.get(thoughtIds.get(delta.index) ?? '');
+          let events = '';
           if (!live) {
-            write(closeOpen());
+            events = closeOpen();
             const thought = { index: delta.index, text: '' };
             const item = source.reasoningItem(thought, delta.index);
             thoughtIds.set(delta.index, item.id);
             live = openItem({ item, thought });
-            write(itemStart(live.index, item));
+            events += itemStart(live.index, item);
           }
           const thought = live.thought!;
           if (delta.text) {
-            if (!thought.text) write(summaryStart(live.index, live.item.id));
+            if (!thought.text) events += summaryStart(live.index, live.item.id);
             thought.text += delta.text;
-            write(summaryDelta(live.index, live.item.id, delta.text));
+            events += summaryDelta(live.index, live.item.id, delta.text);
           }
           if (delta.signature) thought.signature = delta.signature;
           if (delta.redacted !== undefined) thought.redacted = delta.redacted;
-        } else if (delta.type === 'tool-call') {
-          write(closeOpen());
+          return events ? write(events) : undefined;
+        }
+        if (delta.type === 'tool-call') {
+          const closed = closeOpen();
           const call = { id: delta.id, name: delta.name, arguments: '' };
           const item = source.callItem(call, source.callItemId(delta.index, delta.name));
           callIds.set(delta.index, item.id);
           const live = openItem({ item, call });
-          write(itemStart(live.index, item));
-        } else {
-          const live = opened.get(callIds.get(delta.index) ?? '');
-          if (!live?.call || !delta.arguments) return;
-          live.call.arguments += delta.arguments;
-          // a function's arguments stream as written; a custom tool's input and a search's are whole at the end
-          if (live.item.type === 'function_call') write(argumentsDelta(live.index, live.item.id, delta.arguments));
+          return write(closed + itemStart(live.index, item));
         }
+        const live = opened.get(callIds.get(delta.index) ?? '');
+        if (!live?.call || !delta.arguments) return undefined;
+        live.call.arguments += delta.arguments;
+        // a function's arguments stream as written; a custom tool's input and a search's are whole at the end
+        return live.item.type === 'function_call' ? write(argumentsDelta(live.index, live.item.id, delta.arguments)) : undefined;
       }, signal);
     },
     end(body, receipt: StreamReceipt, replayed) {
