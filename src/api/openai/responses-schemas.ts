@@ -96,14 +96,18 @@ const toolSearchCallItem = z
   })
   .strict();
 
+/** what every tool the model may call declares */
+const toolName = z.string().regex(/^[a-zA-Z0-9_.-]{1,128}$/, 'a tool name is 1 to 128 letters, digits, _, . or -');
+const deferLoading = z.boolean().optional().describe('Accepted and not used: every tool is loaded');
+
 const functionTool = z
   .object({
     type: z.literal('function'),
-    name: z.string().regex(/^[a-zA-Z0-9_.-]{1,128}$/, 'a tool name is 1 to 128 letters, digits, _, . or -'),
+    name: toolName,
     description: z.string().nullable().optional(),
     parameters: z.record(z.string(), z.unknown()).nullable().optional().describe('A JSON Schema of the arguments'),
     strict: z.boolean().nullable().optional(),
-    defer_loading: z.boolean().optional().describe('Accepted and not used: every tool is loaded'),
+    defer_loading: deferLoading,
   })
   .strict();
 export type ResponsesFunctionTool = z.infer<typeof functionTool>;
@@ -112,7 +116,7 @@ export type ResponsesFunctionTool = z.infer<typeof functionTool>;
 const customTool = z
   .object({
     type: z.literal('custom'),
-    name: z.string().regex(/^[a-zA-Z0-9_.-]{1,128}$/, 'a tool name is 1 to 128 letters, digits, _, . or -'),
+    name: toolName,
     description: z.string().nullable().optional(),
     format: z
       .discriminatedUnion('type', [
@@ -120,7 +124,7 @@ const customTool = z
         z.object({ type: z.literal('grammar'), syntax: z.enum(['lark', 'regex']), definition: text }).strict(),
       ])
       .optional(),
-    defer_loading: z.boolean().optional().describe('Accepted and not used: every tool is loaded'),
+    defer_loading: deferLoading,
   })
   .strict();
 export type ResponsesCustomTool = z.infer<typeof customTool>;
