@@ -141,6 +141,12 @@ export const chatModel = z.object({
       jsonSchema: z.boolean().default(true),
       vision: z.boolean().default(false),
       streaming: z.boolean().default(true),
+      /**
+       * the model thinks before it answers (Anthropic's extended thinking, OpenAI's reasoning models): a request's
+       * thinking and effort settings are passed to it and its thinking comes back; otherwise they are accepted and
+       * ignored (X-Ignored-Fields). Off by default: a model that does not think would refuse them.
+       */
+      reasoning: z.boolean().default(false),
     })
     .strict()
     .prefault({}),
@@ -278,6 +284,11 @@ export const configSchema = z
      */
     logFormat: z.enum(['json', 'pretty']).optional(),
     bodyLimitBytes: z.number().int().positive().default(256 * 1024),
+    /**
+     * the largest request body on the agent chat surfaces (/v1/chat/completions, /v1/responses, /v1/messages and
+     * its count_tokens): a coding agent sends its whole session every turn. 32 MiB by default, Anthropic's own limit.
+     */
+    chatBodyLimitBytes: z.number().int().positive().default(32 * 1024 * 1024),
     /**
      * Sandbox mode: local chains with test USDC for every network listed here, started in-process.
      * On by default; turned off as soon as real `networks` are configured.
