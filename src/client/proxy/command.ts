@@ -6,6 +6,7 @@ import { formatUsdc } from '../usdc.ts';
 import { buyerKey } from '../buyer-key.ts';
 import { accountOf, accountText, callLine } from './account.ts';
 import type { Caps } from './caps.ts';
+import { gatewayChatModels } from './chat-models.ts';
 import { gatewayAt } from './forward.ts';
 import { capsOf, payingOptions, portOf, type ProxyValues } from './options.ts';
 import { payingBuyer, type PayingBuyer } from './paying-buyer.ts';
@@ -15,6 +16,8 @@ import { SpendState } from './spend-state.ts';
 import { startMcpBridge } from './mcp-bridge.ts';
 
 type Values = ProxyValues & {
+  /** the CLI's --model: for the proxy, the chat model a request naming one the gateway does not sell is sent as */
+  model?: string;
   'key-file'?: string;
   'rpc-url'?: string;
   json?: boolean;
@@ -64,16 +67,6 @@ function capsLine(caps: Caps): string {
   return `caps (USDC): ${parts.join(', ')}${advice}`;
 }
 
-/** A chat model of the gateway for the pasted lines (the first its /v1/models lists as chat). */
-async function chatModel(gateway: string): Promise<string> {
-  try {
-    const list = (await (await fetch(`${gateway}/v1/models`, { signal: AbortSignal.timeout(5000) })).json()) as { data?: Array<{ id: string; supports?: unknown }> };
-    return list.data?.find((model) => model.supports !== undefined)?.id ?? '<model>';
-  } catch {
-    return '<model>';
-  }
-}
-
 /** What to paste into each client to pay through the proxy at `url`. */
 export function pasteLines(url: string, model: string): string {
   return [
@@ -112,12 +105,14 @@ export async function runProxy(context: CommandContext): Promise<void> {
   }
   recordCaps(paying);
   const gateway = gatewayAt(context.gateway);
+  const models = await gatewayChatModels(context.gateway, context.values.model);
   const server = await startProxyServer({
     gateway,
     network: context.network,
     payer: paying.payer,
     budget: paying.budget,
     port,
+    models,
     onPaidCall: context.values.quiet ? undefined : (call: PaidCallFacts) => console.log(callLine(call)),
     onRequest: context.values.verbose ? (line) => console.error(line) : undefined,
     describe: () => ({ gateway: context.gateway, network: context.network, payer: paying.address }),
@@ -128,8 +123,9 @@ export async function runProxy(context: CommandContext): Promise<void> {
       `x402-ai proxy listening on ${server.url}: paying ${context.gateway} on ${context.network} as ${paying.address}`,
       `${capsLine(paying.budget.caps)}; spent so far ${formatUsdc(spent)} USDC (spend file ${paying.budget.log.path})`,
       `paying by ${context.values.scheme ? `${context.values.scheme} only` : 'payment channel vouchers first, then upto, then exact'}; account: GET ${server.url}/stats`,
+      models.fallback ? `a chat request naming a model the gateway does not sell is sent as ${models.fallback} (--model to choose)` : '',
       '',
-      pasteLines(server.url, await chatModel(context.gateway)),
+      pasteLines(server.url, models.fallback ?? '<model>'),
       '',
     ].join('\n'),
   );

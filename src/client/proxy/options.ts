@@ -25,9 +25,12 @@ export const PROXY_OPTIONS = {
 } as const;
 
 export const PROXY_USAGE = `  proxy             [--port 8402] [--gateway url] [caps] [--scheme channel|upto|exact] [--pay-to address]
-                    [--channels 4] [--deposit USDC] [--refund-on-exit] [--spend-file path] [--quiet] [--verbose]
+                    [--model id] [--channels 4] [--deposit USDC] [--refund-on-exit] [--spend-file path] [--quiet]
+                    [--verbose]
                     a paying proxy on 127.0.0.1 for any OpenAI or Anthropic client (Claude Code, Codex, the SDKs):
-                    it prints the lines to paste; GET /stats is the account. docs/proxy.md
+                    it prints the lines to paste; GET /stats is the account. A chat request naming a model the
+                    gateway does not sell (an agent's default) is sent as --model (default: its first chat model).
+                    docs/proxy.md
   proxy --refund    return what the payment channels hold unspent to the wallet, then exit
   mcp               [--gateway url] [caps] [...]  a stdio MCP server: the gateway's tools, paid under the caps
   spend             [--json] [--spend-file path]  the account: spent, calls, per model and scheme, caps left

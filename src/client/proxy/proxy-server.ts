@@ -18,6 +18,7 @@ import { MAX_PAYMENTS_PER_CALL, PENDING_RETRIES, type Attempt, type Payer } from
 import { QuoteCache } from './quote-cache.ts';
 import { StreamTap, type Receipt } from './receipts.ts';
 import { failureReason } from '../reach.ts';
+import { CHAT_PATHS, SUBSTITUTED_HEADER, withGatewayModel, type ChatModels } from './chat-models.ts';
 
 /** the surfaces the gateway sells, each paid per call */
 const PAID_ROUTES = new Set(['/v1/chat/completions', '/v1/responses', '/v1/messages', '/v1/images/generations', '/v1/audio/speech']);
@@ -45,6 +46,8 @@ export interface ProxyServerOptions {
   budget: Budget;
   /** 0: any free port */
   port: number;
+  /** the gateway's models, and the chat model a request naming another is sent with (chat-models.ts) */
+  models?: ChatModels | undefined;
   /** the largest request body taken (a coding agent's long session is a few MB) */
   bodyLimitBytes?: number;
   onPaidCall?: (call: PaidCallFacts) => void;
@@ -99,9 +102,15 @@ export async function startProxyServer(options: ProxyServerOptions): Promise<Pro
     if (!paid && !isFree(req.method, path)) {
       return answer(res, dialect, 404, 'not_found', `x402-ai proxy: no route ${req.method} ${path}; it serves ${[...PAID_ROUTES].join(', ')}, GET /v1/models, POST /v1/messages/count_tokens and GET /stats`);
     }
-    const body = req.method === 'POST' ? await readBody(req, bodyLimit) : undefined;
-    if (req.method === 'POST' && body === undefined) {
+    const read = req.method === 'POST' ? await readBody(req, bodyLimit) : undefined;
+    if (req.method === 'POST' && read === undefined) {
       return answer(res, dialect, 413, 'payload_too_large', `x402-ai proxy: the request body is over ${bodyLimit} bytes`);
+    }
+    let body = read;
+    if (read !== undefined && options.models && CHAT_PATHS.has(path)) {
+      const sent = withGatewayModel(read, options.models);
+      body = sent.body;
+      if (sent.substituted) res.setHeader(SUBSTITUTED_HEADER, sent.substituted);
     }
     // a client that leaves before its answer is complete: the gateway's request is cut too (it stops the work)
     const client = new AbortController();

@@ -1,0 +1,73 @@
+// Which chat model a request names at the gateway. An agent left at its defaults names its vendor's model (Claude
+// Code: claude-opus-…, Codex: gpt-…), which this gateway does not sell and would refuse with a 400: such a request
+// is sent with the gateway's chat model instead (`--model`, else the first chat model its catalog lists), and the
+// answer says so in X-Model-Substituted. A model the gateway sells passes as it is, the body untouched.
+
+/** the routes whose body names a chat model */
+export const CHAT_PATHS = new Set(['/v1/chat/completions', '/v1/responses', '/v1/messages', '/v1/messages/count_tokens']);
+
+export const SUBSTITUTED_HEADER = 'X-Model-Substituted';
+
+export interface ChatModels {
+  /** every model id the gateway's catalog lists */
+  known: ReadonlySet<string>;
+  /** the chat model a request naming an unknown one is sent with; none: such a request goes as it is (and is refused) */
+  fallback: string | undefined;
+}
+
+/** The gateway's catalog (GET /v1/models), and the chat model to fall back on: `chosen`, else its first chat model. */
+export async function gatewayChatModels(gateway: string, chosen?: string): Promise<ChatModels> {
+  let data: Array<{ id: string; supports?: unknown }> = [];
+  try {
+    const list = (await (await fetch(`${gateway}/v1/models`, { signal: AbortSignal.timeout(5000) })).json()) as { data?: typeof data };
+    data = list.data ?? [];
+  } catch {
+    // the gateway is not reachable yet: requests go as they are, and the gateway's own answer says what is wrong
+  }
+  const known = new Set(data.map((model) => model.id));
+  // chat models are the ones that state what they support (tools, vision, ...)
+  return { known, fallback: chosen ?? data.find((model) => model.supports !== undefined)?.id };
+}
+
+/** a "model" field naming a string */
+const MODEL_FIELD = /"model"\s*:\s*"((?:[^"\\]|\\.)*)"/;
+
+/**
+ * The top-level model of a body whose first "model" field sits at the top (agents put it first), found without
+ * parsing the body whole; undefined when it cannot be told that way.
+ */
+function leadingModel(body: Buffer): string | undefined {
+  const text = body.toString('utf8', 0, Math.min(body.length, 4096));
+  const match = MODEL_FIELD.exec(text);
+  if (!match) return undefined;
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < match.index; i++) {
+    const char = text[i];
+    if (inString) {
+      if (char === '\\') i++;
+      else if (char === '"') inString = false;
+    } else if (char === '"') inString = true;
+    else if (char === '{' || char === '[') depth++;
+    else if (char === '}' || char === ']') depth--;
+  }
+  return depth === 1 && !inString ? match[1] : undefined;
+}
+
+/** The body to send: the same bytes when its model is one the gateway sells, else the fallback put in its place. */
+export function withGatewayModel(body: Buffer, models: ChatModels): { body: Buffer; substituted?: string } {
+  if (!models.fallback) return { body };
+  const named = leadingModel(body);
+  if (named !== undefined && models.known.has(named)) return { body };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body.toString('utf8'));
+  } catch {
+    return { body }; // not JSON: the gateway's own 400 says so
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return { body };
+  const request = parsed as { model?: unknown };
+  if (typeof request.model !== 'string' || models.known.has(request.model)) return { body };
+  const substituted = `${request.model} -> ${models.fallback}`;
+  return { body: Buffer.from(JSON.stringify({ ...request, model: models.fallback })), substituted };
+}
