@@ -18,7 +18,7 @@ import { loadConfig } from '../src/config/load.ts';
 import { SqliteLedger } from '../src/store/sqlite-ledger.ts';
 import { FileMediaStore } from '../src/media/file-media-store.ts';
 import { PaymentGate, type PaidCall } from '../src/payments/gate.ts';
-import { HTTP_NAMES, HttpPaymentAnswers, paymentFromHeaders } from '../src/http/payment-edge.ts';
+import { HTTP_NAMES, HttpPaymentAnswers, paymentFromHeaders } from '../src/http/paid/payment-edge.ts';
 import type { Facilitator } from '../src/payments/facilitator.ts';
 import type { PaymentRail } from '../src/payments/rails.ts';
 import type { Ledger, NewPayment, PaymentState, PaymentUpdate } from '../src/store/ledger.ts';
@@ -27,8 +27,11 @@ import { ModelCatalog } from '../src/providers/catalog.ts';
 import { ProviderRegistry } from '../src/providers/registry.ts';
 import { createLocalEngines } from '../src/providers/local/index.ts';
 import { imagesEndpoint } from '../src/api/images.ts';
-import { bodyFieldsOf } from '../src/http/openapi.ts';
+import { bodyFieldsOf } from '../src/http/discovery/openapi.ts';
+import { paidCall } from '../src/payments/paid-call.ts';
 import { requestHash } from '../src/lib/canonical-json.ts';
+import { PAID_OPERATIONS } from '../src/http/paid/operations.ts';
+import { specErrorShape } from '../src/http/render-error.ts';
 import { decodeHeader } from '../src/x402/encoding.ts';
 import { transferWithAuthorizationTypes } from '../src/payments/facilitators/evm/eip3009-abi.ts';
 import type { NetworkName } from '../src/x402/networks.ts';
@@ -93,27 +96,23 @@ try {
   const context = { catalog, providers, media, mediaUrl: (id: string) => `${origin}/media/${id}` };
   const bodyFields = bodyFieldsOf(imagesEndpoint);
   const answers = new HttpPaymentAnswers(gate);
+  const operation = PAID_OPERATIONS.find((candidate) => candidate.capability === 'image')!;
   const makeCall = (paymentHeader: string | undefined): PaidCall => {
     const prepared = imagesEndpoint.prepare(BODY, context);
-    const hash = requestHash(imagesEndpoint.path, BODY);
-    return {
+    const facts = {
       payment: paymentFromHeaders((name) => (name === 'X-PAYMENT' ? paymentHeader : undefined)),
       network: NETWORK,
       names: HTTP_NAMES,
-      settleFirst: () => false,
       resource: `${origin}${imagesEndpoint.path}`,
-      model: prepared.model.id,
-      description: imagesEndpoint.description,
-      amount: prepared.amount,
-      maxTimeoutSeconds: config.maxTimeoutSeconds.image,
-      requestHash: hash,
-      work: () => timed('work', () => prepared.run()),
+      listing: { extensions: {} },
+      binding: { route: imagesEndpoint.path, body: BODY },
     };
+    return paidCall(config, operation, facts, { model: prepared.model.id, amount: prepared.amount, work: () => timed('work', () => prepared.run()) });
   };
 
   // The 402 a client would receive, and one funded buyer.
   const unpaid = makeCall(undefined);
-  const quote = answers.render(await gate.process(unpaid), { call: unpaid, bodyFields }, undefined);
+  const quote = answers.render(await gate.process(unpaid), unpaid, { bodyFields, errorShape: specErrorShape });
   // the gate hands 402 bodies over already serialised
   const required = (typeof quote.body === 'string' ? JSON.parse(quote.body) : quote.body) as PaymentRequired;
   const buyerKey = generatePrivateKey();

@@ -39,11 +39,11 @@ import type { Hono } from 'hono';
 import { pino } from 'pino';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { loadConfig } from '../src/config/load.ts';
-import { ENDPOINTS } from '../src/service.ts';
+import { PAID_OPERATIONS } from '../src/http/paid/operations.ts';
 import { CORS, createApp } from '../src/http/app.ts';
 import { HttpMetrics } from '../src/http/metrics.ts';
 import { PaymentGate, type GateDeps, type PaidCall, type PaymentOutcome } from '../src/payments/gate.ts';
-import { HttpPaymentAnswers } from '../src/http/payment-edge.ts';
+import { HttpPaymentAnswers } from '../src/http/paid/payment-edge.ts';
 import { answerFrame } from '../src/http/answer-frame.ts';
 import { SqliteLedger } from '../src/store/sqlite-ledger.ts';
 import { FileMediaStore } from '../src/media/file-media-store.ts';
@@ -175,7 +175,7 @@ function listen(app: Hono): Promise<URL> {
 const gatewayWith = (gate: PaymentGate) => {
   const metrics = new HttpMetrics();
   const frame = answerFrame({ log, metrics, cors: CORS });
-  return listen(createApp({ config, log, endpoints: ENDPOINTS, gate, answers: new HttpPaymentAnswers(gate), frame, catalog, providers, media, ledger, metrics, health: () => ({}) }));
+  return listen(createApp({ config, log, operations: PAID_OPERATIONS, gate, answers: new HttpPaymentAnswers(gate), frame, catalog, providers, media, ledger, metrics, health: () => ({}) }));
 };
 
 type Series = Record<'direct' | 'gateway' | 'payment' | 'gatewayNoPayment' | 'added' | 'hop' | 'server' | 'aiSdk' | 'fetchDiff' | 'upstreamFetch', number[]>;

@@ -18,6 +18,7 @@ export type ErrorCode =
   | 'range_not_satisfiable'
   | 'payment_in_progress'
   | 'settlement_pending'
+  | 'settlement_failed'
   | 'payment_attempts_exhausted'
   | 'upstream_error'
   | 'upstream_unavailable'

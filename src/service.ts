@@ -22,15 +22,13 @@ import type { PaymentRail } from './payments/rails.ts';
 import { ModelCatalog } from './providers/catalog.ts';
 import { ProviderRegistry } from './providers/registry.ts';
 import { createLocalEngines } from './providers/local/index.ts';
-import { chatEndpoint } from './api/chat-endpoint.ts';
-import { imagesEndpoint } from './api/images.ts';
-import { ttsEndpoint } from './api/tts.ts';
-import { CORS, ERROR_SHAPES, createApp, type AppDeps } from './http/app.ts';
-import { HttpPaymentAnswers } from './http/payment-edge.ts';
+import { CORS, createApp, type AppDeps } from './http/app.ts';
+import { ERROR_SHAPES, PAID_OPERATIONS } from './http/paid/operations.ts';
+import { HttpPaymentAnswers } from './http/paid/payment-edge.ts';
 import { answerFrame } from './http/answer-frame.ts';
 import { answerParserErrors, answerUnbuildableRequests, requireHost } from './http/parser-errors.ts';
 import { errorShapeByPath } from './http/render-error.ts';
-import { withQuoteLane } from './http/quote-lane.ts';
+import { withQuoteLane } from './http/paid/quote-lane.ts';
 import { HttpMetrics } from './http/metrics.ts';
 import { startTracing } from './tracing/otlp-tracing.ts';
 import { tracedPayments } from './tracing/traced-payments.ts';
@@ -43,8 +41,6 @@ import { NETWORKS } from './x402/networks.ts';
 import type { NetworkName } from './x402/networks.ts';
 import type { Ledger } from './store/ledger.ts';
 import type { MediaStore } from './media/media-store.ts';
-
-export const ENDPOINTS = [chatEndpoint, imagesEndpoint, ttsEndpoint] as const;
 
 export interface RunningService {
   url: string;
@@ -135,7 +131,7 @@ export async function startService(config: Config, options: { log?: Logger } = {
   const appDeps: AppDeps = {
     config,
     log,
-    endpoints: ENDPOINTS,
+    operations: PAID_OPERATIONS,
     gate,
     answers: new HttpPaymentAnswers(gate),
     frame: answerFrame({ log, metrics, cors: CORS }),

@@ -16,6 +16,7 @@ import type { RunningService } from '../src/service.ts';
 import { BATCH_SETTLEMENT_CONTRACT } from '../src/x402/batch-settlement.ts';
 import { ChannelClaimer } from '../src/payments/channels/channel-claimer.ts';
 import { wireRequirementOf } from '../src/payments/channels/channel-gate.ts';
+import { httpRoutes } from '../src/http/paid/operations.ts';
 
 const CHAT = { path: '/api/v1/ai/chat', body: { model: 'local/demo-bigram', prompt: 'Tell me about the sea', max_tokens: 32, options: { seed: 7 } } };
 const IMAGE = { path: '/api/v1/ai/images', body: { prompt: 'a red fox', n: 1, size: '256x256' } };
@@ -258,6 +259,21 @@ test('the official client refunds through a paid URL (GET): a partial refund, th
 
   // nothing left: a further refund is refused, and no money moves
   await assert.rejects(client.refund(IMAGE.path), /no remaining balance|refund_no_balance/);
+});
+
+test('every paid route takes a channel refund: the spec routes, /v1, and /v1/messages alike', async () => {
+  const buyer = await fundedEvmBuyer(service, ['base'], 10_000_000n);
+  const client = refunder(buyer, 2_000_000n);
+  assert.equal((await client.pay(IMAGE)).status, 200);
+  const paths = httpRoutes().map(({ route }) => route.path);
+  assert.ok(paths.includes('/v1/messages'));
+  const walletBefore = await balanceOf(service, 'base', buyer.address);
+  for (const path of paths) {
+    const refund = await client.refund(path, '1000');
+    assert.equal(refund.success, true, path);
+    assert.equal(refund.amount, '1000', path);
+  }
+  assert.equal(await balanceOf(service, 'base', buyer.address), walletBefore + 1000n * BigInt(paths.length));
 });
 
 test('a GET to a paid URL takes nothing but a refund: a voucher sent there is refused and charges nothing', async () => {

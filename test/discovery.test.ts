@@ -11,7 +11,17 @@ import { decodePaymentRequiredHeader } from '@x402/core/http';
 import { PaymentRequiredV2Schema } from '@x402/core/schemas';
 import { validateDiscoveryExtension } from '@x402/extensions/bazaar';
 
-const PAID_PATHS = ['/api/v1/ai/chat', '/api/v1/ai/images', '/api/v1/ai/tts'];
+// every route of every paid operation, in the table's order: each operation's spec route, then its other dialects
+const PAID_PATHS = [
+  '/api/v1/ai/chat',
+  '/v1/chat/completions',
+  '/v1/responses',
+  '/v1/messages',
+  '/api/v1/ai/images',
+  '/v1/images/generations',
+  '/api/v1/ai/tts',
+  '/v1/audio/speech',
+];
 
 async function priceOf(service: RunningService, path: string, body: unknown): Promise<bigint> {
   const response = await postJson(`${service.url}${path}`, body, { 'X-Network': 'base' });

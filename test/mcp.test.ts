@@ -15,6 +15,7 @@ import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import { ExactSvmScheme } from '@x402/svm/exact/client';
 import { toClientEvmSigner } from '@x402/evm';
 import { UptoEvmScheme } from '@x402/evm/upto/client';
+import { BatchSettlementEvmScheme } from '@x402/evm/batch-settlement/client';
 import { createPublicClient, http } from 'viem';
 import { validateDiscoveryExtension } from '@x402/extensions/bazaar';
 import { startTestService, postJson } from './support/service.ts';
@@ -280,6 +281,29 @@ describe('every scheme the requirements offer can pay', () => {
     assert.equal((result.structuredContent as any).charged.amount, receipt.amount);
     assert.equal(await balanceOf(service, 'base', buyer.address), buyerBefore - charged);
     assert.equal(await balanceOf(service, 'base', payTo), payToBefore + charged);
+  });
+});
+
+describe('payment channels over MCP', () => {
+  test('a voucher that disagrees with the server gets the channel\'s state for its payer, as over HTTP (the official client resynchronises from it)', async () => {
+    const buyer = await fundedEvmBuyer(service, ['base'], 10_000_000n);
+    const chain = createPublicClient({ transport: http(rpcUrl('base')) });
+    // a client that keeps its channel state, and one with none (a restarted agent): both sign for the same channel
+    const channelClient = () => new x402Client().register('eip155:8453', new BatchSettlementEvmScheme(toClientEvmSigner(buyer, chain), { depositStrategy: () => '1000000' }));
+    const args = { ...IMAGE_INPUT, network: 'base' };
+    const first = await channelClient().createPaymentPayload(await quote('generate_image', args));
+    assert.equal(first.accepted.scheme, 'batch-settlement');
+    const paid = await call('generate_image', args, first);
+    assert.equal(receiptOf(paid).success, true);
+    const price = BigInt(first.accepted.amount);
+
+    const stale = await channelClient().createPaymentPayload(await quote('generate_image', args));
+    const corrective = requiredOf(await call('generate_image', args, stale));
+    assert.match(corrective.error ?? '', /cumulative/);
+    const offer = corrective.accepts.find((accept) => accept.scheme === 'batch-settlement')!;
+    const state = (offer.extra as { channelState?: Record<string, string> }).channelState;
+    assert.ok(state, 'the corrective offer carries the channel state');
+    assert.equal(BigInt(state.chargedCumulativeAmount!), price, 'what the first call was charged');
   });
 });
 

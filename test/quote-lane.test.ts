@@ -1,4 +1,4 @@
-// The quote lane (src/http/quote-lane.ts) answers an unpaid call before the app does: its 402 must be the
+// The quote lane (src/http/paid/quote-lane.ts) answers an unpaid call before the app does: its 402 must be the
 // app's, header for header. A request with a query string always goes to the app (the lane takes exact paths
 // only), so each case asks both and compares; the values made fresh per answer (X-Request-Id, Date, the
 // sign-in-with-x nonce and timestamps) are set aside. Bodies the lane reads but does not answer reach the

@@ -12,6 +12,12 @@ import { decodeReceipt, fundedEvmBuyer } from './support/sandbox-wallet.ts';
 import { signEvmProof } from './support/evm-proof.ts';
 import { CHAT_PATH, CHAT_USAGE, startOpenAIUpstream, type OpenAIUpstream } from './support/openai-upstream.ts';
 import { sseData, until } from './support/sse.ts';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { x402Client } from '@x402/core/client';
+import type { PaymentRequired } from '@x402/core/types';
+import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import type { PaymentRequirements } from '../src/x402/types.ts';
 import type { RunningService } from '../src/service.ts';
 
@@ -198,4 +204,34 @@ test('a refused payment is a span too, marked as an error with its state', async
   assert.equal(span.status.code, 2, 'ERROR');
   assert.ok(['payment_required', 'refused'].includes(span.attributes['x402.payment.state'] as string));
   assert.equal(span.attributes['x402.amount.charged'], undefined, 'nothing charged');
+});
+
+test('a paid MCP tool call is one span, with the same GenAI and payment attributes as an HTTP call', async () => {
+  const mcp = new Client({ name: 'tracing-test', version: '1.0.0' });
+  await mcp.connect(new StreamableHTTPClientTransport(new URL(`${service.url}/mcp`)));
+  try {
+    const args = { model: 'up/chat', prompt: 'over MCP', network: 'base' };
+    const unpaid = (await mcp.callTool({ name: 'chat', arguments: args })) as CallToolResult;
+    const payment = await registerExactEvmScheme(new x402Client(), { signer: buyer }).createPaymentPayload(unpaid.structuredContent as unknown as PaymentRequired);
+    const result = (await mcp.callTool({ name: 'chat', arguments: args, _meta: { 'x402/payment': payment } })) as CallToolResult;
+    const receipt = result._meta?.['x402/payment-response'] as { transaction: string };
+    const span = await until('the tool call\'s span', () => spanOf(receipt.transaction));
+
+    assert.equal(span.name, 'chat up/chat');
+    const a = span.attributes;
+    assert.equal(a['gen_ai.operation.name'], 'chat');
+    assert.equal(a['gen_ai.request.model'], 'up/chat');
+    assert.equal(a['gen_ai.usage.output_tokens'], CHAT_USAGE.completion_tokens);
+    assert.equal(a['x402.scheme'], 'exact');
+    assert.equal(a['x402.network'], 'base');
+    assert.equal(a['x402.amount.charged'], payment.accepted.amount);
+    assert.equal(a['x402.payer'], buyer.address);
+    assert.equal(a['x402.payment.state'], 'delivered');
+    assert.equal(a['x402.verify.outcome'], 'valid');
+    assert.equal(a['x402.settle.outcome'], 'settled');
+    assert.equal(a['http.route'], 'mcp://tool/chat');
+    assert.notEqual(span.status.code, 2, 'not an error');
+  } finally {
+    await mcp.close();
+  }
 });

@@ -2,40 +2,32 @@
 import { Hono } from 'hono';
 import type { Logger } from 'pino';
 import type { Config } from '../config/load.ts';
-import type { Endpoint } from '../api/endpoint.ts';
 import type { PaymentGate } from '../payments/gate.ts';
 import type { ModelCatalog } from '../providers/catalog.ts';
 import type { ProviderRegistry } from '../providers/registry.ts';
 import type { MediaStore } from '../media/media-store.ts';
 import { mediaRoutes } from '../media/media-route.ts';
-import { PAYER_SIGNATURE_HEADER, PAYER_TIMESTAMP_HEADER, paymentRoutes } from './payments-route.ts';
-import { adminRoutes } from './admin-routes.ts';
-import { metricsToken, requireBearer } from './admin-auth.ts';
+import { PAYER_SIGNATURE_HEADER, PAYER_TIMESTAMP_HEADER, paymentRoutes } from './paid/payments-route.ts';
+import { adminRoutes } from './admin/admin-routes.ts';
+import { metricsToken, requireBearer } from './admin/admin-auth.ts';
 import type { Ledger } from '../store/ledger.ts';
-import { readJsonBody } from './read-json.ts';
 import type { CorsOptions } from './cors.ts';
 import { frameMiddlewares, type AnswerFrame } from './answer-frame.ts';
-import { endpointRoute } from './endpoint-route.ts';
-import { renderErrorBySurface, type SurfaceShape } from './render-error.ts';
-import { openaiErrorShape } from './openai/errors.ts';
+import { renderErrorBySurface } from './render-error.ts';
 import { unrouted } from './unrouted.ts';
-import { CHARGE_HEADERS, endpointContext, respondPaid } from './paid-route.ts';
-import { carriesPayment, PAYMENT_HEADERS, type HttpPaymentAnswers } from './payment-edge.ts';
-import { requestOrigin } from './origin.ts';
-import { requestHash } from '../lib/canonical-json.ts';
-import { OPENAI_ROUTES, openaiRoutes } from './openai/routes.ts';
-import { mountChannelRefunds } from './channel-refund-route.ts';
+import { answerPaidRoute, answerRefund, CHARGE_HEADERS, paidRoute } from './paid/paid-route.ts';
+import { carriesPayment, PAYMENT_HEADERS, type HttpPaymentAnswers } from './paid/payment-edge.ts';
+import { ERROR_SHAPES, httpRoutes, type PaidOperation } from './paid/operations.ts';
+import { openaiRoutes } from './openai/routes.ts';
+import { anthropicRoutes } from './anthropic/routes.ts';
+import { openApiDocument } from './discovery/openapi.ts';
+import { withPrices } from './discovery/openapi-prices.ts';
 import { withOpenAIRoutes } from './openai/openapi.ts';
-import { anthropicRoutes, MESSAGES_PATH } from './anthropic/routes.ts';
 import { withAnthropicRoutes } from './anthropic/openapi.ts';
-import { anthropicErrorShape } from './anthropic/errors.ts';
-import { openApiDocument } from './openapi.ts';
-import { docsRoutes } from './docs-page.ts';
-import { withPrices } from './openapi-prices.ts';
+import { docsRoutes } from './discovery/docs-page.ts';
 import { SIGN_IN_WITH_X_HEADER } from '../x402/sign-in-with-x.ts';
-import { paidResultForSignIn } from '../payments/sign-in-replay.ts';
-import { discoveryRoutes, paymentInfoByPath } from './discovery.ts';
-import { modelsListing } from './models-listing.ts';
+import { discoveryRoutes, paymentInfoByPath } from './discovery/discovery.ts';
+import { modelsListing } from './discovery/models-listing.ts';
 import type { HttpMetrics } from './metrics.ts';
 import type { Tracing } from '../tracing/paid-call-trace.ts';
 import type { ReadinessReport } from './readiness-checks.ts';
@@ -45,7 +37,8 @@ import { paidTools } from './mcp/tools.ts';
 export interface AppDeps {
   config: Config;
   log: Logger;
-  endpoints: readonly Endpoint[];
+  /** what is sold, on which routes (paid/operations.ts: PAID_OPERATIONS) */
+  operations: readonly PaidOperation[];
   gate: PaymentGate;
   /** the HTTP wire edge of the gate: its outcomes as answers (shared with the quote lane, for its 402 cache) */
   answers: HttpPaymentAnswers;
@@ -99,11 +92,14 @@ export const CORS: CorsOptions = {
   exposeHeaders: ['X-PAYMENT-RESPONSE', 'PAYMENT-REQUIRED', 'PAYMENT-RESPONSE', 'X-Request-Id', 'Retry-After', ...CHARGE_HEADERS],
 };
 
-/** Each surface's error shape by path prefix (the longest wins); the spec's shape everywhere else. */
-export const ERROR_SHAPES: readonly SurfaceShape[] = [
-  { prefix: '/v1/', shape: openaiErrorShape },
-  { prefix: MESSAGES_PATH, shape: anthropicErrorShape },
-];
+/** /openapi.json: every route of the table, the spec's, the OpenAI-compatible and the Anthropic-compatible ones, with prices. */
+function openApiDocumentOf(operations: readonly PaidOperation[], catalog: ModelCatalog, paymentInfo: ReadonlyMap<string, Record<string, unknown>>): Record<string, unknown> {
+  const routes = httpRoutes(operations);
+  const openai = routes.filter(({ route }) => route.surface === 'openai').map(({ operation, route }) => ({ ...route, description: operation.description }));
+  const anthropic = routes.filter(({ route }) => route.surface === 'anthropic').map(({ route }) => route);
+  const spec = withPrices(openApiDocument(operations, paymentInfo), operations, catalog);
+  return withAnthropicRoutes(withOpenAIRoutes(spec, openai, paymentInfo), anthropic, paymentInfo);
+}
 
 export function createApp(deps: AppDeps): Hono {
   const { config, log, gate, metrics } = deps;
@@ -111,33 +107,25 @@ export function createApp(deps: AppDeps): Hono {
 
   for (const middleware of frameMiddlewares(deps.frame, CORS)) app.use(middleware);
 
-  for (const endpoint of deps.endpoints) {
-    const routeFor = endpointRoute(endpoint, config, deps.catalog);
-    app.post(endpoint.path, async (c) => {
-      const body = await readJsonBody(c, config.bodyLimitBytes);
-      const route = routeFor(body, endpointContext(c, deps));
-      const signInHeader = c.req.header(SIGN_IN_WITH_X_HEADER);
-      if (signInHeader !== undefined && !carriesPayment((name) => c.req.header(name))) {
-        const hash = requestHash(endpoint.path, body);
-        const origin = requestOrigin(c, config);
-        const replay = await paidResultForSignIn({ header: signInHeader, origin, networks: gate.enabledNetworks, ledger: deps.ledger, requestHash: hash });
-        if (replay) return c.json(replay.body, replay.status as 200, { 'Cache-Control': 'private, no-store' });
-      }
-      return respondPaid(c, deps, route);
-    });
+  // every paid route of the table (paid/operations.ts): POST runs it; GET, from a payment channel's client,
+  // refunds the channel (x402 batch-settlement), any other GET is what it was, a 405 naming POST
+  for (const { operation, route } of httpRoutes(deps.operations)) {
+    const paid = paidRoute(operation, route, deps);
+    app.post(route.path, (c) => answerPaidRoute(c, deps, paid));
+    if (operation.refunds) {
+      app.use(route.path, async (c, next) => {
+        const refund = c.req.method === 'GET' && (c.req.header('X-Network') !== undefined || carriesPayment((name) => c.req.header(name)));
+        return refund ? answerRefund(c, deps, paid) : next();
+      });
+    }
   }
   app.route('/', anthropicRoutes(deps));
   app.route('/', openaiRoutes(deps));
-  // GET on each paid URL: payment channels' cooperative refunds (x402 batch-settlement)
-  mountChannelRefunds(app, deps, [
-    ...deps.endpoints.map((endpoint) => ({ path: endpoint.path, description: endpoint.description, bodyFields: {} })),
-    ...OPENAI_ROUTES.map((route) => ({ path: route.path, description: route.description, bodyFields: {} })),
-  ]);
 
   app.route('/', mcpRoutes(deps));
-  const mcpTools = paidTools(deps.endpoints, deps.catalog, gate.enabledNetworks, config.bodyLimitBytes).map((tool) => tool.name);
-  const discovery = { config, endpoints: deps.endpoints, catalog: deps.catalog, networks: gate.enabledNetworks, mcpTools };
-  const openapi = withAnthropicRoutes(withOpenAIRoutes(withPrices(openApiDocument(deps.endpoints, paymentInfoByPath(discovery)), deps.endpoints, deps.catalog)));
+  const mcpTools = paidTools(deps.operations, deps.catalog, gate.enabledNetworks, config.bodyLimitBytes).map((tool) => tool.name);
+  const discovery = { config, operations: deps.operations, catalog: deps.catalog, networks: gate.enabledNetworks, mcpTools };
+  const openapi = openApiDocumentOf(deps.operations, deps.catalog, paymentInfoByPath(discovery));
   app.get('/openapi.json', (c) => c.json(openapi));
   app.route('/', docsRoutes(openapi, { playground: config.sandbox.enabled }));
   app.get('/', (c) => c.redirect('/docs'));
@@ -164,7 +152,7 @@ export function createApp(deps: AppDeps): Hono {
 
   app.notFound(unrouted(app));
   // one error path (render-error.ts); under /v1 an OpenAI client reads OpenAI's error shape, also for a path or
-  // method no route there serves. A surface with its own shape adds itself to ERROR_SHAPES.
+  // method no route there serves: each surface of the table declares its prefix and shape (paid/operations.ts)
   app.onError(renderErrorBySurface(log, ERROR_SHAPES));
   return app;
 }

@@ -88,22 +88,6 @@ export function errorShapeByPath(surfaces: readonly SurfaceShape[]): (path: stri
   return (path) => byLength.find((surface) => path.startsWith(surface.prefix))?.shape ?? specErrorShape;
 }
 
-/**
- * A gate answer other than 200 and 402 (a 409 settlement pending, a 400 from the proof's checks), made in the spec's
- * shape, re-shaped for another surface; its headers kept and the `transaction` a pending settlement names kept.
- */
-export async function reshapeGateError(response: Response, shape: ErrorShape): Promise<Response> {
-  if (response.status === 200 || response.status === 402 || shape === specErrorShape) return response;
-  const body = (await response.json()) as { error?: string; code?: ErrorCode; field?: string; transaction?: string | null };
-  const shaped = shape({ status: response.status, code: body.code ?? 'internal_error', message: body.error ?? 'request failed', field: body.field, headers: {} });
-  const headers = new Headers(response.headers);
-  headers.delete('Content-Length');
-  return new Response(JSON.stringify(body.transaction === undefined ? shaped : { ...(shaped as object), transaction: body.transaction }), {
-    status: response.status,
-    headers,
-  });
-}
-
 /** Whether the client went away before we answered (its connection closed or the request stream aborted). */
 function clientClosed(c: Context): boolean {
   const incoming = (c.env as { incoming?: { aborted?: boolean; destroyed?: boolean; complete?: boolean; socket?: { destroyed?: boolean } } } | undefined)?.incoming;

@@ -1,6 +1,6 @@
 // The payment core: quote -> payment required, or match -> reserve -> verify -> work -> settle -> delivered.
 // It owns every money decision of a call and speaks only the internal model: a wire edge reads the proof in
-// (src/http/payment-edge.ts for HTTP headers, src/http/mcp/ for JSON-RPC `_meta`) and renders the outcome out.
+// (src/http/paid/payment-edge.ts for HTTP headers, src/http/mcp/ for JSON-RPC `_meta`) and renders the outcome out.
 //
 // Invariants:
 // - one payment key is reserved once, atomically, before verification; the work runs at most once per key;
@@ -16,13 +16,13 @@ import { LedgerUnavailableError, UNBOUNDED_ATTEMPTS, type Ledger, type PaymentRe
 import { OutcomeRecorder } from './outcome-recorder.ts';
 import type { MediaStore } from '../media/media-store.ts';
 import { facilitatorFor, type PaymentRail, type PaymentRails } from './rails.ts';
-import { acceptedMismatch, storedProof, storedRequirement, type PaymentProof, type PaymentRequirement, type SettlementReceipt, type Wire } from '../x402/model.ts';
+import { acceptedMismatch, storedProof, storedRequirement, type PaymentProof, type PaymentRequired, type PaymentRequirement, type SettlementReceipt, type Wire } from '../x402/model.ts';
 import { SchemeRegistry } from './schemes/registry.ts';
 import type { PaymentScheme, ProofIdentity } from './schemes/scheme.ts';
 import { isAcceptedProof, withinValidity } from './replay.ts';
 import { streamPlan } from './stream-validity.ts';
 import { NO_PAYMENT_OBSERVER, type PaymentLabels, type PaymentObserver } from './payment-metrics.ts';
-import { FACILITATOR_UNAVAILABLE, type PaidCall, type PaymentOutcome, type ReceivedPayment, type Refusal, type WorkResult } from './outcome.ts';
+import { FACILITATOR_UNAVAILABLE, type PaidCall, type PaymentOutcome, type ReceivedPayment, type Refusal, type SchemeName, type WorkResult } from './outcome.ts';
 import { ChannelGate } from './channels/channel-gate.ts';
 import type { ChannelObserver } from './channels/channel-metrics.ts';
 import { BATCH_SETTLEMENT_SCHEME } from '../x402/batch-settlement.ts';
@@ -66,6 +66,9 @@ const IN_PROGRESS: Refusal = {
   message: 'this payment is already being processed; retry shortly with the same proof',
   retryAfterSeconds: 1,
 };
+
+/** What of a call its offers depend on. */
+type OfferedCall = Pick<PaidCall, 'amount' | 'maxTimeoutSeconds' | 'resource' | 'description' | 'schemes'>;
 
 /** A payment matched to a rail, a scheme and the server's own requirement for this call. */
 interface Matched {
@@ -129,31 +132,62 @@ export class PaymentGate {
   }
 
   /**
-   * What a payment-required answer offers on these rails, in order: each rail's `exact`, and beside it `upto`
-   * for a metered call on a rail that has it, whether or not the call named its network (a client that names
-   * none is offered the same schemes). Also the v2 `extensions` those offers declare.
+   * What a payment-required answer offers on these rails, in order: each rail's `exact`, and beside it each other
+   * scheme the operation takes that the rail has (`upto`, payment channels), whether or not the call named its
+   * network (a client that names none is offered the same schemes). Also the v2 `extensions` those offers declare.
    */
-  offers(call: Pick<PaidCall, 'amount' | 'maxTimeoutSeconds' | 'resource' | 'description' | 'metered'>, rails: readonly PaymentRail[]) {
-    const metered = rails.filter((rail) => this.uptoOffered(rail, call));
-    // payment channels (batch-settlement) beside exact where the rail has them, whether or not the call named
-    // its network: a client that names none is offered the same schemes
-    const channels = this.channels ? rails.filter((rail) => rail.channels) : [];
-    const requirements = rails.flatMap((rail) => [
-      this.requirementFor(rail, call),
-      ...(metered.includes(rail) ? [this.requirementFor(rail, call, 'upto')] : []),
-      ...(channels.includes(rail) ? [this.requirementFor(rail, call, BATCH_SETTLEMENT_SCHEME)] : []),
-    ]);
-    const extensions: Record<string, unknown> = Object.assign(
-      {},
-      ...metered.map((rail) => rail.upto!.extensions),
-      ...channels.map((rail) => rail.channels!.extensions),
-    );
+  offers(call: OfferedCall, rails: readonly PaymentRail[]): { requirements: PaymentRequirement[]; extensions: Record<string, unknown> } {
+    const requirements: PaymentRequirement[] = [];
+    const extensions: Record<string, unknown> = {};
+    for (const rail of rails) {
+      requirements.push(this.requirementFor(rail, call));
+      if (this.offersUpto(rail, call)) {
+        requirements.push(this.requirementFor(rail, call, 'upto'));
+        Object.assign(extensions, rail.upto!.extensions);
+      }
+      if (this.offersChannels(rail, call)) {
+        requirements.push(this.requirementFor(rail, call, BATCH_SETTLEMENT_SCHEME));
+        Object.assign(extensions, rail.channels!.extensions);
+      }
+    }
     return { requirements, extensions };
   }
 
-  /** `upto` is offered for metered calls on rails that have it. */
-  private uptoOffered(rail: PaymentRail, call: Pick<PaidCall, 'metered'>): boolean {
-    return Boolean(call.metered && rail.upto);
+  /**
+   * The one payment-required answer of every transport: the outcome's reason and rails as the offers of this call,
+   * its amendment (a channel's state for its payer) applied, and what the operation declares beside them.
+   */
+  paymentRequired(call: OfferedCall & Pick<PaidCall, 'listing'>, outcome: Extract<PaymentOutcome, { kind: 'payment_required' }>): PaymentRequired {
+    const offers = this.offers(call, outcome.rails);
+    const { amend } = outcome;
+    const accepts = amend
+      ? offers.requirements.map((requirement) =>
+          requirement.scheme === amend.scheme && requirement.network === amend.network ? { ...requirement, extra: { ...requirement.extra, ...amend.extra } } : requirement,
+        )
+      : offers.requirements;
+    const { serviceName, tags, extensions } = call.listing;
+    return {
+      reason: outcome.reason,
+      resource: {
+        url: call.resource,
+        description: call.description,
+        mimeType: 'application/json',
+        ...(serviceName ? { serviceName } : {}),
+        ...(tags?.length ? { tags } : {}),
+      },
+      accepts,
+      extensions: { ...offers.extensions, ...extensions },
+    };
+  }
+
+  /** `upto` is offered for operations that take it, on rails that have it. */
+  private offersUpto(rail: PaymentRail, call: Pick<PaidCall, 'schemes'>): boolean {
+    return Boolean(rail.upto) && call.schemes.includes('upto');
+  }
+
+  /** Payment channels are offered for operations that take them, on rails whose escrow was found, with a ledger that keeps them. */
+  private offersChannels(rail: PaymentRail, call: Pick<PaidCall, 'schemes'>): boolean {
+    return Boolean(rail.channels && this.channels) && call.schemes.includes(BATCH_SETTLEMENT_SCHEME);
   }
 
   async process(call: PaidCall): Promise<PaymentOutcome> {
@@ -184,10 +218,11 @@ export class PaymentGate {
         message: `${call.names.network} is ${namedRail.network.name} but the payment is for ${rail.network.name}`,
       };
     }
-    if (call.refundOnly && !(proof.scheme === BATCH_SETTLEMENT_SCHEME && rail.channels && this.channels)) {
+    const channels = proof.scheme === BATCH_SETTLEMENT_SCHEME && this.offersChannels(rail, call);
+    if (call.refundOnly && !channels) {
       return required(`invalid_payment: only a ${BATCH_SETTLEMENT_SCHEME} refund is taken here; a paid call is a POST`, [rail]);
     }
-    if (proof.scheme === BATCH_SETTLEMENT_SCHEME && rail.channels && this.channels) {
+    if (channels && rail.channels && this.channels) {
       // a payment channel: per-channel state instead of one-use keys (payments/channels/channel-gate.ts)
       const requirement = this.requirementFor(rail, call, BATCH_SETTLEMENT_SCHEME);
       const mismatch = received.accepted && acceptedMismatch(received.accepted, requirement);
@@ -195,7 +230,7 @@ export class PaymentGate {
       return this.channels.handle({ call, rail: { ...rail, channels: rail.channels }, requirement, proof, wires: received.wires });
     }
     const scheme = this.schemes.get(proof.scheme, rail.network.family);
-    if (!scheme || (proof.scheme === 'upto' && !this.uptoOffered(rail, call))) {
+    if (!scheme || !call.schemes.includes(proof.scheme as SchemeName) || (proof.scheme === 'upto' && !this.offersUpto(rail, call))) {
       const accepted = this.schemes.names(rail.network.family).map((name) => `"${name}"`).join(', ');
       return required(`unsupported_scheme: ${proof.scheme} (accepted on ${rail.network.name}: ${accepted})`, [rail]);
     }

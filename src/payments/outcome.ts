@@ -1,5 +1,5 @@
 // What goes into the payment core and what comes out of it, in the internal model only: no header, no status
-// code, no wire document. A wire edge (src/http/payment-edge.ts for HTTP headers, src/http/mcp/ for JSON-RPC `_meta`)
+// code, no wire document. A wire edge (src/http/paid/payment-edge.ts for HTTP headers, src/http/mcp/ for JSON-RPC `_meta`)
 // reads a proof into a `ReceivedPayment` and renders a `PaymentOutcome` into its own documents.
 import type { NetworkName } from '../x402/networks.ts';
 import type { DecodedProof, PaymentRequirement, SettlementReceipt, Wire } from '../x402/model.ts';
@@ -22,10 +22,27 @@ export interface ReceivedPayment {
 export interface WireNames {
   /** the reason of a 402 answering a call that carried no payment */
   noPayment: string;
-  /** the client's choice of network */
+  /** the client's choice of network, in the reasons given back */
   network: string;
+  /** the field that carries it, for a refusal's `field` */
+  networkField: string;
+  /** where a payment is sent, for a refusal's `field` when the payment could not be read */
+  payment: string;
   /** the reason part of a 402 to a call that chose no network */
   noNetwork: string;
+  /** what to send again to get a result whose settlement is not confirmed yet */
+  sameAgain: string;
+}
+
+/** The x402 schemes an operation may be paid with (each offered where a rail has it). */
+export type SchemeName = 'exact' | 'upto' | 'batch-settlement';
+
+/** What a payment-required answer says of the operation beside its offers. */
+export interface Listing {
+  serviceName?: string | undefined;
+  tags?: string[] | undefined;
+  /** the operation's v2 `extensions` (bazaar, payment-identifier), fixed per route and origin */
+  extensions: Record<string, unknown>;
 }
 
 /** One call to a paid operation, whichever wire it came on. */
@@ -37,6 +54,10 @@ export interface PaidCall {
   names: WireNames;
   /** absolute URL (or URI) of the paid operation */
   resource: string;
+  /** what a payment-required answer says of the operation beside its offers */
+  listing: Listing;
+  /** the schemes offered for this operation, where a rail has them (`exact` on every rail) */
+  schemes: readonly SchemeName[];
   /** id of the model the call runs, recorded on the payment (revenue by model) */
   model: string;
   description: string;
@@ -46,10 +67,7 @@ export interface PaidCall {
   requestHash: string;
   /** whether to settle before running the work on this network (see settle-first.ts) */
   settleFirst: (network: NetworkName) => boolean;
-  /**
-   * The price is a ceiling and the work reports its actual cost: `upto` is offered beside `exact` on rails
-   * that have it (x402 v2), and settles that cost.
-   */
+  /** The price is a ceiling and the work reports its actual cost, which `upto` and payment channels charge. */
   metered?: boolean;
   /**
    * How long the work may still produce output after it starts (a stream), in seconds: a payment that

@@ -1,7 +1,7 @@
 // /playground and its assets, mounted in sandbox mode only (service.ts): a live gateway has no playground.
 import { fileURLToPath } from 'node:url';
 import { Hono } from 'hono';
-import { staticAsset } from '../http/static-asset.ts';
+import { staticAsset } from '../http/discovery/static-asset.ts';
 import { playgroundPage, type PlaygroundNetwork } from './page.ts';
 import { bundlePlaygroundScript } from './bundle.ts';
 

@@ -33,7 +33,7 @@ export interface CallStart {
   model: string;
   /** the catalog entry's provider (an upstream's name, or the local engine's) */
   provider: string;
-  /** the route's path (http.route) */
+  /** the route's path (http.route), or an MCP tool's resource */
   route: string;
   /** the quote, in atomic units (for a metered call, the most it may cost) */
   quoted: bigint;
@@ -160,14 +160,17 @@ export class Tracing {
     this.sink = sink;
   }
 
-  /** runs `call` inside a new trace; the span ends when the call answers, or a stream closes */
-  async trace(start: CallStart, call: () => Promise<Response>): Promise<Response> {
+  /**
+   * Runs `call` inside a new trace; the span ends when the call answers (`statusOf` its answer: an HTTP status, or
+   * what an MCP tool result stands for), or when a stream closes.
+   */
+  async trace<T>(start: CallStart, call: () => Promise<T>, statusOf: (answer: T) => number): Promise<T> {
     const trace = new PaidCallTrace(this.sink, start);
     return current.run(trace, async () => {
       try {
-        const response = await call();
-        trace.answered(response.status);
-        return response;
+        const answer = await call();
+        trace.answered(statusOf(answer));
+        return answer;
       } catch (error) {
         trace.failed(error);
         throw error;

@@ -1,6 +1,6 @@
 // The payment model: what the payment core, the schemes and the facilitators work on, whichever protocol
 // version and transport carried it. Each protocol version has its codec (src/x402/v1, src/x402/v2); each
-// transport its wire edge (src/http/payment-edge.ts, src/http/mcp/).
+// transport its wire edge (src/http/paid/payment-edge.ts, src/http/mcp/).
 import { NETWORKS, resolveNetworkName, type NetworkName } from './networks.ts';
 
 /** the x402 version whose headers carried a proof (and in which the answer is given) */
@@ -34,6 +34,26 @@ export interface PaymentProof {
 
 /** A proof as a codec read it: its network as the client spelled it (a v1 name or a CAIP-2 id), not yet resolved. */
 export type DecodedProof = Omit<PaymentProof, 'network'> & { network: string };
+
+/** A paid operation as a payment-required answer describes it (the x402 v2 `resource`). */
+export interface ResourceInfo {
+  url: string;
+  description: string;
+  mimeType: string;
+  serviceName?: string;
+  /** catalogue tags (bazaar: at most 5 of at most 32 printable ASCII characters) */
+  tags?: string[];
+}
+
+/** A payment-required answer before a codec puts it on its wire: why, what is sold, and what may be paid. */
+export interface PaymentRequired {
+  reason: string;
+  resource: ResourceInfo;
+  /** the offers, in order (a v1 answer keeps those of its schemes) */
+  accepts: PaymentRequirement[];
+  /** v2 `extensions` the offers and the operation declare */
+  extensions: Record<string, unknown>;
+}
 
 /** The outcome of a settlement as the client is told, before a codec puts it on its wire. */
 export interface SettlementReceipt {

@@ -4,13 +4,7 @@
 // http/render-error.ts (errorAnswer). The 402 stays the x402 one (its PAYMENT-REQUIRED header and body are what
 // a paying client reads).
 import type { ErrorShape } from '../render-error.ts';
-import { reshapeGateError } from '../render-error.ts';
 import { anthropicErrorBody } from '../../api/anthropic/error-body.ts';
 
 /** The Anthropic surface's ErrorShape. */
 export const anthropicErrorShape: ErrorShape = ({ status, message }) => anthropicErrorBody(status, message);
-
-/** A gate answer other than 200 and 402 (409 settlement pending, 502 upstream) rewritten in Anthropic's shape, headers kept. */
-export function asAnthropicError(response: Response): Promise<Response> {
-  return reshapeGateError(response, anthropicErrorShape);
-}

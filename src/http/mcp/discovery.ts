@@ -5,7 +5,7 @@ import { declareDiscoveryExtension } from '@x402/extensions/bazaar';
 import { declarePaymentIdentifierExtension, PAYMENT_IDENTIFIER } from '@x402/extensions/payment-identifier';
 import type { Config } from '../../config/load.ts';
 import type { ModelCatalog } from '../../providers/catalog.ts';
-import { BAZAAR, compactSchema } from '../bazaar.ts';
+import { BAZAAR, compactSchema } from '../discovery/bazaar.ts';
 import { NETWORKS, type NetworkName } from '../../x402/networks.ts';
 import type { PaidTool } from './tools.ts';
 
@@ -27,7 +27,7 @@ export function toolExtensions(tool: PaidTool, catalog: ModelCatalog): Record<st
 }
 
 function bazaarMcpExtension(tool: PaidTool, catalog: ModelCatalog): unknown {
-  const { endpoint } = tool;
+  const { endpoint } = tool.operation;
   const model = catalog.models.some((m) => m.capability === endpoint.capability) ? catalog.resolve(endpoint.capability, undefined) : undefined;
   const example = model && endpoint.example?.(model, '');
   const declared = declareDiscoveryExtension({

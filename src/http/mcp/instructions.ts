@@ -4,7 +4,7 @@ import { MODELS_TOOL, type PaidTool } from './tools.ts';
 
 export function mcpInstructions(tools: readonly PaidTool[], networks: readonly NetworkName[]): string {
   return [
-    `Paid AI generation: ${tools.map((tool) => `${tool.name} (${tool.endpoint.description.toLowerCase()})`).join(', ')}. Each call is paid in USDC through x402 (the x402 MCP transport); ${MODELS_TOOL} is free and lists the models with their prices.`,
+    `Paid AI generation: ${tools.map((tool) => `${tool.name} (${tool.operation.description.toLowerCase()})`).join(', ')}. Each call is paid in USDC through x402 (the x402 MCP transport); ${MODELS_TOOL} is free and lists the models with their prices.`,
     'How to pay:',
     '1. Call the tool without payment. The result has isError: true and structuredContent holding the x402 v2 PaymentRequired for exactly that input: accepts[] lists every network and scheme you may pay with, amounts in USDC atomic units (6 decimals). Pass `network` to be offered just that network with every scheme it has.',
     '2. Sign one of the accepted requirements with an x402 client (an x402Client of @x402/core with the exact scheme of @x402/evm or @x402/svm) and call the tool again with the SAME arguments and the PaymentPayload object in params._meta["x402/payment"].',

@@ -1,19 +1,19 @@
 // The MCP wire edge of the payment core (x402's MCP transport): the PaymentPayload object of
 // `_meta["x402/payment"]` in, the core's outcome out as the objects MCP payment clients read (the v2
-// PaymentRequired, the SettleResponse). The same core as HTTP's (payments/gate.ts): one ledger, one set of
-// requirements, the same rules; only the documents' carrier differs.
-import type { WorkOutput } from '../../api/endpoint.ts';
+// PaymentRequired, the SettleResponse). The same core as HTTP's: the one call builder (payments/paid-call.ts), one
+// ledger, the one PaymentRequired (PaymentGate.paymentRequired, a channel's state included), the same traces and
+// metrics (paid/observed-call.ts); only the documents' carrier differs.
+import type { PreparedCall } from '../../api/endpoint.ts';
 import type { Config } from '../../config/load.ts';
 import type { TokenUsage } from '../../pricing/token-usage.ts';
 import type { PaymentGate } from '../../payments/gate.ts';
-import type { PaidCall, PaymentOutcome, ReceivedPayment, WireNames } from '../../payments/outcome.ts';
-import { settlesFirst } from '../../payments/settle-first.ts';
+import type { ReceivedPayment, WireNames } from '../../payments/outcome.ts';
+import { paidCall } from '../../payments/paid-call.ts';
 import { ApiError } from '../../errors.ts';
-import { requestHash } from '../../lib/canonical-json.ts';
 import { paymentIdOf, v2PaymentRequired, v2ProofFromPayload, v2SettleResponse, type V2PaymentRequired } from '../../x402/v2/codec.ts';
-import { refusalError, v2ResourceOf } from '../payment-edge.ts';
-import type { PaidRoute } from '../paid-route.ts';
-import type { HttpMetrics } from '../metrics.ts';
+import { outcomeError, type OutcomeError } from '../paid/payment-edge.ts';
+import { countedWork, traced, traceOutcome, type ObservedDeps } from '../paid/observed-call.ts';
+import { toolResource, type PaidTool } from './tools.ts';
 
 export const PAYMENT_META = 'x402/payment';
 export const PAYMENT_RESPONSE_META = 'x402/payment-response';
@@ -23,31 +23,32 @@ const PAYMENT_FIELD = `_meta["${PAYMENT_META}"]`;
 const MCP_NAMES: WireNames = {
   noPayment: `payment required: call again with a PaymentPayload in ${PAYMENT_FIELD}`,
   network: 'network argument',
+  networkField: 'network',
   noNetwork: 'no network argument was given',
+  payment: PAYMENT_FIELD,
+  sameAgain: `the SAME tool input and ${PAYMENT_FIELD}`,
 };
 
 /** The x402 v2 SettleResponse as `_meta["x402/payment-response"]` carries it. */
 export type SettleResponse = Record<string, unknown>;
 
-/** What became of a paid tool call. Refusals that are no matter of the payment's terms are thrown as ApiError. */
+/** What became of a paid tool call. */
 export type ToolPayment =
   | { kind: 'delivered'; body: unknown; charged: bigint; usage: Partial<TokenUsage> | undefined; receipt: SettleResponse }
   /** no payment, or one that was refused (its reason in `required.error`); `receipt`: the settlement that failed */
   | { kind: 'payment_required'; required: V2PaymentRequired; receipt?: SettleResponse }
-  /** settlement sent, outcome not known yet: the same payment, sent again, gets the result */
-  | { kind: 'pending'; transaction: string | null };
+  /** anything else: a settlement still pending (the same payment, sent again, gets the result), a refusal */
+  | { kind: 'error'; error: OutcomeError };
 
-export interface McpPaymentDeps {
+export interface McpPaymentDeps extends ObservedDeps {
   config: Config;
   gate: PaymentGate;
-  metrics: HttpMetrics;
 }
 
 export interface PaidToolCall {
-  /** the endpoint's prepared call for the tool's input */
-  route: PaidRoute;
-  /** `mcp://tool/<name>`: the resource paid for */
-  resource: string;
+  tool: PaidTool;
+  /** the tool's input as its route's prepared call */
+  prepared: PreparedCall;
   /** the tool's v2 `extensions` (bazaar's MCP form, payment-identifier) */
   extensions: Record<string, unknown>;
   /** the tool input exactly as called: a proof is honoured only for the input it paid */
@@ -67,59 +68,48 @@ export function paymentFromMeta(value: unknown): ReceivedPayment | string {
   return { proof: v2.proof, wires: [2], accepted: v2.accepted, source: PAYMENT_FIELD, ...(id === undefined ? {} : { paymentId: id }) };
 }
 
-export async function payForTool(deps: McpPaymentDeps, tool: PaidToolCall): Promise<ToolPayment> {
-  const { route } = tool;
-  let usage: Partial<TokenUsage> | undefined;
-  const work = () =>
-    deps.metrics.timeGeneration(route.capability, route.prepared.model.id, async (): Promise<WorkOutput> => {
-      const output = await route.prepared.run();
-      usage = output.usage;
-      return output;
-    });
-  const payment = tool.payment === undefined ? undefined : paymentFromMeta(tool.payment);
-  const call: PaidCall = {
-    payment,
-    network: tool.network,
-    names: MCP_NAMES,
-    resource: tool.resource,
-    model: route.prepared.model.id,
-    description: route.description,
-    amount: route.prepared.amount,
-    maxTimeoutSeconds: deps.config.maxTimeoutSeconds[route.capability],
-    // binds a proof to this tool and this exact input
-    requestHash: payment === undefined ? '' : requestHash(tool.resource, tool.input),
-    settleFirst: (network) => settlesFirst(deps.config.settleFirst, network, route.capability),
-    metered: route.metered === true,
-    work,
-  };
-  const outcome = await deps.gate.process(call);
-  switch (outcome.kind) {
-    case 'delivered':
-      return { kind: 'delivered', body: outcome.body, charged: outcome.receipt.amount ?? route.prepared.amount, usage: usage ?? route.usageOf?.(outcome.body), receipt: v2SettleResponse(outcome.receipt) };
-    case 'payment_required':
-      return {
-        kind: 'payment_required',
-        required: paymentRequired(deps, call, tool, outcome),
-        ...(outcome.failed ? { receipt: v2SettleResponse(outcome.failed.receipt) } : {}),
-      };
-    case 'pending':
-      return { kind: 'pending', transaction: outcome.transaction };
-    case 'refused': {
-      const error = refusalError(outcome, payment);
-      const field = outcome.subject === 'network' ? 'network' : outcome.subject === 'payment' ? PAYMENT_FIELD : undefined;
-      throw new ApiError(error.status, error.code, outcome.message, { headers: error.headers, ...(field ? { field } : {}) });
+/** A paid tool call through the gate, traced and metered as an HTTP call is. */
+export function payForTool(deps: McpPaymentDeps, call: PaidToolCall): Promise<ToolPayment> {
+  const { operation } = call.tool;
+  const payment = call.payment === undefined ? undefined : paymentFromMeta(call.payment);
+  const resource = toolResource(call.tool.name);
+  const statusOf = (answer: ToolPayment) => (answer.kind === 'delivered' ? 200 : answer.kind === 'payment_required' ? 402 : answer.error.status);
+  return traced(deps, { capability: operation.capability, route: resource, prepared: call.prepared, paid: payment !== undefined }, async (): Promise<ToolPayment> => {
+    const work = countedWork(deps, operation.capability, call.prepared.model.id);
+    const { service } = deps.config;
+    const paid = paidCall(
+      deps.config,
+      operation,
+      {
+        payment,
+        network: call.network,
+        names: MCP_NAMES,
+        resource,
+        listing: { serviceName: service.name, tags: service.tags, extensions: call.extensions },
+        // binds a proof to this tool and this exact input
+        binding: { route: resource, body: call.input },
+      },
+      { model: call.prepared.model.id, amount: call.prepared.amount, work: () => work.count(() => call.prepared.run()) },
+    );
+    const outcome = await deps.gate.process(paid);
+    traceOutcome(outcome);
+    switch (outcome.kind) {
+      case 'delivered':
+        return {
+          kind: 'delivered',
+          body: outcome.body,
+          charged: outcome.receipt.amount ?? call.prepared.amount,
+          usage: work.usage() ?? call.tool.route.usageOf?.(outcome.body),
+          receipt: v2SettleResponse(outcome.receipt),
+        };
+      case 'payment_required':
+        return {
+          kind: 'payment_required',
+          required: v2PaymentRequired(deps.gate.paymentRequired(paid, outcome)),
+          ...(outcome.failed ? { receipt: v2SettleResponse(outcome.failed.receipt) } : {}),
+        };
+      default:
+        return { kind: 'error', error: outcomeError(outcome, paid) };
     }
-  }
-}
-
-/** The v2 PaymentRequired of a tool call: the core's offers for the rails it names, the tool's extensions. */
-function paymentRequired(deps: McpPaymentDeps, call: PaidCall, tool: PaidToolCall, outcome: Extract<PaymentOutcome, { kind: 'payment_required' }>): V2PaymentRequired {
-  const offers = deps.gate.offers(call, outcome.rails);
-  const { service } = deps.config;
-  return v2PaymentRequired({
-    error: outcome.reason,
-    resource: v2ResourceOf({ call, serviceName: service.name, tags: service.tags }),
-    accepts: offers.requirements,
-    extensions: { ...offers.extensions, ...tool.extensions },
-  });
+  }, statusOf);
 }

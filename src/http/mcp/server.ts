@@ -3,20 +3,20 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
-import type { Endpoint } from '../../api/endpoint.ts';
 import { ApiError } from '../../errors.ts';
-import { endpointRoute } from '../endpoint-route.ts';
-import { endpointContextAt, type PaidRouteDeps } from '../paid-route.ts';
+import { endpointContextAt, type PaidRouteDeps } from '../paid/paid-route.ts';
+import type { PaidOperation } from '../paid/operations.ts';
 import { toApiError } from '../render-error.ts';
-import { modelsListing } from '../models-listing.ts';
-import { endpointBody, MODELS_TOOL, MODELS_TOOL_DEFINITION, paidTools, toolResource, type PaidTool } from './tools.ts';
+import { modelsListing } from '../discovery/models-listing.ts';
+import { endpointBody, MODELS_TOOL, MODELS_TOOL_DEFINITION, paidTools, type PaidTool } from './tools.ts';
 import { packageVersion, toolExtensions } from './discovery.ts';
 import { PAYMENT_META, payForTool } from './payment-edge.ts';
-import { deliveredResult, errorResult, paymentRequiredResult, pendingResult } from './tool-results.ts';
+import { deliveredResult, errorResult, paymentRequiredResult } from './tool-results.ts';
 import { mcpInstructions } from './instructions.ts';
 
 export interface McpDeps extends PaidRouteDeps {
-  endpoints: readonly Endpoint[];
+  /** what is sold (paid/operations.ts): a tool per operation */
+  operations: readonly PaidOperation[];
   log: Logger;
 }
 
@@ -30,10 +30,8 @@ const SERVER_INFO = { name: 'x402-ai-gateway', title: 'x402 AI gateway', version
 
 export function mcpSurface(deps: McpDeps): McpSurface {
   const { config, catalog } = deps;
-  const tools = paidTools(deps.endpoints, catalog, deps.gate.enabledNetworks, config.bodyLimitBytes);
-  const byName = new Map(
-    tools.map((tool) => [tool.name, { tool, routeFor: endpointRoute(tool.endpoint, config, catalog), extensions: toolExtensions(tool, catalog) }]),
-  );
+  const tools = paidTools(deps.operations, catalog, deps.gate.enabledNetworks, config.bodyLimitBytes);
+  const byName = new Map(tools.map((tool) => [tool.name, { tool, extensions: toolExtensions(tool, catalog) }]));
   const listed = [
     ...tools.map((tool) => ({ name: tool.name, title: tool.title, description: tool.description, inputSchema: tool.inputSchema, annotations: { openWorldHint: true } })),
     MODELS_TOOL_DEFINITION,
@@ -50,15 +48,15 @@ export function mcpSurface(deps: McpDeps): McpSurface {
     for (const field of ['stream', 'stream_options']) {
       if (field in body) throw new ApiError(400, 'invalid_request', `${field} is not a tool input: a tool result is one message`, { field });
     }
-    const route = entry.routeFor(body, endpointContextAt(origin, deps));
-    const payment = await payForTool(deps, { route, resource: toolResource(name), extensions: entry.extensions, input, payment: meta?.[PAYMENT_META], network });
+    const prepared = entry.tool.route.prepare(body, endpointContextAt(origin, deps));
+    const payment = await payForTool(deps, { tool: entry.tool, prepared, extensions: entry.extensions, input, payment: meta?.[PAYMENT_META], network });
     switch (payment.kind) {
       case 'delivered':
-        return deliveredResult(entry.tool.endpoint.capability, payment, deps.media);
+        return deliveredResult(entry.tool.operation.capability, payment, deps.media);
       case 'payment_required':
         return paymentRequiredResult(payment.required, payment.receipt);
-      case 'pending':
-        return pendingResult(payment);
+      case 'error':
+        return errorResult(payment.error);
     }
   }
 

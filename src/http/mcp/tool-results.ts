@@ -6,7 +6,7 @@ import type { CallToolResult, ContentBlock } from '@modelcontextprotocol/sdk/typ
 import type { ChatResponse, ImageResponse, TtsResponse } from '../../api/schemas.ts';
 import type { Capability } from '../../config/schema.ts';
 import { isMediaId, type MediaStore } from '../../media/media-store.ts';
-import type { ApiError } from '../../errors.ts';
+import type { OutcomeError } from '../paid/payment-edge.ts';
 import { formatUsdc } from '../../pricing/usdc.ts';
 import type { V2PaymentRequired } from '../../x402/v2/codec.ts';
 import { PAYMENT_RESPONSE_META, type SettleResponse, type ToolPayment } from './payment-edge.ts';
@@ -25,20 +25,20 @@ export function paymentRequiredResult(required: V2PaymentRequired, failedSettlem
   };
 }
 
-export function pendingResult(payment: Extract<ToolPayment, { kind: 'pending' }>): CallToolResult {
-  const error = {
-    code: 'settlement_pending',
-    message: 'the settlement was sent but is not confirmed yet: call the tool again with the SAME input and _meta["x402/payment"] to receive the result; do not pay again',
-    transaction: payment.transaction,
-  };
-  return { isError: true, structuredContent: { error }, content: [{ type: 'text', text: JSON.stringify({ error }) }] };
-}
-
-/** A refusal that is not about the payment's terms (bad input, a proof being used, a failed model): nothing was charged unless it says so. */
-export function errorResult(error: ApiError): CallToolResult {
-  const body = { status: error.status, code: error.code, message: error.message, ...(error.field ? { field: error.field } : {}) };
+/**
+ * Any other answer (bad input, a proof being used, a settlement still pending, a failed model): its status, code and
+ * words as the HTTP routes give them; nothing was charged unless it says so.
+ */
+export function errorResult(error: Pick<OutcomeError, 'status' | 'code' | 'message' | 'field' | 'headers' | 'transaction'>): CallToolResult {
   const retryAfter = error.headers['Retry-After'];
-  const stated = retryAfter ? { ...body, retryAfterSeconds: Number(retryAfter) } : body;
+  const stated = {
+    status: error.status,
+    code: error.code,
+    message: error.message,
+    ...(error.field ? { field: error.field } : {}),
+    ...(retryAfter ? { retryAfterSeconds: Number(retryAfter) } : {}),
+    ...(error.transaction === undefined ? {} : { transaction: error.transaction }),
+  };
   return { isError: true, structuredContent: { error: stated }, content: [{ type: 'text', text: JSON.stringify({ error: stated }) }] };
 }
 

@@ -1,14 +1,13 @@
-// The MCP tools: one per paid endpoint, its input the endpoint's own body (the JSON Schema of the same zod
-// schema that validates HTTP bodies) plus `network`, and one free tool listing the models and their prices.
-import type { Endpoint } from '../../api/endpoint.ts';
-import type { Capability } from '../../config/schema.ts';
+// The MCP tools: one per paid operation of the table (paid/operations.ts), its input the spec route's own body (the
+// JSON Schema of the same zod schema that validates HTTP bodies) plus `network`, and one free tool listing the
+// models and their prices.
 import type { ModelCatalog } from '../../providers/catalog.ts';
-import { jsonSchema } from '../openapi-schema.ts';
+import type { OperationRoute, PaidOperation } from '../paid/operations.ts';
+import { jsonSchema } from '../discovery/openapi-schema.ts';
 import { NETWORKS, type NetworkName } from '../../x402/networks.ts';
 import { capabilityPriceRange } from '../../pricing/price-range.ts';
 import { formatUsdc } from '../../pricing/usdc.ts';
 
-export const TOOL_NAMES: Record<Capability, string> = { chat: 'chat', image: 'generate_image', speech: 'text_to_speech' };
 export const MODELS_TOOL = 'list_models';
 
 /** Body fields of the HTTP routes a tool does not take: an MCP result is one message, never server-sent events. */
@@ -16,7 +15,9 @@ const HTTP_ONLY_FIELDS = ['stream', 'stream_options'];
 
 export interface PaidTool {
   name: string;
-  endpoint: Endpoint;
+  operation: PaidOperation;
+  /** the route whose body the tool takes and whose translator prepares it: the spec's */
+  route: OperationRoute;
   title: string;
   description: string;
   inputSchema: Record<string, unknown>;
@@ -25,28 +26,29 @@ export interface PaidTool {
 /** `mcp://tool/<name>`: the resource a tool's payment is for (the x402 MCP transport's convention). */
 export const toolResource = (name: string) => `mcp://tool/${name}`;
 
-/** The paid tools of the endpoints that have a model to run (as /.well-known/x402 lists only those). */
-export function paidTools(endpoints: readonly Endpoint[], catalog: ModelCatalog, networks: readonly NetworkName[], bodyLimitBytes: number): PaidTool[] {
-  return endpoints.flatMap((endpoint) => {
-    const range = capabilityPriceRange(catalog.models, endpoint.capability, bodyLimitBytes);
-    if (!range) return [];
-    const name = TOOL_NAMES[endpoint.capability];
+/** The paid tools of the operations that have a model to run (as /.well-known/x402 lists only those). */
+export function paidTools(operations: readonly PaidOperation[], catalog: ModelCatalog, networks: readonly NetworkName[], bodyLimitBytes: number): PaidTool[] {
+  return operations.flatMap((operation) => {
+    const range = capabilityPriceRange(catalog.models, operation.capability, bodyLimitBytes);
+    const route = operation.routes.find((candidate) => candidate.surface === 'spec');
+    if (!range || !route) return [];
     const price = range.min === range.max ? `${formatUsdc(range.min)} USDC` : `${formatUsdc(range.min)} to ${formatUsdc(range.max)} USDC`;
     return [
       {
-        name,
-        endpoint,
-        title: endpoint.summary,
-        description: `${endpoint.description} (POST ${endpoint.path} as a tool). Paid per call in USDC through x402: ${price}, priced from the input. Call it without payment to get the exact price; see the server instructions.`,
-        inputSchema: toolInputSchema(endpoint, networks),
+        name: operation.tool,
+        operation,
+        route,
+        title: operation.endpoint.summary,
+        description: `${operation.description} (POST ${route.path} as a tool). Paid per call in USDC through x402: ${price}, priced from the input. Call it without payment to get the exact price; see the server instructions.`,
+        inputSchema: toolInputSchema(route, networks),
       },
     ];
   });
 }
 
-/** The endpoint's body schema without the HTTP-only fields, and `network` (X-Network on the HTTP routes). */
-export function toolInputSchema(endpoint: Endpoint, networks: readonly NetworkName[]): Record<string, unknown> {
-  const schema = jsonSchema(endpoint.requestSchema);
+/** The route's body schema without the HTTP-only fields, and `network` (X-Network on the HTTP routes). */
+export function toolInputSchema(route: OperationRoute, networks: readonly NetworkName[]): Record<string, unknown> {
+  const schema = jsonSchema(route.requestSchema);
   const properties = { ...(schema.properties as Record<string, unknown>) };
   for (const field of HTTP_ONLY_FIELDS) delete properties[field];
   properties.network = {

@@ -1,15 +1,22 @@
 // The /v1 routes and the chat event streams in the OpenAPI document, from the same zod schemas that validate them.
-import { jsonSchema } from '../openapi-schema.ts';
-import { TAGS } from '../openapi.ts';
-import { OPENAI_ROUTES } from './routes.ts';
+import { jsonSchema } from '../discovery/openapi-schema.ts';
+import { TAGS } from '../discovery/openapi.ts';
+import type { OperationRoute } from '../paid/operations.ts';
 import { responsesEventSchema, responsesResponseSchema } from '../../api/openai/responses-schemas.ts';
 import { openaiChatChunkSchema, openaiChatResponseSchema, openaiErrorSchema, openaiImageResponseSchema, openaiModelListSchema } from '../../api/openai/schemas.ts';
 
 const SPEC_CHAT_STREAM =
   'With stream: true, text/event-stream: `data: { id, model, delta }` per piece of text as produced, then `data:` this 200 body plus `x402` (the settlement receipt: success, transaction, network, payer, amount), then `data: [DONE]`; a stream that stops short ends with `data: { error, code }`.';
 
-/** Adds the /v1 paths to the document, and the event stream to the spec chat route's 200. */
-export function withOpenAIRoutes(document: Record<string, unknown>): Record<string, unknown> {
+/**
+ * Adds the OpenAI-compatible paid routes of the table (and the free /v1/models) to the document, and the event
+ * stream to the spec chat route's 200.
+ */
+export function withOpenAIRoutes(
+  document: Record<string, unknown>,
+  routes: readonly (OperationRoute & { description: string })[],
+  paymentInfo: ReadonlyMap<string, Record<string, unknown>>,
+): Record<string, unknown> {
   const paths = { ...(document.paths as Record<string, any>) };
   const chat = paths['/api/v1/ai/chat']?.post?.responses?.['200'];
   if (chat) {
@@ -29,11 +36,12 @@ export function withOpenAIRoutes(document: Record<string, unknown>): Record<stri
     '/v1/images/generations': { 'application/json': { schema: jsonSchema(openaiImageResponseSchema, 'output') } },
     '/v1/audio/speech': { 'audio/*': { schema: { type: 'string', format: 'binary' } } },
   };
-  for (const route of OPENAI_ROUTES) {
+  for (const route of routes) {
     paths[route.path] = {
       post: {
         tags: [TAGS.openai.name],
         summary: `${route.description} (OpenAI-compatible)`,
+        ...(paymentInfo.has(route.path) ? { 'x-payment-info': paymentInfo.get(route.path) } : {}),
         requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(route.requestSchema) } } },
         responses: {
           '200': { description: 'Paid result; X-Payment-Amount, X-Payment-Amount-USDC and (chat) X-Usage-* headers (a chat stream paid under upto: the amount only in its last event)', content: ok[route.path] },

@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import { isValidPaymentId, PAYMENT_IDENTIFIER } from '@x402/extensions/payment-identifier';
 import { decodeHeader, encodeHeader } from '../encoding.ts';
-import { caip2Of, type DecodedProof, type PaymentRequirement, type SettlementReceipt } from '../model.ts';
+import { caip2Of, type DecodedProof, type PaymentRequired, type PaymentRequirement, type ResourceInfo, type SettlementReceipt } from '../model.ts';
 
 export const V2_REQUIRED_HEADER = 'PAYMENT-REQUIRED';
 export const V2_PROOF_HEADER = 'PAYMENT-SIGNATURE';
@@ -19,14 +19,8 @@ export interface V2Requirements {
   extra: Record<string, unknown>;
 }
 
-export interface V2Resource {
-  url: string;
-  description: string;
-  mimeType: string;
-  serviceName?: string;
-  /** catalogue tags (bazaar: at most 5 of at most 32 printable ASCII characters) */
-  tags?: string[];
-}
+/** the v2 `resource`: the model's, as it is */
+export type V2Resource = ResourceInfo;
 
 export interface V2PaymentRequired {
   x402Version: 2;
@@ -72,18 +66,11 @@ export function v2Requirements(requirement: PaymentRequirement): V2Requirements 
   };
 }
 
-export interface V2PaymentRequiredParts {
-  error: string;
-  resource: V2Resource;
-  accepts: PaymentRequirement[];
-  extensions: Record<string, unknown>;
-}
-
 /** The PAYMENT-REQUIRED document (its JSON, before base64). */
-export function v2PaymentRequired(document: V2PaymentRequiredParts): V2PaymentRequired {
+export function v2PaymentRequired(document: PaymentRequired): V2PaymentRequired {
   const required: V2PaymentRequired = {
     x402Version: 2,
-    error: document.error,
+    error: document.reason,
     resource: document.resource,
     accepts: document.accepts.map(v2Requirements),
   };
@@ -91,7 +78,7 @@ export function v2PaymentRequired(document: V2PaymentRequiredParts): V2PaymentRe
   return required;
 }
 
-export function v2PaymentRequiredHeader(document: V2PaymentRequiredParts): string {
+export function v2PaymentRequiredHeader(document: PaymentRequired): string {
   return encodeHeader(v2PaymentRequired(document));
 }
 

@@ -1,10 +1,11 @@
 // The OpenAPI 3.1 document, generated from the same zod schemas that validate requests.
 import { z } from 'zod';
-import type { Endpoint } from '../api/endpoint.ts';
-import { NETWORK_NAMES } from '../x402/networks.ts';
-import { adminOpenApi } from './admin-openapi.ts';
+import type { Endpoint } from '../../api/endpoint.ts';
+import type { PaidOperation } from '../paid/operations.ts';
+import { NETWORK_NAMES } from '../../x402/networks.ts';
+import { adminOpenApi } from '../admin/admin-openapi.ts';
 import { jsonContent, jsonSchema } from './openapi-schema.ts';
-import { PAYMENT_STATES } from '../store/ledger.ts';
+import { PAYMENT_STATES } from '../../store/ledger.ts';
 
 const errorSchema = z.object({
   error: z.string().describe('Human-readable reason'),
@@ -95,9 +96,10 @@ function tagged(paths: Record<string, unknown>, tag: string): Record<string, unk
  * payable (its capability has no model in the catalog)
  */
 export function openApiDocument(
-  endpoints: readonly Endpoint[],
+  operations: readonly PaidOperation[],
   paymentInfo: ReadonlyMap<string, Record<string, unknown>> = new Map(),
 ): Record<string, unknown> {
+  const endpoints = operations.map((operation) => operation.endpoint);
   const schemas: Record<string, unknown> = {
     Error: jsonSchema(errorSchema),
     PaymentRequired: jsonSchema(paymentRequiredSchema),

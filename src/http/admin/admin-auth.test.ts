@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { adminToken, metricsToken } from './admin-auth.ts';
-import { ConfigError, loadConfig } from '../config/load.ts';
+import { ConfigError, loadConfig } from '../../config/load.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'x402-admin-token-'));
 after(() => rmSync(dir, { recursive: true, force: true }));

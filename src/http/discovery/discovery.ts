@@ -5,29 +5,30 @@
 // - x-payment-info on every paid operation of /openapi.json: the price range in USD(C) and the protocol;
 // - GET /llms.txt: the same in plain text for a language model: what is sold, at what price, how to pay.
 import { Hono } from 'hono';
-import type { Endpoint } from '../api/endpoint.ts';
-import type { Config } from '../config/load.ts';
-import type { ModelConfig } from '../config/schema.ts';
-import type { ModelCatalog } from '../providers/catalog.ts';
-import { capabilityPriceRange, modelPriceRange, type PriceRange } from '../pricing/price-range.ts';
-import { formatUsdc } from '../pricing/usdc.ts';
-import { NETWORKS, type NetworkName } from '../x402/networks.ts';
-import { requestOrigin } from './origin.ts';
+import type { PaidOperation } from '../paid/operations.ts';
+import type { Config } from '../../config/load.ts';
+import type { ModelConfig } from '../../config/schema.ts';
+import type { ModelCatalog } from '../../providers/catalog.ts';
+import { capabilityPriceRange, modelPriceRange, type PriceRange } from '../../pricing/price-range.ts';
+import { formatUsdc } from '../../pricing/usdc.ts';
+import { NETWORKS, type NetworkName } from '../../x402/networks.ts';
+import { requestOrigin } from '../origin.ts';
 
 export interface DiscoveryDeps {
   config: Config;
-  endpoints: readonly Endpoint[];
+  /** what is sold, on which routes (paid/operations.ts) */
+  operations: readonly PaidOperation[];
   catalog: ModelCatalog;
   networks: readonly NetworkName[];
   /** the paid tools of /mcp, when it is served (src/http/mcp/) */
   mcpTools?: readonly string[];
 }
 
-/** A paid endpoint with no model in the catalog can never be paid for: it is not advertised. */
-function paidEndpoints({ endpoints, catalog, config }: DiscoveryDeps): { endpoint: Endpoint; range: PriceRange }[] {
-  return endpoints.flatMap((endpoint) => {
-    const range = capabilityPriceRange(catalog.models, endpoint.capability, config.bodyLimitBytes);
-    return range ? [{ endpoint, range }] : [];
+/** An operation with no model in the catalog can never be paid for: it is not advertised. */
+function paidOperations({ operations, catalog, config }: DiscoveryDeps): { operation: PaidOperation; range: PriceRange }[] {
+  return operations.flatMap((operation) => {
+    const range = capabilityPriceRange(catalog.models, operation.capability, config.bodyLimitBytes);
+    return range ? [{ operation, range }] : [];
   });
 }
 
@@ -39,15 +40,15 @@ export function paymentInfo(range: PriceRange): Record<string, unknown> {
   };
 }
 
-/** x-payment-info per endpoint path, for the OpenAPI document. */
+/** x-payment-info per paid route path, for the OpenAPI document. */
 export function paymentInfoByPath(deps: DiscoveryDeps): Map<string, Record<string, unknown>> {
-  return new Map(paidEndpoints(deps).map(({ endpoint, range }) => [endpoint.path, paymentInfo(range)]));
+  return new Map(paidOperations(deps).flatMap(({ operation, range }) => operation.routes.map((route) => [route.path, paymentInfo(range)] as const)));
 }
 
 export function wellKnownX402(deps: DiscoveryDeps, origin: string): Record<string, unknown> {
   return {
     version: 1,
-    resources: paidEndpoints(deps).map(({ endpoint }) => `${origin}${endpoint.path}`),
+    resources: paidOperations(deps).flatMap(({ operation }) => operation.routes.map((route) => `${origin}${route.path}`)),
     description: deps.config.service.description,
     ...(deps.mcpTools ? { mcp: mcpEntry(deps.mcpTools, origin) } : {}),
   };
@@ -85,9 +86,11 @@ function priceRule(model: ModelConfig): string {
 export function llmsTxt(deps: DiscoveryDeps, origin: string): string {
   const { config, catalog, networks } = deps;
   const lines = [`# ${config.service.name}`, '', `> ${config.service.description}`, '', '## What is sold', ''];
-  for (const { endpoint, range } of paidEndpoints(deps)) {
-    lines.push(`### POST ${origin}${endpoint.path}`, '', `${endpoint.summary}. Price per call: ${span(range)}, computed from the body.`, '');
-    for (const model of catalog.models.filter((m) => m.capability === endpoint.capability)) {
+  for (const { operation, range } of paidOperations(deps)) {
+    const [spec, ...others] = operation.routes;
+    lines.push(`### POST ${origin}${spec!.path}`, '', `${operation.endpoint.summary}. Price per call: ${span(range)}, computed from the body.`, '');
+    if (others.length > 0) lines.push(`The same, in other APIs' dialects: ${others.map((route) => `POST ${origin}${route.path} (${route.surface})`).join(', ')}.`, '');
+    for (const model of catalog.models.filter((m) => m.capability === operation.capability)) {
       lines.push(`- model \`${model.id}\`${model.label ? ` (${model.label})` : ''}: ${priceRule(model)}; a call costs ${span(modelPriceRange(model, config.bodyLimitBytes))}`);
     }
     lines.push('');

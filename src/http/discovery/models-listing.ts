@@ -1,9 +1,9 @@
 // GET /api/v1/ai/models: the catalog as clients need it, prices in atomic units and in USDC.
-import type { ModelConfig } from '../config/schema.ts';
-import type { ModelCatalog } from '../providers/catalog.ts';
-import type { ProviderRegistry } from '../providers/registry.ts';
+import type { ModelConfig } from '../../config/schema.ts';
+import type { ModelCatalog } from '../../providers/catalog.ts';
+import type { ProviderRegistry } from '../../providers/registry.ts';
 import { jsonSchema } from './openapi-schema.ts';
-import { priceInUsdc, priceText } from '../pricing/price-text.ts';
+import { priceInUsdc, priceText } from '../../pricing/price-text.ts';
 
 function limits(model: ModelConfig): Record<string, unknown> {
   switch (model.capability) {

@@ -4,9 +4,9 @@
 // timingSafeEqual, so neither the content nor the length of the token leaks through timing.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { MiddlewareHandler } from 'hono';
-import { ApiError } from '../errors.ts';
-import { ConfigError, type Config } from '../config/load.ts';
-import { optionalSecret } from '../config/secret.ts';
+import { ApiError } from '../../errors.ts';
+import { ConfigError, type Config } from '../../config/load.ts';
+import { optionalSecret } from '../../config/secret.ts';
 
 export const MIN_ADMIN_TOKEN_LENGTH = 16;
 

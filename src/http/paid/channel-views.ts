@@ -2,8 +2,8 @@
 // operator's /api/v1/admin/channels. Every amount is an exact decimal string of atomic units. Shown to anyone:
 // the escrow already shows the same on chain; the latest voucher's signature is not shown.
 import { z } from 'zod';
-import { ApiError } from '../errors.ts';
-import type { ChannelRecord } from '../store/channel-store.ts';
+import { ApiError } from '../../errors.ts';
+import type { ChannelRecord } from '../../store/channel-store.ts';
 
 export function publicChannel(record: ChannelRecord): Record<string, unknown> {
   return {

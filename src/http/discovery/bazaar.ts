@@ -6,8 +6,8 @@
 // It travels in every PAYMENT-REQUIRED header, so the schemas are compacted: descriptions (they are in
 // /openapi.json) and the meaningless "at most Number.MAX_SAFE_INTEGER" bounds are left out.
 import { bazaarResourceServerExtension, declareDiscoveryExtension } from '@x402/extensions/bazaar';
-import type { Endpoint } from '../api/endpoint.ts';
-import type { ModelCatalog } from '../providers/catalog.ts';
+import type { Endpoint } from '../../api/endpoint.ts';
+import type { ModelCatalog } from '../../providers/catalog.ts';
 import { jsonSchema } from './openapi-schema.ts';
 
 export const BAZAAR = 'bazaar';

@@ -11,14 +11,14 @@
 // (EVM: 0x-hex EIP-191 personal_sign; Solana: base58 ed25519). Its signatures can be replayed within those
 // 5 minutes; sign-in nonces are single-use.
 import { Hono, type Context } from 'hono';
-import { ApiError } from '../errors.ts';
-import type { Ledger, PaymentRecord } from '../store/ledger.ts';
-import { NETWORKS, type NetworkName } from '../x402/networks.ts';
-import { receiptChallenge, RECEIPT_PROOF_MAX_SKEW_SECONDS } from '../x402/receipt-challenge.ts';
-import { isSignedByPayer } from '../payments/payer-signature.ts';
-import { isSamePayer } from '../payments/sign-in-replay.ts';
-import { SIGN_IN_WITH_X_HEADER, verifySignIn } from '../x402/sign-in-with-x.ts';
-import { requestOrigin, type OriginOptions } from './origin.ts';
+import { ApiError } from '../../errors.ts';
+import type { Ledger, PaymentRecord } from '../../store/ledger.ts';
+import { NETWORKS, type NetworkName } from '../../x402/networks.ts';
+import { receiptChallenge, RECEIPT_PROOF_MAX_SKEW_SECONDS } from '../../x402/receipt-challenge.ts';
+import { isSignedByPayer } from '../../payments/payer-signature.ts';
+import { isSamePayer } from '../../payments/sign-in-replay.ts';
+import { SIGN_IN_WITH_X_HEADER, verifySignIn } from '../../x402/sign-in-with-x.ts';
+import { requestOrigin, type OriginOptions } from '../origin.ts';
 import { CHANNEL_ID, publicChannel } from './channel-views.ts';
 
 export interface PaymentRoutesOptions {

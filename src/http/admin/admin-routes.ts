@@ -6,11 +6,11 @@
 //                                claimed, settled, refunded
 import { Hono } from 'hono';
 import type { Logger } from 'pino';
-import type { Config } from '../config/load.ts';
-import type { Ledger, PaymentSummary, RevenueRow } from '../store/ledger.ts';
+import type { Config } from '../../config/load.ts';
+import type { Ledger, PaymentSummary, RevenueRow } from '../../store/ledger.ts';
 import { adminToken, requireAdminToken } from './admin-auth.ts';
 import { encodeCursor, parsePaymentsQuery, parseRevenueQuery } from './admin-query.ts';
-import { parseChannelsQuery, publicChannel } from './channel-views.ts';
+import { parseChannelsQuery, publicChannel } from '../paid/channel-views.ts';
 
 export const ADMIN_PREFIX = '/api/v1/admin';
 

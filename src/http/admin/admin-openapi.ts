@@ -1,9 +1,9 @@
 // The operator API in the OpenAPI document (merged by openapi.ts): paths, schemas and the bearer scheme.
 import { z } from 'zod';
-import { PAYMENT_STATES } from '../store/ledger.ts';
-import { NETWORK_NAMES } from '../x402/networks.ts';
+import { PAYMENT_STATES } from '../../store/ledger.ts';
+import { NETWORK_NAMES } from '../../x402/networks.ts';
 import { ADMIN_PREFIX } from './admin-routes.ts';
-import { jsonContent, jsonSchema } from './openapi-schema.ts';
+import { jsonContent, jsonSchema } from '../discovery/openapi-schema.ts';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './admin-query.ts';
 
 const atomic = z.string().describe('Decimal integer string in the asset atomic units (USDC: 6 decimals), exact');

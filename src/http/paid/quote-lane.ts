@@ -2,26 +2,25 @@
 // payment, so this 402 is the service's most frequent answer, and Hono's web Request/Response around it cost
 // as much as the answer itself (bench/unpaid-402.ts measures it beside the official middleware). The lane
 // answers what the app would, with the app's own parts: the same route, gate, response headers, request
-// log line and metrics. It takes only the plainest requests: POST to a spec endpoint's path with no query,
+// log line and metrics. It takes only the plainest requests: POST to a paid route's path with no query,
 // no payment or sign-in header, no Expect, a JSON Content-Type and a Content-Length within the body limit.
 // Everything else goes to the app untouched. A request the lane read but does not answer (a body that does
 // not parse or validate) goes to the app with its body kept as `rawBody`, which @hono/node-server reads
 // instead of the spent stream: the app then renders the error as it always does.
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import type { Endpoint } from '../api/endpoint.ts';
-import { ApiError } from '../errors.ts';
-import { SIGN_IN_WITH_X_HEADER } from '../x402/sign-in-with-x.ts';
-import { endpointRoute, type EndpointRoute } from './endpoint-route.ts';
-import { originOf } from './origin.ts';
-import { endpointContextAt, paidCall, type PaidRouteDeps } from './paid-route.ts';
+import { ApiError } from '../../errors.ts';
+import { SIGN_IN_WITH_X_HEADER } from '../../x402/sign-in-with-x.ts';
+import { originOf } from '../origin.ts';
+import { endpointContextAt, httpPaidCall, paidRoute, type PaidRoute, type PaidRouteDeps } from './paid-route.ts';
+import { httpRoutes, type PaidOperation } from './operations.ts';
 import { PAYMENT_HEADERS } from './payment-edge.ts';
-import { isJsonType, parseJsonBody, readIncoming } from './read-json.ts';
-import type { AnswerFrame } from './answer-frame.ts';
+import { isJsonType, parseJsonBody, readIncoming } from '../read-json.ts';
+import type { AnswerFrame } from '../answer-frame.ts';
 
 export interface QuoteLaneDeps extends PaidRouteDeps {
   log: Logger;
-  endpoints: readonly Endpoint[];
+  operations: readonly PaidOperation[];
   /** the app's own answer frame: its request id, CORS headers, metrics and log line */
   frame: AnswerFrame;
 }
@@ -31,10 +30,10 @@ const APP_HEADERS = [...PAYMENT_HEADERS, SIGN_IN_WITH_X_HEADER, 'Expect', 'Trans
 
 /** `app` with the quote lane in front of it. */
 export function withQuoteLane(app: RequestListener, deps: QuoteLaneDeps): RequestListener {
-  const routes = new Map(deps.endpoints.map((endpoint) => [endpoint.path, endpointRoute(endpoint, deps.config, deps.catalog)]));
+  const routes = new Map(httpRoutes(deps.operations).map(({ operation, route }) => [route.path, paidRoute(operation, route, deps)]));
   const limit = deps.config.bodyLimitBytes;
 
-  const quote = async (request: IncomingMessage, response: ServerResponse, path: string, routeFor: EndpointRoute): Promise<void> => {
+  const quote = async (request: IncomingMessage, response: ServerResponse, path: string, paid: PaidRoute): Promise<void> => {
     const started = performance.now();
     let bytes: Buffer;
     try {
@@ -48,10 +47,11 @@ export function withQuoteLane(app: RequestListener, deps: QuoteLaneDeps): Reques
     let answer;
     try {
       const origin = originOf({ header, socket: request.socket, url: `http://${request.headers.host}${path}` }, deps.config);
-      const route = routeFor(parseJsonBody(bytes.toString('utf8')), endpointContextAt(origin, deps));
-      const { call, context } = await paidCall(deps, route, { header, origin }, unpaid);
+      const body = parseJsonBody(bytes.toString('utf8'));
+      const prepared = paid.route.prepare(body, endpointContextAt(origin, deps));
+      const { call, signIn } = await httpPaidCall(deps, paid, { header, origin }, body, prepared, unpaid);
       const outcome = await deps.gate.process(call);
-      answer = outcome.kind === 'payment_required' ? deps.answers.render(outcome, context, undefined) : undefined;
+      answer = outcome.kind === 'payment_required' ? deps.answers.render(outcome, call, { bodyFields: paid.bodyFields, errorShape: paid.surface.errorShape }, signIn) : undefined;
     } catch {
       answer = undefined;
     }
@@ -71,9 +71,9 @@ export function withQuoteLane(app: RequestListener, deps: QuoteLaneDeps): Reques
   };
 
   return (request, response) => {
-    const routeFor = request.method === 'POST' ? routes.get(request.url ?? '') : undefined;
-    if (!routeFor || !isPlain(request, limit)) return app(request, response);
-    quote(request, response, request.url!, routeFor).catch((error: unknown) => {
+    const paid = request.method === 'POST' ? routes.get(request.url ?? '') : undefined;
+    if (!paid || !isPlain(request, limit)) return app(request, response);
+    quote(request, response, request.url!, paid).catch((error: unknown) => {
       // not reached: every step that can fail hands the request to the app; never an unhandled rejection
       deps.log.error({ err: error }, 'quote lane failed');
       response.destroy();

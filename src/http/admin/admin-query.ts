@@ -1,10 +1,10 @@
 // Query strings of the operator API, parsed strictly: an unknown or repeated parameter, a bad date or a forged
 // cursor is a 400 naming it, never a silently wider listing.
 import { z } from 'zod';
-import { ApiError } from '../errors.ts';
-import { parseOrThrow } from '../api/validate.ts';
-import { PAYMENT_STATES, type PaymentCursor, type PaymentFilter } from '../store/ledger.ts';
-import { NETWORK_NAMES, resolveNetworkName } from '../x402/networks.ts';
+import { ApiError } from '../../errors.ts';
+import { parseOrThrow } from '../../api/validate.ts';
+import { PAYMENT_STATES, type PaymentCursor, type PaymentFilter } from '../../store/ledger.ts';
+import { NETWORK_NAMES, resolveNetworkName } from '../../x402/networks.ts';
 
 export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 500;

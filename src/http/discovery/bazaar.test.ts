@@ -3,9 +3,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { validateDiscoveryExtension, validateAndExtract } from '@x402/extensions/bazaar';
 import { bazaarExtension } from './bazaar.ts';
-import { ENDPOINTS } from '../service.ts';
-import { ModelCatalog } from '../providers/catalog.ts';
-import { embeddedModels } from '../config/embedded-models.ts';
+import { PAID_OPERATIONS } from '../paid/operations.ts';
+
+const ENDPOINTS = PAID_OPERATIONS.map((operation) => operation.endpoint);
+import { ModelCatalog } from '../../providers/catalog.ts';
+import { embeddedModels } from '../../config/embedded-models.ts';
 
 const catalog = new ModelCatalog(embeddedModels());
 const ORIGIN = 'https://ai.example.com';
