@@ -223,10 +223,17 @@ describe('refusals cost nothing and name the field', () => {
     };
     const image = { type: 'image_url', image_url: { url: `data:image/png;base64,${Buffer.from('not really a png').toString('base64')}` } };
     await refused({ messages: [{ role: 'user', content: [{ type: 'text', text: 'what is this?' }, image] }] }, 'messages[0].content[1]', /does not support image input/);
+    // arguments that can never fit max_tokens: refused before the price, as the work could only fail
+    const essays = { type: 'object', properties: { parts: { type: 'array', minItems: 20, items: { type: 'string', minLength: 40 } } }, required: ['parts'] };
     await refused(
-      { tools: [{ type: 'function', function: { name: 'code', parameters: { type: 'object', properties: { id: { type: 'string', pattern: '^[a-z]{5}-[0-9]{3}$' } } } } }] },
+      { tools: [{ type: 'function', function: { name: 'write', parameters: essays } }], tool_choice: 'required', max_tokens: 256 },
       'tools[0].function.parameters',
-      /properties\/id\/pattern: the keyword pattern/,
+      /shortest tool call is 871 bytes of JSON, more than max_tokens 256/,
+    );
+    await refused(
+      { tools: [{ type: 'function', function: { name: 'deep', parameters: { $ref: 'https://example.com/schema.json' } } }] },
+      'tools[0].function.parameters',
+      /\$ref https:\/\/example.com\/schema.json is not within the schema/,
     );
     await refused({ tools: [weatherTool], tool_choice: { type: 'function', function: { name: 'nope' } } }, 'tool_choice', /nope/);
     await refused({ tool_choice: 'required' }, 'tool_choice', /no tools/);

@@ -94,8 +94,8 @@ describe('discovery with the embedded catalog', () => {
     // chat's max is a bound: the most tokens and the longest prompt the model takes (16 characters per message)
     const longest = await priceOf(service, '/api/v1/ai/chat', {
       model: chat.id,
-      messages: [{ role: 'user', content: 'a'.repeat(chat.maxInputChars / 2 - 16) }],
-      prompt: 'a'.repeat(chat.maxInputChars / 2 - 16),
+      messages: [{ role: 'user', content: 'a'.repeat(Math.min(chat.maxInputChars, 100_000) / 2 - 16) }],
+      prompt: 'a'.repeat(Math.min(chat.maxInputChars, 100_000) / 2 - 16),
       max_tokens: chat.maxTokens,
     });
     assert.ok(longest <= parseUsdc(range('/api/v1/ai/chat').max));

@@ -12,6 +12,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { getBase58Decoder } from '@solana/kit';
 import { ExactSvmSchemeV1 } from '@x402/svm/exact/v1/client';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
@@ -40,6 +41,7 @@ import {
   fuzzMethod,
   fuzzPath,
   fuzzRawRequest,
+  fuzzSchemaRequest,
   requestBytes,
   type FuzzRequest,
   type KnownIds,
@@ -51,6 +53,10 @@ import { fuzzChannelRequest, fuzzProofRequest, fuzzUptoRequest, type ChannelMate
 const SEED = fuzzSeed(0x402f022);
 const REQUESTS = Number(process.env.FUZZ_REQUESTS ?? 2_000);
 const MCP_REQUESTS = Number(process.env.FUZZ_MCP_REQUESTS ?? 300);
+/** adversarial JSON Schemas sent one at a time, each measured; the bounds each must keep */
+const SCHEMA_REQUESTS = Number(process.env.FUZZ_SCHEMA_REQUESTS ?? 60);
+const SCHEMA_CPU_MS = 250;
+const SCHEMA_RSS_GROWTH_MB = 100;
 /** the share sent to the sandbox gateway (upto, the faucet); the rest goes to the live one */
 const SANDBOX_SHARE = 0.2;
 const IN_FLIGHT = 6;
@@ -285,9 +291,9 @@ async function channelVouchers(url: string, rpcUrl: string): Promise<ChannelMate
 }
 
 /** The seeded list of requests. */
-type Kind = 'body' | 'headers' | 'path' | 'method' | 'raw' | 'proof' | 'upto' | 'channel' | 'faucet';
-const LIVE_KINDS: Kind[] = ['body', 'body', 'body', 'headers', 'path', 'method', 'raw', 'proof', 'proof', 'proof'];
-const SANDBOX_KINDS: Kind[] = ['upto', 'upto', 'upto', 'channel', 'channel', 'channel', 'faucet', 'faucet', 'proof', 'body', 'path', 'raw'];
+type Kind = 'body' | 'headers' | 'path' | 'method' | 'raw' | 'proof' | 'upto' | 'channel' | 'faucet' | 'schema';
+const LIVE_KINDS: Kind[] = ['body', 'body', 'body', 'headers', 'path', 'method', 'raw', 'proof', 'proof', 'proof', 'schema'];
+const SANDBOX_KINDS: Kind[] = ['upto', 'upto', 'upto', 'channel', 'channel', 'channel', 'faucet', 'faucet', 'proof', 'body', 'path', 'raw', 'schema'];
 
 async function generate(prng: Prng, material: ProofMaterial, known: KnownIds, count: number, kinds: Kind[]): Promise<FuzzRequest[]> {
   const requests: FuzzRequest[] = [];
@@ -297,7 +303,9 @@ async function generate(prng: Prng, material: ProofMaterial, known: KnownIds, co
       requests.push(fuzzChannelRequest(prng, material.channel!));
       continue;
     }
-    if (kind === 'upto') {
+    if (kind === 'schema') {
+      requests.push(fuzzSchemaRequest(prng));
+    } else if (kind === 'upto') {
       requests.push(fuzzUptoRequest(prng, material.upto!));
     } else if (kind === 'faucet') {
       const headers = { 'Content-Type': 'application/json', ...fuzzHeaders(prng, known) };
@@ -469,4 +477,54 @@ test(`fuzz: ${REQUESTS} generated requests (seed ${SEED}), no 5xx, every error i
   assert.ok((statuses.get('tampered proof 402') ?? 0) > 100, 'tampered proofs reached the payment checks');
   assert.ok((statuses.get('other 200') ?? 0) > 0, 'some requests were served');
   assert.deepEqual(failures.slice(0, 40), [], `seed ${SEED} (rerun: FUZZ_SEED=${SEED}): ${failures.length} of ${jobs.length} requests failed`);
+});
+
+/** CPU time (user + system, all threads) a process has used, in ms, and its resident memory, in MB (Linux /proc). */
+function processUsage(pid: number): { cpuMs: number; rssMb: number } {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ticks = Number(fields[11]) + Number(fields[12]); // utime, stime (fields 14 and 15 of stat)
+  const rssKb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]);
+  return { cpuMs: (ticks * 1000) / CLOCK_TICKS, rssMb: rssKb / 1024 };
+}
+const CLOCK_TICKS = 100;
+
+test('adversarial JSON Schemas on every chat surface: each answered within a bound on CPU and memory, /healthz answering throughout', { timeout: 300_000 }, async (t) => {
+  const prng = new Prng(SEED + 2);
+  const requests = Array.from({ length: SCHEMA_REQUESTS }, () => fuzzSchemaRequest(prng));
+  const pid = gateway.process.pid!;
+  // a poller: /healthz keeps answering while the requests are read (a frozen event loop would stall it)
+  let polling = true;
+  let slowestHealth = 0;
+  const poller = (async () => {
+    while (polling) {
+      const started = performance.now();
+      const health = await fetch(`${gateway.url}/healthz`);
+      assert.equal(health.status, 200);
+      await health.arrayBuffer();
+      slowestHealth = Math.max(slowestHealth, performance.now() - started);
+    }
+  })();
+  const first = processUsage(pid);
+  const costs: { label: string; cpuMs: number }[] = [];
+  const failures: string[] = [];
+  for (const request of requests) {
+    const before = processUsage(pid).cpuMs;
+    const answer = await send(gateway.url, request);
+    const cpuMs = processUsage(pid).cpuMs - before;
+    costs.push({ label: request.label, cpuMs });
+    const problem = judge(request, answer);
+    if (problem) failures.push(`${request.label}: ${problem}`);
+    if (cpuMs > SCHEMA_CPU_MS) failures.push(`${request.label}: ${cpuMs} ms of CPU`);
+  }
+  polling = false;
+  await poller;
+  const last = processUsage(pid);
+  const dearest = [...costs].sort((a, b) => b.cpuMs - a.cpuMs).slice(0, 3);
+  t.diagnostic(`${requests.length} requests: ${(costs.reduce((sum, c) => sum + c.cpuMs, 0) / costs.length).toFixed(1)} ms of gateway CPU each on average, at most ${dearest.map((c) => `${c.cpuMs} (${c.label.slice(0, 60)})`).join(', ')}`);
+  t.diagnostic(`gateway RSS ${first.rssMb.toFixed(0)} MB before, ${last.rssMb.toFixed(0)} MB after; slowest /healthz ${slowestHealth.toFixed(0)} ms`);
+  assert.deepEqual(failures, []);
+  assert.ok(last.rssMb - first.rssMb < SCHEMA_RSS_GROWTH_MB, `RSS grew ${(last.rssMb - first.rssMb).toFixed(0)} MB`);
+  // /healthz was never held behind a request for seconds (the audit saw 2 s to 51 s)
+  assert.ok(slowestHealth < 2_000, `slowest /healthz ${slowestHealth.toFixed(0)} ms`);
 });

@@ -202,8 +202,9 @@ describe('the openai SDK pays through the official x402 clients, one charge per 
   test('a 400 costs nothing and names the field, in OpenAI’s error shape', async () => {
     const buyer = await fundedEvmBuyer(service, ['base'], FUNDS);
     const client = openaiClient(payingV1(buyer));
-    // a tool schema the demo model cannot follow (a regular expression): named down to the part at fault
-    const tools = [{ type: 'function' as const, function: { name: 'f', parameters: { type: 'object', properties: { a: { type: 'string', pattern: '^[a-z]{5}-[0-9]{3}$' } } } } }];
+    // a tool schema the demo model cannot follow (its shortest arguments are longer than max_tokens allows)
+    const essays = { type: 'object', properties: { a: { type: 'array', minItems: 50, items: { type: 'string', minLength: 40 } } }, required: ['a'] };
+    const tools = [{ type: 'function' as const, function: { name: 'f', parameters: essays } }];
     await assert.rejects(client.chat.completions.create({ model: LOCAL_CHAT, messages: [{ role: 'user', content: 'hi' }], tools }), (error: unknown) => {
       assert.ok(error instanceof OpenAI.BadRequestError);
       assert.equal(error.param, 'tools[0].function.parameters');

@@ -1,6 +1,7 @@
-// A chat prompt the model cannot hold is refused with a 400 before any quote (the audit's case: a prompt past
-// the demo model's context was quoted, paid, and failed 502). The bound is per model (maxInputChars), and the
-// largest prompt it lets through, in the worst characters for the tokenizer, is really answered.
+// A chat prompt is refused with a 400 before any quote when it is over the model's limit (maxInputChars), never
+// quoted, paid and failed. The sandbox model takes a coding agent's prompt (Claude Code's first request is 50-90 KB,
+// a session grows past 256 KB): what its context cannot hold is cut from the start, so a call's cost stays
+// bounded, and the largest prompt it takes, in the characters that cost its tokenizer the most, is answered.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { postJson, startTestService } from './support/service.ts';
@@ -12,13 +13,25 @@ import type { RunningService } from '../src/service.ts';
 
 const MODEL = DEMO_CHAT_MODEL.id;
 const LIMIT = DEMO_CHAT_MODEL.maxInputChars;
-/** a prompt of one message that fills the limit exactly */
-const FULL = 'a'.repeat(LIMIT - PROMPT_CHARS_PER_MESSAGE);
+/** the surfaces take at most 100,000 characters per text: a long prompt comes as several messages */
+const PER_MESSAGE = 100_000;
+
+/** user messages of `char` filling exactly `chars` of the limit (each message's 16 characters of markers included) */
+function filling(chars: number, char = 'a'): Array<{ role: 'user'; content: string }> {
+  const messages = [];
+  for (let left = chars; left > 0; ) {
+    const text = Math.min(PER_MESSAGE, left - PROMPT_CHARS_PER_MESSAGE);
+    messages.push({ role: 'user' as const, content: char.repeat(text) });
+    left -= text + PROMPT_CHARS_PER_MESSAGE;
+  }
+  return messages;
+}
 
 let service: RunningService;
 let chatUrl: string;
 before(async () => {
-  service = await startTestService();
+  // room for the largest prompt in 3-byte characters
+  service = await startTestService({ config: { bodyLimitBytes: 4 * LIMIT } });
   chatUrl = `${service.url}/api/v1/ai/chat`;
 });
 after(() => service.stop());
@@ -34,24 +47,40 @@ async function assertRefused(body: unknown, headers: Record<string, string> = {}
 }
 
 test('a prompt over the model limit gets 400 instead of a quote, with or without a payment attached', async () => {
-  await assertRefused({ model: MODEL, prompt: `${FULL}a` });
-  await assertRefused({ model: MODEL, prompt: 'x'.repeat(100_000) });
-  await assertRefused({ model: MODEL, prompt: 'x'.repeat(100_000) }, { 'X-PAYMENT': 'eyJ4NDAyVmVyc2lvbiI6MX0=' });
-  // each message counts its role markers: many short messages add up too
-  const messages = Array.from({ length: Math.ceil(LIMIT / PROMPT_CHARS_PER_MESSAGE) + 1 }, () => ({ role: 'user', content: '' }));
-  await assertRefused({ model: MODEL, messages });
+  const over = [...filling(LIMIT), { role: 'user', content: 'a' }];
+  await assertRefused({ model: MODEL, messages: over });
+  await assertRefused({ model: MODEL, messages: over }, { 'X-PAYMENT': 'eyJ4NDAyVmVyc2lvbiI6MX0=' });
 });
 
 test('a prompt at the limit is quoted', async () => {
-  const response = await postJson(chatUrl, { model: MODEL, prompt: FULL }, { 'X-Network': 'base' });
+  const response = await postJson(chatUrl, { model: MODEL, messages: filling(LIMIT) }, { 'X-Network': 'base' });
   assert.equal(response.status, 402);
+});
+
+test("a coding agent's 256,000-character prompt is answered, its last tokens in the context, at a bounded cost", async (t) => {
+  const buyer = await fundedEvmBuyer(service, ['base']);
+  const system = 'You are an interactive agent that helps users with software engineering tasks. '.repeat(200);
+  const file = 'export function add(a: number, b: number): number { return a + b; }\n'.repeat(1_300);
+  const reads = [1, 2, 3].map((n) => ({ role: 'user', content: `Read file ${n}:\n${file}` }));
+  const body = { model: MODEL, messages: [{ role: 'system', content: system }, ...reads, { role: 'user', content: 'What do they do?' }], max_tokens: 32 };
+  const chars = body.messages.reduce((sum, message) => sum + message.content.length, 0);
+  assert.ok(chars >= 256_000, `${chars}`);
+  const cpuMs = async (call: unknown) => {
+    const before = process.cpuUsage();
+    assert.equal((await payEvm(chatUrl, call, buyer)).model, MODEL);
+    const used = process.cpuUsage(before);
+    return (used.user + used.system) / 1000;
+  };
+  await cpuMs({ model: MODEL, prompt: 'warm up: the model loads once', max_tokens: 32 });
+  const short = await cpuMs({ model: MODEL, prompt: 'What does add do?', max_tokens: 32 });
+  const long = await cpuMs(body);
+  t.diagnostic(`CPU of this process per quoted and paid call: ${long.toFixed(0)} ms for ${chars} characters, ${short.toFixed(0)} ms for 17`);
 });
 
 test('the largest prompt let through is answered, even in characters that cost the tokenizer the most', async () => {
   const buyer = await fundedEvmBuyer(service, ['base']);
   // characters are counted in UTF-16 units; the costliest unit is a BMP character outside the demo vocabulary:
   // 3 UTF-8 bytes, so 3 byte-fallback tokens
-  const worst = '\u6D77'.repeat(LIMIT - PROMPT_CHARS_PER_MESSAGE);
-  const paid = await payEvm(chatUrl, { model: MODEL, prompt: worst, max_tokens: 8 }, buyer);
+  const paid = await payEvm(chatUrl, { model: MODEL, messages: filling(LIMIT, '\u6D77'), max_tokens: 8 }, buyer);
   assert.equal(paid.model, MODEL);
 });

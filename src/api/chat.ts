@@ -78,7 +78,7 @@ export function prepareChat(call: ChatCall, { catalog, providers }: EndpointCont
   }
   refuseUnsupported(model, call);
   const tools = toolsOf(call);
-  refuseUnfollowableSchemas(model, call, providers);
+  refuseUnfollowableSchemas(model, call, tools, maxTokens, providers);
   const options = allowedOptions(model, call.options, providers.optionsSchema(model));
   const messageChars = call.messages.reduce((sum, message) => sum + messageInputChars(message, model.imageInputChars), 0);
   // before the quote: a prompt the model cannot hold would be paid for and then fail
@@ -175,10 +175,23 @@ function refuseUnsupported(model: ChatModelConfig, call: ChatCall): void {
   if (!model.supports.vision && call.messages.some((message) => imageParts(message) > 0)) refuse(named.image ?? 'messages', 'image input');
 }
 
-/** A JSON Schema the model's engine cannot follow is a 400 naming the field and the part, before any price. */
-function refuseUnfollowableSchemas(model: ChatModelConfig, call: ChatCall, providers: EndpointContext['providers']): void {
-  const response = call.responseFormat?.type === 'json_schema' ? call.responseFormat.schema : undefined;
-  const problem = providers.chatSchemaProblem(model, { tools: (call.tools ?? []).map((tool) => tool.parameters), response });
+/**
+ * A JSON Schema the model's engine cannot follow (too large to read, or whose shortest answer cannot fit
+ * max_tokens) is a 400 naming the field and the part, before any price: such work could only fail.
+ */
+function refuseUnfollowableSchemas(
+  model: ChatModelConfig,
+  call: ChatCall,
+  tools: ReturnType<typeof toolsOf>,
+  maxTokens: number,
+  providers: EndpointContext['providers'],
+): void {
+  const problem = providers.chatSchemaProblem(model, {
+    ...tools,
+    responseFormat: responseFormatOf(call.responseFormat),
+    endsWithToolResult: call.messages.at(-1)?.role === 'tool',
+    maxTokens,
+  });
   if (!problem) return;
   const field =
     problem.tool === undefined

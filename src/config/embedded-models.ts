@@ -23,7 +23,7 @@ export function embeddedModels(): ModelConfig[] {
       maxTokens: DEMO_CHAT_MODEL.maxTokens,
       defaultMaxTokens: DEMO_CHAT_MODEL.defaultMaxTokens,
       maxInputChars: DEMO_CHAT_MODEL.maxInputChars,
-      // tools and JSON schemas by constrained decoding (llama-chat-model.ts); no image input
+      // tools and JSON schemas by constrained decoding (providers/local/answer-plan.ts); no image input
       supports: { tools: true, jsonSchema: true, vision: false, streaming: true },
       imageInputChars: 3000,
       cachedInputPercent: 100,

@@ -28,6 +28,8 @@ export const DEMO_CHAT_MODEL_NAME = 'gateway-demo-bigram';
 /** bump when the construction or the corpus changes, so cached files are rebuilt */
 export const DEMO_CHAT_MODEL_VERSION = 1;
 export const DEMO_CHAT_CONTEXT_LENGTH = 2048;
+/** the largest prompt the demo chat model takes, in characters */
+export const DEMO_CHAT_MAX_INPUT_CHARS = 1_000_000;
 
 export interface LocalChatModelDescription {
   /** catalog id clients send as `model` */
@@ -38,11 +40,11 @@ export interface LocalChatModelDescription {
   label: string;
   /** tokens of context (prompt + answer) the engine gives each request */
   contextSize: number;
-  /** most output tokens a request may ask for */
+  /** most output tokens a request may ask for (the limit a surface clamps a larger max_tokens to) */
   maxTokens: number;
   /** output tokens when the request does not say */
   defaultMaxTokens: number;
-  /** the largest prompt (the catalog's maxInputChars) sure to fit in the context */
+  /** the largest prompt (the catalog's maxInputChars) taken; what the context cannot hold is cut from the start */
   maxInputChars: number;
   /** file name of the generated GGUF under `<dataDir>/models/` */
   fileName: string;
@@ -62,9 +64,10 @@ export const DEMO_CHAT_MODEL: LocalChatModelDescription = {
   contextSize: DEMO_CHAT_CONTEXT_LENGTH,
   maxTokens: 512,
   defaultMaxTokens: 128,
-  // every token covers at least one UTF-8 byte (byte fallback), so a character is at most 4 tokens, and so is a
-  // message's 16-character allowance (its markers take ~4); 16 tokens are kept for the template's own
-  maxInputChars: Math.floor((DEMO_CHAT_CONTEXT_LENGTH - 16) / 4),
+  // a coding agent's prompt (Claude Code's first request is 50-90 KB, and a session grows past 256 KB): only its
+  // last ~1,500 tokens reach the context (providers/local/llama-chat-convert.ts), so the cost per call stays
+  // bounded; the characters are priced as sent
+  maxInputChars: DEMO_CHAT_MAX_INPUT_CHARS,
   fileName: `${DEMO_CHAT_MODEL_NAME}-v${DEMO_CHAT_MODEL_VERSION}.gguf`,
 };
 

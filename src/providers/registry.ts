@@ -21,15 +21,9 @@ import { loadAnthropicSdk, loadUpstreamSdk, type UpstreamSdk } from './upstream-
 import { optionalSecret } from '../config/secret.ts';
 import { perModel } from './per-model.ts';
 import { ESPEAK_SPEECH_ENGINE, LLAMA_CHAT_ENGINE, LOCAL_OPTION_SCHEMAS, PREVIEW_IMAGE_ENGINE, type EngineOptionsSchema } from '../config/engines.ts';
-import { boundedJsonSchema, UnsupportedSchemaError } from './local/bounded-json-schema.ts';
-import { schemaValidator } from './local/schema-validator.ts';
+import { schemaProblem, type PlanOptions, type SchemaProblem } from './local/answer-plan.ts';
 
-/** A JSON Schema a model's engine cannot follow: which tool's (undefined: the response format's), where, why. */
-export interface SchemaProblem {
-  tool: number | undefined;
-  pointer: string;
-  why: string;
-}
+export type { SchemaProblem };
 
 /** The embedded engines, keyed by the provider names the catalog uses. */
 export interface LocalEngines {
@@ -170,27 +164,13 @@ export class ProviderRegistry {
   }
 
   /**
-   * Why the model's engine cannot follow one of these JSON Schemas (tool parameters, or the response schema
-   * as `tool: undefined`), or undefined when it can. Upstreams judge their own; the embedded engine decodes
-   * under a grammar built from each (bounded-json-schema.ts) and checks its answers with Ajv.
+   * Why the model's engine cannot follow the call's JSON Schemas (tool parameters, or the response schema as
+   * `tool: undefined`) within its max_tokens, or undefined when it can. Upstreams judge their own; the embedded
+   * engine reads each schema within bounds, decodes under a grammar written from it and checks its answers
+   * (providers/local/answer-plan.ts).
    */
-  chatSchemaProblem(model: ChatModelConfig, schemas: { tools: readonly object[]; response: object | undefined }): SchemaProblem | undefined {
-    if (model.provider !== LOCAL_PROVIDERS.chat) return undefined;
-    const check = (schema: object, tool: number | undefined): SchemaProblem | undefined => {
-      try {
-        boundedJsonSchema(schema);
-        schemaValidator(schema);
-        return undefined;
-      } catch (error) {
-        if (error instanceof UnsupportedSchemaError) return { tool, pointer: error.pointer, why: error.message };
-        return { tool, pointer: '', why: `not a valid JSON Schema (${error instanceof Error ? error.message : String(error)})` };
-      }
-    };
-    for (const [index, schema] of schemas.tools.entries()) {
-      const problem = check(schema, index);
-      if (problem) return problem;
-    }
-    return schemas.response ? check(schemas.response, undefined) : undefined;
+  chatSchemaProblem(model: ChatModelConfig, call: PlanOptions & { maxTokens: number }): SchemaProblem | undefined {
+    return model.provider === LOCAL_PROVIDERS.chat ? schemaProblem(call) : undefined;
   }
 
   /** whether one of the embedded engines (this process's own code) serves the model, not an upstream */

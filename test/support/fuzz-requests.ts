@@ -317,3 +317,59 @@ export function fuzzRawRequest(prng: Prng): FuzzRequest {
   const bytes = typeof raw === 'string' ? Buffer.from(raw, 'latin1') : raw;
   return { label: `raw: ${label}`, surface: route.surface, method: 'RAW', path: route.path, headers: {}, raw: bytes, ...(mayGoUnanswered ? { mayGoUnanswered } : {}) };
 }
+
+/**
+ * JSON Schemas built to cost a schema reader time or memory (issue 36): patterns that make a backtracking engine
+ * take exponential time, $ref fan-outs that inline to millions of nodes, huge enums, deep nesting, wide objects,
+ * and answers that can never fit max_tokens.
+ */
+export function adversarialSchema(prng: Prng): { label: string; schema: Record<string, unknown> } {
+  const fanOut = (width: number, levels: number) => {
+    const defs: Record<string, unknown> = {};
+    for (let level = 0; level < levels; level++) {
+      const properties = Object.fromEntries(Array.from({ length: width }, (_, i) => [`k${i}`, level === levels - 1 ? { type: 'string' } : { $ref: `#/$defs/l${level + 1}` }]));
+      defs[`l${level}`] = { type: 'object', properties, required: Object.keys(properties) };
+    }
+    return { $ref: '#/$defs/l0', $defs: defs };
+  };
+  const nested = (depth: number) => JSON.parse(`${'{"type":"object","properties":{"a":'.repeat(depth)}{"type":"string"}${'}}'.repeat(depth)}`) as Record<string, unknown>;
+  const backtracking = ['^[0-9-]{8}([0-9-]+)+x$', '^(a+)+$', '^(a|aa)+b$', '(x+x+)+y', '^(([a-z])+.)+[A-Z]([a-z])+$', '(?=(a+)+b)a', '^(\\w+\\s?)*$'];
+  return prng.pick<() => { label: string; schema: Record<string, unknown> }>([
+    () => {
+      const pattern = prng.pick(backtracking);
+      return { label: `backtracking pattern ${pattern}`, schema: { type: 'object', properties: { code: { type: 'string', pattern } }, required: ['code'] } };
+    },
+    () => ({ label: 'patternProperties that backtrack', schema: { type: 'object', patternProperties: { [prng.pick(backtracking)]: { type: 'string' } } } }),
+    () => {
+      const [width, levels] = prng.pick([[50, 4], [80, 5], [120, 6]] as const);
+      return { label: `$ref fan-out ${width}x${levels}`, schema: fanOut(width, levels) };
+    },
+    () => ({ label: 'recursive $ref', schema: { $ref: '#/$defs/a', $defs: { a: { type: 'object', properties: { b: { $ref: '#/$defs/a' }, c: { anyOf: [{ $ref: '#/$defs/a' }, { $ref: '#' }] } }, required: ['b', 'c'] } } } }),
+    () => ({ label: 'huge enum', schema: { type: 'object', properties: { v: { enum: Array.from({ length: prng.pick([5_000, 15_000]) }, (_, i) => `v${i}`) } }, required: ['v'] } }),
+    () => ({ label: 'deep nesting', schema: nested(prng.pick([65, 500, 1_000])) }),
+    () => ({ label: 'wide object', schema: { type: 'object', properties: Object.fromEntries(Array.from({ length: 4_000 }, (_, i) => [`p${i}`, { type: 'integer' }])) } }),
+    () => ({ label: 'answer longer than max_tokens', schema: { type: 'object', properties: { items: { type: 'array', minItems: 16, items: { type: 'string', minLength: 100 } } }, required: ['items'] } }),
+    () => ({ label: 'allOf of anyOfs', schema: { allOf: Array.from({ length: 8 }, (_, i) => ({ anyOf: Array.from({ length: 8 }, (_, j) => ({ type: 'object', properties: { [`a${i}${j}`]: { type: 'string' } } })) })) } }),
+  ])();
+}
+
+/** The chat surfaces a client's JSON Schema reaches, each in its own field, for the embedded model. */
+export function fuzzSchemaRequest(prng: Prng, model = 'local/demo-bigram'): FuzzRequest {
+  const { label, schema } = adversarialSchema(prng);
+  const messages = [{ role: 'user', content: 'Hi' }];
+  const json = { 'Content-Type': 'application/json', 'X-Network': 'base' };
+  const post = (path: string, surface: Surface, body: unknown): FuzzRequest => ({ label: `schema on ${path}: ${label}`, surface, method: 'POST', path, headers: json, body: JSON.stringify(body) });
+  return prng.pick<() => FuzzRequest>([
+    () => post('/v1/chat/completions', 'openai', { model, messages, max_tokens: 64, tools: [{ type: 'function', function: { name: 'f', parameters: schema } }], tool_choice: 'required' }),
+    () => post('/v1/chat/completions', 'openai', { model, messages, max_tokens: 64, response_format: { type: 'json_schema', json_schema: { name: 'answer', schema } } }),
+    () => post('/v1/responses', 'openai', { model, input: 'Hi', max_output_tokens: 64, tools: [{ type: 'function', name: 'f', parameters: schema }], tool_choice: 'required' }),
+    () => post('/v1/responses', 'openai', { model, input: 'Hi', max_output_tokens: 64, text: { format: { type: 'json_schema', name: 'answer', schema } } }),
+    () => post('/v1/messages', 'anthropic', { model, max_tokens: 64, messages, tools: [{ name: 'f', input_schema: { type: 'object', ...schema } }], tool_choice: { type: 'any' } }),
+    // the spec route and MCP's chat tool take no schema: one sent in `options` is refused as an option
+    () => post('/api/v1/ai/chat', 'spec', { model, prompt: 'Hi', options: { schema: JSON.stringify(schema).slice(0, 50_000) } }),
+    () => ({
+      ...post('/mcp', 'mcp', { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'chat', arguments: { model, prompt: 'Hi', options: { schema: JSON.stringify(schema).slice(0, 50_000) }, network: 'base' } } }),
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'Mcp-Protocol-Version': '2025-06-18' },
+    }),
+  ])();
+}

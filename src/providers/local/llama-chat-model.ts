@@ -10,44 +10,32 @@
 //   call's sequence, which the call owns exclusively).
 // - No download and no source build ever happens at run time (`build: 'never'`): the native
 //   binary comes from the prebuilt @node-llama-cpp/* npm packages.
-// - Tools and JSON answers by constrained decoding (docs/agent-chat.md): the model samples only tokens a
-//   JSON-schema grammar allows (bounded-json-schema.ts bounds it so it always ends), and the result is checked
-//   against the client's schema (schema-validator.ts) before it leaves. Which tool: the named one; under
-//   `required`, the model picks among the names (a grammar of the names); under `auto`, the engine calls a
-//   tool when the conversation ends with anything but a tool result, and answers once the results are in,
-//   so a client's tool loop always completes. One call per answer.
+// - The prompt is cut to the window the context holds (llama-chat-convert.ts): the newest turns, whatever the
+//   prompt's size (an agent's first request is 40-90 KB), at a bounded cost per call.
+// - Tools and JSON answers by constrained decoding (docs/agent-chat.md): the model samples only tokens a grammar
+//   of the client's schema allows, a grammar whose longest answer fits max_tokens (answer-plan.ts,
+//   schema/shape-grammar.ts), and the result is checked against the client's schema (schema/schema-validator.ts)
+//   before it leaves. Which tool, and when `auto` calls one: answer-plan.ts. The runtime: llama-runtime.ts.
 
 import { access, constants } from 'node:fs/promises';
-import { availableParallelism } from 'node:os';
 import { randomBytes, randomInt } from 'node:crypto';
 import { engineOptions } from './engine-options.ts';
 import { LLAMA_CHAT_ENGINE } from '../../config/engines.ts';
-import { boundedJsonSchema, JSON_OBJECT_SCHEMA } from './bounded-json-schema.ts';
-import { schemaValidator } from './schema-validator.ts';
-import {
-  UnsupportedFunctionalityError,
-  type LanguageModelV4,
-  type LanguageModelV4CallOptions,
-  type LanguageModelV4FinishReason,
-  type LanguageModelV4FunctionTool,
-  type LanguageModelV4GenerateResult,
-  type LanguageModelV4Prompt,
-  type LanguageModelV4StreamPart,
-  type LanguageModelV4StreamResult,
-  type LanguageModelV4Usage,
-  type SharedV4Warning,
-} from '@ai-sdk/provider';
+import { answerPlan, jsonBudget, toolCandidates } from './answer-plan.ts';
+import { clientSchema, type ClientSchema } from './schema/client-schema.ts';
+import { acquireSequence, evaluationThreads, getSharedLlama, releaseSequence, type Loaded } from './llama-runtime.ts';
+import { convertLlamaUsage, convertToLlamaChatHistory, fitChatHistoryWindow, mapLlamaFinishReason } from './llama-chat-convert.ts';
 import type {
-  ChatHistoryItem,
-  ChatWrapper,
-  GbnfJsonSchema,
-  Llama,
-  LlamaChatResponse,
-  LlamaContext,
-  LlamaContextSequence,
-  LlamaGrammar,
-  LlamaModel,
-} from 'node-llama-cpp';
+  LanguageModelV4,
+  LanguageModelV4CallOptions,
+  LanguageModelV4FinishReason,
+  LanguageModelV4GenerateResult,
+  LanguageModelV4StreamPart,
+  LanguageModelV4StreamResult,
+  LanguageModelV4Usage,
+  SharedV4Warning,
+} from '@ai-sdk/provider';
+import type { ChatHistoryItem, Llama, LlamaContextSequence, LlamaGrammar, LlamaModel } from 'node-llama-cpp';
 
 export interface LlamaChatModelConfig {
   /** model id reported to the AI SDK (the catalog id) */
@@ -75,133 +63,10 @@ export class LocalModelLoadError extends Error {
   override name = 'LocalModelLoadError';
 }
 
-interface Loaded {
-  model: LlamaModel;
-  context: LlamaContext;
-  chatWrapper: ChatWrapper;
-  free: LlamaContextSequence[];
-  waiters: Array<(sequence: LlamaContextSequence) => void>;
-  loadMs: number;
-}
-
-/** below this file size a single evaluation thread is faster than several */
-const TINY_MODEL_BYTES = 64 * 1024 * 1024;
-
-let sharedLlama: Promise<Llama> | undefined;
-const sharedLlamaGpu = new Map<string, Promise<Llama>>();
-
-/** One llama.cpp binding per process (per GPU setting): loading the native addon is not free. */
-async function getSharedLlama(gpu: false | 'auto'): Promise<Llama> {
-  const key = String(gpu);
-  let llama = key === 'false' ? sharedLlama : sharedLlamaGpu.get(key);
-  if (!llama) {
-    const { getLlama, LlamaLogLevel } = await import('node-llama-cpp');
-    llama = getLlama({ gpu, build: 'never', skipDownload: true, progressLogs: false, logLevel: LlamaLogLevel.error });
-    if (key === 'false') sharedLlama = llama;
-    else sharedLlamaGpu.set(key, llama);
-    llama.catch(() => {
-      if (key === 'false') sharedLlama = undefined;
-      else sharedLlamaGpu.delete(key);
-    });
-  }
-  return llama;
-}
-
-/** Joins the text parts of a message, tool calls written out as text; images are not understood by this engine. */
-function textOf(parts: ReadonlyArray<{ type: string; text?: string; toolName?: string; input?: unknown }>, role: string): string {
-  const texts: string[] = [];
-  for (const part of parts) {
-    if (part.type === 'text') texts.push(part.text ?? '');
-    else if (part.type === 'reasoning') continue;
-    else if (part.type === 'tool-call') texts.push(`\n${part.toolName}(${typeof part.input === 'string' ? part.input : JSON.stringify(part.input)})`);
-    else throw new UnsupportedFunctionalityError({ functionality: `${part.type} parts in ${role} messages (local llama.cpp chat is text only)` });
-  }
-  return texts.join('');
-}
-
-/** A tool message as the text of a user turn: what each call returned. */
-function toolResultsText(parts: ReadonlyArray<{ type: string; toolName?: string; output?: { type: string; value?: unknown } }>): string {
-  return parts
-    .filter((part) => part.type === 'tool-result')
-    .map((part) => `${part.toolName} returned ${typeof part.output?.value === 'string' ? part.output.value : JSON.stringify(part.output?.value ?? null)}`)
-    .join('\n');
-}
-
-/** Maps the AI SDK prompt onto node-llama-cpp's chat history, ending with the model turn to fill. */
-export function toChatHistory(prompt: LanguageModelV4Prompt): ChatHistoryItem[] {
-  const history: ChatHistoryItem[] = [];
-  const push = (item: ChatHistoryItem) => {
-    const last = history.at(-1);
-    // merge consecutive turns of the same role: chat templates expect alternation
-    if (last?.type === 'system' && item.type === 'system' && typeof last.text === 'string' && typeof item.text === 'string') {
-      last.text = `${last.text}\n\n${item.text}`;
-    } else if (last?.type === 'user' && item.type === 'user') {
-      last.text = `${last.text}\n\n${item.text}`;
-    } else if (last?.type === 'model' && item.type === 'model') {
-      last.response.push(...item.response);
-    } else {
-      history.push(item);
-    }
-  };
-  for (const message of prompt) {
-    switch (message.role) {
-      case 'system':
-        push({ type: 'system', text: message.content });
-        break;
-      case 'user':
-        push({ type: 'user', text: textOf(message.content, 'user') });
-        break;
-      case 'assistant':
-        push({ type: 'model', response: [textOf(message.content, 'assistant')] });
-        break;
-      case 'tool':
-        push({ type: 'user', text: toolResultsText(message.content) });
-        break;
-    }
-  }
-  // an assistant message at the end is a prefix to continue; otherwise open a new model turn
-  if (history.at(-1)?.type !== 'model') history.push({ type: 'model', response: [] });
-  return history;
-}
-
-function finishReasonOf(stopReason: LlamaChatResponse['metadata']['stopReason']): LanguageModelV4FinishReason {
-  switch (stopReason) {
-    case 'maxTokens':
-      return { unified: 'length', raw: stopReason };
-    case 'eogToken':
-    case 'stopGenerationTrigger':
-    case 'customStopTrigger':
-      return { unified: 'stop', raw: stopReason };
-    default:
-      return { unified: 'other', raw: stopReason };
-  }
-}
-
-function usageOf(inputTokens: number, outputTokens: number): LanguageModelV4Usage {
-  return {
-    inputTokens: { total: inputTokens, noCache: inputTokens, cacheRead: 0, cacheWrite: 0 },
-    outputTokens: { total: outputTokens, text: outputTokens, reasoning: 0 },
-    raw: { prompt_tokens: inputTokens, completion_tokens: outputTokens },
-  };
-}
-
-/** What a call's answer is: free text, JSON (fitting a schema when one is given), or a call of one of the tools. */
-type AnswerPlan =
-  | { kind: 'text' }
-  | { kind: 'json'; schema: object | undefined }
-  | { kind: 'tool'; tools: LanguageModelV4FunctionTool[] };
-
-/** The plan for a call (see the header: which tool, and when `auto` calls one). */
-export function answerPlan(options: Pick<LanguageModelV4CallOptions, 'tools' | 'toolChoice' | 'responseFormat' | 'prompt'>): AnswerPlan {
-  const tools = (options.tools ?? []).filter((tool): tool is LanguageModelV4FunctionTool => tool.type === 'function');
-  const choice = options.toolChoice ?? { type: 'auto' };
-  if (tools.length > 0 && choice.type !== 'none') {
-    if (choice.type === 'tool') return { kind: 'tool', tools: tools.filter((tool) => tool.name === choice.toolName) };
-    if (choice.type === 'required' || options.prompt.at(-1)?.role !== 'tool') return { kind: 'tool', tools };
-  }
-  if (options.responseFormat?.type === 'json') return { kind: 'json', schema: options.responseFormat.schema };
-  return { kind: 'text' };
-}
+/** parsed grammars kept per model */
+const KEPT_GRAMMARS = 64;
+/** tokens of the context always left to the prompt, whatever max_tokens asks */
+const MIN_PROMPT_TOKENS = 64;
 
 interface StreamSink {
   text?: (delta: string) => void;
@@ -234,6 +99,7 @@ export class LlamaChatModel implements LanguageModelV4 {
 
   private readonly config: LlamaChatModelConfig;
   private loading: Promise<Loaded> | undefined;
+  private readonly grammars = new Map<string, Promise<LlamaGrammar>>();
 
   constructor(config: LlamaChatModelConfig) {
     this.config = config;
@@ -297,7 +163,7 @@ export class LlamaChatModel implements LanguageModelV4 {
     try {
       const parallel = Math.max(1, this.config.parallel ?? 2);
       const contextSize = Math.min(this.config.contextSize ?? 2048, model.trainContextSize);
-      const context = await model.createContext({ contextSize, sequences: parallel, threads: this.threadsFor(llama, model) });
+      const context = await model.createContext({ contextSize, sequences: parallel, threads: evaluationThreads(this.config.threads, llama, model) });
       const { resolveChatWrapper } = await import('node-llama-cpp');
       const chatWrapper = resolveChatWrapper(model);
       const free: LlamaContextSequence[] = [];
@@ -312,43 +178,6 @@ export class LlamaChatModel implements LanguageModelV4 {
     }
   }
 
-  /**
-   * Threads per evaluation. node-llama-cpp's default can exceed the cores this process really has,
-   * and oversubscribed llama.cpp threads spin against each other (measured here on 2 cores: 8
-   * tokens/s with 4 threads vs ~1,000 with 1 on the demo model). Models this small are fastest on
-   * one thread; larger ones use every available core.
-   */
-  private threadsFor(llama: Llama, model: LlamaModel): number {
-    if (this.config.threads !== undefined) return Math.max(1, this.config.threads);
-    if (model.size < TINY_MODEL_BYTES) return 1;
-    return Math.max(1, Math.min(availableParallelism(), llama.cpuMathCores));
-  }
-
-  private acquire(loaded: Loaded, signal: AbortSignal | undefined): Promise<LlamaContextSequence> {
-    const sequence = loaded.free.pop();
-    if (sequence) return Promise.resolve(sequence);
-    return new Promise((resolve, reject) => {
-      const waiter = (s: LlamaContextSequence) => {
-        signal?.removeEventListener('abort', onAbort);
-        resolve(s);
-      };
-      const onAbort = () => {
-        const index = loaded.waiters.indexOf(waiter);
-        if (index >= 0) loaded.waiters.splice(index, 1);
-        reject(signal?.reason ?? new Error('aborted'));
-      };
-      if (signal?.aborted) return onAbort();
-      signal?.addEventListener('abort', onAbort, { once: true });
-      loaded.waiters.push(waiter);
-    });
-  }
-
-  private release(loaded: Loaded, sequence: LlamaContextSequence): void {
-    const next = loaded.waiters.shift();
-    if (next) next(sequence);
-    else loaded.free.push(sequence);
-  }
-
   private warningsFor(options: LanguageModelV4CallOptions): SharedV4Warning[] {
     const warnings: SharedV4Warning[] = [];
     if (options.reasoning !== undefined && options.reasoning !== 'provider-default') warnings.push({ type: 'unsupported', feature: 'reasoning' });
@@ -357,26 +186,24 @@ export class LlamaChatModel implements LanguageModelV4 {
 
   private async run(options: LanguageModelV4CallOptions, sink: StreamSink = {}): Promise<RunResult> {
     const warnings = this.warningsFor(options);
-    const plan = answerPlan(options);
-    const history = toChatHistory(options.prompt);
+    const plan = answerPlan({ ...options, endsWithToolResult: options.prompt.at(-1)?.role === 'tool' });
     const loaded = await this.load();
     options.abortSignal?.throwIfAborted();
 
     const contextSize = loaded.context.contextSize;
-    const inputTokens = loaded.chatWrapper
-      .generateContextState({ chatHistory: history })
-      .contextText.tokenize(loaded.model.tokenizer).length;
     const requested = options.maxOutputTokens ?? this.config.defaultMaxOutputTokens ?? 256;
-    if (inputTokens >= contextSize) {
-      throw new LocalModelLoadError(`prompt is ${inputTokens} tokens; the context of ${this.modelId} holds ${contextSize}`);
-    }
-    const maxTokens = Math.max(1, Math.min(requested, contextSize - inputTokens));
+    const maxTokens = Math.max(1, Math.min(requested, contextSize - MIN_PROMPT_TOKENS));
     if (maxTokens < requested) {
       warnings.push({ type: 'compatibility', feature: 'maxOutputTokens', details: `capped at ${maxTokens} by the context size` });
     }
+    const tokensOf = (chatHistory: ChatHistoryItem[]) =>
+      loaded.chatWrapper.generateContextState({ chatHistory }).contextText.tokenize(loaded.model.tokenizer).length;
+    const window = fitChatHistoryWindow(convertToLlamaChatHistory(options.prompt), contextSize - maxTokens, tokensOf);
+    const { history, tokens: inputTokens } = window;
+    if (window.cut) warnings.push({ type: 'compatibility', feature: 'prompt', details: `only its last ${inputTokens} tokens fit the context of ${contextSize}` });
 
     const { LlamaChat } = await import('node-llama-cpp');
-    const sequence = await this.acquire(loaded, options.abortSignal);
+    const sequence = await acquireSequence(loaded, options.abortSignal);
     // tokens the model sampled for this call (the end-of-turn token included when it ends the
     // answer); node-llama-cpp's onToken reports re-tokenised text instead, which can differ
     const meterBefore = sequence.tokenMeter.getState();
@@ -401,67 +228,85 @@ export class LlamaChatModel implements LanguageModelV4 {
               }
             : {}),
         };
-        // a constrained answer is never cut at max_tokens (cut JSON is no answer): it may use the rest of the
-        // context, which its bounded grammar fits in; the charge stays capped at the quote
-        const constrained = (grammar: LlamaGrammar, onTextChunk?: (text: string) => void) =>
-          chat.generateResponse(history, { ...generateOptions, maxTokens: contextSize - inputTokens, grammar, ...(onTextChunk ? { onTextChunk } : {}) });
-        const finished = (response: LlamaChatResponse): string => {
-          if (response.metadata.stopReason === 'maxTokens') throw new LocalModelLoadError(`model ${this.modelId}: the constrained answer did not fit in the context`);
+        const llama = plan.kind === 'text' ? undefined : await getSharedLlama(this.config.gpu ?? false);
+        // a constrained answer's grammar allows at most `budget` bytes, so at most as many tokens, then the end
+        // token: it is never cut (the schemas whose shortest answer does not fit were refused before the price)
+        const constrained = async (gbnf: string, budget: number, onTextChunk?: (text: string) => void): Promise<string> => {
+          const grammar = await this.grammar(llama!, gbnf);
+          const response = await chat.generateResponse(history, { ...generateOptions, maxTokens: budget + 1, grammar, ...(onTextChunk ? { onTextChunk } : {}) });
+          if (response.metadata.stopReason === 'maxTokens') throw new LocalModelLoadError(`model ${this.modelId}: the constrained answer did not end within its budget`);
           return response.response;
+        };
+        const grammarOf = (schema: ClientSchema, budget: number): string => {
+          const grammar = schema.grammar(budget);
+          if (!grammar) throw new LocalModelLoadError(`model ${this.modelId}: no answer fits max_tokens ${maxTokens}`);
+          return grammar.gbnf;
         };
         const result = (text: string, toolCalls: RunToolCall[], finishReason: LanguageModelV4FinishReason, stopSequence?: string): RunResult => ({
           text,
           toolCalls,
           finishReason,
-          usage: usageOf(inputTokens, sequence.tokenMeter.diff(meterBefore).usedOutputTokens),
+          usage: convertLlamaUsage(inputTokens, sequence.tokenMeter.diff(meterBefore).usedOutputTokens),
           warnings,
           ...(stopSequence === undefined ? {} : { stopSequence }),
         });
         if (plan.kind === 'tool') {
-          const llama = await getSharedLlama(this.config.gpu ?? false);
-          let tool = plan.tools[0]!;
+          const { candidates, budget } = toolCandidates(plan.tools, maxTokens);
+          let chosen = candidates[0];
+          if (!chosen) throw new LocalModelLoadError(`model ${this.modelId}: no tool's arguments fit max_tokens ${maxTokens}`);
           if (plan.tools.length > 1) {
             // the model picks the tool: a grammar of the names alone
-            const names = plan.tools.map((candidate) => candidate.name);
-            const picked = JSON.parse(finished(await constrained(await llama.createGrammarForJsonSchema({ enum: names })))) as string;
-            tool = plan.tools.find((candidate) => candidate.name === picked) ?? tool;
+            const names = clientSchema({ enum: candidates.map(({ tool }) => tool.name) });
+            const picked = JSON.parse(await constrained(grammarOf(names, maxTokens - budget - 1), maxTokens - budget - 1)) as string;
+            chosen = candidates.find(({ tool }) => tool.name === picked) ?? chosen;
           }
+          const { tool, schema } = chosen;
           const toolCallId = `call_${randomBytes(12).toString('base64url')}`;
           sink.toolStart?.(toolCallId, tool.name);
-          const grammar = await llama.createGrammarForJsonSchema<GbnfJsonSchema>(boundedJsonSchema(tool.inputSchema));
-          const input = finished(await constrained(grammar, sink.toolDelta && ((delta) => sink.toolDelta!(toolCallId, delta))));
-          this.checkJson(input, tool.inputSchema, `the arguments of ${tool.name}`);
+          const input = await constrained(grammarOf(schema, budget), budget, sink.toolDelta && ((delta) => sink.toolDelta!(toolCallId, delta)));
+          this.checkJson(input, schema, `the arguments of ${tool.name}`);
           return result('', [{ toolCallId, toolName: tool.name, input }], { unified: 'tool-calls', raw: 'tool-calls' });
         }
         if (plan.kind === 'json') {
-          const llama = await getSharedLlama(this.config.gpu ?? false);
-          const schema = plan.schema ?? JSON_OBJECT_SCHEMA;
-          const text = finished(await constrained(await llama.createGrammarForJsonSchema<GbnfJsonSchema>(boundedJsonSchema(schema)), sink.text));
+          const schema = clientSchema(plan.schema);
+          const text = await constrained(grammarOf(schema, jsonBudget(maxTokens)), jsonBudget(maxTokens), sink.text);
           this.checkJson(text, schema, 'the answer');
           return result(text, [], { unified: 'stop', raw: 'grammar' });
         }
         const response = await chat.generateResponse(history, { ...generateOptions, ...(sink.text ? { onTextChunk: sink.text } : {}) });
         const metadata = response.metadata;
         const stopSequence = metadata.stopReason === 'customStopTrigger' ? metadata.customStopTrigger.filter((part) => typeof part === 'string').join('') : undefined;
-        return result(response.response, [], finishReasonOf(metadata.stopReason), stopSequence);
+        return result(response.response, [], mapLlamaFinishReason(metadata.stopReason), stopSequence);
       } finally {
         chat.dispose({ disposeSequence: false });
       }
     } finally {
       await sequence.clearHistory().catch(() => undefined);
-      this.release(loaded, sequence);
+      releaseSequence(loaded, sequence);
     }
   }
 
+  /** A parsed grammar, kept per text: an agent sends the same tools call after call. */
+  private grammar(llama: Llama, gbnf: string): Promise<LlamaGrammar> {
+    let grammar = this.grammars.get(gbnf);
+    if (!grammar) {
+      grammar = llama.createGrammar({ grammar: gbnf });
+      grammar.catch(() => this.grammars.delete(gbnf));
+      if (this.grammars.size >= KEPT_GRAMMARS) this.grammars.delete(this.grammars.keys().next().value!);
+      this.grammars.set(gbnf, grammar);
+    }
+    return grammar;
+  }
+
   /** A constrained answer that is not JSON fitting its schema is a bug here, never handed out. */
-  private checkJson(text: string, schema: object, what: string): void {
+  private checkJson(text: string, schema: ClientSchema, what: string): void {
     let value: unknown;
     try {
       value = JSON.parse(text);
     } catch {
       throw new LocalModelLoadError(`model ${this.modelId}: ${what} is not JSON`);
     }
-    if (!schemaValidator(schema)(value)) throw new LocalModelLoadError(`model ${this.modelId}: ${what} does not fit its schema`);
+    if (!schema.fits(value)) throw new LocalModelLoadError(`model ${this.modelId}: ${what} does not fit its schema`);
   }
 
   private metadataOf(result: RunResult): { providerMetadata?: { [provider: string]: { stopSequence: string } } } {

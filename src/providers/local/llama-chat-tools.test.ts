@@ -12,7 +12,7 @@ import { z } from 'zod';
 import { generateText, jsonSchema, Output, streamText, tool, type ModelMessage } from 'ai';
 import type { JSONSchema7 } from '@ai-sdk/provider';
 import { createDemoChatModel } from './local-chat-catalog.ts';
-import { answerPlan } from './llama-chat-model.ts';
+import { answerPlan, schemaProblem } from './answer-plan.ts';
 
 const dataDir = await mkdtemp(join(tmpdir(), 'llama-tools-test-'));
 const model = createDemoChatModel({ dataDir });
@@ -90,7 +90,7 @@ test('required: the model picks one of the tools, and its arguments validate', a
 
 test('a json_schema answer always validates', async () => {
   for (let seed = 1; seed <= 12; seed++) {
-    const result = await generateText({ model, prompt: 'Answer in JSON', output: Output.object({ schema: jsonSchema(answerSchema) }), seed, temperature: 1.2, maxOutputTokens: 16 });
+    const result = await generateText({ model, prompt: 'Answer in JSON', output: Output.object({ schema: jsonSchema(answerSchema) }), seed, temperature: 1.2, maxOutputTokens: 128 });
     const value: unknown = JSON.parse(result.text);
     assert.ok(validAnswer(value), `seed ${seed}: ${result.text} ${ajv.errorsText(validAnswer.errors)}`);
     assert.equal(result.finishReason, 'stop', 'a constrained answer is never cut at max_tokens');
@@ -119,7 +119,7 @@ test('auto calls a tool first, then answers in words once the tool result is in:
   const second = await generateText({ model, messages, tools, seed: 3, maxOutputTokens: 20 });
   assert.equal(second.toolCalls.length, 0);
   assert.ok(second.text.trim().length > 0);
-  assert.deepEqual(answerPlan({ prompt: [{ role: 'user', content: [] }], toolChoice: { type: 'none' }, tools: [{ type: 'function', name: 'x', inputSchema: {} }] }), { kind: 'text' });
+  assert.deepEqual(answerPlan({ endsWithToolResult: false, toolChoice: { type: 'none' }, tools: [{ type: 'function', name: 'x', inputSchema: {} }] }), { kind: 'text' });
 });
 
 test('streamed: the call opens with its name, then argument fragments that add up to the arguments', async () => {
@@ -147,4 +147,85 @@ test('a schema as zod 4 writes it (draft 2020-12, bounded integers, a date with 
     const { toolCalls } = await generateText({ model, prompt: 'Plan', tools: { plan: tool({ inputSchema: jsonSchema(schema) }) }, toolChoice: 'required', seed });
     assert.ok(valid(toolCalls[0]!.input), `${JSON.stringify(toolCalls[0]!.input)}: ${JSON.stringify(valid.errors)}`);
   }
+});
+
+/** what coding agents declare: Claude Code's Bash and Edit shapes (allOf included), a todo list, a recursive tree */
+const agentTools = {
+  Bash: {
+    type: 'object',
+    properties: {
+      command: { type: 'string', description: 'The command to execute' },
+      timeout: { type: 'number', description: 'Optional timeout in milliseconds (max 600000)' },
+      description: { type: 'string' },
+      run_in_background: { type: 'boolean' },
+    },
+    required: ['command'],
+    additionalProperties: false,
+    $schema: 'http://json-schema.org/draft-07/schema#',
+  },
+  Edit: {
+    allOf: [
+      { type: 'object', properties: { file_path: { type: 'string' }, old_string: { type: 'string' } }, required: ['file_path', 'old_string'] },
+      { properties: { new_string: { type: 'string' }, replace_all: { type: 'boolean', default: false } }, required: ['new_string'] },
+    ],
+  },
+  TodoWrite: {
+    type: 'object',
+    properties: {
+      todos: {
+        type: 'array',
+        items: { type: 'object', properties: { content: { type: 'string', minLength: 1 }, status: { enum: ['pending', 'in_progress', 'completed'] }, id: { type: 'string', pattern: '^[a-z]{2}-[0-9]{1,3}$' } }, required: ['content', 'status', 'id'] },
+      },
+    },
+    required: ['todos'],
+  },
+  Plan: {
+    type: 'object',
+    properties: { days: { type: 'integer' }, budget: { type: 'number' }, root: { $ref: '#/$defs/node' }, when: { type: 'string', format: 'date-time' } },
+    required: ['days', 'budget', 'root', 'when'],
+    $defs: { node: { type: 'object', properties: { name: { type: 'string' }, children: { type: 'array', items: { $ref: '#/$defs/node' } } }, required: ['name'] } },
+  },
+} as const;
+
+test('a forced tool call validates 200 times out of 200 (different tools, seeds, prompts and max_tokens)', async () => {
+  const validators = Object.fromEntries(Object.entries(agentTools).map(([name, schema]) => [name, ajv.compile(schema)]));
+  const functionTools = Object.entries(agentTools).map(([name, inputSchema]) => ({ type: 'function' as const, name, inputSchema: inputSchema as JSONSchema7 }));
+  const failures: string[] = [];
+  const run = async (i: number) => {
+    const name = Object.keys(agentTools)[i % 4]!;
+    const result = await model.doGenerate({
+      prompt: [{ role: 'user', content: [{ type: 'text', text: `task ${i}: ${'please do it '.repeat(i % 7)}` }] }],
+      tools: functionTools,
+      toolChoice: { type: 'tool', toolName: name },
+      seed: 1_000 + i,
+      temperature: 0.6 + (i % 5) * 0.2,
+      maxOutputTokens: [64, 128, 256, 512][i % 4],
+    });
+    const call = result.content.find((part) => part.type === 'tool-call');
+    const input = call ? (JSON.parse(call.input) as unknown) : undefined;
+    const numbers = JSON.stringify(input).match(/-?\d+(\.\d+)?([eE][-+]?\d+)?/g) ?? [];
+    if (result.finishReason.unified !== 'tool-calls' || !validators[name]!(input) || numbers.some((n) => !Number.isFinite(Number(n)) || Math.abs(Number(n)) >= 1e9)) {
+      failures.push(`#${i} ${name}: ${call?.input} ${ajv.errorsText(validators[name]!.errors)}`);
+    }
+  };
+  for (let i = 0; i < 200; i += 4) await Promise.all([i, i + 1, i + 2, i + 3].map(run));
+  assert.deepEqual(failures, []);
+});
+
+test("a coding agent's tool set (25 tools, descriptions of 10,777 characters) is read in milliseconds and a call picks one", async () => {
+  const schemas = Object.values(agentTools);
+  const tools = Array.from({ length: 25 }, (_, i) => ({
+    type: 'function' as const,
+    name: `tool_${i}`,
+    description: 'Executes a given command in a persistent shell session with optional timeout. '.repeat(140).slice(0, 10_777),
+    inputSchema: schemas[i % schemas.length] as JSONSchema7,
+  }));
+  const before = process.cpuUsage();
+  assert.equal(schemaProblem({ tools, toolChoice: { type: 'auto' }, endsWithToolResult: false, maxTokens: 128 }), undefined);
+  const used = process.cpuUsage(before);
+  assert.ok((used.user + used.system) / 1000 < 500, `${(used.user + used.system) / 1000} ms`);
+  const result = await model.doGenerate({ prompt: [{ role: 'user', content: [{ type: 'text', text: 'Fix the bug' }] }], tools, seed: 5, maxOutputTokens: 128 });
+  const call = result.content.find((part) => part.type === 'tool-call')!;
+  const index = Number(call.toolName.replace('tool_', ''));
+  assert.ok(ajv.validate(schemas[index % schemas.length]!, JSON.parse(call.input)), call.input);
 });
