@@ -1,4 +1,5 @@
-// The MCP surface from outside, as a paying agent meets it: the MCP SDK client over Streamable HTTP lists the
+// The MCP surface from outside, as a paying agent meets it on the 2025-11-25 wire (test/mcp-2026.test.ts: the
+// 2026-07-28 wire): the MCP SDK v1 client over Streamable HTTP lists the
 // tools, reads each tool's payment requirements from its error result, and pays with the official x402 client
 // (@x402/core's x402Client with the exact schemes of @x402/evm and @x402/svm) on the sandbox chains. The money
 // rules are the HTTP ones: one proof pays once whichever surface carries it, a refused proof moves nothing, a
@@ -65,9 +66,12 @@ after(async () => {
   await service?.stop();
 });
 
+/** The MCP SDK v1 client: the 2025-11-25 wire (initialize, then one POST per message). */
 async function connect(): Promise<Client> {
   const client = new Client({ name: 'mcp-test', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${service.url}/mcp`)));
+  const transport = new StreamableHTTPClientTransport(new URL(`${service.url}/mcp`));
+  await client.connect(transport);
+  assert.equal(transport.protocolVersion, '2025-11-25');
   return client;
 }
 
@@ -165,9 +169,8 @@ describe('an unpaid call returns the payment requirements', () => {
         const result = await call(tool.name, network ? { ...tool.input, network } : tool.input);
         const required = requiredOf(result);
         assert.equal(required.resource.url, `mcp://tool/${tool.name}`);
-        const wrapped = JSON.parse((result.content[0] as { text: string }).text)['x402/error'];
-        assert.equal(wrapped.code, 402);
-        assert.deepEqual(wrapped.data, required);
+        // content[0].text: the same PaymentRequired, for clients that read no structuredContent
+        assert.deepEqual(JSON.parse((result.content[0] as { text: string }).text), required);
         const http = await postJson(`${service.url}${tool.path}`, tool.input, network ? { 'X-Network': network } : {});
         assert.equal(http.status, 402);
         assert.deepEqual(required.accepts, decode(http.headers.get('PAYMENT-REQUIRED')).accepts, `network ${network}`);
@@ -245,17 +248,18 @@ describe('paying a tool call with the official x402 client', () => {
         const image = result.content.find((c) => c.type === 'image') as { data: string; mimeType: string };
         assert.equal(image.mimeType, 'image/png');
         assert.deepEqual([...Buffer.from(image.data, 'base64').subarray(1, 4)], [...Buffer.from('PNG')]);
-        const link = result.content.find((c) => c.type === 'resource_link') as { uri: string };
-        assert.equal(link.uri, structured.result.images[0]);
-        const hosted = await fetch(link.uri);
+        // the link names the MCP resource its payer reads it back with (test/mcp-2026.test.ts reads it)
+        const link = result.content.find((c) => c.type === 'resource_link') as { uri: string; name: string };
+        assert.equal(link.uri, `x402-ai://payments/${receipt.transaction}/media/${link.name}`);
+        const hosted = await fetch(structured.result.images[0]);
         assert.deepEqual(Buffer.from(await hosted.arrayBuffer()), Buffer.from(image.data, 'base64'));
       }
       if (tool.name === 'text_to_speech') {
         const audio = result.content.find((c) => c.type === 'audio') as { data: string; mimeType: string };
         assert.match(audio.mimeType, /^audio\//);
-        const link = result.content.find((c) => c.type === 'resource_link') as { uri: string };
-        assert.equal(link.uri, structured.result.audioUrl);
-        assert.deepEqual(Buffer.from(await (await fetch(link.uri)).arrayBuffer()), Buffer.from(audio.data, 'base64'));
+        const link = result.content.find((c) => c.type === 'resource_link') as { uri: string; name: string };
+        assert.equal(link.uri, `x402-ai://payments/${receipt.transaction}/media/${link.name}`);
+        assert.deepEqual(Buffer.from(await (await fetch(structured.result.audioUrl)).arrayBuffer()), Buffer.from(audio.data, 'base64'));
       }
     });
   }
@@ -328,7 +332,7 @@ describe('one proof, one payment, one generation', () => {
     assert.equal(http.status, 200);
     const again = await call('chat', { ...CHAT_INPUT, network: 'base' }, payment);
     assert.equal(requiredOf(again).accepts.length > 0, true);
-    assert.equal(again.content.length, 1, 'no tool content, only the x402/error text');
+    assert.equal(again.content.length, 1, 'no tool content, only the PaymentRequired as text');
     assert.equal(await balanceOf(service, 'base', address), 10_000_000n - price);
     assert.equal((await generations('chat')) - generated, 1);
   });

@@ -4,4 +4,5 @@ export { GatewayError, MaxPriceExceededError, NetworkNotOfferedError, Unreachabl
 export { formatUsdc, parseUsdc } from './usdc.ts';
 export { generateSolanaSecretKey, solanaSecretKeyBytes, solanaSigner, type SolanaSecretKey } from './solana-key.ts';
 export { SOLANA_NETWORKS, isSolanaNetwork } from './solana-rpc.ts';
-export { callPaidTool, mcpPayer, paymentRequiredOf, type PaidToolOptions, type PaidToolResult } from './mcp.ts';
+export { callPaidTool, mcpPayer, mcpSignIn, paymentRequiredOf, type PaidToolOptions, type PaidToolResult, type ToolCaller } from './mcp.ts';
+export { paidMcpFetch, type McpPaymentOptions } from './mcp-fetch.ts';

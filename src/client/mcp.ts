@@ -2,13 +2,14 @@
 // error result, check the price against maxPrice, sign with an official x402 client, call again with the
 // payment in `_meta["x402/payment"]`, and return the result with the receipt from `_meta["x402/payment-response"]`.
 // A pending settlement is asked about again with the SAME payment, never paid twice.
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { x402Client } from '@x402/core/client';
 import type { PaymentRequired } from '@x402/core/types';
 import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import { ExactSvmScheme } from '@x402/svm/exact/client';
 import { privateKeyToAccount } from 'viem/accounts';
+import { createSIWxPayload, encodeSIWxHeader, type SIWxSigner } from '@x402/extensions/sign-in-with-x';
+import { randomBytes } from 'node:crypto';
 import { GatewayError, MaxPriceExceededError, NetworkNotOfferedError } from './errors.ts';
 import { solanaSigner, type SolanaSecretKey } from './solana-key.ts';
 import { NETWORKS, resolveNetworkName } from '../x402/networks.ts';
@@ -69,7 +70,12 @@ export function paymentRequiredOf(result: CallToolResult): PaymentRequired | und
   }
 }
 
-export async function callPaidTool(mcp: Client, name: string, args: Record<string, unknown>, options: PaidToolOptions): Promise<PaidToolResult> {
+/** An MCP client, of either MCP SDK (v1's Client, v2's Client on either wire). */
+export interface ToolCaller {
+  callTool(params: { name: string; arguments: Record<string, unknown>; _meta?: Record<string, unknown> }): Promise<unknown>;
+}
+
+export async function callPaidTool(mcp: ToolCaller, name: string, args: Record<string, unknown>, options: PaidToolOptions): Promise<PaidToolResult> {
   const input = { ...args, network: options.network };
   const unpaid = (await mcp.callTool({ name, arguments: input })) as CallToolResult;
   const required = paymentRequiredOf(unpaid);
@@ -90,6 +96,30 @@ export async function callPaidTool(mcp: Client, name: string, args: Record<strin
     if (!pending || attempt >= (options.pendingRetries ?? 20)) throw toolError(result);
     await new Promise((resolve) => setTimeout(resolve, 1000));
   }
+}
+
+/**
+ * What a payer puts in `_meta["x402/sign-in-with-x"]` of a `resources/read` to read back a file it paid for (the
+ * `resource_link` of a paid tool result): a sign-in-with-x for the gateway's origin, signed by the paying wallet, for
+ * the network it paid on. Each is good for one read within 5 minutes.
+ */
+export async function mcpSignIn(signer: SIWxSigner, mcpUrl: string, network: string): Promise<string> {
+  const name = resolveNetworkName(network);
+  if (!name) throw new NetworkNotOfferedError(network, []);
+  const url = new URL(mcpUrl);
+  const now = Date.now();
+  const info = {
+    domain: url.host,
+    uri: url.origin,
+    statement: 'Read back a result I paid for',
+    version: '1',
+    nonce: randomBytes(16).toString('hex'),
+    issuedAt: new Date(now).toISOString(),
+    expirationTime: new Date(now + 300_000).toISOString(),
+    chainId: NETWORKS[name].caip2,
+    type: NETWORKS[name].family === 'evm' ? ('eip191' as const) : ('ed25519' as const),
+  };
+  return encodeSIWxHeader(await createSIWxPayload(info, signer, url));
 }
 
 /** A tool's error result as a GatewayError: the gateway's { status, code, message } when it states them, else the 402 it is. */

@@ -32,8 +32,10 @@ export function proxyList(entries: readonly string[]): BlockList {
 }
 
 
-function isTrusted(list: BlockList, address: string | undefined): boolean {
-  if (!address) return false;
+/** Whether a connection from `address` came through one of the configured proxies. */
+export function isTrustedProxy(entries: readonly string[], address: string | undefined): boolean {
+  if (!address || entries.length === 0) return false;
+  const list = proxyList(entries);
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1];
   if (mapped) return list.check(mapped, 'ipv4') || list.check(address, 'ipv6');
   return list.check(address, isIP(address) === 6 ? 'ipv6' : 'ipv4');
@@ -71,7 +73,7 @@ export function originOf(request: OriginSource, options: OriginOptions): string 
   if (!socket) return parsedOrigin(request.url).origin;
   const local = socket.localAddress?.replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/i, '') ?? '127.0.0.1';
   const ownAuthority = `${isIP(local) === 6 ? `[${local}]` : local}:${socket.localPort}`;
-  if (options.trustedProxies.length > 0 && isTrusted(proxyList(options.trustedProxies), socket.remoteAddress)) {
+  if (isTrustedProxy(options.trustedProxies, socket.remoteAddress)) {
     const proto = request.header('X-Forwarded-Proto')?.split(',')[0]?.trim().toLowerCase();
     const forwardedHost = request.header('X-Forwarded-Host')?.split(',')[0]?.trim();
     const host = request.header('Host');

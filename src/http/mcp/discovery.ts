@@ -8,8 +8,8 @@ import type { ModelCatalog } from '../../providers/catalog.ts';
 import { BAZAAR, compactSchema } from '../discovery/bazaar.ts';
 import { NETWORKS, type NetworkName } from '../../x402/networks.ts';
 import type { PaidTool } from './tools.ts';
+import { MCP_PATH } from './json-rpc.ts';
 
-export const MCP_PATH = '/mcp';
 export const SERVER_JSON_PATH = '/mcp/server.json';
 /** the MCP registry's server.json schema this document follows */
 export const SERVER_SCHEMA = 'https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json';
@@ -64,7 +64,7 @@ export function serverJson(config: Config, origin: string, networks: readonly Ne
     _meta: {
       'io.modelcontextprotocol.registry/publisher-provided': {
         x402: {
-          transport: 'x402 MCP transport: _meta["x402/payment"] in, _meta["x402/payment-response"] out',
+          transport: 'x402 MCP transport (the org.x402/payment extension on MCP 2026-07-28, the tool-result binding otherwise): _meta["x402/payment"] in, _meta["x402/payment-response"] out',
           networks: networks.map((name) => NETWORKS[name].caip2),
           discovery: `${origin}/.well-known/x402`,
         },

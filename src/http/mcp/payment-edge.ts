@@ -8,6 +8,7 @@ import type { Config } from '../../config/load.ts';
 import type { TokenUsage } from '../../pricing/token-usage.ts';
 import type { PaymentGate } from '../../payments/gate.ts';
 import type { ReceivedPayment, WireNames } from '../../payments/outcome.ts';
+import type { SettlementReceipt } from '../../x402/model.ts';
 import { paidCall } from '../../payments/paid-call.ts';
 import { ApiError } from '../../errors.ts';
 import { paymentIdOf, v2PaymentRequired, v2ProofFromPayload, v2SettleResponse, type V2PaymentRequired } from '../../x402/v2/codec.ts';
@@ -16,6 +17,8 @@ import { countedWork, traced, traceOutcome, type ObservedDeps } from '../paid/ob
 import { toolResource, type PaidTool } from './tools.ts';
 
 export const PAYMENT_META = 'x402/payment';
+/** the x402 MCP transport's extension binding (2026-07-28): a `payment_required` result instead of an error-shaped one */
+export const PAYMENT_EXTENSION = 'org.x402/payment';
 export const PAYMENT_RESPONSE_META = 'x402/payment-response';
 /** how MCP clients are told where their payment goes, in the reasons given back */
 const PAYMENT_FIELD = `_meta["${PAYMENT_META}"]`;
@@ -34,7 +37,15 @@ export type SettleResponse = Record<string, unknown>;
 
 /** What became of a paid tool call. */
 export type ToolPayment =
-  | { kind: 'delivered'; body: unknown; charged: bigint; usage: Partial<TokenUsage> | undefined; receipt: SettleResponse }
+  | {
+      kind: 'delivered';
+      body: unknown;
+      charged: bigint;
+      usage: Partial<TokenUsage> | undefined;
+      receipt: SettleResponse;
+      /** the media ids of the body, and the payment they are read back under (as GET /api/v1/payments/:id names it) */
+      media: { ids: string[]; payment: string | undefined };
+    }
   /** no payment, or one that was refused (its reason in `required.error`); `receipt`: the settlement that failed */
   | { kind: 'payment_required'; required: V2PaymentRequired; receipt?: SettleResponse }
   /** anything else: a settlement still pending (the same payment, sent again, gets the result), a refusal */
@@ -101,6 +112,7 @@ export function payForTool(deps: McpPaymentDeps, call: PaidToolCall): Promise<To
           charged: outcome.receipt.amount ?? call.prepared.amount,
           usage: work.usage() ?? call.tool.route.usageOf?.(outcome.body),
           receipt: v2SettleResponse(outcome.receipt),
+          media: { ids: outcome.media, payment: paymentIdOfReceipt(outcome.receipt) },
         };
       case 'payment_required':
         return {
@@ -112,4 +124,10 @@ export function payForTool(deps: McpPaymentDeps, call: PaidToolCall): Promise<To
         return { kind: 'error', error: outcomeError(outcome, paid) };
     }
   }, statusOf);
+}
+
+/** A delivered payment's id for GET /api/v1/payments/:id: its transaction, or (a payment channel's charge) the channel. */
+function paymentIdOfReceipt(receipt: SettlementReceipt): string | undefined {
+  const channel = (receipt.v2Fields?.extra.channelState as { channelId?: unknown } | undefined)?.channelId;
+  return typeof channel === 'string' ? channel : receipt.transaction || undefined;
 }

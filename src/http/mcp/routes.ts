@@ -1,46 +1,42 @@
-// /mcp: the MCP Streamable HTTP transport, stateless. Each POST carries its JSON-RPC message(s) and gets the
-// answer(s) as one JSON document (no sessions, no server-initiated stream), so any instance behind a load
-// balancer can answer any request. GET (a standalone event stream) and DELETE (ending a session) have nothing
-// to serve without sessions: 405, as the MCP SDK's stateless server answers them. Every error here is JSON-RPC.
-// The MCP SDK (~30 MB resident, ~0.4 s to load on its own) is imported at the first POST: a gateway no agent
-// reaches over MCP never loads it.
+// /mcp: the MCP Streamable HTTP transport, stateless, on both MCP wires (wire.ts). Each POST carries its JSON-RPC
+// message(s) and gets the answer(s) in one response, so any instance behind a load balancer can answer any request.
+// Before any work: the Host and Origin check against DNS rebinding (host-guard.ts), the body's size and JSON, and
+// no JSON-RPC batch unless the request's protocol version has batches (2025-03-26 alone). GET (a standalone event
+// stream) and DELETE (ending a session) have nothing to serve without sessions: 405, as the MCP SDK's stateless
+// server answers them. Every error here is JSON-RPC. The MCP SDK (~0.2 s to load) is imported at the first POST: a
+// gateway no agent reaches over MCP never loads it.
 import { Hono } from 'hono';
 import type { Config } from '../../config/load.ts';
 import { readJsonBody } from '../read-json.ts';
 import { requestOrigin } from '../origin.ts';
 import { toApiError } from '../render-error.ts';
-import { MCP_PATH, SERVER_JSON_PATH, serverJson } from './discovery.ts';
-import type { McpDeps, McpSurface } from './server.ts';
+import { SERVER_JSON_PATH, serverJson } from './discovery.ts';
+import { INTERNAL_ERROR, INVALID_REQUEST, jsonRpcError, MCP_PATH, PARSE_ERROR, TRANSPORT_ERROR } from './json-rpc.ts';
+import { allowedHostnames, rebindingRefusal } from './host-guard.ts';
+import type { McpDeps } from './server.ts';
+import type { McpWire } from './wire.ts';
 
-/** JSON-RPC 2.0 error codes (the spec's): the body is no JSON, or no valid request; a failure of ours. */
-const PARSE_ERROR = -32700;
-const INVALID_REQUEST = -32600;
-const INTERNAL_ERROR = -32603;
-/** what the MCP SDK answers for a transport-level refusal (405 and the like) */
-const TRANSPORT_ERROR = -32000;
+/** The one protocol version whose wire has JSON-RPC batches; a request without the header is taken to speak it. */
+const BATCHING_VERSION = '2025-03-26';
+/** even there, one POST carries at most this many messages: a batch must not multiply one request's cost unbounded */
+const MAX_BATCH = 16;
 
-function jsonRpcError(status: number, code: number, message: string, headers: Record<string, string> = {}): Response {
-  return new Response(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }), {
-    status,
-    headers: { 'Content-Type': 'application/json', ...headers },
-  });
-}
-
-interface LoadedMcp {
-  surface: McpSurface;
-  Transport: typeof import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js').WebStandardStreamableHTTPServerTransport;
+/** Why a batch may not be served under this request's protocol version, or undefined when it may. */
+function batchRefusal(messages: unknown[], version: string | undefined): string | undefined {
+  if ((version ?? BATCHING_VERSION) !== BATCHING_VERSION) return `JSON-RPC batches are not part of MCP ${version}: send one message per POST`;
+  if (messages.length > MAX_BATCH) return `a batch holds at most ${MAX_BATCH} messages`;
+  return undefined;
 }
 
 export function mcpRoutes(deps: McpDeps & { config: Config }): Hono {
-  let loading: Promise<LoadedMcp> | undefined;
-  const load = () =>
-    (loading ??= Promise.all([import('./server.ts'), import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js')]).then(([server, transport]) => ({
-      surface: server.mcpSurface(deps),
-      Transport: transport.WebStandardStreamableHTTPServerTransport,
-    })));
+  const allowed = allowedHostnames(deps.config);
+  let loading: Promise<McpWire> | undefined;
+  const load = () => (loading ??= import('./wire.ts').then((wire) => wire.mcpWire(deps)));
   const app = new Hono();
 
   app.post(MCP_PATH, async (c) => {
+    const refused = rebindingRefusal(c, deps.config, allowed);
+    if (refused) return jsonRpcError(403, INVALID_REQUEST, `Forbidden: ${refused}`);
     let body: unknown;
     try {
       body = await readJsonBody(c, deps.config.bodyLimitBytes);
@@ -49,18 +45,16 @@ export function mcpRoutes(deps: McpDeps & { config: Config }): Hono {
       if (!apiError) throw error;
       return jsonRpcError(apiError.status, apiError.code === 'invalid_json' ? PARSE_ERROR : INVALID_REQUEST, apiError.message);
     }
-    let server: ReturnType<McpSurface['serverFor']> | undefined;
+    const batch = Array.isArray(body) ? batchRefusal(body, c.req.header('Mcp-Protocol-Version')?.trim()) : undefined;
+    if (batch) return jsonRpcError(400, INVALID_REQUEST, batch);
     try {
-      const { surface, Transport } = await load();
-      server = surface.serverFor(requestOrigin(c, deps.config));
-      const transport = new Transport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-      await server.connect(transport);
-      return await transport.handleRequest(c.req.raw, { parsedBody: body });
+      const wire = await load();
+      const response = await wire.handle(c.req.raw, body, requestOrigin(c, deps.config));
+      if (response.status >= 500) deps.log.error({ status: response.status }, 'MCP request failed');
+      return response;
     } catch (error) {
       deps.log.error({ err: error }, 'MCP request failed');
       return jsonRpcError(500, INTERNAL_ERROR, 'internal error');
-    } finally {
-      void server?.close().catch(() => undefined);
     }
   });
   const methodNotAllowed = () => jsonRpcError(405, TRANSPORT_ERROR, 'Method not allowed: this MCP server is stateless; send JSON-RPC messages with POST', { Allow: 'POST' });

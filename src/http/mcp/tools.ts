@@ -21,7 +21,11 @@ export interface PaidTool {
   title: string;
   description: string;
   inputSchema: Record<string, unknown>;
+  outputSchema: Record<string, unknown>;
 }
+
+/** `network` is mirrored into this header by 2026-07-28 clients (SEP-2243), so a proxy can route a call by network. */
+export const NETWORK_HEADER = 'Network';
 
 /** `mcp://tool/<name>`: the resource a tool's payment is for (the x402 MCP transport's convention). */
 export const toolResource = (name: string) => `mcp://tool/${name}`;
@@ -41,6 +45,7 @@ export function paidTools(operations: readonly PaidOperation[], catalog: ModelCa
         title: operation.endpoint.summary,
         description: `${operation.description} (POST ${route.path} as a tool). Paid per call in USDC through x402: ${price}, priced from the input. Call it without payment to get the exact price; see the server instructions.`,
         inputSchema: toolInputSchema(route, networks),
+        outputSchema: paidToolOutputSchema(route.path),
       },
     ];
   });
@@ -55,6 +60,7 @@ export function toolInputSchema(route: OperationRoute, networks: readonly Networ
     type: 'string',
     enum: networks.flatMap((name) => [name, NETWORKS[name].caip2]),
     description: 'The network to pay on (a name or its CAIP-2 id). Without it the payment requirements offer every network; with it, that network with every scheme it has',
+    'x-mcp-header': NETWORK_HEADER,
   };
   return { ...schema, properties };
 }
@@ -65,10 +71,52 @@ export function endpointBody(input: Record<string, unknown>): { body: Record<str
   return { body, network: typeof network === 'string' ? network : undefined };
 }
 
+/**
+ * What a paid tool's `structuredContent` is, whichever way the call went: the paid result, the x402
+ * PaymentRequired of the tool-result binding (an MCP client validates an error result's structuredContent against
+ * the outputSchema too), or a refusal. Each shape is told apart by its required fields.
+ */
+function paidToolOutputSchema(path: string): Record<string, unknown> {
+  const text = { type: 'string' };
+  return {
+    type: 'object',
+    anyOf: [
+      {
+        title: 'Paid result',
+        type: 'object',
+        required: ['result', 'charged'],
+        properties: {
+          result: { type: 'object', description: `the 200 body of POST ${path}` },
+          charged: {
+            type: 'object',
+            description: 'what was charged (amount in USDC atomic units) and its settlement',
+            required: ['amount', 'usdc', 'network'],
+            properties: { amount: text, usdc: text, network: text, transaction: text },
+          },
+          usage: { type: 'object', description: 'tokens used (chat)', properties: { promptTokens: { type: 'integer' }, completionTokens: { type: 'integer' }, totalTokens: { type: 'integer' } } },
+        },
+      },
+      {
+        title: 'Payment required (x402 v2 PaymentRequired)',
+        type: 'object',
+        required: ['x402Version', 'accepts'],
+        properties: { x402Version: { const: 2 }, error: text, resource: { type: 'object' }, accepts: { type: 'array', items: { type: 'object' } }, extensions: { type: 'object' } },
+      },
+      {
+        title: 'Refused (nothing was charged unless the message says so)',
+        type: 'object',
+        required: ['error'],
+        properties: { error: { type: 'object', required: ['code', 'message'], properties: { status: { type: 'integer' }, code: text, message: text, field: text } } },
+      },
+    ],
+  };
+}
+
 export const MODELS_TOOL_DEFINITION = {
   name: MODELS_TOOL,
   title: 'Models and prices',
   description: 'Lists the models of each paid tool with their limits and prices (USDC atomic units and decimal). Free.',
   inputSchema: { type: 'object', properties: {}, additionalProperties: false },
+  outputSchema: { type: 'object', required: ['currency', 'models'], properties: { currency: { type: 'object' }, models: { type: 'array', items: { type: 'object' } } } },
   annotations: { readOnlyHint: true, openWorldHint: false },
 } as const;

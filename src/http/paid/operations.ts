@@ -23,6 +23,7 @@ import { prepareMessage, usageOfMessage } from '../../api/anthropic/messages.ts'
 import { specErrorShape, type ErrorShape } from '../render-error.ts';
 import { openaiErrorShape } from '../openai/errors.ts';
 import { anthropicErrorShape } from '../anthropic/errors.ts';
+import { MCP_PATH, mcpErrorShape } from '../mcp/json-rpc.ts';
 
 /** A family of routes that speak one API's dialect. */
 export interface Surface {
@@ -143,5 +144,5 @@ export function httpRoutes(operations: readonly PaidOperation[] = PAID_OPERATION
   return operations.flatMap((operation) => operation.routes.map((route) => ({ operation, route })));
 }
 
-/** The surfaces' error shapes by path prefix, for every answer under them (render-error.ts). */
-export const ERROR_SHAPES = Object.values(SURFACES).map(({ prefix, errorShape }) => ({ prefix, shape: errorShape }));
+/** The surfaces' error shapes by path prefix, for every answer under them (render-error.ts); /mcp answers in JSON-RPC. */
+export const ERROR_SHAPES = [...Object.values(SURFACES).map(({ prefix, errorShape }) => ({ prefix, shape: errorShape })), { prefix: MCP_PATH, shape: mcpErrorShape }];

@@ -80,12 +80,17 @@ async function callerSignedReceipt(c: Context, id: string, payment: PaymentRecor
   return true;
 }
 
+/** A payment by the id GET /api/v1/payments/:id takes: its transaction hash, or its key. */
+export async function findPayment(ledger: Ledger, id: string): Promise<PaymentRecord | undefined> {
+  return (await ledger.findByTransaction(id)) ?? (await ledger.get(id));
+}
+
 export function paymentRoutes(ledger: Ledger, options: PaymentRoutesOptions): Hono {
   const app = new Hono();
   app.get('/api/v1/payments/:id', async (c) => {
     const id = c.req.param('id');
     if (id.length > 300) throw new ApiError(404, 'not_found', 'no such payment');
-    const payment = (await ledger.findByTransaction(id)) ?? (await ledger.get(id));
+    const payment = await findPayment(ledger, id);
     if (!payment) {
       // a payment channel, by its id: what went through it
       const channel = CHANNEL_ID.test(id) ? await ledger.channels?.get(id) : undefined;
