@@ -7,6 +7,8 @@ ARG NODE_IMAGE=node:24.21.0-bookworm-slim
 FROM ${NODE_IMAGE} AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
+# npm's postinstall: removes what this platform never loads (other CPUs' llama.cpp builds, Node's C headers)
+COPY scripts/lean-install.ts ./scripts/
 # Production dependencies only (no TypeScript, test servers or x402 1.x wallet stacks). `npm install`, not
 # `npm ci`: the lockfile cannot list other platforms' optional binaries (see .ci/run). The `node` package is
 # the Node 24 a clone runs on; this image brings its own, so it is dropped.

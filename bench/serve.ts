@@ -4,6 +4,8 @@
 // BENCH_SETTLEMENT_BATCHING=1 turns settlementBatching on. BENCH_PAYMENT_EXCLUDED=1 leaves payment out (the baseline
 // a payment's cost is measured against): a paid route's call without a payment runs its work at once and is
 // answered as a settled payment is; everything else is the real service.
+// BENCH_UPSTREAM_URL names an OpenAI-compatible upstream (bench/mock-upstream.ts): its chat model is then served as
+// MOCK_CHAT_MODEL (bench/mock-chat-model.ts), beside the built-in ones.
 // Prints one JSON line {"url", "pid"} on stdout once listening (among the log lines); stops when stdin closes or on SIGTERM/SIGINT.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,6 +13,8 @@ import { join } from 'node:path';
 import { loadConfig } from '../src/config/load.ts';
 import { startService } from '../src/service.ts';
 import { PaymentGate } from '../src/payments/gate.ts';
+import { embeddedModels } from '../src/config/embedded-models.ts';
+import { MOCK_CHAT_MODEL } from './mock-chat-model.ts';
 
 if (process.env.BENCH_PAYMENT_EXCLUDED === '1') {
   const process402 = PaymentGate.prototype.process;
@@ -22,6 +26,7 @@ if (process.env.BENCH_PAYMENT_EXCLUDED === '1') {
   };
 }
 
+const upstreamUrl = process.env.BENCH_UPSTREAM_URL;
 const dataDir = mkdtempSync(join(tmpdir(), 'x402-bench-'));
 const config = loadConfig({}, {
   host: '127.0.0.1',
@@ -30,6 +35,7 @@ const config = loadConfig({}, {
   sandbox: { enabled: true, networks: (process.env.BENCH_NETWORKS ?? 'base').split(',') },
   ...(process.env.BENCH_DATABASE_URL ? { databaseUrl: process.env.BENCH_DATABASE_URL } : {}),
   ...(process.env.BENCH_SETTLEMENT_BATCHING === '1' ? { settlementBatching: true } : {}),
+  ...(upstreamUrl ? { providers: { mock: { type: 'openai-compatible', baseURL: `${upstreamUrl}/v1` } }, models: [...embeddedModels(), MOCK_CHAT_MODEL] } : {}),
 });
 const service = await startService(config);
 

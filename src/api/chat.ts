@@ -1,7 +1,7 @@
 // The chat call itself (prepareChat), which every chat surface shares (the spec route, chat-endpoint.ts, and
 // the OpenAI-compatible ones): one model resolution, one price, one provider call, whichever surface the
 // request came through.
-import { randomBytes } from 'node:crypto';
+import { randomText } from '../lib/random-text.ts';
 import type { LanguageModelUsage, ModelMessage } from 'ai';
 import type { LanguageModelV4CallOptions, LanguageModelV4FunctionTool, LanguageModelV4ToolChoice } from '@ai-sdk/provider';
 import { ApiError } from '../errors.ts';
@@ -14,6 +14,7 @@ import { allowedOptions, type EndpointContext } from './endpoint.ts';
 import type { ChatDelta, ChatFinishReason, ChatResponseFormat, ChatTool, ChatToolCall, ChatToolsRequest } from '../providers/chat-model.ts';
 import type { DownloadFunction } from 'ai/internal';
 import { isStreamDeadline } from './stream-deadline.ts';
+import { withCallTimeout } from '../lib/call-timeout.ts';
 
 /** what each message counts toward a model's maxInputChars beyond its text: its role markers */
 export const PROMPT_CHARS_PER_MESSAGE = 16;
@@ -93,26 +94,23 @@ export function prepareChat(call: ChatCall, { catalog, providers }: EndpointCont
   }
   // tool definitions and the response schema are sent to the model with the messages: priced as prompt characters
   const inputChars = messageChars + definitionChars(call);
-  const request = (signal?: AbortSignal): ChatCompletionRequest => {
-    const settings = providers.settings(model);
-    const timeout = AbortSignal.timeout(settings.timeoutMs);
-    return {
-      messages: call.messages,
-      maxOutputTokens: maxTokens,
-      temperature: call.temperature,
-      topP: call.topP,
-      presencePenalty: call.presencePenalty,
-      frequencyPenalty: call.frequencyPenalty,
-      stopSequences: call.stop,
-      ...tools,
-      responseFormat: responseFormatOf(call.responseFormat),
-      download: call.download,
-      providerOptions: { [settings.providerOptionsKey]: { ...options, ...providers.chatCallOptions(model, call) } },
-      maxRetries: settings.maxRetries,
-      abortSignal: signal ? AbortSignal.any([signal, timeout]) : timeout,
-      holdToMaxOutputTokens: settings.upstream,
-    };
-  };
+  const settings = providers.settings(model);
+  const request = (abortSignal: AbortSignal): ChatCompletionRequest => ({
+    messages: call.messages,
+    maxOutputTokens: maxTokens,
+    temperature: call.temperature,
+    topP: call.topP,
+    presencePenalty: call.presencePenalty,
+    frequencyPenalty: call.frequencyPenalty,
+    stopSequences: call.stop,
+    ...tools,
+    responseFormat: responseFormatOf(call.responseFormat),
+    download: call.download,
+    providerOptions: { [settings.providerOptionsKey]: { ...options, ...providers.chatCallOptions(model, call) } },
+    maxRetries: settings.maxRetries,
+    abortSignal,
+    holdToMaxOutputTokens: settings.upstream,
+  });
   const amount = quoteChat(model, maxTokens, inputChars);
   const checked = (result: { text: string; toolCalls: ChatToolCall[]; finishReason: string; stopSequence?: string; usage: LanguageModelUsage }): ChatOutcome => {
     // an answer with nothing to read in it (whitespace, zero-width characters) and no call is not the work paid for
@@ -132,7 +130,7 @@ export function prepareChat(call: ChatCall, { catalog, providers }: EndpointCont
     amount,
     async complete() {
       try {
-        return checked(await completeChat(providers.language(model), request()));
+        return checked(await withCallTimeout(settings.timeoutMs, undefined, (limit) => completeChat(providers.language(model), request(limit))));
       } catch (error) {
         throw toUpstreamError(error, model.id);
       }
@@ -146,7 +144,7 @@ export function prepareChat(call: ChatCall, { catalog, providers }: EndpointCont
         return onDelta(delta); // its promise is the client's backpressure: the next piece waits for it
       };
       try {
-        return checked(await streamChat(providers.language(model), request(signal), counted));
+        return checked(await withCallTimeout(settings.timeoutMs, signal, (limit) => streamChat(providers.language(model), request(limit), counted)));
       } catch (error) {
         // stopped at its payment's deadline: what was sent is the answer, each piece counted as a token
         if (isStreamDeadline(signal)) {
@@ -313,5 +311,5 @@ function tokenUsage(usage: LanguageModelUsage): TokenUsage {
 }
 
 export function newChatId(prefix: string): string {
-  return `${prefix}${randomBytes(12).toString('base64url')}`;
+  return `${prefix}${randomText(12, 'base64url')}`;
 }

@@ -8,6 +8,7 @@ import { allowedOptions, exampleMediaUrl, type Endpoint } from './endpoint.ts';
 import type { ImageModelConfig } from '../config/schema.ts';
 import { offeredOrThrow, parseOrThrow } from './validate.ts';
 import { storeAll } from './store-media.ts';
+import { withCallTimeout } from '../lib/call-timeout.ts';
 import { inspectImage, ownPngFacts, type ImageFacts } from '../media/inspect-image.ts';
 
 export const imagesEndpoint: Endpoint = {
@@ -38,15 +39,17 @@ export const imagesEndpoint: Endpoint = {
         let files: { uint8Array: Uint8Array; mediaType: string }[];
         const { generateImage } = await loadAiSdk();
         try {
-          const result = await generateImage({
-            model: providers.image(model),
-            prompt: request.prompt,
-            n,
-            size: size as `${number}x${number}`,
-            providerOptions: { [settings.providerOptionsKey]: options },
-            maxRetries: settings.maxRetries,
-            abortSignal: AbortSignal.timeout(settings.timeoutMs),
-          });
+          const result = await withCallTimeout(settings.timeoutMs, undefined, (abortSignal) =>
+            generateImage({
+              model: providers.image(model),
+              prompt: request.prompt,
+              n,
+              size: size as `${number}x${number}`,
+              providerOptions: { [settings.providerOptionsKey]: options },
+              maxRetries: settings.maxRetries,
+              abortSignal,
+            }),
+          );
           files = result.images;
         } catch (error) {
           throw toUpstreamError(error, model.id);

@@ -10,6 +10,7 @@ import { ttsRequestSchema, ttsResponseSchema, type TtsResponse } from './schemas
 import { allowedOptions, exampleMediaUrl, type Endpoint } from './endpoint.ts';
 import type { SpeechModelConfig } from '../config/schema.ts';
 import { offeredOrThrow, parseOrThrow } from './validate.ts';
+import { withCallTimeout } from '../lib/call-timeout.ts';
 import { storeAll } from './store-media.ts';
 
 export const ttsEndpoint: Endpoint = {
@@ -45,15 +46,17 @@ export const ttsEndpoint: Endpoint = {
         let audio: { uint8Array: Uint8Array; mediaType: string };
         const { generateSpeech } = await loadAiSdk();
         try {
-          const result = await generateSpeech({
-            model: providers.speech(model),
-            text: request.text,
-            voice,
-            outputFormat: format,
-            providerOptions: { [settings.providerOptionsKey]: options },
-            maxRetries: settings.maxRetries,
-            abortSignal: AbortSignal.timeout(settings.timeoutMs),
-          });
+          const result = await withCallTimeout(settings.timeoutMs, undefined, (abortSignal) =>
+            generateSpeech({
+              model: providers.speech(model),
+              text: request.text,
+              voice,
+              outputFormat: format,
+              providerOptions: { [settings.providerOptionsKey]: options },
+              maxRetries: settings.maxRetries,
+              abortSignal,
+            }),
+          );
           audio = result.audio;
         } catch (error) {
           throw toUpstreamError(error, model.id);

@@ -10,7 +10,7 @@ import {
   validateSIWxMessage,
   verifySIWxSignature,
 } from '@x402/extensions/sign-in-with-x';
-import { randomFillSync } from 'node:crypto';
+import { randomText } from '../lib/random-text.ts';
 import { ApiError } from '../errors.ts';
 import { NETWORKS, type NetworkName } from './networks.ts';
 
@@ -112,22 +112,12 @@ async function officialChallenge(origin: string, resourceUrl: string, networks: 
   };
 }
 
-const noncePool = Buffer.alloc(16 * 256);
-let noncePoolUsed = noncePool.length;
-
 /**
  * [nonce, issuedAt, expirationTime] for one 402, as the official hook makes them: 16 random bytes in hex, now, and
- * now plus the challenge's lifetime. The random bytes are drawn from the CSPRNG a few KB at a time (one call per
- * 256 nonces instead of one each, as node's randomUUID does); each is handed out once.
+ * now plus the challenge's lifetime.
  */
 export function freshSignInValues(now = Date.now()): string[] {
-  if (noncePoolUsed === noncePool.length) {
-    randomFillSync(noncePool);
-    noncePoolUsed = 0;
-  }
-  const nonce = noncePool.toString('hex', noncePoolUsed, noncePoolUsed + 16);
-  noncePoolUsed += 16;
-  return [nonce, new Date(now).toISOString(), new Date(now + SIWX_MAX_AGE_SECONDS * 1000).toISOString()];
+  return [randomText(16, 'hex'), new Date(now).toISOString(), new Date(now + SIWX_MAX_AGE_SECONDS * 1000).toISOString()];
 }
 
 function refuse(reason: string, message: string): never {
