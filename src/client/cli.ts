@@ -26,7 +26,7 @@ const USAGE = `usage: x402-ai <command> [options]
   faucet [address]  [--amount USDC]  sandbox gateways only: test USDC and gas for the address (default: the key's)
   balance [address] [--rpc-url url]  USDC and gas coin held on --network (default: the key's address), read from
                     --rpc-url, else the sandbox chain the gateway reports, else the network's public RPC
-  chat "prompt"     [--model id] [--max-tokens n] [--temperature t]
+  chat "prompt"     [--model id] [--max-tokens n] [--temperature t]  (default model: the gateway's first chat model)
   image "prompt"    [--model id] [--n 2] [--size 512x512] [--out dir/]
   tts "text"        [--model id] [--voice v] [--format wav|mp3|ogg] [--out file.wav]  (the extension picks the
                     format when --format is not given; an existing file is never overwritten)
@@ -240,7 +240,7 @@ async function run(): Promise<void> {
       const temperature = values.temperature === undefined ? undefined : Number(values.temperature);
       if (temperature !== undefined && Number.isNaN(temperature)) throw new UsageError('--temperature must be a number');
       const { result, receipt } = await payingClient(baseUrl).chat({
-        model: values.model ?? 'local/demo-bigram',
+        model: values.model ?? (await firstChatModel(baseUrl)),
         prompt: needText('prompt'),
         max_tokens: integer('max-tokens', values['max-tokens']),
         temperature,
@@ -270,7 +270,7 @@ async function run(): Promise<void> {
     }
     case 'models': {
       progress.step('reading the models');
-      const listing = (await (await doFetch(`${baseUrl}/api/v1/ai/models`)).json()) as { models: ListedModel[] };
+      const listing = await readModels(baseUrl);
       output(listing, listing.models.map((m) => `${m.capability.padEnd(7)} ${m.id.padEnd(22)} ${m.label}\n${' '.repeat(8)}${terms(m)}`).join('\n'));
       return;
     }
@@ -284,6 +284,19 @@ async function run(): Promise<void> {
     default:
       throw new UsageError(`unknown command "${command}"`);
   }
+}
+
+/** The gateway's catalog, as GET /api/v1/ai/models lists it. */
+async function readModels(baseUrl: string): Promise<{ models: ListedModel[] }> {
+  return (await (await doFetch(`${baseUrl}/api/v1/ai/models`)).json()) as { models: ListedModel[] };
+}
+
+/** What `chat` asks for without --model: the first chat model of the gateway's own catalog (a live one may hold no embedded model). */
+async function firstChatModel(baseUrl: string): Promise<string> {
+  progress.step('reading the models');
+  const chat = (await readModels(baseUrl)).models.find((model) => model.capability === 'chat');
+  if (!chat) throw new Error(`the gateway at ${baseUrl} lists no chat model (GET /api/v1/ai/models)`);
+  return chat.id;
 }
 
 /** A model as GET /api/v1/ai/models lists it (the fields `models` prints). */
