@@ -6,7 +6,8 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
-import { BatchSettlementEvmScheme, computeChannelId } from '@x402/evm/batch-settlement/client';
+import { BatchSettlementEvmScheme } from '@x402/evm/batch-settlement/client';
+import { channelOf } from './support/channels.ts';
 import { toClientEvmSigner } from '@x402/evm';
 import { createPublicClient, createTestClient, createWalletClient, http, parseAbi, type Hex } from 'viem';
 import type { PrivateKeyAccount } from 'viem/accounts';
@@ -15,7 +16,7 @@ import { balanceOf, fundedEvmBuyer } from './support/sandbox-wallet.ts';
 import type { RunningService } from '../src/service.ts';
 import { BATCH_SETTLEMENT_CONTRACT } from '../src/x402/batch-settlement.ts';
 import { ChannelClaimer } from '../src/payments/channels/channel-claimer.ts';
-import { wireRequirementOf } from '../src/payments/channels/channel-gate.ts';
+import { claimerRequirement } from '../src/payments/channels/channel-claimer.ts';
 import { httpRoutes } from '../src/http/paid/operations.ts';
 
 const CHAT = { path: '/api/v1/ai/chat', body: { model: 'local/demo-bigram', prompt: 'Tell me about the sea', max_tokens: 32, options: { seed: 7 } } };
@@ -54,18 +55,8 @@ const escrowAbi = parseAbi([
   'function initiateWithdraw((address payer,address payerAuthorizer,address receiver,address receiverAuthorizer,address token,uint40 withdrawDelay,bytes32 salt) config, uint128 amount)',
 ]);
 
-function configOf(buyer: PrivateKeyAccount) {
-  return {
-    payer: buyer.address,
-    payerAuthorizer: buyer.address,
-    receiver: rail().payTo as Hex,
-    receiverAuthorizer: rail().channels!.facilitator.receiverAuthorizer as Hex,
-    token: rail().asset as Hex,
-    withdrawDelay: 900,
-    salt: `0x${'00'.repeat(32)}` as Hex,
-  };
-}
-const channelIdOf = (buyer: PrivateKeyAccount) => computeChannelId(configOf(buyer), 8453).toLowerCase() as Hex;
+const configOf = (buyer: PrivateKeyAccount) => channelOf(rail(), buyer.address).config;
+const channelIdOf = (buyer: PrivateKeyAccount) => channelOf(rail(), buyer.address).channelId;
 
 async function onChain(buyer: PrivateKeyAccount): Promise<{ balance: bigint; totalClaimed: bigint }> {
   const [balance, totalClaimed] = await chain().readContract({ address: BATCH_SETTLEMENT_CONTRACT, abi: escrowAbi, functionName: 'channels', args: [channelIdOf(buyer)] });
@@ -154,14 +145,14 @@ test('a crash between claim and settle loses nothing: the next round settles wha
   const charged = chargeOf(await pay(IMAGE)).charged;
   const record = (await service.ledger.channels!.get(channelIdOf(buyer)))!;
   // the claim went out (as a round does) and the instance died before recording it or settling
-  const requirement = wireRequirementOf({ scheme: 'batch-settlement', network: 'base', amount: 0n, payTo: rail().payTo, asset: rail().asset, maxTimeoutSeconds: 60, extra: { ...rail().extra, ...rail().channels!.extra } });
   const claimed = await rail().channels!.facilitator.settle(
     {
-      x402Version: 2,
-      accepted: requirement,
-      payload: { type: 'claim', claims: [{ voucher: { channel: record.config, maxClaimableAmount: record.signedMaxClaimable.toString() }, signature: record.signature, totalClaimed: charged.toString() }] },
+      payload: {
+        type: 'claim',
+        claims: [{ voucher: { channel: record.config, maxClaimableAmount: record.signedMaxClaimable.toString() }, signature: record.signature, totalClaimed: charged.toString() }],
+      },
     },
-    requirement,
+    claimerRequirement(rail()),
   );
   assert.equal(claimed.success, true);
   assert.equal((await service.ledger.channels!.get(channelIdOf(buyer)))!.totalClaimed, 0n, 'the ledger never heard of it');
@@ -227,7 +218,7 @@ function refunder(buyer: PrivateKeyAccount, deposit: bigint) {
   };
 }
 
-test('the official client refunds through a paid URL (GET): a partial refund, then the rest; the route never runs', async () => {
+test('the official client refunds through a paid URL (GET): a partial refund, then (after a charge) the rest; the route never runs', async () => {
   const buyer = await fundedEvmBuyer(service, ['base'], 10_000_000n);
   const client = refunder(buyer, 2_000_000n);
   let charged = 0n;
@@ -244,6 +235,12 @@ test('the official client refunds through a paid URL (GET): a partial refund, th
   assert.equal(await balanceOf(service, 'base', buyer.address), walletBefore + 500_000n);
   // the refund claimed what was charged in the same transaction
   assert.deepEqual(await onChain(buyer), { balance: 1_500_000n, totalClaimed: charged });
+
+  // a voucher asks for one refund: the same voucher again (the client's, as nothing was charged since) is refused
+  await assert.rejects(client.refund(IMAGE.path), /refund_payload/);
+  const paid = await client.pay(SPEECH);
+  assert.equal(paid.status, 200);
+  charged += BigInt(decode(paid.headers.get('PAYMENT-RESPONSE')).extra.chargedAmount);
 
   const full = await client.refund('/v1/chat/completions');
   assert.equal(full.success, true);
@@ -272,6 +269,8 @@ test('every paid route takes a channel refund: the spec routes, /v1, and /v1/mes
     const refund = await client.refund(path, '1000');
     assert.equal(refund.success, true, path);
     assert.equal(refund.amount, '1000', path);
+    // a voucher asks for one refund: the next one is signed after a charge
+    assert.equal((await client.pay(SPEECH)).status, 200);
   }
   assert.equal(await balanceOf(service, 'base', buyer.address), walletBefore + 1000n * BigInt(paths.length));
 });
@@ -376,4 +375,21 @@ test("a lost server record starts from the escrow's totalClaimed: the client is 
   assert.equal(record.chargedCumulative, charged + next.charged, 'the unclaimed charge of the lost record is forfeited');
   charged += next.charged;
   assert.ok(unclaimed > 0n);
+});
+
+test('the admin revenue report counts the calls paid on channels, at their charge, per model', async () => {
+  const revenue = async () => {
+    const response = await fetch(`${service.url}/api/v1/admin/revenue`, { headers: { Authorization: `Bearer ${ADMIN_TOKEN}` } });
+    assert.equal(response.status, 200);
+    return (await response.json()) as { rows: { model: string; count: number; amount: string }[]; totals: { network: string; count: number; amount: string }[] };
+  };
+  const total = (report: Awaited<ReturnType<typeof revenue>>) => report.totals.find((t) => t.network === 'base') ?? { count: 0, amount: '0' };
+  const before = total(await revenue());
+  const buyer = await fundedEvmBuyer(service, ['base'], 10_000_000n);
+  const pay = payer(buyer, 2_000_000n);
+  let charged = 0n;
+  for (const endpoint of [IMAGE, CHAT, SPEECH]) charged += chargeOf(await pay(endpoint)).charged;
+  const after = total(await revenue());
+  assert.equal(after.count - before.count, 3, 'three calls');
+  assert.equal(BigInt(after.amount) - BigInt(before.amount), charged, 'what the receipts charged, the deposit not counted');
 });

@@ -1,6 +1,6 @@
 // Two instances on one PostgreSQL ledger share payment channels: the official client's calls on 10 channels,
 // 100 voucher calls at once across both instances (each channel's calls alternate between them), every charge
-// committed once; one voucher sent to both instances at the same moment is honoured by one of them only; the
+// committed once; one voucher sent to both instances at the same moment is charged once (one result, to both); the
 // two claimers claim every channel once. Real chain (sandbox anvil), real PostgreSQL, balances on-chain.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
-import { BatchSettlementEvmScheme, computeChannelId, signVoucher } from '@x402/evm/batch-settlement/client';
+import { BatchSettlementEvmScheme, signVoucher } from '@x402/evm/batch-settlement/client';
 import { toClientEvmSigner } from '@x402/evm';
 import { createPublicClient, http, parseAbi, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
@@ -19,6 +19,7 @@ import { startService, type RunningService } from '../src/service.ts';
 import { BATCH_SETTLEMENT_CONTRACT } from '../src/x402/batch-settlement.ts';
 import { startPostgres, type PostgresServer } from './support/postgres.ts';
 import { localEvmNetwork } from './support/local-rail.ts';
+import { channelOf } from './support/channels.ts';
 
 const KEY_ENV = 'CHANNELS_PG_TEST_KEY';
 const IMAGE = { path: '/api/v1/ai/images', body: { prompt: 'a red fox', n: 1, size: '256x256' } };
@@ -82,19 +83,7 @@ async function payer(): Promise<Payer> {
   await sandbox.faucet(account.address, 10_000_000n);
   const scheme = new BatchSettlementEvmScheme(toClientEvmSigner(account, chain()), { depositStrategy: () => '2000000' });
   const paying = wrapFetchWithPayment(fetch, new x402Client().register('eip155:8453', scheme));
-  const rail = a.rails.get('base')!;
-  const channelId = computeChannelId(
-    {
-      payer: account.address,
-      payerAuthorizer: account.address,
-      receiver: rail.payTo as Hex,
-      receiverAuthorizer: rail.channels!.facilitator.receiverAuthorizer as Hex,
-      token: rail.asset as Hex,
-      withdrawDelay: 900,
-      salt: `0x${'00'.repeat(32)}`,
-    },
-    8453,
-  ).toLowerCase() as Hex;
+  const { channelId } = channelOf(a.rails.get('base')!, account.address);
   return {
     account,
     channelId,
@@ -147,7 +136,7 @@ test('100 voucher calls on 10 channels across two instances: every charge commit
   assert.equal(await sandbox.balanceOf(sandbox.payTo), payToBefore + total, 'the payee received every charge, once');
 });
 
-test('one voucher sent to both instances at the same moment is honoured once; the other gets the corrective 402', async () => {
+test('one voucher sent to both instances at the same moment is charged once: the second gets the kept result, another request the corrective 402', async () => {
   const p = await payer();
   await p.pay(a);
   const before = (await a.ledger.channels!.get(p.channelId))!;
@@ -160,9 +149,21 @@ test('one voucher sent to both instances at the same moment is honoured once; th
   const send = (on: RunningService) =>
     fetch(`${on.url}${IMAGE.path}`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-Network': 'base', 'PAYMENT-SIGNATURE': header }, body: JSON.stringify(IMAGE.body) });
   const answers = await Promise.all([send(a), send(b)]);
-  assert.deepEqual(answers.map((r) => r.status).sort(), [200, 402]);
-  const refused = answers.find((r) => r.status === 402)!;
-  assert.equal(decode(refused.headers.get('PAYMENT-REQUIRED')).error, 'invalid_batch_settlement_evm_cumulative_amount_mismatch');
+  assert.deepEqual(answers.map((r) => r.status), [200, 200]);
+  const [first, second] = await Promise.all(answers.map((r) => r.text()));
+  assert.equal(second, first, 'one result, the same to both');
+  const receipts = answers.map((r) => decode(r.headers.get('PAYMENT-RESPONSE')));
+  assert.deepEqual(receipts.map((r) => r.extra.chargedAmount), [accepted.amount, accepted.amount]);
   const after = (await b.ledger.channels!.get(p.channelId))!;
   assert.equal(after.chargedCumulative, before.chargedCumulative + BigInt(accepted.amount), 'charged once');
+
+  // the same voucher for another request pays for nothing: the corrective 402, the channel as it was
+  const other = await fetch(`${b.url}${IMAGE.path}`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', 'X-Network': 'base', 'PAYMENT-SIGNATURE': header },
+    body: JSON.stringify({ ...IMAGE.body, prompt: 'a blue fox' }),
+  });
+  assert.equal(other.status, 402);
+  assert.equal(decode(other.headers.get('PAYMENT-REQUIRED')).error, 'invalid_batch_settlement_evm_cumulative_amount_mismatch');
+  assert.equal((await a.ledger.channels!.get(p.channelId))!.chargedCumulative, after.chargedCumulative);
 });

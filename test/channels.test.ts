@@ -5,7 +5,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
-import { BatchSettlementEvmScheme, computeChannelId, signVoucher } from '@x402/evm/batch-settlement/client';
+import { BatchSettlementEvmScheme, signVoucher } from '@x402/evm/batch-settlement/client';
 import { toClientEvmSigner } from '@x402/evm';
 import { createPublicClient, http, parseAbi, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
@@ -15,6 +15,8 @@ import type { RunningService } from '../src/service.ts';
 import { BATCH_SETTLEMENT_CONTRACT } from '../src/x402/batch-settlement.ts';
 import { embeddedModels } from '../src/config/embedded-models.ts';
 import { unusedPort } from './support/ports.ts';
+import { sseData } from './support/sse.ts';
+import { channelOf as channelOfRail } from './support/channels.ts';
 
 const CHAT = { path: '/api/v1/ai/chat', body: { model: 'local/demo-bigram', prompt: 'Tell me about the sea', max_tokens: 64, options: { seed: 7 } } };
 const IMAGE = { path: '/api/v1/ai/images', body: { prompt: 'a red fox', n: 1, size: '256x256' } };
@@ -92,7 +94,6 @@ test('the 402 offers batch-settlement beside exact, with the receiver authorizer
 test('the official client deposits once, then pays by vouchers alone; receipts carry each charge', async () => {
   const buyer = await fundedEvmBuyer(service, ['base'], 20_000_000n);
   const client = channelClient(buyer, 5_000_000n);
-  const payTo = service.rails.get('base')!.payTo;
   const before = await balanceOf(service, 'base', buyer.address);
 
   const first = await pay(client, IMAGE);
@@ -123,19 +124,7 @@ test('the official client deposits once, then pays by vouchers alone; receipts c
   assert.equal(await blockNumber(), startBlock, 'no transaction for the voucher calls');
 
   // the ledger holds the channel: what was charged and the latest voucher, mirrored escrow balance
-  const config = service.rails.get('base')!.channels!;
-  const channelId = computeChannelId(
-    {
-      payer: buyer.address,
-      payerAuthorizer: buyer.address,
-      receiver: payTo as Hex,
-      receiverAuthorizer: config.facilitator.receiverAuthorizer as Hex,
-      token: service.rails.get('base')!.asset as Hex,
-      withdrawDelay: 900,
-      salt: `0x${'00'.repeat(32)}`,
-    },
-    8453,
-  ).toLowerCase();
+  const { channelId } = channelOf(buyer);
   const record = await service.ledger.channels!.get(channelId);
   assert.ok(record);
   assert.equal(record.chargedCumulative, charged);
@@ -203,20 +192,7 @@ test('a stale voucher (a replayed lower cumulative) gets the corrective 402 with
 });
 
 /** The channel's id and config as the official client builds them for this gateway. */
-function channelOf(buyer: PrivateKeyAccount, overrides: Record<string, unknown> = {}) {
-  const rail = service.rails.get('base')!;
-  const config = {
-    payer: buyer.address,
-    payerAuthorizer: buyer.address,
-    receiver: rail.payTo as Hex,
-    receiverAuthorizer: rail.channels!.facilitator.receiverAuthorizer as Hex,
-    token: rail.asset as Hex,
-    withdrawDelay: 900,
-    salt: `0x${'00'.repeat(32)}` as Hex,
-    ...overrides,
-  };
-  return { config, channelId: computeChannelId(config as Parameters<typeof computeChannelId>[0], 8453).toLowerCase() as Hex };
-}
+const channelOf = (buyer: PrivateKeyAccount, overrides: { salt?: Hex } = {}) => channelOfRail(service.rails.get('base')!, buyer.address, overrides);
 
 test('work that fails charges nothing and leaves the channel as it was; the same voucher then pays', async () => {
   const buyer = await fundedEvmBuyer(service, ['base'], 20_000_000n);
@@ -276,4 +252,32 @@ test('tampered vouchers are refused and move nothing: amount, channel id, signer
   // and the genuine voucher still pays
   const genuine = await send({ type: 'voucher', channelConfig: config, voucher: good });
   assert.equal(genuine.status, 200, await genuine.clone().text());
+});
+
+test("a streamed call's last-event receipt states what PAYMENT-RESPONSE states: the deposit's amount, the charge in extra", async () => {
+  const buyer = await fundedEvmBuyer(service, ['base'], 20_000_000n);
+  const client = channelClient(buyer, 3_000_000n);
+  // the stream opens the channel: its deposit rides on it, and its receipt is in the last event only
+  const streamed = await pay(client, { path: CHAT.path, body: { ...CHAT.body, stream: true } });
+  assert.equal(streamed.status, 200);
+  assert.equal(streamed.headers.get('PAYMENT-RESPONSE'), null, 'a live stream has no receipt header');
+  let receipt: any;
+  for await (const data of sseData(streamed)) if (data !== '[DONE]') receipt = (JSON.parse(data) as { x402?: unknown }).x402 ?? receipt;
+  assert.ok(receipt, 'the last event carries the receipt');
+  assert.match(receipt.transaction, /^0x[0-9a-f]{64}$/);
+  assert.equal(receipt.amount, '3000000', "the receipt's amount is the deposit's, as the header's is");
+  const charged = BigInt(receipt.extra.chargedAmount);
+  assert.ok(charged > 0n);
+  assert.equal(receipt.extra.channelState.chargedCumulativeAmount, charged.toString());
+
+  // the same fields in the header of a call that is not streamed (one that deposits, and one by voucher)
+  const other = await fundedEvmBuyer(service, ['base'], 20_000_000n);
+  const plainClient = channelClient(other, 3_000_000n);
+  const plain = decode((await pay(plainClient, CHAT)).headers.get('PAYMENT-RESPONSE'));
+  assert.deepEqual([plain.amount, Object.keys(plain.extra).sort()], ['3000000', Object.keys(receipt.extra).sort()]);
+  const voucherStream = await pay(plainClient, { path: CHAT.path, body: { ...CHAT.body, stream: true } });
+  let voucherReceipt: any;
+  for await (const data of sseData(voucherStream)) if (data !== '[DONE]') voucherReceipt = (JSON.parse(data) as { x402?: unknown }).x402 ?? voucherReceipt;
+  assert.deepEqual([voucherReceipt.transaction, voucherReceipt.amount], ['', ''], 'a voucher: no transaction, no amount of its own');
+  assert.ok(BigInt(voucherReceipt.extra.chargedAmount) > 0n);
 });

@@ -301,8 +301,10 @@ describe('payment channels over MCP', () => {
     assert.equal(receiptOf(paid).success, true);
     const price = BigInt(first.accepted.amount);
 
-    const stale = await channelClient().createPaymentPayload(await quote('generate_image', args));
-    const corrective = requiredOf(await call('generate_image', args, stale));
+    // (for another image: the same one would get the first call's kept result, its voucher being the same)
+    const another = { ...args, prompt: `${args.prompt}, at night` };
+    const stale = await channelClient().createPaymentPayload(await quote('generate_image', another));
+    const corrective = requiredOf(await call('generate_image', another, stale));
     assert.match(corrective.error ?? '', /cumulative/);
     const offer = corrective.accepts.find((accept) => accept.scheme === 'batch-settlement')!;
     const state = (offer.extra as { channelState?: Record<string, string> }).channelState;

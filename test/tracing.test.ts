@@ -1,12 +1,17 @@
 // Traces of paid calls, read from a local OTLP/HTTP receiver the test starts (a node:http server decoding the
 // JSON export the gateway sends): one span per paid call, with the GenAI semantic conventions (operation, model,
 // token usage) and the payment's attributes (scheme, network, amount charged, transaction, verify and settle
-// durations, state), for a plain call and a streamed one, whose span ends only when its stream does.
+// durations, state), for a plain call and a streamed one, whose span ends only when its stream does, and for a
+// call paid on a payment channel.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { PrivateKeyAccount } from 'viem/accounts';
+import { createPublicClient, http } from 'viem';
+import { wrapFetchWithPayment } from '@x402/fetch';
+import { toClientEvmSigner } from '@x402/evm';
+import { BatchSettlementEvmScheme } from '@x402/evm/batch-settlement/client';
 import { postJson, startTestService } from './support/service.ts';
 import { decodeReceipt, fundedEvmBuyer } from './support/sandbox-wallet.ts';
 import { signEvmProof } from './support/evm-proof.ts';
@@ -204,6 +209,43 @@ test('a refused payment is a span too, marked as an error with its state', async
   assert.equal(span.status.code, 2, 'ERROR');
   assert.ok(['payment_required', 'refused'].includes(span.attributes['x402.payment.state'] as string));
   assert.equal(span.attributes['x402.amount.charged'], undefined, 'nothing charged');
+});
+
+test('a call paid on a payment channel is a span with its scheme, network, verification and charge, as an exact one is', async () => {
+  const channelBuyer = await fundedEvmBuyer(service, ['base']);
+  const scheme = new BatchSettlementEvmScheme(toClientEvmSigner(channelBuyer, createPublicClient({ transport: http(service.sandbox!.chains.get('base')!.rpcUrl) })), {
+    depositStrategy: () => '100000',
+  });
+  const pay = wrapFetchWithPayment(fetch, new x402Client().register('eip155:8453', scheme));
+  const charges: string[] = [];
+  const before = spans.length;
+  for (const prompt of ['the deposit', 'a voucher']) {
+    const response = await pay(`${service.url}/api/v1/ai/chat`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'X-Network': 'base' },
+      body: JSON.stringify({ model: 'up/chat', prompt }),
+    });
+    assert.equal(response.status, 200, await response.clone().text());
+    charges.push(response.headers.get('x-payment-amount')!);
+    await response.arrayBuffer();
+  }
+  const paidSpans = await until('both calls\' spans', () => {
+    const found = spans.slice(before).filter((span) => span.attributes['x402.payment.state'] === 'delivered');
+    return found.length === 2 ? found : undefined;
+  });
+  for (const [i, span] of paidSpans.entries()) {
+    const a = span.attributes;
+    assert.equal(a['x402.scheme'], 'batch-settlement');
+    assert.equal(a['x402.network'], 'base');
+    assert.equal(a['x402.verify.outcome'], 'valid');
+    assert.equal(typeof a['x402.verify.duration_ms'], 'number');
+    assert.equal(a['x402.settle.outcome'], 'settled', 'the charge committed');
+    assert.equal(typeof a['x402.settle.duration_ms'], 'number');
+    assert.equal(a['x402.amount.charged'], charges[i]);
+    assert.equal(a['x402.payer'], channelBuyer.address);
+  }
+  assert.match(String(paidSpans[0]!.attributes['x402.transaction']), /^0x[0-9a-f]{64}$/, 'the deposit\'s transaction');
+  assert.equal(paidSpans[1]!.attributes['x402.transaction'], undefined, 'a voucher sends none');
 });
 
 test('a paid MCP tool call is one span, with the same GenAI and payment attributes as an HTTP call', async () => {

@@ -48,8 +48,10 @@ export interface StreamReceipt {
   transaction: string;
   network: string;
   payer: string;
-  /** atomic units */
+  /** atomic units: the charge, or where the scheme says otherwise its own amount (batch-settlement: a deposit's, '' for a charge alone) */
   amount: string;
+  /** the scheme's own fields (batch-settlement: chargedAmount, channelState), as PAYMENT-RESPONSE has them */
+  extra?: Record<string, unknown>;
 }
 
 /** Why a stream ended without a result: an upstream or settlement failure, or a payment still settling. */

@@ -116,7 +116,12 @@ export class PaymentGate {
     this.enabledNetworks = [...deps.rails.keys()];
     this.anyNetworkRails = [...deps.rails.values()].sort((a, b) => Number(a.network.family === 'svm') - Number(b.network.family === 'svm'));
     this.channels = deps.ledger.channels
-      ? new ChannelGate({ store: deps.ledger.channels, log: deps.log, ...(deps.observeChannels ? { observe: deps.observeChannels } : {}) })
+      ? new ChannelGate({
+          store: deps.ledger.channels,
+          log: deps.log,
+          ...(deps.observeChannels ? { observe: deps.observeChannels } : {}),
+          ...(deps.observe ? { payments: deps.observe } : {}),
+        })
       : undefined;
   }
 

@@ -6,7 +6,9 @@
 //   must extend the cumulative amount the previous one left;
 // - named leases (lease/unlock with any name): the claimer's round, so one instance claims a voucher.
 // Rows change only through update(), which reads and writes one row atomically (no lost updates between a
-// request committing its charge and the claimer recording a claim).
+// request committing its charge and the claimer recording a claim), or commit(), which does the same and keeps the
+// charge's own row (its result, so the same voucher gets it again; what the revenue report counts) in the same
+// transaction.
 import type { ChannelConfig } from '../x402/batch-settlement.ts';
 
 export interface ChannelRecord {
@@ -33,9 +35,35 @@ export interface ChannelRecord {
   /** the last claim and refund transactions ('' for none) */
   lastClaimTx: string;
   lastRefundTx: string;
+  /**
+   * The last refund: the signature of the voucher it was asked with (each is used once), the amount asked ('' for
+   * everything not charged) and what it returned ('' while it is being submitted)
+   */
+  refundVoucher: string;
+  refundAsked: string;
+  refundAmount: string;
   lastRequestAt: number;
   createdAt: number;
   updatedAt: number;
+}
+
+/** One charge committed on a channel: what a voucher paid for, and the result it was paid for. */
+export interface ChannelCharge {
+  channelId: string;
+  /** the voucher's ceiling (maxClaimableAmount) it was committed under: its key within the channel */
+  cumulative: bigint;
+  network: string;
+  payer: string;
+  /** the catalog id of the model the call ran */
+  model: string;
+  /** what was charged (atomic units) */
+  amount: bigint;
+  /** the request it paid for: only the same request gets its result again */
+  requestHash: string;
+  /** the answer delivered (as a payment's stored result) */
+  result: { status: number; body: unknown; media: string[] };
+  /** ms since the epoch */
+  createdAt: number;
 }
 
 export interface ChannelStore {
@@ -50,6 +78,12 @@ export interface ChannelStore {
    * keep (undefined: leave it as it is). Returns what is stored afterwards.
    */
   update(channelId: string, change: (current: ChannelRecord | undefined) => ChannelRecord | undefined): Promise<ChannelRecord | undefined>;
+  /** update() that also keeps `charge` in the same transaction, when `change` keeps a row */
+  commit(channelId: string, change: (current: ChannelRecord | undefined) => ChannelRecord | undefined, charge: ChannelCharge): Promise<ChannelRecord | undefined>;
+  /** the charge a channel committed under the voucher of ceiling `cumulative` */
+  chargeAt(channelId: string, cumulative: bigint): Promise<ChannelCharge | undefined>;
+  /** Deletes up to `limit` charges made before `olderThan` (their results and their revenue); returns how many went. */
+  pruneCharges(olderThan: Date, limit: number): Promise<number>;
   /** Takes `name` (a channel id, or a lease name) for `holder` until `leaseMs` from now; false while another holds it. */
   lock(name: string, holder: string, leaseMs: number): Promise<boolean>;
   unlock(name: string, holder: string): Promise<void>;
@@ -81,6 +115,9 @@ export function newChannelRecord(channelId: string, network: string, config: Cha
     settled: 0n,
     lastClaimTx: '',
     lastRefundTx: '',
+    refundVoucher: '',
+    refundAsked: '',
+    refundAmount: '',
     lastRequestAt: 0,
     createdAt: now,
     updatedAt: now,
@@ -111,6 +148,9 @@ export interface ChannelRow {
   settled: string;
   last_claim_tx: string;
   last_refund_tx: string;
+  refund_voucher: string;
+  refund_asked: string;
+  refund_amount: string;
   last_request_at: number | string;
   outstanding: number | boolean;
   created_at: number | string;
@@ -135,6 +175,9 @@ export function recordFromRow(row: ChannelRow): ChannelRecord {
     settled: BigInt(row.settled),
     lastClaimTx: row.last_claim_tx,
     lastRefundTx: row.last_refund_tx,
+    refundVoucher: row.refund_voucher,
+    refundAsked: row.refund_asked,
+    refundAmount: row.refund_amount,
     lastRequestAt: Number(row.last_request_at),
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),
@@ -161,6 +204,9 @@ export function rowValues(record: ChannelRecord): (string | number)[] {
     record.settled.toString(),
     record.lastClaimTx,
     record.lastRefundTx,
+    record.refundVoucher,
+    record.refundAsked,
+    record.refundAmount,
     record.lastRequestAt,
     needsClaim(record) ? 1 : 0,
     record.createdAt,
@@ -186,8 +232,62 @@ export const CHANNEL_COLUMNS = [
   'settled',
   'last_claim_tx',
   'last_refund_tx',
+  'refund_voucher',
+  'refund_asked',
+  'refund_amount',
   'last_request_at',
   'outstanding',
   'created_at',
   'updated_at',
 ] as const;
+
+/** Columns added to the channels table after it first shipped, and their value in older rows. */
+export const ADDED_CHANNEL_COLUMNS = [
+  ['refund_voucher', "''"],
+  ['refund_asked', "''"],
+  ['refund_amount', "''"],
+] as const;
+
+/** Columns of the channel_charges table, in chargeValues() order. */
+export const CHARGE_COLUMNS = ['channel_id', 'cumulative', 'network', 'payer', 'model', 'amount', 'request_hash', 'result', 'created_at'] as const;
+
+export interface ChargeRow {
+  channel_id: string;
+  cumulative: string;
+  network: string;
+  payer: string;
+  model: string;
+  amount: string;
+  request_hash: string;
+  result: string;
+  created_at: string | Date;
+}
+
+/** A charge's column values; its time as ISO text (SQLite; PostgreSQL reads it into its timestamptz column). */
+export function chargeValues(charge: ChannelCharge): string[] {
+  return [
+    charge.channelId.toLowerCase(),
+    charge.cumulative.toString(),
+    charge.network,
+    charge.payer,
+    charge.model,
+    charge.amount.toString(),
+    charge.requestHash,
+    JSON.stringify(charge.result),
+    new Date(charge.createdAt).toISOString(),
+  ];
+}
+
+export function chargeFromRow(row: ChargeRow): ChannelCharge {
+  return {
+    channelId: row.channel_id,
+    cumulative: BigInt(row.cumulative),
+    network: row.network,
+    payer: row.payer,
+    model: row.model,
+    amount: BigInt(row.amount),
+    requestHash: row.request_hash,
+    result: JSON.parse(row.result) as ChannelCharge['result'],
+    createdAt: new Date(row.created_at).getTime(),
+  };
+}

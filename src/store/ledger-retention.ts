@@ -1,5 +1,6 @@
 // Deletes ledger rows in a final state (settled, failed, released) whose last change is older than
-// ledgerRetentionDays, and payment identifiers bound before then: at startup, then hourly (src/retention.ts), in
+// ledgerRetentionDays, payment identifiers bound before then, and payment channels' charges made before then
+// (their kept results; the channel rows themselves stay, they are live state): at startup, then hourly (src/retention.ts), in
 // every instance. Instances pruning at once are safe: each DELETE is guarded by state and age, so a row is deleted
 // once and an in-flight row never. A pruned settled payment cannot be paid again: its proof is spent on-chain (EVM
 // nonce, Solana signature), so verification refuses it; only its replay (the stored result) and its receipt lookup
@@ -26,7 +27,10 @@ export function startLedgerRetention(
       if (deleted < BATCH) return total;
     }
   };
+  const channels = ledger.channels;
   const prune = async (cutoff: Date): Promise<number> =>
-    (await inBatches((limit) => ledger.pruneFinal(cutoff, limit))) + (await inBatches((limit) => ledger.prunePaymentIds(cutoff, limit)));
+    (await inBatches((limit) => ledger.pruneFinal(cutoff, limit))) +
+    (await inBatches((limit) => ledger.prunePaymentIds(cutoff, limit))) +
+    (channels ? await inBatches((limit) => channels.pruneCharges(cutoff, limit)) : 0);
   return startRetention({ what: 'ledger rows', setting: 'ledgerRetentionDays', days, prune }, log, options);
 }

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Ledger, NewPayment, PaymentSummary, ReservationHolder } from './ledger.ts';
 import { SqliteLedger } from './sqlite-ledger.ts';
+import { newChannelRecord } from './channel-store.ts';
 import { PostgresLedger } from './postgres-ledger.ts';
 import { openLedger } from './open-ledger.ts';
 import { loadConfig } from '../config/load.ts';
@@ -376,6 +377,46 @@ function ledgerSuite(name: string, open: () => Promise<Opened>): void {
         '`before` is exclusive',
       );
       assert.deepEqual(await ledger.revenue({ from: new Date('2031-01-01T00:00:00Z') }), []);
+    });
+
+    test('revenue counts the calls paid on payment channels (their charges) beside settled payments; a charge keeps its result', async () => {
+      const channels = ledger.channels!;
+      const config = {
+        payer: '0x1111111111111111111111111111111111111111',
+        payerAuthorizer: '0x1111111111111111111111111111111111111111',
+        receiver: '0x2222222222222222222222222222222222222222',
+        receiverAuthorizer: '0x3333333333333333333333333333333333333333',
+        token: '0x4444444444444444444444444444444444444444',
+        withdrawDelay: 900,
+        salt: `0x${'00'.repeat(32)}`,
+      } as const;
+      const channelId = `0x${'ab'.repeat(32)}`;
+      const charge = async (cumulative: bigint, amount: bigint, model: string, at: Date) =>
+        channels.commit(
+          channelId,
+          (current) => ({ ...(current ?? newChannelRecord(channelId, 'base', config, at.getTime())), chargedCumulative: cumulative, signedMaxClaimable: cumulative }),
+          { channelId, cumulative, network: 'base', payer: config.payer, model, amount, requestHash: `h${cumulative}`, result: { status: 200, body: { n: Number(cumulative) }, media: [] }, createdAt: at.getTime() },
+        );
+      const day = new Date('2030-04-01T10:00:00Z');
+      const p = payment({ amount: '500', model: 'm-chat' });
+      await ledger.reserve(p);
+      await ledger.transition(p.key, ['reserved'], { state: 'settled', txHash: '0xsettled' });
+      await backdate(p.key, day);
+      await charge(700n, 700n, 'm-chat', day);
+      await charge(1_000n, 300n, 'm-image', day);
+      await charge(1_009_007_199_254_740_993n, 1_009_007_199_254_739_993n, 'm-chat', new Date('2030-04-02T00:00:00Z'));
+
+      assert.deepEqual(await ledger.revenue({ from: new Date('2030-04-01T00:00:00Z') }), [
+        { day: '2030-04-01', network: 'base', model: 'm-chat', count: 2, amount: '1200' },
+        { day: '2030-04-01', network: 'base', model: 'm-image', count: 1, amount: '300' },
+        { day: '2030-04-02', network: 'base', model: 'm-chat', count: 1, amount: '1009007199254739993' },
+      ]);
+      const kept = await channels.chargeAt(channelId, 1_000n);
+      assert.deepEqual([kept?.amount, kept?.requestHash, kept?.result.body], [300n, 'h1000', { n: 1000 }]);
+      assert.equal((await channels.get(channelId))?.chargedCumulative, 1_009_007_199_254_740_993n);
+      assert.equal(await channels.pruneCharges(new Date('2030-04-02T00:00:00Z'), 10), 2, 'charges made before the cutoff');
+      assert.equal(await channels.chargeAt(channelId, 1_000n), undefined);
+      assert.ok(await channels.get(channelId), 'the channel itself stays');
     });
 
     test('pruneFinal: only final rows last updated before the cutoff; in-flight and recent rows stay', async () => {

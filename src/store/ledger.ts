@@ -108,14 +108,17 @@ export interface PaymentPage {
   next: PaymentCursor | null;
 }
 
-/** Settled revenue of one (UTC day, network, model). */
+/** Revenue of one (UTC day, network, model): settled payments and charges committed on payment channels. */
 export interface RevenueRow {
   /** YYYY-MM-DD, the UTC day the payment was made (createdAt) */
   day: string;
   network: string;
   model: string;
   count: number;
-  /** exact sum of what was settled (settledAmount, else amount), a decimal integer string in atomic units */
+  /**
+   * exact sum of what was settled (settledAmount, else amount) and of what channel vouchers were charged (claimed on
+   * chain later by the claimer), a decimal integer string in atomic units
+   */
   amount: string;
 }
 
@@ -179,7 +182,7 @@ export interface Ledger {
   releaseStale(key: string, olderThan: Date, error: string): Promise<boolean>;
   /** newest first (createdAt, then key, descending); `after` continues from an earlier page's `next` */
   listPayments(filter: PaymentFilter, limit: number, after?: PaymentCursor): Promise<PaymentPage>;
-  /** settled payments summed exactly per (UTC day, network, model), ordered by day, network, model */
+  /** settled payments and channel charges summed exactly per (UTC day, network, model), ordered by day, network, model */
   revenue(filter: Pick<PaymentFilter, 'from' | 'before'>): Promise<RevenueRow[]>;
   /**
    * Deletes up to `limit` rows in a final state (settled, failed, released) last updated before `olderThan`;

@@ -351,13 +351,14 @@ export class PostgresLedger implements Ledger {
 
   async revenue(filter: Pick<PaymentFilter, 'from' | 'before'>): Promise<RevenueRow[]> {
     // amount is numeric(78, 0): SUM is exact, and travels as text
-    const { where, params } = paymentConditions(POSTGRES_DIALECT, { from: filter.from, before: filter.before }, undefined, [
-      `state = 'settled'`,
-    ]);
+    const { where, params } = paymentConditions(POSTGRES_DIALECT, { from: filter.from, before: filter.before });
+    // what earns revenue: settled payments (what was settled) and the charges committed on payment channels
     const { rows } = await this.query<{ day: string; network: string; model: string; count: string; amount: string }>(
       `SELECT to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, network, model,
-              COUNT(*)::text AS count, SUM(COALESCE(settled_amount, amount))::text AS amount
-       FROM payments ${where}
+              COUNT(*)::text AS count, SUM(amount)::text AS amount
+       FROM (SELECT created_at, network, model, COALESCE(settled_amount, amount) AS amount FROM payments WHERE state = 'settled'
+             UNION ALL SELECT created_at, network, model, amount FROM channel_charges) AS earned
+       ${where}
        GROUP BY 1, 2, 3
        ORDER BY day, network COLLATE "C", model COLLATE "C"`,
       params,

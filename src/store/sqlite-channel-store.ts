@@ -2,7 +2,20 @@
 // Statements are synchronous, so a read-change-write inside one transaction cannot interleave with another.
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import { preparedStatements } from './sqlite-statements.ts';
-import { CHANNEL_COLUMNS, recordFromRow, rowValues, type ChannelRecord, type ChannelRow, type ChannelStore } from './channel-store.ts';
+import {
+  ADDED_CHANNEL_COLUMNS,
+  CHANNEL_COLUMNS,
+  CHARGE_COLUMNS,
+  chargeFromRow,
+  chargeValues,
+  recordFromRow,
+  rowValues,
+  type ChannelCharge,
+  type ChannelRecord,
+  type ChannelRow,
+  type ChannelStore,
+  type ChargeRow,
+} from './channel-store.ts';
 
 const SCHEMA = `
   CREATE TABLE IF NOT EXISTS channels (
@@ -23,6 +36,9 @@ const SCHEMA = `
     settled TEXT NOT NULL,
     last_claim_tx TEXT NOT NULL,
     last_refund_tx TEXT NOT NULL,
+    refund_voucher TEXT NOT NULL DEFAULT '',
+    refund_asked TEXT NOT NULL DEFAULT '',
+    refund_amount TEXT NOT NULL DEFAULT '',
     last_request_at INTEGER NOT NULL,
     outstanding INTEGER NOT NULL,
     created_at INTEGER NOT NULL,
@@ -30,7 +46,23 @@ const SCHEMA = `
   );
   CREATE INDEX IF NOT EXISTS channels_outstanding ON channels (network, outstanding, updated_at);
   CREATE INDEX IF NOT EXISTS channels_created ON channels (created_at);
-  CREATE TABLE IF NOT EXISTS channel_locks (name TEXT PRIMARY KEY, holder TEXT NOT NULL, until INTEGER NOT NULL);`;
+  CREATE TABLE IF NOT EXISTS channel_locks (name TEXT PRIMARY KEY, holder TEXT NOT NULL, until INTEGER NOT NULL);
+  CREATE TABLE IF NOT EXISTS channel_charges (
+    channel_id TEXT NOT NULL,
+    cumulative TEXT NOT NULL,
+    network TEXT NOT NULL,
+    payer TEXT NOT NULL,
+    model TEXT NOT NULL,
+    amount TEXT NOT NULL,
+    request_hash TEXT NOT NULL,
+    result TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (channel_id, cumulative)
+  );
+  CREATE INDEX IF NOT EXISTS channel_charges_created ON channel_charges (created_at);`;
+
+const INSERT_CHARGE = `INSERT INTO channel_charges (${CHARGE_COLUMNS.join(', ')}) VALUES (${CHARGE_COLUMNS.map(() => '?').join(', ')})
+  ON CONFLICT (channel_id, cumulative) DO UPDATE SET ${CHARGE_COLUMNS.slice(2).map((c) => `${c} = excluded.${c}`).join(', ')}`;
 
 const UPSERT = `INSERT INTO channels (${CHANNEL_COLUMNS.join(', ')}) VALUES (${CHANNEL_COLUMNS.map(() => '?').join(', ')})
   ON CONFLICT (channel_id) DO UPDATE SET ${CHANNEL_COLUMNS.slice(1).map((c) => `${c} = excluded.${c}`).join(', ')}`;
@@ -45,6 +77,11 @@ export class SqliteChannelStore implements ChannelStore {
     this.db = db;
     this.sql = sql;
     this.db.exec(SCHEMA);
+    // a table from before a column was added gets it (SQLite has no ADD COLUMN IF NOT EXISTS)
+    const columns = new Set((this.db.prepare('PRAGMA table_info(channels)').all() as { name: string }[]).map((c) => c.name));
+    for (const [column, fallback] of ADDED_CHANNEL_COLUMNS) {
+      if (!columns.has(column)) this.db.exec(`ALTER TABLE channels ADD COLUMN ${column} TEXT NOT NULL DEFAULT ${fallback}`);
+    }
   }
 
   async get(channelId: string): Promise<ChannelRecord | undefined> {
@@ -53,13 +90,24 @@ export class SqliteChannelStore implements ChannelStore {
   }
 
   async update(channelId: string, change: (current: ChannelRecord | undefined) => ChannelRecord | undefined): Promise<ChannelRecord | undefined> {
+    return this.write(channelId, change);
+  }
+
+  async commit(channelId: string, change: (current: ChannelRecord | undefined) => ChannelRecord | undefined, charge: ChannelCharge): Promise<ChannelRecord | undefined> {
+    return this.write(channelId, change, charge);
+  }
+
+  private write(channelId: string, change: (current: ChannelRecord | undefined) => ChannelRecord | undefined, charge?: ChannelCharge): ChannelRecord | undefined {
     const id = channelId.toLowerCase();
     this.db.exec('BEGIN IMMEDIATE');
     try {
       const row = this.sql('SELECT * FROM channels WHERE channel_id = ?').get(id) as ChannelRow | undefined;
       const current = row && recordFromRow(row);
       const next = change(current);
-      if (next) this.sql(UPSERT).run(...rowValues({ ...next, channelId: id }));
+      if (next) {
+        this.sql(UPSERT).run(...rowValues({ ...next, channelId: id }));
+        if (charge) this.sql(INSERT_CHARGE).run(...chargeValues(charge));
+      }
       this.db.exec('COMMIT');
       return next ? { ...next, channelId: id } : current;
     } catch (error) {
@@ -109,6 +157,20 @@ export class SqliteChannelStore implements ChannelStore {
     const sql = `SELECT * FROM channels ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY created_at DESC LIMIT ?`;
     const rows = this.sql(sql).all(...values, options.limit ?? 100) as unknown as ChannelRow[];
     return rows.map(recordFromRow);
+  }
+
+  async chargeAt(channelId: string, cumulative: bigint): Promise<ChannelCharge | undefined> {
+    const row = this.sql('SELECT * FROM channel_charges WHERE channel_id = ? AND cumulative = ?').get(channelId.toLowerCase(), cumulative.toString()) as
+      | ChargeRow
+      | undefined;
+    return row && chargeFromRow(row);
+  }
+
+  async pruneCharges(olderThan: Date, limit: number): Promise<number> {
+    const outcome = this.sql(
+      'DELETE FROM channel_charges WHERE rowid IN (SELECT rowid FROM channel_charges WHERE created_at < ? LIMIT ?)',
+    ).run(olderThan.toISOString(), limit);
+    return Number(outcome.changes);
   }
 
   async delete(channelId: string): Promise<void> {

@@ -78,6 +78,10 @@ const SUMMARY_COLUMNS = `key, network, payer, amount, settled_amount, asset, pay
 const CHUNK_DIGITS = 9;
 const PADDED_DIGITS = 4 * CHUNK_DIGITS;
 
+/** What earns revenue: settled payments (what was settled) and the charges committed on payment channels. */
+const REVENUE_SOURCES = `SELECT created_at, network, model, COALESCE(settled_amount, amount) AS amount FROM payments WHERE state = 'settled'
+  UNION ALL SELECT created_at, network, model, amount FROM channel_charges`;
+
 interface Row {
   key: string;
   network: string;
@@ -295,15 +299,13 @@ export class SqliteLedger implements Ledger {
   }
 
   async revenue(filter: Pick<PaymentFilter, 'from' | 'before'>): Promise<RevenueRow[]> {
-    const { where, params } = paymentConditions(SQLITE_DIALECT, { from: filter.from, before: filter.before }, undefined, [
-      `state = 'settled'`,
-    ]);
+    const { where, params } = paymentConditions(SQLITE_DIALECT, { from: filter.from, before: filter.before });
     const chunk = (index: number) => `SUM(CAST(substr(padded, ${index * CHUNK_DIGITS + 1}, ${CHUNK_DIGITS}) AS INTEGER)) AS c${index}`;
     const statement = this.sql(
       `SELECT day, network, model, COUNT(*) AS count, MAX(length(amount)) AS digits, ${[0, 1, 2, 3].map(chunk).join(', ')}
-       FROM (SELECT substr(created_at, 1, 10) AS day, network, model, COALESCE(settled_amount, amount) AS amount,
-                  substr('${'0'.repeat(PADDED_DIGITS)}' || COALESCE(settled_amount, amount), -${PADDED_DIGITS}) AS padded
-           FROM payments ${where})
+       FROM (SELECT substr(created_at, 1, 10) AS day, network, model, amount,
+                  substr('${'0'.repeat(PADDED_DIGITS)}' || amount, -${PADDED_DIGITS}) AS padded
+           FROM (${REVENUE_SOURCES}) ${where})
        GROUP BY day, network, model
        ORDER BY day, network, model`,
     );

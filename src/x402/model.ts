@@ -61,14 +61,23 @@ export interface SettlementReceipt {
   transaction: string;
   network: NetworkName;
   payer: string;
+  /** what the payer was charged */
   amount?: bigint;
   errorReason?: string;
   errorMessage?: string;
   /**
-   * A scheme whose payment-response contract says otherwise (batch-settlement): the v2 receipt's `amount` (a
-   * deposit's, or '' for an off-chain charge) and `extra` (chargedAmount, channelState), in place of the charge
+   * The receipt's `amount` where the scheme's own contract says it is not the charge (batch-settlement: what its
+   * transaction moved, a deposit's; '' for a charge made off-chain). Every wire that carries the receipt says this
+   * one (receiptAmount), the charge being in `extra` then.
    */
-  v2Fields?: { amount: string; extra: Record<string, unknown> };
+  schemeAmount?: string;
+  /** the scheme's own fields of the receipt (batch-settlement: chargedAmount, channelState) */
+  extra?: Record<string, unknown>;
+}
+
+/** The `amount` a receipt states on every wire: the scheme's own where it has one, else the charge. */
+export function receiptAmount(receipt: SettlementReceipt): string | undefined {
+  return receipt.schemeAmount ?? receipt.amount?.toString();
 }
 
 /** The ledger keeps requirement and proof as JSON (amount as a decimal string). */

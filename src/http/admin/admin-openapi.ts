@@ -88,8 +88,9 @@ export function adminOpenApi(): { paths: Record<string, unknown>; schemas: Recor
       [`${ADMIN_PREFIX}/revenue`]: {
         get: {
           operationId: 'adminRevenue',
-          summary: 'Operator: settled revenue per UTC day, network and model',
-          description: 'Counts and exact sums (decimal strings, atomic units) of settled payments, with totals per network.',
+          summary: 'Operator: revenue per UTC day, network and model',
+          description:
+            'Counts and exact sums (decimal strings, atomic units) of settled payments and of the calls paid on payment channels (their charges, claimed on chain by the claimer), with totals per network.',
           security,
           parameters: dateRange,
           responses: { '200': { description: 'The summary', content: jsonContent('AdminRevenue') }, ...errors },

@@ -1,7 +1,8 @@
 // The operator API, behind the admin token (admin-auth.ts):
 //   GET /api/v1/admin/payments   payments newest first, filtered and paged (every ledger fact but the stored result
 //                                body and the raw X-PAYMENT payload)
-//   GET /api/v1/admin/revenue    settled revenue per UTC day, network and model; amounts exact decimal strings
+//   GET /api/v1/admin/revenue    revenue per UTC day, network and model (settled payments and channel charges);
+//                                amounts exact decimal strings
 //   GET /api/v1/admin/channels   payment channels newest first (?network=, ?payer=, ?limit=): deposited, charged,
 //                                claimed, settled, refunded
 import { Hono } from 'hono';

@@ -128,6 +128,6 @@ export function payForTool(deps: McpPaymentDeps, call: PaidToolCall): Promise<To
 
 /** A delivered payment's id for GET /api/v1/payments/:id: its transaction, or (a payment channel's charge) the channel. */
 function paymentIdOfReceipt(receipt: SettlementReceipt): string | undefined {
-  const channel = (receipt.v2Fields?.extra.channelState as { channelId?: unknown } | undefined)?.channelId;
+  const channel = (receipt.extra?.channelState as { channelId?: unknown } | undefined)?.channelId;
   return typeof channel === 'string' ? channel : receipt.transaction || undefined;
 }

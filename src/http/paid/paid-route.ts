@@ -23,6 +23,7 @@ import type { Ledger } from '../../store/ledger.ts';
 import type { TokenUsage } from '../../pricing/token-usage.ts';
 import type { HttpMetrics } from '../metrics.ts';
 import { formatUsdc } from '../../pricing/usdc.ts';
+import { receiptAmount } from '../../x402/model.ts';
 import { requestOrigin } from '../origin.ts';
 import { signInChallenge, SIGN_IN_WITH_X_HEADER, type SignInChallenge } from '../../x402/sign-in-with-x.ts';
 import { requestHash } from '../../lib/canonical-json.ts';
@@ -307,8 +308,9 @@ async function respondStreamed(
   return new Response(body, { status: 200, headers });
 }
 
-/** The settlement receipt a stream's last event carries, with the amount charged. */
+/** The settlement receipt a stream's last event carries: the fields PAYMENT-RESPONSE states, the scheme's own included. */
 function streamReceipt(outcome: Extract<PaymentOutcome, { kind: 'delivered' }>): StreamReceipt {
   const { receipt } = outcome;
-  return { success: true, transaction: receipt.transaction, network: receipt.network, payer: receipt.payer, amount: receipt.amount!.toString() };
+  const stated: StreamReceipt = { success: true, transaction: receipt.transaction, network: receipt.network, payer: receipt.payer, amount: receiptAmount(receipt) ?? '' };
+  return receipt.extra ? { ...stated, extra: receipt.extra } : stated;
 }

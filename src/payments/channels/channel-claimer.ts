@@ -9,12 +9,11 @@
 // record of both steps, so a crash between claim and settle loses nothing: the next round sees the unsettled
 // amount on chain and settles it; a claim whose receipt was lost is seen in the escrow's totalClaimed.
 import type { Logger } from 'pino';
-import type { PaymentPayload } from '@x402/core/types';
 import { randomUUID } from 'node:crypto';
 import type { ChannelRecord, ChannelStore } from '../../store/channel-store.ts';
 import type { PaymentRail, PaymentRails } from '../rails.ts';
 import { BATCH_SETTLEMENT_SCHEME } from '../../x402/batch-settlement.ts';
-import { wirePaymentOf, wireRequirementOf } from './channel-gate.ts';
+import type { PaymentRequirement } from '../../x402/model.ts';
 import type { ChannelFacilitator, OnChainChannel } from './channel-facilitator.ts';
 import { NO_CHANNEL_OBSERVER, type ChannelObserver } from './channel-metrics.ts';
 
@@ -140,17 +139,17 @@ export class ChannelClaimer {
     if (unsettled > 0n) {
       // what the ledger knew claimed before the settle is what the settle certainly swept
       const sweeping = await this.#store.unsettled(network, ROUND_LIMIT);
-      const settled = await facilitator.settle(this.#payment(rail, { type: 'settle', receiver: rail.payTo, token: rail.asset }), this.#requirement(rail));
+      const settled = await facilitator.settle({ payload: { type: 'settle', receiver: rail.payTo, token: rail.asset } }, claimerRequirement(rail));
       if (settled.success) {
         report.settleTransaction = settled.transaction;
-        report.settledAmount = BigInt(settled.amount || '0');
+        report.settledAmount = settled.amount ?? 0n;
         this.#observe.settled(network, report.settledAmount);
         for (const record of sweeping) {
           await this.#store.update(record.channelId, (current) =>
             current && { ...current, settled: record.totalClaimed > current.settled ? record.totalClaimed : current.settled },
           );
         }
-        this.#log.info({ network, tx: settled.transaction, amount: settled.amount }, 'channel claims settled');
+        this.#log.info({ network, tx: settled.transaction, amount: report.settledAmount.toString() }, 'channel claims settled');
       } else {
         this.#log.warn({ network, reason: settled.errorReason, tx: settled.transaction }, 'channel settle failed; next round retries');
       }
@@ -164,7 +163,7 @@ export class ChannelClaimer {
       signature: record.signature,
       totalClaimed: claimTo.toString(),
     }));
-    const claimed = await facilitator.settle(this.#payment(rail, { type: 'claim', claims }), this.#requirement(rail));
+    const claimed = await facilitator.settle({ payload: { type: 'claim', claims } }, claimerRequirement(rail));
     if (!claimed.success) {
       // not recorded as claimed: the next round reads the escrow and claims again (a repeated row is a no-op there)
       this.#log.warn({ network: rail.network.name, reason: claimed.errorReason, tx: claimed.transaction, channels: batch.length }, 'channel claim failed; next round retries');
@@ -198,20 +197,17 @@ export class ChannelClaimer {
       },
     );
   }
+}
 
-  #requirement(rail: PaymentRail) {
-    return wireRequirementOf({
-      scheme: BATCH_SETTLEMENT_SCHEME,
-      network: rail.network.name,
-      amount: 0n,
-      payTo: rail.payTo,
-      asset: rail.asset,
-      maxTimeoutSeconds: 300,
-      extra: { ...rail.extra, ...rail.channels?.extra },
-    });
-  }
-
-  #payment(rail: PaymentRail, payload: Record<string, unknown>): PaymentPayload {
-    return wirePaymentOf(this.#requirement(rail), payload);
-  }
+/** The requirement a claim or settle is submitted under: the rail's channel terms, no amount of its own. */
+export function claimerRequirement(rail: PaymentRail): PaymentRequirement {
+  return {
+    scheme: BATCH_SETTLEMENT_SCHEME,
+    network: rail.network.name,
+    amount: 0n,
+    payTo: rail.payTo,
+    asset: rail.asset,
+    maxTimeoutSeconds: 300,
+    extra: { ...rail.extra, ...rail.channels?.extra },
+  };
 }

@@ -1,15 +1,17 @@
 // What the channel gate and the claimer need of a facilitator for x402 `batch-settlement`: verify a deposit or
-// voucher (with the escrow's state of the channel), and submit deposits, claims, settlements and refunds.
-// Payloads and requirements travel in the x402 v2 wire shapes, which both the official facilitator scheme
-// (local) and a remote facilitator's /verify and /settle take as they are.
-import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
+// voucher (with the escrow's state of the channel), and submit deposits, claims, settlements and refunds. It
+// speaks the payment model and the scheme's own typed payloads; each adapter (the official facilitator scheme
+// in-process, a remote facilitator's /verify and /settle) puts them on the x402 v2 wire itself, as every other
+// facilitator does.
+import type { PaymentRequirement } from '../../x402/model.ts';
+import type { ChannelPayload, ChannelSubmission, OnChainChannel } from '../../x402/batch-settlement.ts';
 
-/** The escrow's fields of one channel. */
-export interface OnChainChannel {
-  balance: bigint;
-  totalClaimed: bigint;
-  withdrawRequestedAt: number;
-  refundNonce: bigint;
+export type { OnChainChannel } from '../../x402/batch-settlement.ts';
+
+/** A channel payment or submission, and the v2 extensions the client sent with it (a Permit2 deposit's EIP-2612 permit). */
+export interface ChannelProof<P = ChannelPayload> {
+  payload: P;
+  extensions?: Record<string, unknown>;
 }
 
 export type ChannelVerifyResult =
@@ -17,7 +19,8 @@ export type ChannelVerifyResult =
   | { isValid: false; invalidReason: string; payer?: string };
 
 export type ChannelSettleResult =
-  | { success: true; transaction: string; amount: string; state?: OnChainChannel }
+  /** `amount`: what the transaction moved as the facilitator reports it (a deposit's, a refund's, a settle's), when it does */
+  | { success: true; transaction: string; amount?: bigint; state?: OnChainChannel }
   /** pending: broadcast, not confirmed (the transaction may still land) */
   | { success: false; errorReason: string; transaction: string; pending: boolean };
 
@@ -26,26 +29,13 @@ export interface ChannelFacilitator {
   readonly receiverAuthorizer: string;
   /** whether a Permit2 deposit may carry the payer's EIP-2612 permit for Permit2 (submitted with the deposit) */
   readonly sponsorsPermits: boolean;
-  verify(payment: PaymentPayload, requirements: PaymentRequirements): Promise<ChannelVerifyResult>;
-  /** deposit, claim, settle or refund, by `payment.payload.type` */
-  settle(payment: PaymentPayload, requirements: PaymentRequirements): Promise<ChannelSettleResult>;
+  verify(proof: ChannelProof, requirement: PaymentRequirement): Promise<ChannelVerifyResult>;
+  /** deposit, claim, settle or refund, by `proof.payload.type` */
+  settle(proof: ChannelProof<ChannelSubmission>, requirement: PaymentRequirement): Promise<ChannelSettleResult>;
   /** the escrow's state of a channel, read now */
   readChannel(channelId: string): Promise<OnChainChannel>;
   /** what is claimed and not yet settled to `receiver` in `token`; undefined when this facilitator cannot tell */
   unsettled(receiver: string, token: string): Promise<bigint | undefined>;
   /** which of the escrow and its collectors have no code on this chain ([] when all do) */
   missingContracts(): Promise<string[]>;
-}
-
-/** The channel snapshot of a verify response's `extra` or a settle response's `extra.channelState`. */
-export function stateFromWire(value: unknown): OnChainChannel | undefined {
-  if (typeof value !== 'object' || value === null) return undefined;
-  const v = value as Record<string, unknown>;
-  const uint = (x: unknown) => (typeof x === 'string' && /^\d{1,39}$/.test(x) ? BigInt(x) : typeof x === 'number' && Number.isSafeInteger(x) && x >= 0 ? BigInt(x) : undefined);
-  const balance = uint(v.balance);
-  const totalClaimed = uint(v.totalClaimed);
-  const withdrawRequestedAt = uint(v.withdrawRequestedAt ?? 0);
-  const refundNonce = uint(v.refundNonce ?? '0');
-  if (balance === undefined || totalClaimed === undefined || withdrawRequestedAt === undefined || refundNonce === undefined) return undefined;
-  return { balance, totalClaimed, withdrawRequestedAt: Number(withdrawRequestedAt), refundNonce };
 }

@@ -6,15 +6,9 @@
 import type { Hex } from 'viem';
 import type { PrivateKeyAccount } from 'viem/accounts';
 import { claimBatchTypes, refundTypes } from '@x402/evm';
-import { channelIdOf, escrowDomain, type ChannelConfig } from '../../x402/batch-settlement.ts';
+import { channelIdOf, escrowDomain, type ChannelSubmission, type VoucherClaim } from '../../x402/batch-settlement.ts';
 
-/** A claim entry as claim and refund payloads carry it. */
-interface WireClaim {
-  voucher: { channel: ChannelConfig; maxClaimableAmount: string };
-  totalClaimed: string;
-}
-
-async function signClaims(account: PrivateKeyAccount, claims: readonly WireClaim[], chainId: number): Promise<Hex> {
+async function signClaims(account: PrivateKeyAccount, claims: readonly VoucherClaim[], chainId: number): Promise<Hex> {
   return account.signTypedData({
     domain: escrowDomain(chainId),
     types: claimBatchTypes,
@@ -30,23 +24,21 @@ async function signClaims(account: PrivateKeyAccount, claims: readonly WireClaim
 }
 
 /**
- * `payload` with the receiver authorizer's signatures a claim or refund needs (other payloads as they are):
- * a claim's batch; a refund's (channel, nonce, amount) and the claim it carries, if any.
+ * `submission` with the receiver authorizer's signatures a claim or refund needs (others as they are): a claim's
+ * batch; a refund's (channel, nonce, amount) and the claim it carries, if any.
  */
-export async function withReceiverSignatures(account: PrivateKeyAccount, chainId: number, payload: Record<string, unknown>): Promise<Record<string, unknown>> {
-  const claims = (payload.claims ?? []) as WireClaim[];
-  if (payload.type === 'claim') return { ...payload, claimAuthorizerSignature: await signClaims(account, claims, chainId) };
-  if (payload.type !== 'refund') return payload;
-  const voucher = payload.voucher as { channelId: Hex };
+export async function withReceiverSignatures(account: PrivateKeyAccount, chainId: number, submission: ChannelSubmission): Promise<ChannelSubmission & Record<string, unknown>> {
+  if (submission.type === 'claim') return { ...submission, claimAuthorizerSignature: await signClaims(account, submission.claims, chainId) };
+  if (submission.type !== 'refund') return submission;
   const refundAuthorizerSignature = await account.signTypedData({
     domain: escrowDomain(chainId),
     types: refundTypes,
     primaryType: 'Refund',
-    message: { channelId: voucher.channelId, nonce: BigInt(String(payload.refundNonce)), amount: BigInt(String(payload.amount)) },
+    message: { channelId: submission.voucher.channelId as Hex, nonce: BigInt(submission.refundNonce), amount: BigInt(submission.amount) },
   });
   return {
-    ...payload,
+    ...submission,
     refundAuthorizerSignature,
-    ...(claims.length > 0 ? { claimAuthorizerSignature: await signClaims(account, claims, chainId) } : {}),
+    ...(submission.claims.length > 0 ? { claimAuthorizerSignature: await signClaims(account, submission.claims, chainId) } : {}),
   };
 }

@@ -7,13 +7,15 @@
 // voucher (which the spec's facilitator answers with the channel snapshot), and what is left to settle is not
 // asked (the claimer settles after each claim and whenever the ledger knows claims not yet settled).
 import { z } from 'zod';
-import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
 import type { PrivateKeyAccount } from 'viem/accounts';
 import type { EvmNetwork, Network } from '../../x402/networks.ts';
+import type { PaymentRequirement } from '../../x402/model.ts';
+import { v2PaymentPayload, v2Requirements } from '../../x402/v2/codec.ts';
+import { BATCH_SETTLEMENT_SCHEME, channelStateFromWire, type ChannelSubmission } from '../../x402/batch-settlement.ts';
 import { withReceiverSignatures } from '../channels/receiver-authorizer.ts';
 import { EIP2612_GAS_SPONSORING } from '../../x402/gas-sponsoring.ts';
 import type { ChannelStore } from '../../store/channel-store.ts';
-import { stateFromWire, type ChannelFacilitator, type ChannelSettleResult, type ChannelVerifyResult, type OnChainChannel } from '../channels/channel-facilitator.ts';
+import type { ChannelFacilitator, ChannelProof, ChannelSettleResult, ChannelVerifyResult, OnChainChannel } from '../channels/channel-facilitator.ts';
 
 export interface RemoteChannelFacilitatorOptions {
   url: string;
@@ -78,6 +80,11 @@ export async function remoteChannelKind(
   return typeof authorizer === 'string' && /^0x[0-9a-fA-F]{40}$/.test(authorizer) ? { receiverAuthorizer: authorizer, sponsorsPermits } : { sponsorsPermits };
 }
 
+/** A /verify or /settle body: the payment and its requirements on the x402 v2 wire. */
+function request(proof: ChannelProof<object>, requirement: PaymentRequirement) {
+  return { x402Version: 2, paymentPayload: v2PaymentPayload(requirement, proof.payload, proof.extensions), paymentRequirements: v2Requirements(requirement) };
+}
+
 export class RemoteChannelFacilitator implements ChannelFacilitator {
   readonly #options: RemoteChannelFacilitatorOptions;
 
@@ -93,45 +100,46 @@ export class RemoteChannelFacilitator implements ChannelFacilitator {
     return this.#options.sponsorsPermits ?? false;
   }
 
-  async verify(payment: PaymentPayload, requirements: PaymentRequirements): Promise<ChannelVerifyResult> {
-    const answer = verifyResponse.parse(await call(this.#options, 'POST', '/verify', { x402Version: 2, paymentPayload: payment, paymentRequirements: requirements }));
+  async verify(proof: ChannelProof, requirement: PaymentRequirement): Promise<ChannelVerifyResult> {
+    const answer = verifyResponse.parse(await call(this.#options, 'POST', '/verify', request(proof, requirement)));
     if (!answer.isValid) return { isValid: false, invalidReason: answer.invalidReason ?? 'invalid_batch_settlement_evm_payload', ...(answer.payer ? { payer: answer.payer } : {}) };
-    const state = stateFromWire(answer.extra);
+    const state = channelStateFromWire(answer.extra);
     if (!state) return { isValid: false, invalidReason: 'invalid_batch_settlement_evm_rpc_read_failed' };
     return { isValid: true, payer: answer.payer ?? '', state };
   }
 
-  async settle(payment: PaymentPayload, requirements: PaymentRequirements): Promise<ChannelSettleResult> {
+  async settle(proof: ChannelProof<ChannelSubmission>, requirement: PaymentRequirement): Promise<ChannelSettleResult> {
     const key = this.#options.receiverKey;
-    const paymentPayload = key ? { ...payment, payload: await withReceiverSignatures(key, (this.#options.network as EvmNetwork).chainId, payment.payload) } : payment;
-    const answer = settleResponse.parse(await call(this.#options, 'POST', '/settle', { x402Version: 2, paymentPayload, paymentRequirements: requirements }));
+    const payload = key ? await withReceiverSignatures(key, (this.#options.network as EvmNetwork).chainId, proof.payload) : proof.payload;
+    const answer = settleResponse.parse(await call(this.#options, 'POST', '/settle', request({ ...proof, payload }, requirement)));
     if (!answer.success) {
       const reason = answer.errorReason ?? 'invalid_batch_settlement_evm_settle_failed';
       return { success: false, errorReason: reason, transaction: answer.transaction ?? '', pending: reason === 'settlement_pending' };
     }
-    const state = stateFromWire(answer.extra?.channelState);
-    return { success: true, transaction: answer.transaction ?? '', amount: answer.amount ?? '', ...(state ? { state } : {}) };
+    const state = channelStateFromWire(answer.extra?.channelState);
+    const amount = answer.amount && /^\d{1,78}$/.test(answer.amount) ? BigInt(answer.amount) : undefined;
+    return { success: true, transaction: answer.transaction ?? '', ...(amount !== undefined ? { amount } : {}), ...(state ? { state } : {}) };
   }
 
   /** Through /verify of the channel's latest voucher as a zero-charge (refund) voucher: the facilitator answers with the snapshot. */
   async readChannel(channelId: string): Promise<OnChainChannel> {
     const record = await this.#options.store?.()?.get(channelId);
     if (!record?.signature) throw new Error(`no voucher of channel ${channelId} to ask the facilitator with`);
-    const requirements: PaymentRequirements = {
-      scheme: 'batch-settlement',
-      network: this.#options.network.caip2 as PaymentRequirements['network'],
-      amount: '0',
+    const requirement: PaymentRequirement = {
+      scheme: BATCH_SETTLEMENT_SCHEME,
+      network: this.#options.network.name,
+      amount: 0n,
       asset: record.config.token,
       payTo: record.config.receiver,
       maxTimeoutSeconds: 60,
       extra: { receiverAuthorizer: record.config.receiverAuthorizer, withdrawDelay: record.config.withdrawDelay },
     };
     const payload = {
-      type: 'refund',
+      type: 'refund' as const,
       channelConfig: record.config,
       voucher: { channelId: record.channelId, maxClaimableAmount: record.signedMaxClaimable.toString(), signature: record.signature },
     };
-    const verified = await this.verify({ x402Version: 2, accepted: requirements, payload }, requirements);
+    const verified = await this.verify({ payload }, requirement);
     if (!verified.isValid) throw new Error(`the facilitator could not read channel ${channelId}: ${verified.invalidReason}`);
     return verified.state;
   }

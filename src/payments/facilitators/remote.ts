@@ -9,7 +9,7 @@ import { FacilitatorUnavailableError, type Facilitator, type SettleOutcome, type
 import type { Network } from '../../x402/networks.ts';
 import type { PaymentProof, PaymentRequirement, Wire } from '../../x402/model.ts';
 import { v1Requirement } from '../../x402/v1/codec.ts';
-import { v2Requirements } from '../../x402/v2/codec.ts';
+import { v2PaymentPayload } from '../../x402/v2/codec.ts';
 import { SETTLEMENT_REJECTED_BY_FACILITATOR, UNEXPECTED_VERIFY_ERROR } from '../reasons.ts';
 
 export interface RemoteFacilitatorOptions {
@@ -120,9 +120,9 @@ export class RemoteFacilitator implements Facilitator {
   /** `settledAmount` (upto's settle): the amount to move, sent as the requirement's; the payload keeps the ceiling it accepted. */
   private async request(proof: PaymentProof, requirement: PaymentRequirement, settledAmount?: bigint) {
     if ((await this.protocolVersion()) === 2) {
-      const accepted = v2Requirements(requirement);
       // the client's extensions go along: a facilitator carries out gas sponsoring from them
-      const paymentPayload = { x402Version: 2, accepted, payload: proof.payload, ...(proof.extensions ? { extensions: proof.extensions } : {}) };
+      const paymentPayload = v2PaymentPayload(requirement, proof.payload, proof.extensions);
+      const { accepted } = paymentPayload;
       const paymentRequirements = settledAmount === undefined ? accepted : { ...accepted, amount: settledAmount.toString() };
       return { x402Version: 2, paymentPayload, paymentRequirements };
     }

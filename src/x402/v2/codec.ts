@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import { isValidPaymentId, PAYMENT_IDENTIFIER } from '@x402/extensions/payment-identifier';
 import { decodeHeader, encodeHeader } from '../encoding.ts';
-import { caip2Of, type DecodedProof, type PaymentRequired, type PaymentRequirement, type ResourceInfo, type SettlementReceipt } from '../model.ts';
+import { caip2Of, receiptAmount, type DecodedProof, type PaymentRequired, type PaymentRequirement, type ResourceInfo, type SettlementReceipt } from '../model.ts';
 
 export const V2_REQUIRED_HEADER = 'PAYMENT-REQUIRED';
 export const V2_PROOF_HEADER = 'PAYMENT-SIGNATURE';
@@ -64,6 +64,18 @@ export function v2Requirements(requirement: PaymentRequirement): V2Requirements 
     maxTimeoutSeconds: requirement.maxTimeoutSeconds,
     extra: requirement.extra,
   };
+}
+
+export interface V2PaymentPayload {
+  x402Version: 2;
+  accepted: V2Requirements;
+  payload: Record<string, unknown>;
+  extensions?: Record<string, unknown>;
+}
+
+/** A PaymentPayload as a facilitator's /verify and /settle take it: `payload` accepted for `requirement`, with the client's extensions. */
+export function v2PaymentPayload(requirement: PaymentRequirement, payload: object, extensions?: Record<string, unknown>): V2PaymentPayload {
+  return { x402Version: 2, accepted: v2Requirements(requirement), payload: payload as Record<string, unknown>, ...(extensions ? { extensions } : {}) };
 }
 
 /** The PAYMENT-REQUIRED document (its JSON, before base64). */
@@ -135,12 +147,10 @@ export function v2SettleResponse(receipt: SettlementReceipt): Record<string, unk
     network: caip2Of(receipt.network),
     payer: receipt.payer,
   };
-  if (receipt.amount !== undefined) response.amount = receipt.amount.toString();
+  const amount = receiptAmount(receipt);
+  if (amount !== undefined) response.amount = amount;
   if (receipt.errorReason !== undefined) response.errorReason = receipt.errorReason;
   if (receipt.errorMessage !== undefined) response.errorMessage = receipt.errorMessage;
-  if (receipt.v2Fields) {
-    response.amount = receipt.v2Fields.amount;
-    response.extra = receipt.v2Fields.extra;
-  }
+  if (receipt.extra) response.extra = receipt.extra;
   return response;
 }

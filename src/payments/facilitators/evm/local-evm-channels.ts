@@ -5,24 +5,15 @@
 import { BatchSettlementEvmScheme } from '@x402/evm/batch-settlement/facilitator';
 import { toFacilitatorEvmSigner, ERC3009_DEPOSIT_COLLECTOR_ADDRESS } from '@x402/evm';
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
-import {
-  createPublicClient,
-  defineChain,
-  encodeFunctionData,
-  http,
-  parseAbi,
-  type Abi,
-  type Address,
-  type Hex,
-  type PublicClient,
-  type Transport,
-  type Chain,
-} from 'viem';
+import { encodeFunctionData, parseAbi, type Abi, type Address, type Hex, type PublicClient, type Transport, type Chain } from 'viem';
 import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import type { EvmNetwork } from '../../../x402/networks.ts';
-import { BATCH_SETTLEMENT_CONTRACT } from '../../../x402/batch-settlement.ts';
+import type { PaymentRequirement } from '../../../x402/model.ts';
+import { v2PaymentPayload, v2Requirements } from '../../../x402/v2/codec.ts';
+import { BATCH_SETTLEMENT_CONTRACT, channelStateFromWire, type ChannelSubmission } from '../../../x402/batch-settlement.ts';
+import { evmChainClient } from './chain-client.ts';
 import { evmSender, type TransactionSender } from './evm-sender.ts';
-import { stateFromWire, type ChannelFacilitator, type ChannelSettleResult, type ChannelVerifyResult, type OnChainChannel } from '../../channels/channel-facilitator.ts';
+import type { ChannelFacilitator, ChannelProof, ChannelSettleResult, ChannelVerifyResult, OnChainChannel } from '../../channels/channel-facilitator.ts';
 
 export interface LocalEvmChannelFacilitatorOptions {
   network: EvmNetwork;
@@ -32,6 +23,8 @@ export interface LocalEvmChannelFacilitatorOptions {
   receiptTimeoutMs: number;
   /** the key's transaction sender, shared with the exact facilitator */
   sender?: TransactionSender;
+  /** how often a receipt is polled for (default 250 ms) */
+  pollingIntervalMs?: number;
 }
 
 const escrowAbi = parseAbi([
@@ -52,13 +45,7 @@ export class LocalEvmChannelFacilitator implements ChannelFacilitator {
 
   constructor(options: LocalEvmChannelFacilitatorOptions) {
     this.#account = privateKeyToAccount(options.settlementPrivateKey);
-    const chain = defineChain({
-      id: options.network.chainId,
-      name: options.network.name,
-      nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
-      rpcUrls: { default: { http: [options.rpcUrl] } },
-    });
-    this.#public = createPublicClient({ chain, transport: http(options.rpcUrl), pollingInterval: 250 });
+    this.#public = evmChainClient(options.network, options.rpcUrl, options.pollingIntervalMs ?? 250);
     this.#sender = options.sender ?? evmSender({ client: this.#public, account: this.#account, chainId: options.network.chainId });
     const client = this.#public;
     const sender = this.#sender;
@@ -88,32 +75,41 @@ export class LocalEvmChannelFacilitator implements ChannelFacilitator {
   /** the official facilitator scheme submits a Permit2 deposit's EIP-2612 permit with it (through the collector) */
   readonly sponsorsPermits = true;
 
-  async verify(payment: PaymentPayload, requirements: PaymentRequirements): Promise<ChannelVerifyResult> {
-    const verified = await this.#scheme.verify(payment, requirements);
+  async verify(proof: ChannelProof, requirement: PaymentRequirement): Promise<ChannelVerifyResult> {
+    const verified = await this.#scheme.verify(...wire(proof, requirement));
     if (!verified.isValid) return { isValid: false, invalidReason: verified.invalidReason ?? 'invalid_batch_settlement_evm_payload', ...(verified.payer ? { payer: verified.payer } : {}) };
-    const state = stateFromWire(verified.extra);
+    const state = channelStateFromWire(verified.extra);
     if (!state) return { isValid: false, invalidReason: 'invalid_batch_settlement_evm_rpc_read_failed' };
+    // the official scheme does not say how much a pending withdrawal takes: read it (only while one is pending)
+    if (state.withdrawRequestedAt !== 0) state.withdrawAmount = (await this.#pendingWithdrawal(proof.payload.voucher.channelId)).amount;
     return { isValid: true, payer: verified.payer ?? '', state };
   }
 
-  async settle(payment: PaymentPayload, requirements: PaymentRequirements): Promise<ChannelSettleResult> {
-    const settled = await this.#scheme.settle(payment, requirements);
+  #pendingWithdrawal(channelId: string): Promise<{ amount: bigint; initiatedAt: number }> {
+    return this.#public
+      .readContract({ address: BATCH_SETTLEMENT_CONTRACT, abi: escrowAbi, functionName: 'pendingWithdrawals', args: [channelId as Hex] })
+      .then(([amount, initiatedAt]) => ({ amount, initiatedAt }));
+  }
+
+  async settle(proof: ChannelProof<ChannelSubmission>, requirement: PaymentRequirement): Promise<ChannelSettleResult> {
+    const settled = await this.#scheme.settle(...wire(proof, requirement));
     if (!settled.success) {
       const reason = settled.errorReason ?? 'invalid_batch_settlement_evm_settle_failed';
       return { success: false, errorReason: reason, transaction: settled.transaction ?? '', pending: reason === 'settlement_pending' };
     }
-    const state = stateFromWire((settled.extra as Record<string, unknown> | undefined)?.channelState);
-    return { success: true, transaction: settled.transaction, amount: settled.amount ?? '', ...(state ? { state } : {}) };
+    const state = channelStateFromWire((settled.extra as Record<string, unknown> | undefined)?.channelState);
+    const amount = settled.amount ? BigInt(settled.amount) : undefined;
+    return { success: true, transaction: settled.transaction, ...(amount !== undefined ? { amount } : {}), ...(state ? { state } : {}) };
   }
 
   async readChannel(channelId: string): Promise<OnChainChannel> {
     const id = channelId as Hex;
-    const [[balance, totalClaimed], [, initiatedAt], refundNonce] = await Promise.all([
+    const [[balance, totalClaimed], withdrawal, refundNonce] = await Promise.all([
       this.#public.readContract({ address: BATCH_SETTLEMENT_CONTRACT, abi: escrowAbi, functionName: 'channels', args: [id] }),
-      this.#public.readContract({ address: BATCH_SETTLEMENT_CONTRACT, abi: escrowAbi, functionName: 'pendingWithdrawals', args: [id] }),
+      this.#pendingWithdrawal(id),
       this.#public.readContract({ address: BATCH_SETTLEMENT_CONTRACT, abi: escrowAbi, functionName: 'refundNonce', args: [id] }),
     ]);
-    return { balance, totalClaimed, withdrawRequestedAt: Number(initiatedAt), refundNonce };
+    return { balance, totalClaimed, withdrawRequestedAt: withdrawal.initiatedAt, refundNonce, withdrawAmount: withdrawal.amount };
   }
 
   async unsettled(receiver: string, token: string): Promise<bigint> {
@@ -141,4 +137,9 @@ async function sendOrThrow(sender: TransactionSender, request: { to: Address; da
   const sent = await sender.send(request);
   if (sent.status === 'rejected') throw sent.error instanceof Error ? sent.error : new Error(String(sent.error));
   return sent.transaction;
+}
+
+/** The official scheme's arguments: the payment and its requirements on the x402 v2 wire. */
+function wire(proof: ChannelProof<object>, requirement: PaymentRequirement): [PaymentPayload, PaymentRequirements] {
+  return [v2PaymentPayload(requirement, proof.payload, proof.extensions) as PaymentPayload, v2Requirements(requirement) as PaymentRequirements];
 }
