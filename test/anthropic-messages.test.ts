@@ -314,11 +314,10 @@ describe('errors in Anthropic’s shape, refused before any price', () => {
     const client = anthropicClient(exactPayingFetch(buyer));
     const base = { model: LOCAL_CHAT, max_tokens: 16, messages: [{ role: 'user' as const, content: 'hi' }] };
     const cases: [Record<string, unknown>, string][] = [
-      [{ thinking: { type: 'enabled', budget_tokens: 1024 } }, 'thinking'],
       [{ top_k: 5 }, 'top_k'],
       [{ frobnicate: true }, 'frobnicate'],
-      [{ max_tokens: 20_000 }, 'max_tokens'],
       [{ max_tokens: undefined }, 'max_tokens'],
+      [{ messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'text', data: 'x' } }] }] }, 'messages.0.content.0.type: unknown type "document"'],
       [{ messages: [{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_9', content: 'x' }] }] }, 'messages.0.content.0'],
       [{ messages: [{ role: 'user', content: [{ type: 'tool_use', id: 'toolu_1', name: 'f', input: {} }] }] }, 'messages.0.content.0'],
       [{ tool_choice: { type: 'any' } }, 'tool_choice'],

@@ -72,7 +72,9 @@ test('Claude Code (claude -p) completes a prompt through the proxy', { timeout: 
   try {
     const run = await runAgent(
       CLAUDE,
-      ['-p', 'Reply with one short sentence about the sea.', '--output-format', 'json', '--max-turns', '1'],
+      // the sandbox model calls one of Claude Code's tools first (the gateway takes its whole request now), then answers
+      // from the result: a prompt takes two turns
+      ['-p', 'Reply with one short sentence about the sea.', '--output-format', 'json', '--max-turns', '3'],
       {
         HOME: home,
         ANTHROPIC_BASE_URL: proxy.url,

@@ -11,7 +11,10 @@ import { toUpstreamError } from '../providers/upstream-errors.ts';
 import { completeChat, streamChat, type ChatCompletionRequest } from '../providers/chat-completion.ts';
 import type { ChatModelConfig } from '../config/schema.ts';
 import { allowedOptions, type EndpointContext } from './endpoint.ts';
-import type { ChatDelta, ChatFinishReason, ChatResponseFormat, ChatTool, ChatToolCall, ChatToolsRequest } from '../providers/chat-model.ts';
+import type { ChatDelta, ChatFinishReason, ChatReasoning, ChatReasoningPart, ChatResponseFormat, ChatTool, ChatToolCall, ChatToolsRequest } from '../providers/chat-model.ts';
+import type { ChatProviderFeatures } from '../providers/registry.ts';
+import type { JSONValue } from '@ai-sdk/provider';
+import type { RequestNotes } from './request-notes.ts';
 import type { DownloadFunction } from 'ai/internal';
 import { isStreamDeadline } from './stream-deadline.ts';
 import { withCallTimeout } from '../lib/call-timeout.ts';
@@ -32,13 +35,29 @@ export interface ChatCall extends ChatToolsRequest {
   responseFormat?: ChatResponseFormat | undefined;
   /** the answer is wanted as a stream (refused for a model that cannot stream) */
   stream?: boolean | undefined;
+  /** how the model should think; reaches reasoning models only (ProviderRegistry.chatFeatures) */
+  reasoning?: ChatReasoning | undefined;
+  /** OpenAI's prompt_cache_key, for the upstreams that read it */
+  promptCacheKey?: string | undefined;
+  /** Anthropic's context_management edits (in @ai-sdk/anthropic's words), for the upstreams that read them */
+  contextManagement?: JSONValue | undefined;
+  /**
+   * The request fields that asked for what only some providers read (thinking, cache_control, ...), by feature:
+   * those the model's provider does not read are noted as ignored.
+   */
+  featureFields?: Partial<Record<keyof ChatProviderFeatures, readonly string[]>> | undefined;
+  /**
+   * What the call ignored or lowered, for the client (request-notes.ts). Given, a max_tokens above the model's
+   * ceiling is lowered to it and noted (an agent surface); absent, it is a 400 (the spec route).
+   */
+  notes?: RequestNotes | undefined;
   options?: Record<string, string | number | boolean> | undefined;
   /**
    * the request fields holding each feature, in the surface's own words, for the 400 that refuses one the model
    * lacks (default: tools, tool_choice, response_format, stream, messages); `image` names the first image part
    */
   fields?:
-    | (Partial<Record<'tools' | 'toolChoice' | 'responseFormat' | 'responseSchema' | 'stream' | 'image', string>> & {
+    | (Partial<Record<'tools' | 'toolChoice' | 'responseFormat' | 'responseSchema' | 'stream' | 'image' | 'maxTokens', string>> & {
         /** the field of tool `index`'s parameter schema (default tools[index].function.parameters) */
         toolParameters?: (index: number) => string;
       })
@@ -51,6 +70,8 @@ export interface ChatOutcome {
   text: string;
   /** the calls the model made, in order; empty when it answered in text only */
   toolCalls: ChatToolCall[];
+  /** what the model thought, in order; empty when it does not think or did not say */
+  reasoning: ChatReasoningPart[];
   finishReason: ChatFinishReason;
   /** with finishReason 'stop': the request's stop sequence that ended the answer, where the model reports it */
   stopSequence?: string;
@@ -73,10 +94,14 @@ export interface PreparedChat {
 
 export function prepareChat(call: ChatCall, { catalog, providers }: EndpointContext): PreparedChat {
   const model = catalog.resolve('chat', call.model);
-  const maxTokens = call.maxTokens ?? model.defaultMaxTokens;
-  if (maxTokens > model.maxTokens) {
-    throw new ApiError(400, 'invalid_request', `max_tokens: at most ${model.maxTokens} for model ${model.id}`, { field: 'max_tokens' });
+  const maxTokens = maxTokensFor(model, call);
+  const features = providers.chatFeatures(model);
+  for (const [feature, fields] of Object.entries(call.featureFields ?? {})) {
+    if (!features[feature as keyof ChatProviderFeatures]) for (const field of fields) call.notes?.ignore(field);
   }
+  const reasoning = reasoningFor(call, features, maxTokens);
+  // a thinking budget is part of the answer's tokens; @ai-sdk/anthropic adds it on top of the answer's own share
+  const budget = reasoning?.thinking?.type === 'enabled' ? reasoning.thinking.budgetTokens : 0;
   refuseUnsupported(model, call);
   const tools = toolsOf(call);
   refuseUnfollowableSchemas(model, call, tools, maxTokens, providers);
@@ -97,7 +122,7 @@ export function prepareChat(call: ChatCall, { catalog, providers }: EndpointCont
   const settings = providers.settings(model);
   const request = (abortSignal: AbortSignal): ChatCompletionRequest => ({
     messages: call.messages,
-    maxOutputTokens: maxTokens,
+    maxOutputTokens: maxTokens - budget,
     temperature: call.temperature,
     topP: call.topP,
     presencePenalty: call.presencePenalty,
@@ -106,13 +131,13 @@ export function prepareChat(call: ChatCall, { catalog, providers }: EndpointCont
     ...tools,
     responseFormat: responseFormatOf(call.responseFormat),
     download: call.download,
-    providerOptions: { [settings.providerOptionsKey]: { ...options, ...providers.chatCallOptions(model, call) } },
+    providerOptions: { [settings.providerOptionsKey]: { ...options, ...providers.chatCallOptions(model, { ...call, reasoning }) } },
     maxRetries: settings.maxRetries,
     abortSignal,
     holdToMaxOutputTokens: settings.upstream,
   });
   const amount = quoteChat(model, maxTokens, inputChars);
-  const checked = (result: { text: string; toolCalls: ChatToolCall[]; finishReason: string; stopSequence?: string; usage: LanguageModelUsage }): ChatOutcome => {
+  const checked = (result: { text: string; toolCalls: ChatToolCall[]; reasoning: ChatReasoningPart[]; finishReason: string; stopSequence?: string; usage: LanguageModelUsage }): ChatOutcome => {
     // an answer with nothing to read in it (whitespace, zero-width characters) and no call is not the work paid for
     if (result.toolCalls.length === 0 && !/[^\s\p{Cf}]/u.test(result.text)) {
       throw new ApiError(502, 'upstream_error', `model ${model.id} returned an empty answer; nothing was charged`);
@@ -123,7 +148,7 @@ export function prepareChat(call: ChatCall, { catalog, providers }: EndpointCont
     const cost = outputTokens === undefined ? amount : meteredChatCost(model, outputTokens, inputChars, amount, cache);
     const finishReason = finishReasonOf(result);
     const stopSequence = finishReason === 'stop' ? result.stopSequence : undefined;
-    return { text: result.text, toolCalls: result.toolCalls, finishReason, ...(stopSequence ? { stopSequence } : {}), usage, cost };
+    return { text: result.text, toolCalls: result.toolCalls, reasoning: result.reasoning, finishReason, ...(stopSequence ? { stopSequence } : {}), usage, cost };
   };
   return {
     model,
@@ -149,7 +174,7 @@ export function prepareChat(call: ChatCall, { catalog, providers }: EndpointCont
         // stopped at its payment's deadline: what was sent is the answer, each piece counted as a token
         if (isStreamDeadline(signal)) {
           // (a tool call cut short is no call: only the text counts, and without text nothing is charged)
-          return checked({ text: sent, toolCalls: [], finishReason: 'length', usage: { inputTokens: undefined, outputTokens: pieces, totalTokens: pieces } as LanguageModelUsage });
+          return checked({ text: sent, toolCalls: [], reasoning: [], finishReason: 'length', usage: { inputTokens: undefined, outputTokens: pieces, totalTokens: pieces } as LanguageModelUsage });
         }
         // the client left: not an upstream failure, and never reported as one
         if (signal.aborted) throw signal.reason;
@@ -157,6 +182,40 @@ export function prepareChat(call: ChatCall, { catalog, providers }: EndpointCont
       }
     },
   };
+}
+
+/**
+ * The answer's token limit: the request's, or the model's default. Above the model's ceiling it is a 400, or, on
+ * an agent surface (call.notes), lowered to the ceiling and noted, and priced as lowered.
+ */
+function maxTokensFor(model: ChatModelConfig, call: ChatCall): number {
+  const asked = call.maxTokens ?? model.defaultMaxTokens;
+  if (asked <= model.maxTokens) return asked;
+  const field = call.fields?.maxTokens ?? 'max_tokens';
+  if (!call.notes) throw new ApiError(400, 'invalid_request', `max_tokens: at most ${model.maxTokens} for model ${model.id}`, { field: 'max_tokens' });
+  call.notes.clamp(field, model.maxTokens);
+  return model.maxTokens;
+}
+
+/** Anthropic's least thinking budget */
+const MIN_THINKING_BUDGET = 1024;
+
+/**
+ * The reasoning settings that reach the model: none when it does not reason; a thinking budget lowered below
+ * the answer's token limit (noted), and thinking left out (noted) when that leaves less than Anthropic's least.
+ */
+function reasoningFor(call: ChatCall, features: ChatProviderFeatures, maxTokens: number): ChatReasoning | undefined {
+  if (!call.reasoning) return undefined;
+  const { thinking, display, effort } = call.reasoning;
+  const reasoning: ChatReasoning = { ...(features.effort && effort ? { effort } : {}), ...(features.thinking && thinking ? { thinking, display } : {}) };
+  if (reasoning.thinking?.type !== 'enabled' || reasoning.thinking.budgetTokens < maxTokens) return reasoning;
+  // (only Anthropic's thinking has a budget: the field is its own)
+  if (maxTokens - 1 < MIN_THINKING_BUDGET) {
+    call.notes?.ignore('thinking');
+    return { ...(reasoning.effort ? { effort: reasoning.effort } : {}) };
+  }
+  call.notes?.clamp('thinking.budget_tokens', maxTokens - 1);
+  return { ...reasoning, thinking: { type: 'enabled', budgetTokens: maxTokens - 1 } };
 }
 
 /** A feature the model does not list in `supports` is a 400 naming the request's field, before any price. */
@@ -230,6 +289,7 @@ function toFunctionTool(tool: ChatTool): LanguageModelV4FunctionTool {
     ...(tool.description !== undefined ? { description: tool.description } : {}),
     inputSchema: tool.parameters,
     ...(tool.strict !== undefined ? { strict: tool.strict } : {}),
+    ...(tool.providerOptions ? { providerOptions: tool.providerOptions } : {}),
   };
 }
 
@@ -299,6 +359,7 @@ function tokenUsage(usage: LanguageModelUsage): TokenUsage {
   const promptTokens = usage.inputTokens ?? 0;
   const completionTokens = usage.outputTokens ?? 0;
   const cachedInputTokens = usage.inputTokenDetails?.cacheReadTokens;
+  const cacheWriteInputTokens = usage.inputTokenDetails?.cacheWriteTokens;
   const reasoningTokens = usage.outputTokenDetails?.reasoningTokens;
   return {
     promptTokens,
@@ -306,6 +367,7 @@ function tokenUsage(usage: LanguageModelUsage): TokenUsage {
     totalTokens: usage.totalTokens ?? promptTokens + completionTokens,
     // reported only when the provider counted them
     ...(cachedInputTokens ? { cachedInputTokens } : {}),
+    ...(cacheWriteInputTokens ? { cacheWriteInputTokens } : {}),
     ...(reasoningTokens ? { reasoningTokens } : {}),
   };
 }

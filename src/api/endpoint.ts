@@ -8,6 +8,7 @@ import type { ModelCatalog } from '../providers/catalog.ts';
 import type { ProviderRegistry } from '../providers/registry.ts';
 import { mediaExtension, type MediaStore } from '../media/media-store.ts';
 import type { TokenUsage } from '../pricing/token-usage.ts';
+import type { RequestNotes } from './request-notes.ts';
 
 export interface EndpointContext {
   catalog: ModelCatalog;
@@ -40,6 +41,8 @@ export interface PreparedCall {
   run: () => Promise<WorkOutput>;
   /** present when the client asked for the answer as server-sent events */
   events?: EventStream | undefined;
+  /** what the call accepted and ignored, or lowered, said on every answer to it (request-notes.ts) */
+  notes?: RequestNotes | undefined;
 }
 
 /** What a settled payment's stream carries at its end (the X-PAYMENT-RESPONSE facts, and what was charged). */

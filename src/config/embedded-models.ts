@@ -24,7 +24,7 @@ export function embeddedModels(): ModelConfig[] {
       defaultMaxTokens: DEMO_CHAT_MODEL.defaultMaxTokens,
       maxInputChars: DEMO_CHAT_MODEL.maxInputChars,
       // tools and JSON schemas by constrained decoding (providers/local/answer-plan.ts); no image input
-      supports: { tools: true, jsonSchema: true, vision: false, streaming: true },
+      supports: { tools: true, jsonSchema: true, vision: false, streaming: true, reasoning: false },
       imageInputChars: 3000,
       cachedInputPercent: 100,
       price: { perRequest: '1000', perThousandOutputTokens: '2000', perThousandInputChars: '500' },

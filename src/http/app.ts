@@ -1,4 +1,5 @@
 // Composes the HTTP application: middleware, the three paid endpoints, and the free routes around them.
+import { CLAMPED_FIELDS_HEADER, IGNORED_FIELDS_HEADER } from '../api/request-notes.ts';
 import { Hono } from 'hono';
 import type { Logger } from 'pino';
 import type { Config } from '../config/load.ts';
@@ -89,7 +90,7 @@ export const CORS: CorsOptions = {
     'Last-Event-ID',
     ...SDK_BROWSER_HEADERS,
   ],
-  exposeHeaders: ['X-PAYMENT-RESPONSE', 'PAYMENT-REQUIRED', 'PAYMENT-RESPONSE', 'X-Request-Id', 'Retry-After', ...CHARGE_HEADERS],
+  exposeHeaders: ['X-PAYMENT-RESPONSE', 'PAYMENT-REQUIRED', 'PAYMENT-RESPONSE', 'X-Request-Id', 'Retry-After', ...CHARGE_HEADERS, IGNORED_FIELDS_HEADER, CLAMPED_FIELDS_HEADER],
 };
 
 /** /openapi.json: every route of the table, the spec's, the OpenAI-compatible and the Anthropic-compatible ones, with prices. */

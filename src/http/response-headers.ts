@@ -10,6 +10,7 @@
 // Hono builds has a web Headers, which checks every value and which @hono/node-server converts back for
 // node:http; for the unpaid 402 and its several-KB PAYMENT-REQUIRED that was a visible share of the answer.
 import type { Context, MiddlewareHandler } from 'hono';
+import type { RequestNotes } from '../api/request-notes.ts';
 
 declare module 'hono' {
   interface ContextVariableMap {
@@ -52,4 +53,12 @@ function ensureResponseHeaders(c: Context, headers: Readonly<Record<string, stri
       c.res.headers.set(name, headers[name]!);
     }
   }
+}
+
+/** A route's answer with the headers that say what its request ignored or lowered (api/request-notes.ts). */
+export function withNotes(response: Response, notes: RequestNotes | undefined): Response {
+  const headers = notes?.headers();
+  if (!headers) return response;
+  for (const name in headers) response.headers.set(name, headers[name]!);
+  return response;
 }

@@ -6,6 +6,8 @@ export interface TokenUsage {
   totalTokens: number;
   /** of promptTokens, those the provider reports as read from its prompt cache (priced by cachedInputPercent) */
   cachedInputTokens?: number | undefined;
+  /** of promptTokens, those the provider reports as written to its prompt cache (priced as any input) */
+  cacheWriteInputTokens?: number | undefined;
   /** of completionTokens, those the provider reports as reasoning */
   reasoningTokens?: number | undefined;
 }

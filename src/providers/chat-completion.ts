@@ -21,7 +21,7 @@ import type {
   SharedV4ProviderOptions,
 } from '@ai-sdk/provider';
 import { loadAiInternal } from './ai-sdk.ts';
-import type { ChatDelta, ChatToolCall } from './chat-model.ts';
+import type { ChatDelta, ChatReasoningPart, ChatToolCall } from './chat-model.ts';
 
 export interface ChatCompletionRequest {
   messages: ModelMessage[];
@@ -52,6 +52,8 @@ export interface ChatCompletionRequest {
 export interface ChatCompletion {
   text: string;
   toolCalls: ChatToolCall[];
+  /** what the model thought, in order (empty when it does not think or did not say) */
+  reasoning: ChatReasoningPart[];
   usage: LanguageModelUsage;
   /** why the model stopped: 'stop', 'length', ... (the AI SDK's unified reason) */
   finishReason: string;
@@ -108,15 +110,28 @@ export async function completeChat(languageModel: LanguageModel, request: ChatCo
   return { ...answerOf(result.content), usage: usageOf(result.usage), finishReason: result.finishReason.unified, ...stopSequenceOf(result.providerMetadata) };
 }
 
-/** The text and the (client-executed) tool calls of a model's answer. */
-function answerOf(content: readonly LanguageModelV4Content[]): { text: string; toolCalls: ChatToolCall[] } {
+/** The text, the reasoning and the (client-executed) tool calls of a model's answer. */
+function answerOf(content: readonly LanguageModelV4Content[]): { text: string; toolCalls: ChatToolCall[]; reasoning: ChatReasoningPart[] } {
   let text = '';
   const toolCalls: ChatToolCall[] = [];
+  const reasoning: ChatReasoningPart[] = [];
   for (const part of content) {
     if (part.type === 'text') text += part.text;
+    else if (part.type === 'reasoning') reasoning.push({ text: part.text, ...handBack(part.providerMetadata) });
     else if (part.type === 'tool-call' && !part.providerExecuted) toolCalls.push({ id: part.toolCallId, name: part.toolName, arguments: part.input });
   }
-  return { text, toolCalls };
+  return { text, toolCalls, reasoning };
+}
+
+/**
+ * What a provider needs to be handed a reasoning part back in a later turn: Anthropic's signature or redacted
+ * thinking, OpenAI's encrypted reasoning.
+ */
+function handBack(metadata: Record<string, Record<string, unknown> | undefined> | undefined): Pick<ChatReasoningPart, 'signature' | 'redacted'> {
+  const { anthropic, openai } = metadata ?? {};
+  const signature = anthropic?.signature ?? openai?.reasoningEncryptedContent;
+  const redacted = anthropic?.redactedData;
+  return { ...(typeof signature === 'string' ? { signature } : {}), ...(typeof redacted === 'string' ? { redacted } : {}) };
 }
 
 const refuseDownloads: DownloadFunction = async (requests) => {
@@ -154,12 +169,30 @@ export async function streamChat(
   let text = '';
   let events = 0;
   const toolCalls: ChatToolCall[] = [];
+  const reasoning: ChatReasoningPart[] = [];
   /** the calls opened so far, by the provider's id: their index in this answer and whether arguments came as deltas */
   const opened = new Map<string, { index: number; streamed: string }>();
   // every piece waits for the room its reader makes (text, a call's opening, its arguments alike)
   const pass = (delta: ChatDelta): Promise<void> | undefined => {
     const room = onDelta(delta);
     return room ? orAborted(room, request.abortSignal) : undefined;
+  };
+  /** the reasoning blocks opened so far, by the provider's id: their index in this answer */
+  const thoughts = new Map<string, number>();
+  const thought = (id: string, delta: string, metadata: Record<string, Record<string, unknown> | undefined> | undefined) => {
+    let index = thoughts.get(id);
+    if (index === undefined) {
+      thoughts.set(id, (index = reasoning.length));
+      reasoning.push({ text: '' });
+    }
+    const part = reasoning[index]!;
+    // what to hand the provider back comes once (a provider may repeat it at the block's end)
+    const kept = handBack(metadata);
+    const fresh = { ...(kept.signature !== part.signature ? { signature: kept.signature } : {}), ...(kept.redacted !== part.redacted ? { redacted: kept.redacted } : {}) };
+    part.text += delta;
+    Object.assign(part, kept);
+    if (delta || fresh.signature || fresh.redacted !== undefined) return pass({ type: 'reasoning', index, text: delta, ...fresh });
+    return undefined;
   };
   const open = async (id: string, name: string) => {
     let call = opened.get(id);
@@ -189,6 +222,8 @@ export async function streamChat(
           finish = cutAtLimit(request.maxOutputTokens);
           break;
         }
+      } else if (part.type === 'reasoning-start' || part.type === 'reasoning-delta' || part.type === 'reasoning-end') {
+        await thought(part.id, part.type === 'reasoning-delta' ? part.delta : '', part.providerMetadata);
       } else if (part.type === 'tool-input-start' && !part.providerExecuted) {
         await open(part.id, part.toolName);
       } else if (part.type === 'tool-input-delta' && part.delta.length > 0) {
@@ -215,7 +250,7 @@ export async function streamChat(
   request.abortSignal.throwIfAborted();
   // a stream that ends without its finish part was cut short: the answer is incomplete
   if (!finish) throw new Error(`the model's stream ended before it finished`);
-  return { text, toolCalls, ...finish };
+  return { text, toolCalls, reasoning, ...finish };
 }
 
 /** `waiting`, or the abort's reason once `signal` aborts first (a timeout while the client reads nothing). */

@@ -15,7 +15,7 @@
 //   value } | { type: 'json', value } }] }; toolName from the assistant turn that made the call (toolNameOf)
 // - an image in a user turn: { type: 'image', image: Uint8Array (a data URL's bytes) | URL (remote), mediaType }.
 //   Remote URLs are fetched by the gateway itself at call time, public addresses only, bounded (image-input.ts).
-import type { JSONSchema7 } from '@ai-sdk/provider';
+import type { JSONSchema7, SharedV4ProviderOptions } from '@ai-sdk/provider';
 import type { ModelMessage } from 'ai';
 
 /** A function the model may call. `parameters` is a JSON Schema (an object schema). */
@@ -25,6 +25,8 @@ export interface ChatTool {
   parameters: JSONSchema7;
   /** the provider should follow the schema exactly (OpenAI strict mode); the embedded engine always does */
   strict?: boolean | undefined;
+  /** what the provider that reads it gets with the tool (Anthropic's cache_control: { anthropic: { cacheControl } }) */
+  providerOptions?: SharedV4ProviderOptions | undefined;
 }
 
 /** auto: the model decides; none: no call; required: at least one call; { tool }: a call of that function. */
@@ -35,6 +37,31 @@ export type ChatResponseFormat =
   /** any JSON object */
   | { type: 'json_object' }
   | { type: 'json_schema'; name: string; description?: string | undefined; schema: JSONSchema7; strict?: boolean | undefined };
+
+/**
+ * How a reasoning model is asked to think (models whose `supports.reasoning` is true; docs/agent-chat.md). Each
+ * surface states it in its own words: Anthropic's `thinking` and `output_config.effort`, OpenAI's `reasoning`
+ * and `reasoning_effort`.
+ */
+export interface ChatReasoning {
+  /** Anthropic's extended thinking: with a token budget (counted in the answer's tokens), adaptive, or off */
+  thinking?: { type: 'enabled'; budgetTokens: number } | { type: 'adaptive' } | { type: 'disabled' } | undefined;
+  /** whether the thinking text comes back: Anthropic's `display` (summarized, omitted) */
+  display?: 'summarized' | 'omitted' | undefined;
+  /** how hard to think: low, medium, high (and the provider's own levels: minimal, xhigh, max) */
+  effort?: string | undefined;
+}
+
+/**
+ * What the model thought before it answered, as the provider returns it: the text (a summary, or empty when
+ * withheld), and what the provider needs to be handed it back in a later turn (Anthropic's signature, or its
+ * redacted thinking; OpenAI's encrypted reasoning).
+ */
+export interface ChatReasoningPart {
+  text: string;
+  signature?: string | undefined;
+  redacted?: string | undefined;
+}
 
 /** A call the model made: `arguments` is the JSON text of the arguments, as the model wrote it. */
 export interface ChatToolCall {
@@ -53,6 +80,8 @@ export type ChatFinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filte
  */
 export type ChatDelta =
   | { type: 'text'; text: string }
+  /** a piece of the model's thinking (block `index` of this answer's reasoning), its signature or redacted form once known */
+  | { type: 'reasoning'; index: number; text: string; signature?: string | undefined; redacted?: string | undefined }
   | { type: 'tool-call'; index: number; id: string; name: string }
   | { type: 'tool-arguments'; index: number; arguments: string };
 

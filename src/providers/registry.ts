@@ -22,8 +22,36 @@ import { optionalSecret } from '../config/secret.ts';
 import { perModel } from './per-model.ts';
 import { ESPEAK_SPEECH_ENGINE, LLAMA_CHAT_ENGINE, LOCAL_OPTION_SCHEMAS, PREVIEW_IMAGE_ENGINE, type EngineOptionsSchema } from '../config/engines.ts';
 import { schemaProblem, type PlanOptions, type SchemaProblem } from './local/answer-plan.ts';
+import type { ChatReasoning } from './chat-model.ts';
 
 export type { SchemaProblem };
+
+/** Which parts of a chat request only some providers read reach a model (ProviderRegistry.chatFeatures). */
+export interface ChatProviderFeatures {
+  /** an effort level (the model's supports.reasoning, on an upstream) */
+  effort: boolean;
+  /** Anthropic's thinking settings, a budget or adaptive (supports.reasoning, on an Anthropic upstream) */
+  thinking: boolean;
+  /** Anthropic's cache_control marks on system blocks, messages and tools */
+  cacheControl: boolean;
+  /** OpenAI's prompt_cache_key */
+  promptCacheKey: boolean;
+  /** Anthropic's context_management edits */
+  contextManagement: boolean;
+}
+
+/** A chat call's settings that become provider options (ProviderRegistry.chatCallOptions). */
+export interface ChatCallSettings {
+  parallelToolCalls?: boolean | undefined;
+  responseFormat?: { type: string; strict?: boolean | undefined } | undefined;
+  reasoning?: ChatReasoning | undefined;
+  promptCacheKey?: string | undefined;
+  /** Anthropic's context_management edits, in @ai-sdk/anthropic's words (camelCase) */
+  contextManagement?: JSONValue | undefined;
+}
+
+/** the effort levels Anthropic's output_config.effort takes */
+const ANTHROPIC_EFFORTS = new Set(['low', 'medium', 'high', 'xhigh', 'max']);
 
 /** The embedded engines, keyed by the provider names the catalog uses. */
 export interface LocalEngines {
@@ -146,20 +174,46 @@ export class ProviderRegistry {
   }
 
   /**
-   * What a chat call's parallel-tool-calls switch and schema strictness become for this model's provider, merged
-   * into its providerOptions: body keys for an OpenAI-compatible upstream; nothing for the embedded engine,
-   * which makes one call per answer and always follows the schema.
+   * Which of the parts of a chat request only some providers read reach this model: the rest are accepted and
+   * ignored by the surfaces (and said so in X-Ignored-Fields).
    */
-  chatCallOptions(model: ChatModelConfig, call: { parallelToolCalls?: boolean | undefined; responseFormat?: { type: string; strict?: boolean | undefined } | undefined }): Record<string, JSONValue> {
+  chatFeatures(model: ChatModelConfig): ChatProviderFeatures {
+    const protocol = this.config.providers[model.provider]?.type;
+    const reasons = model.supports.reasoning && protocol !== undefined;
+    return {
+      effort: reasons,
+      thinking: reasons && protocol === 'anthropic',
+      cacheControl: protocol === 'anthropic',
+      promptCacheKey: protocol === 'openai-compatible',
+      contextManagement: protocol === 'anthropic',
+    };
+  }
+
+  /**
+   * What a chat call's settings beyond the AI SDK's own become for this model's provider, merged into its
+   * providerOptions: Anthropic's options for an Anthropic upstream, body keys for an OpenAI-compatible one;
+   * nothing for the embedded engine, which makes one call per answer, always follows the schema and does not
+   * think. Only what chatFeatures says the provider reads is passed.
+   */
+  chatCallOptions(model: ChatModelConfig, call: ChatCallSettings): Record<string, JSONValue> {
     const upstream = this.config.providers[model.provider];
     if (!upstream) return {};
+    const features = this.chatFeatures(model);
     const options: Record<string, JSONValue> = {};
+    const effort = features.effort ? call.reasoning?.effort : undefined;
     if (upstream.type === 'anthropic') {
       if (call.parallelToolCalls === false) options.disableParallelToolUse = true;
+      const thinking = features.thinking ? call.reasoning?.thinking : undefined;
+      if (thinking) options.thinking = thinking.type === 'adaptive' && call.reasoning?.display ? { ...thinking, display: call.reasoning.display } : thinking;
+      if (effort && ANTHROPIC_EFFORTS.has(effort)) options.effort = effort;
+      const management = contextEdits(call.contextManagement, thinking !== undefined && thinking.type !== 'disabled');
+      if (management) options.contextManagement = management;
       return options;
     }
     if (call.parallelToolCalls !== undefined) options.parallel_tool_calls = call.parallelToolCalls;
     if (call.responseFormat?.type === 'json_schema') options.strictJsonSchema = call.responseFormat.strict ?? false;
+    if (effort) options.reasoningEffort = effort;
+    if (call.promptCacheKey) options.prompt_cache_key = call.promptCacheKey;
     return options;
   }
 
@@ -207,6 +261,14 @@ export class ProviderRegistry {
   private readonly upstreamSpeech = perModel((model: SpeechModelConfig) =>
     optionsUnderOpenAIKey(this.upstream(model.provider).openai.speech(model.upstreamModel ?? model.id), model.provider),
   );
+}
+
+/** Context edits as Anthropic takes them: clearing thinking only where the model thinks (else a 400 there). */
+function contextEdits(management: JSONValue | undefined, thinks: boolean): JSONValue | undefined {
+  const edits = (management as { edits?: { type?: unknown }[] } | undefined)?.edits;
+  if (!edits) return undefined;
+  const kept = thinks ? edits : edits.filter((edit) => edit.type !== 'clear_thinking_20251015');
+  return kept.length > 0 ? ({ edits: kept } as JSONValue) : undefined;
 }
 
 /** @ai-sdk/openai's speech model reads providerOptions.openai only; hand it the options given under `key`. */

@@ -14,6 +14,21 @@ export function exactPayingFetch(buyer: PrivateKeyAccount): typeof fetch {
   return wrapFetchWithPayment(fetch, registerExactEvmScheme(new x402Client(), { signer: buyer }));
 }
 
+/** exactPayingFetch, keeping what each paid answer says it charged (X-Payment-Amount), in order. */
+export function chargedPayingFetch(buyer: PrivateKeyAccount): { fetch: typeof fetch; charged: bigint[] } {
+  const pay = exactPayingFetch(buyer);
+  const charged: bigint[] = [];
+  return {
+    charged,
+    fetch: async (input, init) => {
+      const response = await pay(input, init);
+      const amount = response.headers.get('x-payment-amount');
+      if (response.ok && amount) charged.push(BigInt(amount));
+      return response;
+    },
+  };
+}
+
 export async function fundedEvmBuyer(service: RunningService, networks: NetworkName[], amount = 10_000_000n): Promise<PrivateKeyAccount> {
   return (await fundedEvmBuyerKey(service, networks, amount)).account;
 }

@@ -2,6 +2,8 @@
 // `event: <type>` then `data: { type, ... }`:
 //   message_start (the message with no content; usage.input_tokens 0 until message_delta says),
 //   ping,
+//   for each thinking block of a model that thinks: content_block_start (thinking "", or redacted_thinking),
+//   content_block_delta (thinking_delta) ..., content_block_delta (signature_delta), content_block_stop;
 //   for the text, as the model writes it: content_block_start, content_block_delta (text_delta) ...;
 //   once the model is done: content_block_stop;
 //   for each tool call: content_block_start (tool_use, input {}), content_block_delta (input_json_delta),
@@ -29,9 +31,14 @@ export interface MessagesStreamSource {
 
 const event = (type: string, fields: Record<string, unknown> = {}): string => `event: ${type}\ndata: ${JSON.stringify({ type, ...fields })}\n\n`;
 
-/** a block's key: the text block, or a tool_use block by its id */
+/** a block's key: the text block, a thinking block by its place among them, or a tool_use block by its id */
 const TEXT = 'text';
-const keyOf = (block: ResponseBlock) => (block.type === 'text' ? TEXT : block.id);
+const thinkingKey = (index: number) => `thinking:${index}`;
+/** the keys of a message's blocks, in order */
+function keysOf(content: readonly ResponseBlock[]): string[] {
+  let thoughts = 0;
+  return content.map((block) => (block.type === 'text' ? TEXT : block.type === 'tool_use' ? block.id : thinkingKey(thoughts++)));
+}
 
 export function messagesEvents(source: MessagesStreamSource): EventStream {
   // the index of each block opened while the model was writing (live), so the end closes them in that order
@@ -52,9 +59,15 @@ export function messagesEvents(source: MessagesStreamSource): EventStream {
   const textDelta = (index: number, text: string) => event('content_block_delta', { index, delta: { type: 'text_delta', text } });
   const toolStart = (index: number, id: string, name: string) => event('content_block_start', { index, content_block: { type: 'tool_use', id, name, input: {} } });
   const jsonDelta = (index: number, json: string) => event('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: json } });
+  const thinkingStart = (index: number, redacted: string | undefined) =>
+    event('content_block_start', { index, content_block: redacted === undefined ? { type: 'thinking', thinking: '', signature: '' } : { type: 'redacted_thinking', data: redacted } });
+  const thinkingDelta = (index: number, thinking: string) => event('content_block_delta', { index, delta: { type: 'thinking_delta', thinking } });
+  const signatureDelta = (index: number, signature: string) => event('content_block_delta', { index, delta: { type: 'signature_delta', signature } });
   const stop = (index: number) => event('content_block_stop', { index });
   const wholeBlock = (index: number, block: ResponseBlock): string => {
     if (block.type === 'text') return textStart(index) + textDelta(index, block.text) + stop(index);
+    if (block.type === 'thinking') return thinkingStart(index, undefined) + (block.thinking ? thinkingDelta(index, block.thinking) : '') + signatureDelta(index, block.signature) + stop(index);
+    if (block.type === 'redacted_thinking') return thinkingStart(index, block.data) + stop(index);
     return toolStart(index, block.id, block.name) + jsonDelta(index, JSON.stringify(block.input)) + stop(index);
   };
 
@@ -72,6 +85,18 @@ export function messagesEvents(source: MessagesStreamSource): EventStream {
           }
           return write(events + textDelta(opened.get(TEXT)!, delta.text));
         }
+        if (delta.type === 'reasoning') {
+          const key = thinkingKey(delta.index);
+          let events = '';
+          if (!opened.has(key)) {
+            const { index, stopped } = open(key);
+            events = stopped + thinkingStart(index, delta.redacted);
+          }
+          const index = opened.get(key)!;
+          if (delta.redacted === undefined && delta.text) events += thinkingDelta(index, delta.text);
+          if (delta.redacted === undefined && delta.signature) events += signatureDelta(index, delta.signature);
+          return events ? write(events) : undefined;
+        }
         if (delta.type === 'tool-call') {
           const id = source.toolUseId(delta.id);
           callKeys.set(delta.index, id);
@@ -86,7 +111,9 @@ export function messagesEvents(source: MessagesStreamSource): EventStream {
       const message = body as MessagesResponse;
       let events = replayed ? opening() : '';
       // the blocks opened live keep their indexes (in the order the model wrote them); any other follows
-      const live = replayed ? [] : message.content.filter((block) => opened.has(keyOf(block))).sort((a, b) => opened.get(keyOf(a))! - opened.get(keyOf(b))!);
+      const keys = new Map(keysOf(message.content).map((key, at) => [message.content[at]!, key]));
+      const liveIndex = (block: ResponseBlock) => opened.get(keys.get(block)!)!;
+      const live = replayed ? [] : message.content.filter((block) => opened.has(keys.get(block)!)).sort((a, b) => liveIndex(a) - liveIndex(b));
       const rest = message.content.filter((block) => !live.includes(block));
       if (openIndex !== undefined && !replayed) events += stop(openIndex);
       rest.forEach((block, at) => (events += wholeBlock(live.length + at, block)));

@@ -1,30 +1,44 @@
 // POST /v1/messages: Anthropic's Messages request translated into the gateway's chat call (prepareChat: same
 // model, price, payment and provider call as /v1/chat/completions), and its answer shaped as Anthropic's
 // `message`, whole or streamed (message-events.ts).
-import type { ImagePart, ModelMessage, TextPart, ToolCallPart, ToolResultPart } from 'ai';
-import type { JSONSchema7 } from '@ai-sdk/provider';
+//
+// What Claude Code and the Anthropic SDKs send by default is taken: system blocks and system turns mid-conversation,
+// each cache_control mark (handed to an Anthropic-protocol upstream as given, where the prompt cache is), thinking
+// and output_config.effort (handed to models that think; ignored, and said so, elsewhere), context_management,
+// structured output (output_config.format), earlier thinking blocks with their signatures. Tools Anthropic runs
+// itself (web search, ...) are left out and named in X-Ignored-Fields.
+import type { AssistantContent, ImagePart, ModelMessage, TextPart, ToolResultPart } from 'ai';
+import type { JSONSchema7, JSONValue, SharedV4ProviderOptions } from '@ai-sdk/provider';
 import { ApiError } from '../../errors.ts';
 import type { EndpointContext, PreparedCall } from '../endpoint.ts';
 import { newChatId, prepareChat, type ChatOutcome } from '../chat.ts';
-import { parseOrThrow } from '../validate.ts';
+import { parseRequest } from '../validate.ts';
 import { chatCall } from '../chat-output.ts';
-import { parseToolArguments, toolNameOf, type ChatFinishReason, type ChatToolChoice } from '../../providers/chat-model.ts';
+import { parseToolArguments, toolNameOf, type ChatFinishReason, type ChatReasoning, type ChatTool, type ChatToolChoice } from '../../providers/chat-model.ts';
 import { imageDownloader, imageInput } from '../image-input.ts';
 import type { TokenUsage } from '../../pricing/token-usage.ts';
-import { withFieldNames } from '../openai/field-names.ts';
+import { withFieldNames } from '../request-fields.ts';
+import { RequestNotes } from '../request-notes.ts';
 import { messagesEvents } from './message-events.ts';
 import {
+  MESSAGES_FIELD_RULES,
   messagesRequestSchema,
-  REFUSED_MESSAGES_FIELDS,
   type AnthropicContentBlock,
+  type AnthropicTool,
+  type CustomTool,
   type MessagesRequest,
   type MessagesResponse,
   type ResponseBlock,
 } from './schemas.ts';
 
 export function prepareMessage(body: unknown, context: EndpointContext): PreparedCall {
-  const request = parseOrThrow(messagesRequestSchema, withoutRefused(body));
-  const { messages, imageFields } = toMessages(request);
+  const notes = new RequestNotes();
+  const request = parseRequest(messagesRequestSchema, body, { style: 'dots', notes, rules: MESSAGES_FIELD_RULES });
+  const cacheFields: string[] = [];
+  const { messages, imageFields } = toMessages(request, cacheFields);
+  const tools = toolsOf(request.tools, notes, cacheFields);
+  const format = request.output_config?.format;
+  const thinking = request.thinking && request.thinking.type !== 'disabled';
   const chat = withFieldNames({ prompt: 'messages' }, () =>
     prepareChat(
       {
@@ -34,11 +48,30 @@ export function prepareMessage(body: unknown, context: EndpointContext): Prepare
         temperature: request.temperature,
         topP: request.top_p,
         stop: request.stop_sequences,
-        tools: request.tools?.map((tool) => ({ name: tool.name, description: tool.description, parameters: tool.input_schema as JSONSchema7 })),
+        tools: tools.map(({ tool }) => tool),
         toolChoice: toolChoice(request.tool_choice),
         parallelToolCalls: request.tool_choice && 'disable_parallel_tool_use' in request.tool_choice && request.tool_choice.disable_parallel_tool_use ? false : undefined,
+        responseFormat: format ? { type: 'json_schema', name: 'output', schema: format.schema as JSONSchema7 } : undefined,
         stream: request.stream,
-        fields: { tools: 'tools', toolChoice: 'tool_choice', stream: 'stream', image: imageFields.values().next().value },
+        reasoning: reasoningOf(request),
+        contextManagement: contextManagementOf(request.context_management, notes),
+        featureFields: {
+          cacheControl: cacheFields,
+          thinking: thinking ? ['thinking'] : [],
+          effort: request.output_config?.effort ? ['output_config.effort'] : [],
+          contextManagement: request.context_management ? ['context_management'] : [],
+        },
+        notes,
+        fields: {
+          tools: 'tools',
+          toolChoice: 'tool_choice',
+          stream: 'stream',
+          responseFormat: 'output_config.format',
+          responseSchema: 'output_config.format.schema',
+          maxTokens: 'max_tokens',
+          image: imageFields.values().next().value,
+          toolParameters: (index) => tools[index]?.field ?? 'tools',
+        },
         download: imageDownloader(context.providers.publicFetch, { fieldOf: (url) => imageFields.get(url.href) }),
       },
       context,
@@ -48,24 +81,34 @@ export function prepareMessage(body: unknown, context: EndpointContext): Prepare
   const message = (content: ResponseBlock[], stopReason: MessagesResponse['stop_reason'] | null, usage: MessagesResponse['usage'], stopSequence: string | null = null): MessagesResponse =>
     ({ id, type: 'message', role: 'assistant', model: chat.model.id, content, stop_reason: stopReason, stop_sequence: stopSequence, usage }) as MessagesResponse;
   const toBody = (outcome: ChatOutcome): MessagesResponse => {
-    const content: ResponseBlock[] = outcome.text.length > 0 ? [{ type: 'text', text: outcome.text }] : [];
+    const content: ResponseBlock[] = outcome.reasoning.map(thinkingBlock);
+    if (outcome.text.length > 0) content.push({ type: 'text', text: outcome.text });
     for (const call of outcome.toolCalls) content.push({ type: 'tool_use', id: toolUseId(call.id), name: call.name, input: toolInput(call.arguments) });
     if (outcome.stopSequence) return message(content, 'stop_sequence', anthropicUsage(outcome.usage), outcome.stopSequence);
     return message(content, stopReason(outcome.finishReason), anthropicUsage(outcome.usage));
   };
-  return chatCall(
-    chat,
-    toBody,
-    request.stream ? (run) => messagesEvents({ pending: message([], null, { input_tokens: 0, output_tokens: 0 }), toolUseId, run }) : undefined,
-  );
+  return {
+    ...chatCall(
+      chat,
+      toBody,
+      request.stream ? (run) => messagesEvents({ pending: message([], null, { input_tokens: 0, output_tokens: 0 }), toolUseId, run }) : undefined,
+    ),
+    notes,
+  };
 }
 
 /** The tokens a Messages body reports (the usage headers of a replay). */
 export function usageOfMessage(body: unknown): Partial<TokenUsage> | undefined {
   const usage = (body as Partial<MessagesResponse>).usage;
   if (!usage) return undefined;
-  const promptTokens = usage.input_tokens + (usage.cache_read_input_tokens ?? 0);
+  const promptTokens = usage.input_tokens + (usage.cache_read_input_tokens ?? 0) + (usage.cache_creation_input_tokens ?? 0);
   return { promptTokens, completionTokens: usage.output_tokens, totalTokens: promptTokens + usage.output_tokens };
+}
+
+/** A thinking part of the answer as Anthropic's block: redacted, or its text (empty when withheld) and signature. */
+export function thinkingBlock(part: ChatOutcome['reasoning'][number]): ResponseBlock {
+  if (part.redacted !== undefined) return { type: 'redacted_thinking', data: part.redacted };
+  return { type: 'thinking', thinking: part.text, signature: part.signature ?? '' };
 }
 
 /** Anthropic's ids of tool calls start with toolu_; a model's own id is kept after it. */
@@ -86,13 +129,15 @@ function stopReason(reason: ChatFinishReason): MessagesResponse['stop_reason'] {
   return 'end_turn';
 }
 
-/** Anthropic counts cache reads apart from input_tokens; the gateway's prompt tokens include them. */
+/** Anthropic counts cache reads and writes apart from input_tokens; the gateway's prompt tokens include both. */
 function anthropicUsage(usage: TokenUsage): MessagesResponse['usage'] {
-  const cached = usage.cachedInputTokens ?? 0;
+  const read = usage.cachedInputTokens ?? 0;
+  const written = usage.cacheWriteInputTokens ?? 0;
   return {
-    input_tokens: usage.promptTokens - cached,
+    input_tokens: usage.promptTokens - read - written,
     output_tokens: usage.completionTokens,
-    ...(usage.cachedInputTokens !== undefined ? { cache_read_input_tokens: cached } : {}),
+    ...(usage.cacheWriteInputTokens !== undefined ? { cache_creation_input_tokens: written } : {}),
+    ...(usage.cachedInputTokens !== undefined ? { cache_read_input_tokens: read } : {}),
   };
 }
 
@@ -103,22 +148,69 @@ function toolChoice(choice: MessagesRequest['tool_choice']): ChatToolChoice | un
   return choice.type;
 }
 
-/** Fields this gateway cannot honour, named before validation; sent empty (null, thinking disabled) they are dropped. */
-function withoutRefused(body: unknown): unknown {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) return body;
-  const rest: Record<string, unknown> = { ...(body as Record<string, unknown>) };
-  for (const [field, why] of Object.entries(REFUSED_MESSAGES_FIELDS)) {
-    const value = rest[field];
-    if (value === undefined) continue;
-    // the one tier there is: validated with the rest
-    if (field === 'service_tier' && (value === 'auto' || value === 'standard_only')) continue;
-    if (value === null || (field === 'thinking' && (value as { type?: unknown }).type === 'disabled')) {
-      delete rest[field];
-      continue;
+function reasoningOf(request: MessagesRequest): ChatReasoning | undefined {
+  const { thinking } = request;
+  const effort = request.output_config?.effort;
+  if (!thinking && !effort) return undefined;
+  return {
+    ...(effort ? { effort } : {}),
+    ...(thinking?.type === 'enabled' ? { thinking: { type: 'enabled', budgetTokens: thinking.budget_tokens } } : thinking ? { thinking: { type: thinking.type } } : {}),
+    ...(thinking && 'display' in thinking && thinking.display ? { display: thinking.display } : {}),
+  };
+}
+
+/** context_management edits an Anthropic upstream takes, in @ai-sdk/anthropic's words; any other is noted as ignored. */
+const CONTEXT_EDITS = new Set(['clear_tool_uses_20250919', 'clear_thinking_20251015', 'compact_20260112']);
+
+function contextManagementOf(management: MessagesRequest['context_management'], notes: RequestNotes): JSONValue | undefined {
+  if (!management) return undefined;
+  const edits = management.edits.flatMap((edit, index) => {
+    if (!CONTEXT_EDITS.has(edit.type)) {
+      notes.ignore(`context_management.edits.${index}`);
+      return [];
     }
-    throw new ApiError(400, 'invalid_request', `${field}: ${why}`, { field });
-  }
-  return rest;
+    return [Object.fromEntries(Object.entries(edit).map(([key, value]) => [key.replace(/_([a-z])/g, (_, letter: string) => letter.toUpperCase()), value])) as JSONValue];
+  });
+  return edits.length > 0 ? { edits } : undefined;
+}
+
+/** `cache_control` as the provider options that carry it to an Anthropic upstream; its field noted. */
+function cacheOptions(mark: { type: 'ephemeral'; ttl?: '5m' | '1h' | undefined } | null | undefined, field: string, cacheFields: string[]): { providerOptions?: SharedV4ProviderOptions } {
+  if (!mark) return {};
+  cacheFields.push(`${field}.cache_control`);
+  return { providerOptions: { anthropic: { cacheControl: mark } } };
+}
+
+/**
+ * The tools the model is given, each with the field of its schema: custom tools; a tool Anthropic defines or
+ * runs itself (web_search_*, bash_*, ...) is left out and noted.
+ */
+function toolsOf(tools: readonly AnthropicTool[] | undefined, notes: RequestNotes, cacheFields: string[]): { tool: ChatTool; field: string }[] {
+  const given: { tool: ChatTool; field: string }[] = [];
+  (tools ?? []).forEach((tool, index) => {
+    if (!isCustomTool(tool)) {
+      notes.ignore(`tools.${index}`);
+      return;
+    }
+    // every tool is loaded up front, and tool input always streams as the model writes it
+    if (tool.defer_loading) notes.ignore(`tools.${index}.defer_loading`);
+    if (tool.eager_input_streaming === false) notes.ignore(`tools.${index}.eager_input_streaming`);
+    given.push({
+      tool: {
+        name: tool.name,
+        description: tool.description,
+        parameters: tool.input_schema as JSONSchema7,
+        strict: tool.strict,
+        ...cacheOptions(tool.cache_control, `tools.${index}`, cacheFields),
+      },
+      field: `tools.${index}.input_schema`,
+    });
+  });
+  return given;
+}
+
+function isCustomTool(tool: AnthropicTool): tool is CustomTool {
+  return tool.type === undefined || tool.type === 'custom';
 }
 
 export function systemText(system: MessagesRequest['system']): string | undefined {
@@ -126,43 +218,61 @@ export function systemText(system: MessagesRequest['system']): string | undefine
   return typeof system === 'string' ? system : system.map((block) => block.text).join('\n');
 }
 
+/** System text blocks as system messages, one a block, each carrying its cache_control. */
+function systemMessages(system: MessagesRequest['system'], field: string, cacheFields: string[]): ModelMessage[] {
+  if (system === undefined) return [];
+  if (typeof system === 'string') return system ? [{ role: 'system', content: system }] : [];
+  return system.map((block, at) => ({ role: 'system', content: block.text, ...cacheOptions(block.cache_control, `${field}.${at}`, cacheFields) }));
+}
+
 /**
- * system first (a system message), then the turns. An Anthropic user turn may open with tool_result blocks:
- * they become a tool turn before the rest of it. `imageFields` names where each image sits (by its URL; inline
- * ones by their order), for the 400 of a model without vision and of an image that cannot be fetched.
+ * system first (one system message a block), then the turns: a system turn mid-conversation stays where it is.
+ * An Anthropic user turn may open with tool_result blocks: they become a tool turn before the rest of it.
+ * `imageFields` names where each image sits (by its URL; inline ones by their order), for the 400 of a model
+ * without vision and of an image that cannot be fetched. Each cache_control mark rides on its part.
  */
-function toMessages(request: MessagesRequest): { messages: ModelMessage[]; imageFields: Map<string, string> } {
-  const system = systemText(request.system);
-  const messages: ModelMessage[] = system ? [{ role: 'system', content: system }] : [];
+function toMessages(request: MessagesRequest, cacheFields: string[]): { messages: ModelMessage[]; imageFields: Map<string, string> } {
+  const messages: ModelMessage[] = systemMessages(request.system, 'system', cacheFields);
   const imageFields = new Map<string, string>();
   request.messages.forEach((turn, index) => {
+    if (turn.role === 'system') {
+      const blocks = typeof turn.content === 'string' ? turn.content : turn.content.map((block, at) => textOnly(block, `messages.${index}.content.${at}`, 'system turns'));
+      messages.push(...systemMessages(blocks, `messages.${index}.content`, cacheFields));
+      return;
+    }
     if (typeof turn.content === 'string') {
       messages.push({ role: turn.role, content: turn.content });
       return;
     }
     const results: ToolResultPart[] = [];
     const user: (TextPart | ImagePart)[] = [];
-    const assistant: (TextPart | ToolCallPart)[] = [];
+    const assistant: Exclude<AssistantContent, string> = [];
     turn.content.forEach((block, at) => {
       const field = `messages.${index}.content.${at}`;
       const refuse = (why: string) => {
         throw new ApiError(400, 'invalid_request', `${field}: ${why}`, { field });
       };
-      if (block.type === 'text') (turn.role === 'user' ? user : assistant).push({ type: 'text', text: block.text });
+      const cache = 'cache_control' in block ? cacheOptions(block.cache_control, field, cacheFields) : {};
+      if (block.type === 'text') (turn.role === 'user' ? user : assistant).push({ type: 'text', text: block.text, ...cache });
       else if (block.type === 'image') {
         if (turn.role !== 'user') refuse('images only in user turns');
         const url = block.source.type === 'base64' ? `data:${block.source.media_type};base64,${block.source.data}` : block.source.url;
         const { image, mediaType } = imageInput(url, field);
         imageFields.set(image instanceof URL ? image.href : `inline:${imageFields.size}`, field);
-        user.push({ type: 'image', image, ...(mediaType ? { mediaType } : {}) });
+        user.push({ type: 'image', image, ...(mediaType ? { mediaType } : {}), ...cache });
+      } else if (block.type === 'thinking' || block.type === 'redacted_thinking') {
+        if (turn.role !== 'assistant') refuse(`${block.type} blocks only in assistant turns`);
+        const handBack = block.type === 'thinking' ? { signature: block.signature ?? '' } : { redactedData: block.data };
+        assistant.push({ type: 'reasoning', text: block.type === 'thinking' ? block.thinking : '', providerOptions: { anthropic: handBack } });
       } else if (block.type === 'tool_use') {
         if (turn.role !== 'assistant') refuse('tool_use blocks only in assistant turns');
-        assistant.push({ type: 'tool-call', toolCallId: block.id, toolName: block.name, input: block.input });
+        assistant.push({ type: 'tool-call', toolCallId: block.id, toolName: block.name, input: block.input, ...cache });
       } else {
         if (turn.role !== 'user') refuse('tool_result blocks only in user turns');
         const toolName = toolNameOf(messages, block.tool_use_id);
         if (!toolName) refuse(`tool_use_id ${block.tool_use_id} answers no tool_use block of an earlier assistant turn`);
-        results.push({ type: 'tool-result', toolCallId: block.tool_use_id, toolName: toolName!, output: { type: block.is_error ? 'error-text' : 'text', value: toolResultText(block.content, refuse) } });
+        const value = toolResultText(block.content, field);
+        results.push({ type: 'tool-result', toolCallId: block.tool_use_id, toolName: toolName!, output: { type: block.is_error ? 'error-text' : 'text', value }, ...cache });
       }
     });
     if (results.length > 0) messages.push({ role: 'tool', content: results });
@@ -176,13 +286,14 @@ function toMessages(request: MessagesRequest): { messages: ModelMessage[]; image
   return { messages, imageFields };
 }
 
-function toolResultText(content: Extract<AnthropicContentBlock, { type: 'tool_result' }>['content'], refuse: (why: string) => never): string {
+/** A block where only text is taken (a system turn, a tool result), or a 400 naming it. */
+function textOnly<B extends { type: string }>(block: B, field: string, where: string): Extract<B, { type: 'text' }> {
+  if (block.type !== 'text') throw new ApiError(400, 'invalid_request', `${field}: ${where} hold text blocks here, not ${block.type}`, { field });
+  return block as Extract<B, { type: 'text' }>;
+}
+
+function toolResultText(content: Extract<AnthropicContentBlock, { type: 'tool_result' }>['content'], field: string): string {
   if (content === undefined) return '';
   if (typeof content === 'string') return content;
-  return content
-    .map((block) => {
-      if (block.type !== 'text') refuse('a tool_result holds text here, not images');
-      return (block as { text: string }).text;
-    })
-    .join('');
+  return content.map((block, at) => textOnly(block, `${field}.content.${at}`, 'tool results').text).join('');
 }

@@ -1,27 +1,29 @@
 // Request and response bodies of POST /v1/messages and /v1/messages/count_tokens (Anthropic's Messages API),
-// as Anthropic states them, limited to what the gateway can honour. Unknown fields are a 400 naming the field
-// (strict objects); `cache_control` marks are accepted and have no effect (nothing is cached here).
+// as Anthropic states them and as Claude Code and the Anthropic SDKs send them. A top-level field the gateway
+// cannot honour is a 400 naming it (MESSAGES_FIELD_RULES); one that changes nothing the client relies on is
+// accepted and reported in X-Ignored-Fields, as is an extra key inside a block or a tool (parseRequest). Lengths
+// are bounded by the request body limit, not per field.
 import { z } from 'zod';
+import type { FieldRules } from '../request-fields.ts';
 
 const modelId = z.string().min(1).max(100).describe('Model identifier, from GET /v1/models');
-const text = z.string().max(100_000);
 const cacheControl = z
   .object({ type: z.literal('ephemeral'), ttl: z.enum(['5m', '1h']).optional() })
   .strict()
   .nullable()
   .optional()
-  .describe('Accepted and not used: nothing is cached here');
+  .describe('Passed to an Anthropic-protocol upstream as given; accepted and not used by other models');
 
 const textBlock = z
-  .object({ type: z.literal('text'), text, cache_control: cacheControl, citations: z.array(z.unknown()).max(0).nullable().optional() })
+  .object({ type: z.literal('text'), text: z.string(), cache_control: cacheControl, citations: z.array(z.unknown()).max(0).nullable().optional() })
   .strict();
 
-const imageSource = z.union([
+const imageSource = z.discriminatedUnion('type', [
   z
     .object({
       type: z.literal('base64'),
       media_type: z.enum(['image/jpeg', 'image/png', 'image/gif', 'image/webp']),
-      data: z.string().max(20_000_000),
+      data: z.string(),
     })
     .strict(),
   z.object({ type: z.literal('url'), url: z.string().max(2_000) }).strict(),
@@ -42,78 +44,118 @@ const toolResultBlock = z
   .object({
     type: z.literal('tool_result'),
     tool_use_id: z.string().min(1).max(200),
-    content: z.union([text, z.array(z.union([textBlock, imageBlock])).max(100)]).optional(),
+    content: z.union([z.string(), z.array(z.discriminatedUnion('type', [textBlock, imageBlock]))]).optional(),
     is_error: z.boolean().optional(),
     cache_control: cacheControl,
   })
   .strict();
 
-const contentBlock = z.union([textBlock, imageBlock, toolUseBlock, toolResultBlock]);
+/** the model's earlier thinking, handed back with its signature (an Anthropic upstream checks it) */
+const thinkingBlock = z.object({ type: z.literal('thinking'), thinking: z.string(), signature: z.string().optional() }).strict();
+const redactedThinkingBlock = z.object({ type: z.literal('redacted_thinking'), data: z.string() }).strict();
+
+const contentBlock = z.discriminatedUnion('type', [textBlock, imageBlock, toolUseBlock, toolResultBlock, thinkingBlock, redactedThinkingBlock]);
 export type AnthropicContentBlock = z.infer<typeof contentBlock>;
 
 const message = z
   .object({
-    role: z.enum(['user', 'assistant']),
-    content: z.union([text, z.array(contentBlock).max(200)]),
+    role: z.enum(['user', 'assistant', 'system']).describe('system: a system turn mid-conversation, as Claude Code sends its environment'),
+    content: z.union([z.string(), z.array(contentBlock)]),
   })
   .strict();
 export type AnthropicMessage = z.infer<typeof message>;
 
-const tool = z
+const customTool = z
   .object({
     type: z.literal('custom').optional(),
-    name: z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'a tool name is 1 to 64 letters, digits, _ or -'),
-    description: z.string().max(10_000).optional(),
+    name: z.string().regex(/^[a-zA-Z0-9_-]{1,128}$/, 'a tool name is 1 to 128 letters, digits, _ or -'),
+    description: z.string().optional(),
     input_schema: z.record(z.string(), z.unknown()).describe('A JSON Schema (type: object) of the tool input'),
+    strict: z.boolean().optional(),
     cache_control: cacheControl,
+    defer_loading: z.boolean().optional().describe('Accepted and not used: every tool is loaded'),
+    eager_input_streaming: z.boolean().nullable().optional().describe('Accepted and not used: tool input always streams as the model writes it'),
   })
   .strict();
+/** a tool Anthropic runs or defines itself (web_search_*, bash_*, ...): left out, and named in X-Ignored-Fields */
+const providerTool = z.looseObject({ type: z.string().regex(/^(?!custom$)/), name: z.string().optional() });
+export type CustomTool = z.infer<typeof customTool>;
+export type AnthropicTool = CustomTool | z.infer<typeof providerTool>;
 
 const disableParallel = z.boolean().optional();
-const toolChoice = z.union([
+const toolChoice = z.discriminatedUnion('type', [
   z.object({ type: z.literal('auto'), disable_parallel_tool_use: disableParallel }).strict(),
   z.object({ type: z.literal('any'), disable_parallel_tool_use: disableParallel }).strict(),
-  z.object({ type: z.literal('tool'), name: z.string().min(1).max(64), disable_parallel_tool_use: disableParallel }).strict(),
+  z.object({ type: z.literal('tool'), name: z.string().min(1).max(128), disable_parallel_tool_use: disableParallel }).strict(),
   z.object({ type: z.literal('none') }).strict(),
 ]);
 
-const system = z.union([text, z.array(textBlock).max(100)]).describe('A string, or text blocks');
+const system = z.union([z.string(), z.array(textBlock)]).describe('A string, or text blocks (each with its cache_control)');
+
+const thinking = z
+  .discriminatedUnion('type', [
+    z.object({ type: z.literal('enabled'), budget_tokens: z.number().int().min(1), display: z.enum(['summarized', 'omitted']).optional() }).strict(),
+    z.object({ type: z.literal('adaptive'), display: z.enum(['summarized', 'omitted']).optional() }).strict(),
+    z.object({ type: z.literal('disabled') }).strict(),
+  ])
+  .describe('Passed to models that think (supports.reasoning) on an Anthropic-protocol upstream; accepted and ignored elsewhere');
+
+const outputConfig = z
+  .object({
+    effort: z.enum(['low', 'medium', 'high', 'xhigh', 'max']).optional().describe('Passed to models that think; accepted and ignored elsewhere'),
+    format: z
+      .object({ type: z.literal('json_schema'), schema: z.record(z.string(), z.unknown()) })
+      .strict()
+      .nullable()
+      .optional()
+      .describe('Structured output: the answer is JSON following the schema (models whose supports.jsonSchema is true)'),
+  })
+  .strict();
+
+const contextManagement = z
+  .object({ edits: z.array(z.looseObject({ type: z.string() })) })
+  .strict()
+  .describe('Passed to an Anthropic-protocol upstream; accepted and ignored elsewhere (no server-side context here)');
 
 /** what count_tokens and messages share: what the model reads */
 const promptFields = {
   model: modelId,
-  messages: z.array(message).min(1).max(200),
+  messages: z.array(message).min(1),
   system: system.optional(),
-  tools: z.array(tool).max(128).optional(),
+  tools: z.array(z.union([customTool, providerTool])).max(1_000).optional(),
   tool_choice: toolChoice.optional(),
 };
 
 export const messagesRequestSchema = z
   .object({
     ...promptFields,
-    max_tokens: z.number().int().min(1).describe('Required, as Anthropic requires it: upper bound of the answer, at most the model ceiling'),
+    max_tokens: z.number().int().min(1).describe("Required, as Anthropic requires it: upper bound of the answer; above the model's ceiling it is lowered to it (X-Clamped-Fields)"),
     stop_sequences: z.array(z.string().min(1).max(200)).max(4).optional(),
     temperature: z.number().min(0).max(1).optional(),
     top_p: z.number().min(0).max(1).optional(),
     stream: z.boolean().optional().describe("true: Anthropic's server-sent events, message_start to message_stop"),
-    metadata: z.object({ user_id: z.string().max(256).nullable().optional() }).strict().optional().describe('Accepted and not used'),
+    thinking: thinking.optional(),
+    output_config: outputConfig.optional(),
+    context_management: contextManagement.nullable().optional(),
     service_tier: z.enum(['auto', 'standard_only']).optional().describe('Accepted: one tier here'),
   })
   .strict();
 export type MessagesRequest = z.infer<typeof messagesRequestSchema>;
 
-export const countTokensRequestSchema = z.object(promptFields).strict();
-export type CountTokensRequest = z.infer<typeof countTokensRequestSchema>;
-
-/** Fields of Anthropic's request this gateway cannot honour: a 400 naming the field, before any price. */
-export const REFUSED_MESSAGES_FIELDS: Readonly<Record<string, string>> = {
-  thinking: 'extended thinking is not supported by the models here',
-  top_k: 'not supported by this gateway',
-  service_tier: 'one tier here: auto or standard_only, or leave it out',
-  container: 'containers need stored state; not supported',
-  mcp_servers: 'MCP servers are not supported by this gateway',
-  context_management: 'not supported by this gateway',
+/** What /v1/messages does with top-level fields outside the schema. */
+export const MESSAGES_FIELD_RULES: FieldRules = {
+  refused: {
+    top_k: 'not supported by this gateway',
+    container: 'containers need stored state; not supported',
+    mcp_servers: 'MCP servers are not supported by this gateway',
+  },
+  ignored: ['metadata'],
 };
+
+export const countTokensRequestSchema = z
+  .object({ ...promptFields, thinking: thinking.optional(), output_config: outputConfig.optional(), context_management: contextManagement.nullable().optional() })
+  .strict();
+export type CountTokensRequest = z.infer<typeof countTokensRequestSchema>;
 
 const usage = z.object({
   input_tokens: z.number().int(),
@@ -124,14 +166,20 @@ const usage = z.object({
 
 const responseText = z.object({ type: z.literal('text'), text: z.string() });
 const responseToolUse = z.object({ type: z.literal('tool_use'), id: z.string(), name: z.string(), input: z.record(z.string(), z.unknown()) });
-export type ResponseBlock = z.infer<typeof responseText> | z.infer<typeof responseToolUse>;
+const responseThinking = z.object({ type: z.literal('thinking'), thinking: z.string(), signature: z.string() });
+const responseRedactedThinking = z.object({ type: z.literal('redacted_thinking'), data: z.string() });
+export type ResponseBlock =
+  | z.infer<typeof responseText>
+  | z.infer<typeof responseToolUse>
+  | z.infer<typeof responseThinking>
+  | z.infer<typeof responseRedactedThinking>;
 
 export const messagesResponseSchema = z.object({
   id: z.string(),
   type: z.literal('message'),
   role: z.literal('assistant'),
   model: z.string(),
-  content: z.array(z.union([responseText, responseToolUse])),
+  content: z.array(z.union([responseThinking, responseRedactedThinking, responseText, responseToolUse])).describe('Thinking blocks (models that think) come first'),
   stop_reason: z.enum(['end_turn', 'max_tokens', 'stop_sequence', 'tool_use']),
   stop_sequence: z.string().nullable(),
   usage,

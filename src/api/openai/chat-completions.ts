@@ -10,46 +10,55 @@
 // the openai SDK raises as an APIError.
 import type { AssistantContent, ModelMessage, UserContent } from 'ai';
 import type { JSONSchema7 } from '@ai-sdk/provider';
-import { parseToolArguments, toolNameOf, type ChatDelta, type ChatResponseFormat, type ChatToolChoice } from '../../providers/chat-model.ts';
+import { parseToolArguments, toolNameOf, type ChatDelta, type ChatResponseFormat, type ChatTool, type ChatToolChoice } from '../../providers/chat-model.ts';
 import { imageDownloader, imageInput } from '../image-input.ts';
 import { ApiError } from '../../errors.ts';
 import type { EndpointContext, EventStream, PreparedCall, StreamReceipt } from '../endpoint.ts';
 import { SSE_DONE, sseData } from '../endpoint.ts';
 import { newChatId, prepareChat, type ChatOutcome } from '../chat.ts';
-import { parseOrThrow } from '../validate.ts';
+import { parseRequest } from '../validate.ts';
+import { RequestNotes } from '../request-notes.ts';
 import type { TokenUsage } from '../../pricing/token-usage.ts';
-import { openaiChatRequestSchema, UNSUPPORTED_CHAT_FIELDS, type OpenAIChatRequest, type OpenAIChatResponse } from './schemas.ts';
+import { CHAT_COMPLETIONS_FIELD_RULES, openaiChatRequestSchema, type OpenAIChatRequest, type OpenAIChatResponse, type OpenAIChatTool } from './schemas.ts';
 import { openaiErrorBody } from './error-body.ts';
-import { withFieldNames } from './field-names.ts';
+import { withFieldNames } from '../request-fields.ts';
 import { chatCall, type StreamedChat } from '../chat-output.ts';
 
 export function prepareChatCompletion(body: unknown, context: EndpointContext): PreparedCall {
-  refuseUnsupported(body);
-  const request = parseOrThrow(openaiChatRequestSchema, body);
+  const notes = new RequestNotes();
+  const request = parseRequest(openaiChatRequestSchema, body, { style: 'brackets', notes, rules: CHAT_COMPLETIONS_FIELD_RULES });
   const { messages, imageFields } = toModelMessages(request.messages);
+  const tools = functionTools(request.tools, notes);
   const chat = withFieldNames({ 'options.seed': 'seed' }, () =>
     prepareChat(
       {
         model: request.model,
         messages,
-        maxTokens: request.max_completion_tokens ?? request.max_tokens,
-        temperature: request.temperature,
-        topP: request.top_p,
-        presencePenalty: request.presence_penalty,
-        frequencyPenalty: request.frequency_penalty,
-        stop: typeof request.stop === 'string' ? [request.stop] : request.stop,
-        options: request.seed === undefined ? undefined : { seed: request.seed },
-        tools: request.tools?.map(({ function: tool }) => ({
-          name: tool.name,
-          description: tool.description,
-          parameters: (tool.parameters ?? { type: 'object', properties: {} }) as JSONSchema7,
-          strict: tool.strict ?? undefined,
-        })),
+        maxTokens: request.max_completion_tokens ?? request.max_tokens ?? undefined,
+        temperature: request.temperature ?? undefined,
+        topP: request.top_p ?? undefined,
+        presencePenalty: request.presence_penalty ?? undefined,
+        frequencyPenalty: request.frequency_penalty ?? undefined,
+        stop: typeof request.stop === 'string' ? [request.stop] : (request.stop ?? undefined),
+        options: request.seed == null ? undefined : { seed: request.seed },
+        tools: tools.map(({ tool }) => tool),
         toolChoice: toolChoiceOf(request.tool_choice),
-        parallelToolCalls: request.parallel_tool_calls,
+        parallelToolCalls: request.parallel_tool_calls ?? undefined,
         responseFormat: responseFormatOf(request.response_format),
-        stream: request.stream,
-        fields: { image: imageFields.values().next().value },
+        stream: request.stream ?? undefined,
+        reasoning: request.reasoning_effort ? { effort: request.reasoning_effort } : undefined,
+        promptCacheKey: request.prompt_cache_key ?? undefined,
+        featureFields: {
+          effort: request.reasoning_effort ? ['reasoning_effort'] : [],
+          promptCacheKey: request.prompt_cache_key ? ['prompt_cache_key'] : [],
+        },
+        notes,
+        fields: {
+          image: imageFields.values().next().value,
+          maxTokens: request.max_completion_tokens != null ? 'max_completion_tokens' : 'max_tokens',
+          responseSchema: 'response_format.json_schema.schema',
+          toolParameters: (index) => tools[index]?.field ?? 'tools',
+        },
         download: imageDownloader(context.providers.publicFetch, { fieldOf: (url) => imageFields.get(url.href) }),
       },
       context,
@@ -79,7 +88,27 @@ export function prepareChatCompletion(body: unknown, context: EndpointContext): 
     ],
     usage: openaiUsage(outcome.usage),
   });
-  return chatCall(chat, toBody, request.stream ? (streamed) => chunkEvents(request, { id, created, model: chat.model.id }, streamed) : undefined);
+  return {
+    ...chatCall(chat, toBody, request.stream ? (streamed) => chunkEvents(request, { id, created, model: chat.model.id }, streamed) : undefined),
+    notes,
+  };
+}
+
+/** The function tools, each with the field of its schema; a tool of another type is left out and noted. */
+function functionTools(tools: readonly OpenAIChatTool[] | undefined, notes: RequestNotes): { tool: ChatTool; field: string }[] {
+  const given: { tool: ChatTool; field: string }[] = [];
+  (tools ?? []).forEach((tool, index) => {
+    if (tool.type !== 'function' || !('function' in tool)) {
+      notes.ignore(`tools[${index}]`);
+      return;
+    }
+    const { name, description, parameters, strict } = (tool as Extract<OpenAIChatTool, { function: unknown }>).function;
+    given.push({
+      tool: { name, description, parameters: (parameters ?? { type: 'object', properties: {} }) as JSONSchema7, strict: strict ?? undefined },
+      field: `tools[${index}].function.parameters`,
+    });
+  });
+  return given;
 }
 
 /** The tokens an OpenAI chat body reports. */
@@ -88,31 +117,10 @@ export function usageOfChatCompletion(body: unknown): TokenUsage | undefined {
   return usage && { promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens, totalTokens: usage.total_tokens };
 }
 
-/** Fields OpenAI accepts that this gateway cannot honour, named in a 400 before any price is quoted. */
-function refuseUnsupported(body: unknown): void {
-  if (typeof body !== 'object' || body === null) return;
-  const fields = body as Record<string, unknown>;
-  for (const field of UNSUPPORTED_CHAT_FIELDS) {
-    const value = fields[field];
-    if (value === undefined || value === null || value === false) continue;
-    if (field === 'modalities' && Array.isArray(value) && value.every((m) => m === 'text')) continue;
-    const why = field === 'functions' || field === 'function_call' ? 'use tools and tool_choice' : 'text and tool-calling chat completions only';
-    throw new ApiError(400, 'invalid_request', `${field}: not supported by this gateway (${why})`, { field });
-  }
-  if (typeof fields.n === 'number' && fields.n > 1) throw new ApiError(400, 'invalid_request', 'n: only one choice per request (n = 1)', { field: 'n' });
-  if (Array.isArray(fields.tools)) {
-    fields.tools.forEach((tool: unknown, index) => {
-      const type = (tool as { type?: unknown } | null)?.type;
-      if (type !== 'function') {
-        throw new ApiError(400, 'invalid_request', `tools[${index}].type: ${String(type)} tools are not supported (function tools only)`, { field: `tools[${index}].type` });
-      }
-    });
-  }
-}
-
 type OpenAIMessage = OpenAIChatRequest['messages'][number];
 
-const textOf = (content: string | Array<{ text: string }>) => (typeof content === 'string' ? content : content.map((part) => part.text).join(''));
+const textOf = (content: string | Array<{ text: string } | { refusal: string }>) =>
+  typeof content === 'string' ? content : content.map((part) => ('text' in part ? part.text : part.refusal)).join('');
 
 /**
  * OpenAI's messages as the gateway's (chat-model.ts), and where each remote or inline image sits in the
@@ -217,6 +225,8 @@ function chunkEvents(
   // as OpenAI streams a call: its first delta carries index, id, type and name (arguments empty), then fragments
   const toolDelta = (piece: ChatDelta): string => {
     if (piece.type === 'text') return delta({ content: piece.text });
+    // OpenAI's chat completions carry no reasoning
+    if (piece.type === 'reasoning') return '';
     if (piece.type === 'tool-call') {
       return delta({ tool_calls: [{ index: piece.index, id: piece.id, type: 'function', function: { name: piece.name, arguments: '' } }] });
     }

@@ -11,7 +11,7 @@ export function openaiModelList(catalog: ModelCatalog, created: number) {
       created,
       owned_by: model.provider,
       ...(model.capability === 'chat'
-        ? { supports: { tools: model.supports.tools, json_schema: model.supports.jsonSchema, vision: model.supports.vision, streaming: model.supports.streaming } }
+        ? { supports: { tools: model.supports.tools, json_schema: model.supports.jsonSchema, vision: model.supports.vision, streaming: model.supports.streaming, reasoning: model.supports.reasoning } }
         : {}),
     })),
   };

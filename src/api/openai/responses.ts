@@ -3,32 +3,46 @@
 // `response` object, whole or streamed (responses-events.ts).
 //
 // Stateless: nothing is stored, so the answer always says `store: false`, and the fields that need stored
-// state (previous_response_id, conversation, prompt, background, ...) are a 400 naming the field before any
-// price. A conversation is sent whole as input items, as a stateless client of the Responses API does:
-// messages, the model's earlier `function_call` items and the client's `function_call_output` items.
-import type { ModelMessage, TextPart, ImagePart, ToolCallPart, ToolResultPart } from 'ai';
-import type { JSONSchema7 } from '@ai-sdk/provider';
+// state (previous_response_id, conversation, prompt, background) are a 400 naming the field before any price. A
+// conversation is sent whole as input items, as a stateless client of the Responses API (Codex) does: messages,
+// the model's earlier calls (function, custom, tool_search) and reasoning, and the client's outputs. Codex's tool
+// kinds are translated by responses-tools.ts.
+import type { AssistantContent, ModelMessage, TextPart, ImagePart, ToolResultPart } from 'ai';
+import type { JSONSchema7, SharedV4ProviderOptions } from '@ai-sdk/provider';
 import { ApiError } from '../../errors.ts';
 import type { EndpointContext, PreparedCall } from '../endpoint.ts';
 import { newChatId, prepareChat, type ChatOutcome } from '../chat.ts';
-import { parseToolArguments, toolNameOf, type ChatResponseFormat, type ChatToolChoice } from '../../providers/chat-model.ts';
-import { parseOrThrow } from '../validate.ts';
+import { parseToolArguments, toolNameOf, type ChatReasoningPart, type ChatResponseFormat, type ChatToolChoice } from '../../providers/chat-model.ts';
+import { parseRequest } from '../validate.ts';
 import { chatCall } from '../chat-output.ts';
 import { imageDownloader, imageInput } from '../image-input.ts';
 import type { TokenUsage } from '../../pricing/token-usage.ts';
-import { withFieldNames } from './field-names.ts';
+import { withFieldNames } from '../request-fields.ts';
+import { RequestNotes } from '../request-notes.ts';
 import { responsesEvents } from './responses-events.ts';
+import { ResponsesToolset } from './responses-tools.ts';
 import {
-  REFUSED_RESPONSES_FIELDS,
+  RESPONSES_FIELD_RULES,
   responsesRequestSchema,
   type OutputItem,
+  type OutputReasoning,
+  type ResponsesInputItem,
   type ResponsesRequest,
   type ResponsesResponse,
 } from './responses-schemas.ts';
 
+const ENCRYPTED_REASONING = 'reasoning.encrypted_content';
+
 export function prepareResponse(body: unknown, context: EndpointContext): PreparedCall {
-  const request = parseOrThrow(responsesRequestSchema, withoutStoredState(body));
-  const { messages, imageFields } = toMessages(request);
+  const notes = new RequestNotes();
+  const request = parseRequest(responsesRequestSchema, body, { style: 'brackets', notes, rules: RESPONSES_FIELD_RULES });
+  const toolset = new ResponsesToolset(notes);
+  toolset.add(request.tools ?? [], 'tools');
+  const { messages, imageFields } = toMessages(request, toolset);
+  const include = request.include ?? [];
+  include.forEach((value, index) => value !== ENCRYPTED_REASONING && notes.ignore(`include[${index}]`));
+  const reasoning = request.reasoning ?? undefined;
+  const offered = toolset.offered;
   const chat = withFieldNames({ max_tokens: 'max_output_tokens', prompt: 'input' }, () =>
     prepareChat(
       {
@@ -37,26 +51,41 @@ export function prepareResponse(body: unknown, context: EndpointContext): Prepar
         maxTokens: request.max_output_tokens ?? undefined,
         temperature: request.temperature ?? undefined,
         topP: request.top_p ?? undefined,
-        tools: request.tools?.map((tool) => ({
-          name: tool.name,
-          description: tool.description ?? undefined,
-          parameters: (tool.parameters ?? { type: 'object', properties: {} }) as JSONSchema7,
-          strict: tool.strict ?? undefined,
-        })),
-        toolChoice: toolChoice(request.tool_choice),
+        tools: offered.map(({ tool }) => tool),
+        toolChoice: toolChoice(request.tool_choice, toolset),
         parallelToolCalls: request.parallel_tool_calls ?? undefined,
         responseFormat: responseFormat(request.text?.format),
         stream: request.stream ?? undefined,
-        fields: { tools: 'tools', toolChoice: 'tool_choice', responseFormat: 'text.format', stream: 'stream', image: imageFields.values().next().value },
+        reasoning: reasoning?.effort ? { effort: reasoning.effort } : undefined,
+        promptCacheKey: request.prompt_cache_key ?? undefined,
+        featureFields: {
+          effort: reasoning?.effort ? ['reasoning.effort'] : [],
+          thinking: include.includes(ENCRYPTED_REASONING) ? ['include'] : [],
+          promptCacheKey: request.prompt_cache_key ? ['prompt_cache_key'] : [],
+        },
+        notes,
+        fields: {
+          tools: 'tools',
+          toolChoice: 'tool_choice',
+          responseFormat: 'text.format',
+          responseSchema: 'text.format.schema',
+          stream: 'stream',
+          maxTokens: 'max_output_tokens',
+          image: imageFields.values().next().value,
+          toolParameters: (index) => offered[index]?.field ?? 'tools',
+        },
         download: imageDownloader(context.providers.publicFetch, { fieldOf: (url) => imageFields.get(url.href) }),
       },
       context,
     ),
   );
   const id = newChatId('resp_');
+  const base = id.slice(5);
   // item ids from the response's: the streamed items and the final body name the same items
-  const messageId = `msg_${id.slice(5)}`;
-  const callItemId = (index: number) => `fc_${id.slice(5)}_${index}`;
+  const messageId = `msg_${base}`;
+  const callItemId = (index: number, name: string) => `${CALL_ITEM_PREFIX[toolset.kindOf(name)]}_${base}_${index}`;
+  const reasoningItemId = (index: number) => `rs_${base}_${index}`;
+  const withEncrypted = include.includes(ENCRYPTED_REASONING);
   const createdAt = Math.floor(Date.now() / 1000);
   const response = (status: ResponsesResponse['status'], output: OutputItem[], usage: ResponsesResponse['usage'], reason?: string): ResponsesResponse => ({
     id,
@@ -71,36 +100,49 @@ export function prepareResponse(body: unknown, context: EndpointContext): Prepar
     output,
     parallel_tool_calls: request.parallel_tool_calls ?? true,
     previous_response_id: null,
-    reasoning: { effort: null, summary: null },
+    reasoning: { effort: reasoning?.effort ?? null, summary: reasoning?.summary ?? null },
     store: false,
     temperature: request.temperature ?? 1,
     text: { format: request.text?.format ?? { type: 'text' } },
     tool_choice: request.tool_choice ?? 'auto',
-    tools: (request.tools ?? []).map((tool) => ({ description: null, parameters: null, strict: null, ...tool })),
+    tools: request.tools ?? [],
     top_p: request.top_p ?? 1,
     truncation: 'disabled',
     usage,
-    user: request.user ?? null,
+    user: null,
     metadata: request.metadata ?? {},
+  });
+  const reasoningItem = (part: ChatReasoningPart, index: number): OutputReasoning => ({
+    type: 'reasoning',
+    id: reasoningItemId(index),
+    summary: part.text ? [{ type: 'summary_text', text: part.text }] : [],
+    ...(withEncrypted && (part.signature || part.redacted) ? { encrypted_content: encryptedContent(part) } : {}),
+    status: 'completed',
   });
   const toBody = (outcome: ChatOutcome): ResponsesResponse => {
     const cut = outcome.finishReason === 'length';
     const status = cut ? 'incomplete' : 'completed';
-    const output: OutputItem[] = [];
+    const output: OutputItem[] = outcome.reasoning.map(reasoningItem);
     if (outcome.text.length > 0) {
       output.push({ type: 'message', id: messageId, status, role: 'assistant', content: [{ type: 'output_text', text: outcome.text, annotations: [], logprobs: [] }] });
     }
-    outcome.toolCalls.forEach((call, index) => {
-      output.push({ type: 'function_call', id: callItemId(index), call_id: call.id, name: call.name, arguments: call.arguments, status: 'completed' });
-    });
+    outcome.toolCalls.forEach((call, index) => output.push(toolset.callItem(call, callItemId(index, call.name))));
     return response(status, output, responsesUsage(outcome.usage), cut ? 'max_output_tokens' : undefined);
   };
-  return chatCall(
-    chat,
-    toBody,
-    request.stream ? (run) => responsesEvents({ pending: response('in_progress', [], null), messageId, callItemId, run }) : undefined,
-  );
+  return {
+    ...chatCall(
+      chat,
+      toBody,
+      request.stream
+        ? (run) => responsesEvents({ pending: response('in_progress', [], null), messageId, callItemId, reasoningItem, callItem: (call, itemId) => toolset.callItem(call, itemId), run })
+        : undefined,
+    ),
+    notes,
+  };
 }
+
+/** the id prefix of each kind of call item, as OpenAI's */
+const CALL_ITEM_PREFIX = { function: 'fc', custom: 'ctc', tool_search: 'tsc' } as const;
 
 /** The tokens a Responses body reports (the usage headers of a replay). */
 export function usageOfResponse(body: unknown): Partial<TokenUsage> | undefined {
@@ -119,29 +161,24 @@ function responsesUsage(usage: TokenUsage): ResponsesResponse['usage'] {
 }
 
 /**
- * Stored-state fields are named before the body is even validated: they are the likeliest surprise. Sent empty
- * (null, false, []), they ask for nothing and are dropped; the rest of the body is returned for validation.
+ * What a reasoning item's encrypted_content holds: what the provider needs to be handed the reasoning back (an
+ * Anthropic signature or redacted thinking), opaque to the client, read back by handBackOf.
  */
-function withoutStoredState(body: unknown): unknown {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) return body;
-  const rest: Record<string, unknown> = { ...(body as Record<string, unknown>) };
-  for (const [field, why] of Object.entries(REFUSED_RESPONSES_FIELDS)) {
-    const value = rest[field];
-    if (value === undefined) continue;
-    // the one tier there is: validated with the rest
-    if (field === 'service_tier' && (value === 'auto' || value === 'default')) continue;
-    if (value === null || value === false || (Array.isArray(value) && value.length === 0)) {
-      delete rest[field];
-      continue;
-    }
-    throw new ApiError(400, 'invalid_request', `${field}: ${why}`, { field });
-  }
-  return rest;
+function encryptedContent(part: ChatReasoningPart): string {
+  return part.redacted !== undefined ? `redacted:${part.redacted}` : `signature:${part.signature}`;
 }
 
-function toolChoice(choice: ResponsesRequest['tool_choice']): ChatToolChoice | undefined {
+/** A reasoning item handed back: the provider options that give the model its reasoning again. */
+function handBackOf(encrypted: string | null | undefined, itemId: string | undefined): SharedV4ProviderOptions | undefined {
+  if (!encrypted) return undefined;
+  if (encrypted.startsWith('signature:')) return { anthropic: { signature: encrypted.slice('signature:'.length) } };
+  if (encrypted.startsWith('redacted:')) return { anthropic: { redactedData: encrypted.slice('redacted:'.length) } };
+  return { openai: { itemId: itemId ?? null, reasoningEncryptedContent: encrypted } };
+}
+
+function toolChoice(choice: ResponsesRequest['tool_choice'], toolset: ResponsesToolset): ChatToolChoice | undefined {
   if (choice === undefined || typeof choice === 'string') return choice;
-  return { tool: choice.name };
+  return { tool: toolset.modelName(choice.name, choice.namespace) };
 }
 
 function responseFormat(format: NonNullable<ResponsesRequest['text']>['format']): ChatResponseFormat | undefined {
@@ -150,61 +187,96 @@ function responseFormat(format: NonNullable<ResponsesRequest['text']>['format'])
 }
 
 /**
- * instructions first (a system message), then the input: a string is one user message; items become turns,
- * consecutive function calls one assistant turn (with the assistant text before them), consecutive outputs one
- * tool turn. `imageFields` names where each image sits (by its URL; inline ones by their order), for the 400 of
- * a model without vision and of an image that cannot be fetched.
+ * instructions first (a system message), then the input: a string is one user message; items become turns, the
+ * model's reasoning and calls one assistant turn (with the assistant text before them), consecutive outputs one
+ * tool turn. Tools declared in the input (additional_tools, a tool_search's output) join the toolset.
+ * `imageFields` names where each image sits (by its URL; inline ones by their order), for the 400 of a model
+ * without vision and of an image that cannot be fetched.
  */
-function toMessages(request: ResponsesRequest): { messages: ModelMessage[]; imageFields: Map<string, string> } {
+function toMessages(request: ResponsesRequest, toolset: ResponsesToolset): { messages: ModelMessage[]; imageFields: Map<string, string> } {
   const messages: ModelMessage[] = [];
   const imageFields = new Map<string, string>();
   if (request.instructions) messages.push({ role: 'system', content: request.instructions });
   if (typeof request.input === 'string') return { messages: [...messages, { role: 'user', content: request.input }], imageFields };
-  request.input.forEach((item, index) => {
+  const assistantPart = (part: Exclude<AssistantContent, string>[number]) => {
     const last = messages.at(-1);
-    if (item.type === 'function_call') {
-      const call: ToolCallPart = { type: 'tool-call', toolCallId: item.call_id, toolName: item.name, input: parseToolArguments(item.arguments) };
-      if (last?.role === 'assistant') last.content = [...asParts(last.content), call];
-      else messages.push({ role: 'assistant', content: [call] });
-      return;
-    }
-    if (item.type === 'function_call_output') {
-      const toolName = toolNameOf(messages, item.call_id);
-      if (!toolName) throw new ApiError(400, 'invalid_request', `input.${index}.call_id: no function_call item before it has call_id ${item.call_id}`, { field: `input.${index}.call_id` });
-      const value = typeof item.output === 'string' ? item.output : item.output.map((part) => (part.type === 'input_text' ? part.text : '')).join('');
-      const result: ToolResultPart = { type: 'tool-result', toolCallId: item.call_id, toolName, output: { type: 'text', value } };
-      if (last?.role === 'tool') last.content.push(result);
-      else messages.push({ role: 'tool', content: [result] });
-      return;
-    }
-    if (typeof item.content === 'string') {
-      messages.push({ role: item.role === 'developer' ? 'system' : item.role, content: item.content } as ModelMessage);
-      return;
-    }
-    if (item.role === 'user') {
-      const parts: (TextPart | ImagePart)[] = item.content.map((part, at) => {
-        const field = `input.${index}.content.${at}`;
-        if (part.type === 'input_image') {
-          if (!part.image_url) throw new ApiError(400, 'invalid_request', `${field}.image_url: required (file_id needs stored files)`, { field: `${field}.image_url` });
-          const { image, mediaType } = imageInput(part.image_url, field);
-          imageFields.set(image instanceof URL ? image.href : `inline:${imageFields.size}`, field);
-          return { type: 'image', image, ...(mediaType ? { mediaType } : {}) };
+    if (last?.role === 'assistant') last.content = [...asParts(last.content), part];
+    else messages.push({ role: 'assistant', content: [part] });
+  };
+  const toolResult = (callId: string, output: Extract<ResponsesInputItem, { type: 'function_call_output' }>['output'], index: number) => {
+    const toolName = toolNameOf(messages, callId);
+    const field = `input[${index}].call_id`;
+    if (!toolName) throw new ApiError(400, 'invalid_request', `${field}: no call item before it has call_id ${callId}`, { field });
+    const value = typeof output === 'string' ? output : output.map((part) => (part.type === 'input_text' ? part.text : '')).join('');
+    const result: ToolResultPart = { type: 'tool-result', toolCallId: callId, toolName, output: { type: 'text', value } };
+    const last = messages.at(-1);
+    if (last?.role === 'tool') last.content.push(result);
+    else messages.push({ role: 'tool', content: [result] });
+  };
+  request.input.forEach((item, index) => {
+    switch (item.type) {
+      case 'function_call':
+        assistantPart({ type: 'tool-call', toolCallId: item.call_id, toolName: toolset.modelName(item.name, item.namespace), input: parseToolArguments(item.arguments) });
+        return;
+      case 'custom_tool_call':
+        assistantPart({ type: 'tool-call', toolCallId: item.call_id, toolName: toolset.modelName(item.name, item.namespace), input: { input: item.input } });
+        return;
+      case 'tool_search_call':
+        assistantPart({ type: 'tool-call', toolCallId: item.call_id, toolName: 'tool_search', input: item.arguments ?? {} });
+        return;
+      case 'reasoning': {
+        const text = (item.content?.length ? item.content : item.summary).map((part) => part.text).join('\n');
+        const handBack = handBackOf(item.encrypted_content, item.id);
+        assistantPart({ type: 'reasoning', text, ...(handBack ? { providerOptions: handBack } : {}) });
+        return;
+      }
+      case 'function_call_output':
+      case 'custom_tool_call_output':
+        toolResult(item.call_id, item.output, index);
+        return;
+      case 'tool_search_output':
+        toolset.add(item.tools, `input[${index}].tools`);
+        toolResult(item.call_id, JSON.stringify({ tools: item.tools.map((tool) => ('name' in tool ? tool.name : tool.type)) }), index);
+        return;
+      case 'additional_tools':
+        toolset.add(item.tools, `input[${index}].tools`);
+        return;
+      default:
+        // an earlier answer's text joins the assistant turn its reasoning opened
+        if (item.role === 'assistant' && messages.at(-1)?.role === 'assistant') {
+          assistantPart({ type: 'text', text: typeof item.content === 'string' ? item.content : item.content.map(textOf).join('') });
+          return;
         }
-        return { type: 'text', text: textOf(part) };
-      });
-      messages.push({ role: 'user', content: parts });
-      return;
+        messages.push(...messageOf(item, index, imageFields));
     }
-    item.content.forEach((part, at) => {
-      if (part.type === 'input_image') throw new ApiError(400, 'invalid_request', `input.${index}.content.${at}: images only in user messages`, { field: `input.${index}.content.${at}` });
-    });
-    const text = item.content.map(textOf).join('');
-    messages.push({ role: item.role === 'developer' ? 'system' : item.role, content: text } as ModelMessage);
   });
   if (messages.every((message) => message.role === 'system')) {
     throw new ApiError(400, 'invalid_request', 'input: no user, assistant or tool item to answer', { field: 'input' });
   }
   return { messages, imageFields };
+}
+
+/** A message item as the turn it is: developer and system messages are system turns. */
+function messageOf(item: Extract<ResponsesInputItem, { role: string }>, index: number, imageFields: Map<string, string>): ModelMessage[] {
+  const role = item.role === 'developer' ? 'system' : item.role;
+  if (typeof item.content === 'string') return [{ role, content: item.content } as ModelMessage];
+  if (role === 'user') {
+    const parts: (TextPart | ImagePart)[] = item.content.map((part, at) => {
+      const field = `input[${index}].content[${at}]`;
+      if (part.type === 'input_image') {
+        if (!part.image_url) throw new ApiError(400, 'invalid_request', `${field}.image_url: required (file_id needs stored files)`, { field: `${field}.image_url` });
+        const { image, mediaType } = imageInput(part.image_url, field);
+        imageFields.set(image instanceof URL ? image.href : `inline:${imageFields.size}`, field);
+        return { type: 'image', image, ...(mediaType ? { mediaType } : {}) };
+      }
+      return { type: 'text', text: textOf(part) };
+    });
+    return [{ role: 'user', content: parts }];
+  }
+  item.content.forEach((part, at) => {
+    if (part.type === 'input_image') throw new ApiError(400, 'invalid_request', `input[${index}].content[${at}]: images only in user messages`, { field: `input[${index}].content[${at}]` });
+  });
+  return [{ role, content: item.content.map(textOf).join('') } as ModelMessage];
 }
 
 function textOf(part: { type: string; text?: string; refusal?: string }): string {

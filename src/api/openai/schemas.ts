@@ -1,11 +1,12 @@
 // Request and response bodies of the OpenAI-compatible routes (/v1), as OpenAI's API states them, limited
 // to what the gateway can honour. The same zod schemas validate requests and write the OpenAPI document.
 import { z } from 'zod';
+import type { FieldRules } from '../request-fields.ts';
 
 const modelId = z.string().min(1).max(100).describe('Model identifier, from GET /v1/models');
 
-const textPart = z.object({ type: z.literal('text'), text: z.string().max(100_000) }).strict();
-const textContent = z.union([z.string().max(100_000), z.array(textPart).min(1).max(100)]).describe('A string, or an array of text parts');
+const textPart = z.object({ type: z.literal('text'), text: z.string() }).strict();
+const textContent = z.union([z.string(), z.array(textPart).min(1)]).describe('A string, or an array of text parts');
 
 const imagePart = z
   .object({
@@ -20,32 +21,31 @@ const imagePart = z
   .strict()
   .describe('Only for models whose supports.vision is true');
 
+/** an earlier answer's refusal, sent back as history */
+const refusalPart = z.object({ type: z.literal('refusal'), refusal: z.string() }).strict();
+
 const toolCall = z
   .object({
     id: z.string().min(1).max(200),
     type: z.literal('function'),
-    function: z.object({ name: z.string().min(1).max(64), arguments: z.string().max(100_000) }).strict(),
+    function: z.object({ name: z.string().min(1).max(128), arguments: z.string() }).strict(),
   })
   .strict();
 
-const name = z.string().max(100).optional().describe('Accepted and not used');
-
 const chatMessage = z.discriminatedUnion('role', [
-  z.object({ role: z.enum(['system', 'developer']), content: textContent, name }).strict(),
+  z.object({ role: z.enum(['system', 'developer']), content: textContent }).strict(),
   z
     .object({
       role: z.literal('user'),
-      content: z.union([z.string().max(100_000), z.array(z.union([textPart, imagePart])).min(1).max(100)]),
-      name,
+      content: z.union([z.string(), z.array(z.discriminatedUnion('type', [textPart, imagePart])).min(1)]),
     })
     .strict(),
   z
     .object({
       role: z.literal('assistant'),
-      content: textContent.nullable().optional(),
-      tool_calls: z.array(toolCall).min(1).max(128).optional(),
+      content: z.union([z.string(), z.array(z.discriminatedUnion('type', [textPart, refusalPart]))]).nullable().optional(),
+      tool_calls: z.array(toolCall).min(1).optional(),
       refusal: z.string().nullable().optional().describe('Accepted and not used'),
-      name,
     })
     .strict()
     .refine((message) => (message.content !== undefined && message.content !== null) || message.tool_calls !== undefined, {
@@ -57,7 +57,7 @@ const chatMessage = z.discriminatedUnion('role', [
 
 const toolName = z
   .string()
-  .regex(/^[A-Za-z0-9_-]{1,64}$/, 'a function name: letters, digits, _ and -, at most 64')
+  .regex(/^[A-Za-z0-9_.-]{1,128}$/, 'a function name: letters, digits, _, . and -, at most 128')
   .describe('Function name');
 
 /** A JSON Schema object, as given (validated as a schema where a model must follow it) */
@@ -69,13 +69,16 @@ const functionTool = z
     function: z
       .object({
         name: toolName,
-        description: z.string().max(10_000).optional(),
+        description: z.string().optional(),
         parameters: jsonSchemaObject.optional().describe('JSON Schema of the arguments (an object); absent: no arguments'),
         strict: z.boolean().nullable().optional(),
       })
       .strict(),
   })
   .strict();
+/** a tool of another type (custom, a provider's own): left out, and named in X-Ignored-Fields */
+const otherTool = z.looseObject({ type: z.string().regex(/^(?!function$)/) });
+export type OpenAIChatTool = z.infer<typeof functionTool> | z.infer<typeof otherTool>;
 
 const toolChoice = z.union([
   z.enum(['none', 'auto', 'required']),
@@ -91,7 +94,7 @@ const responseFormat = z.discriminatedUnion('type', [
       json_schema: z
         .object({
           name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'a name: letters, digits, _ and -, at most 64'),
-          description: z.string().max(10_000).optional(),
+          description: z.string().optional(),
           schema: jsonSchemaObject.optional(),
           strict: z.boolean().nullable().optional(),
         })
@@ -103,26 +106,43 @@ const responseFormat = z.discriminatedUnion('type', [
 export const openaiChatRequestSchema = z
   .object({
     model: modelId,
-    messages: z.array(chatMessage).min(1).max(200),
-    temperature: z.number().min(0).max(2).optional(),
-    top_p: z.number().min(0).max(1).optional(),
-    presence_penalty: z.number().min(-2).max(2).optional(),
-    frequency_penalty: z.number().min(-2).max(2).optional(),
-    max_tokens: z.number().int().min(1).optional().describe('Upper bound of the completion; at most the model ceiling'),
-    max_completion_tokens: z.number().int().min(1).optional().describe('Same as max_tokens; wins when both are given'),
-    stop: z.union([z.string().min(1).max(200), z.array(z.string().min(1).max(200)).max(4)]).optional(),
-    seed: z.number().int().min(0).max(2 ** 31 - 1).optional().describe('Only for models that list seed in their options'),
-    n: z.literal(1).optional().describe('Only 1'),
-    stream: z.boolean().optional().describe('true: server-sent events of chat.completion.chunk objects, then data: [DONE]'),
-    stream_options: z.object({ include_usage: z.boolean().optional() }).strict().optional(),
-    tools: z.array(functionTool).max(128).optional().describe('Function tools (models whose supports.tools is true)'),
+    messages: z.array(chatMessage).min(1),
+    temperature: z.number().min(0).max(2).nullable().optional(),
+    top_p: z.number().min(0).max(1).nullable().optional(),
+    presence_penalty: z.number().min(-2).max(2).nullable().optional(),
+    frequency_penalty: z.number().min(-2).max(2).nullable().optional(),
+    max_tokens: z.number().int().min(1).nullable().optional().describe("Upper bound of the completion; above the model's ceiling it is lowered to it (X-Clamped-Fields)"),
+    max_completion_tokens: z.number().int().min(1).nullable().optional().describe('Same as max_tokens; wins when both are given'),
+    stop: z.union([z.string().min(1).max(200), z.array(z.string().min(1).max(200)).max(4)]).nullable().optional(),
+    seed: z.number().int().min(0).max(2 ** 31 - 1).nullable().optional().describe('Only for models that list seed in their options'),
+    n: z.literal(1, { error: 'only one choice per request (n = 1)' }).nullable().optional().describe('Only 1'),
+    stream: z.boolean().nullable().optional().describe('true: server-sent events of chat.completion.chunk objects, then data: [DONE]'),
+    stream_options: z.object({ include_usage: z.boolean().optional() }).strict().nullable().optional(),
+    tools: z.array(z.union([functionTool, otherTool])).max(1_000).optional().describe('Function tools (models whose supports.tools is true)'),
     tool_choice: toolChoice.optional(),
-    parallel_tool_calls: z.boolean().optional().describe('false: at most one tool call per answer'),
+    parallel_tool_calls: z.boolean().nullable().optional().describe('false: at most one tool call per answer'),
     response_format: responseFormat.optional().describe('text, json_object or json_schema (models whose supports.jsonSchema is true)'),
-    user: z.string().max(200).optional().describe('Accepted and not used'),
+    reasoning_effort: z.string().max(20).nullable().optional().describe('Passed to models that think (supports.reasoning); accepted and ignored elsewhere'),
+    prompt_cache_key: z.string().max(1_000).nullable().optional().describe('Passed to OpenAI-protocol upstreams; accepted and ignored elsewhere'),
+    modalities: z.array(z.literal('text')).nullable().optional().describe('Text only'),
   })
   .strict();
 export type OpenAIChatRequest = z.infer<typeof openaiChatRequestSchema>;
+
+/** What /v1/chat/completions does with top-level fields outside the schema. */
+export const CHAT_COMPLETIONS_FIELD_RULES: FieldRules = {
+  refused: {
+    functions: 'not supported by this gateway (use tools and tool_choice)',
+    function_call: 'not supported by this gateway (use tools and tool_choice)',
+    logprobs: 'not supported by this gateway (text and tool-calling chat completions only)',
+    top_logprobs: 'not supported by this gateway (text and tool-calling chat completions only)',
+    logit_bias: 'not supported by this gateway (text and tool-calling chat completions only)',
+    audio: 'not supported by this gateway (text and tool-calling chat completions only)',
+    prediction: 'not supported by this gateway (text and tool-calling chat completions only)',
+    web_search_options: 'not supported by this gateway (text and tool-calling chat completions only)',
+  },
+  ignored: ['metadata', 'store', 'user', 'safety_identifier', 'service_tier', 'verbosity', 'prompt_cache_retention'],
+};
 
 const usage = z.object({
   prompt_tokens: z.number().int(),
@@ -229,7 +249,7 @@ export const openaiModelListSchema = z.object({
       created: z.number().int(),
       owned_by: z.string(),
       supports: z
-        .object({ tools: z.boolean(), json_schema: z.boolean(), vision: z.boolean(), streaming: z.boolean() })
+        .object({ tools: z.boolean(), json_schema: z.boolean(), vision: z.boolean(), streaming: z.boolean(), reasoning: z.boolean() })
         .optional()
         .describe('Chat models: what the model honours beyond text'),
     }),
@@ -239,20 +259,3 @@ export const openaiModelListSchema = z.object({
 export const openaiErrorSchema = z.object({
   error: z.object({ message: z.string(), type: z.string(), param: z.string().nullable(), code: z.string().nullable() }),
 });
-
-/** Fields of OpenAI's chat request this gateway cannot honour: a 400 naming the field, before any price. */
-export const UNSUPPORTED_CHAT_FIELDS = [
-  'functions',
-  'function_call',
-  'logprobs',
-  'top_logprobs',
-  'logit_bias',
-  'audio',
-  'modalities',
-  'prediction',
-  'web_search_options',
-  'reasoning_effort',
-  'store',
-  'metadata',
-  'service_tier',
-] as const;

@@ -10,7 +10,7 @@ import { parseOrThrow } from '../validate.ts';
 import type { MediaStore } from '../../media/media-store.ts';
 import { ApiError } from '../../errors.ts';
 import { openaiSpeechRequestSchema } from './schemas.ts';
-import { withFieldNames } from './field-names.ts';
+import { withFieldNames } from '../request-fields.ts';
 
 /** What is kept with the payment: where the audio is, so it can be answered again. */
 export interface KeptSpeech {

@@ -79,6 +79,12 @@ export const chatModel = z.object({
       jsonSchema: z.boolean().default(true),
       vision: z.boolean().default(false),
       streaming: z.boolean().default(true),
+      /**
+       * the model thinks before it answers (Anthropic's extended thinking, OpenAI's reasoning models): a request's
+       * thinking and effort settings are passed to it and its thinking comes back; otherwise they are accepted and
+       * ignored (X-Ignored-Fields). Off by default: a model that does not think would refuse them.
+       */
+      reasoning: z.boolean().default(false),
     })
     .strict()
     .prefault({}),

@@ -16,4 +16,9 @@ export const serverFields = {
     .array(z.string().refine(isProxyEntry, { error: (issue) => `${String(issue.input)} is not an IP address or CIDR range` }))
     .default([]),
   bodyLimitBytes: z.number().int().positive().default(256 * 1024),
+  /**
+   * the largest request body on the agent chat surfaces (/v1/chat/completions, /v1/responses, /v1/messages and
+   * its count_tokens): a coding agent sends its whole session every turn. 32 MiB by default, Anthropic's own limit.
+   */
+  chatBodyLimitBytes: z.number().int().positive().default(32 * 1024 * 1024),
 };

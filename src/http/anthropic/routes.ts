@@ -7,8 +7,6 @@ import { Hono, type Context } from 'hono';
 import type { Config } from '../../config/load.ts';
 import type { ModelCatalog } from '../../providers/catalog.ts';
 import { readJsonBody } from '../read-json.ts';
-import { parseOrThrow } from '../../api/validate.ts';
-import { countTokensRequestSchema } from '../../api/anthropic/schemas.ts';
 import { countTokens } from '../../api/anthropic/count-tokens.ts';
 
 export const COUNT_TOKENS_PATH = '/v1/messages/count_tokens';
@@ -16,9 +14,8 @@ export const COUNT_TOKENS_PATH = '/v1/messages/count_tokens';
 export function anthropicRoutes(deps: { config: Config; catalog: ModelCatalog }): Hono {
   const app = new Hono();
   app.post(COUNT_TOKENS_PATH, async (c: Context) => {
-    const request = parseOrThrow(countTokensRequestSchema, await readJsonBody(c, deps.config.bodyLimitBytes, true));
-    const model = deps.catalog.resolve('chat', request.model); // an unknown model is the same 400 as on /v1/messages
-    return c.json(countTokens(request, model.imageInputChars));
+    const { count, notes } = countTokens(await readJsonBody(c, deps.config.chatBodyLimitBytes, true), deps.catalog);
+    return c.json(count, 200, notes.headers());
   });
   // no onError of its own: errors reach the app's one error path (http/render-error.ts)
   return app;

@@ -55,6 +55,8 @@ export interface OperationRoute {
   prepare: (body: unknown, context: EndpointContext) => PreparedCall;
   /** tokens a kept 200 body reports, for the usage headers of a replayed result */
   usageOf?: ((body: unknown) => Partial<TokenUsage> | undefined) | undefined;
+  /** an agent chat surface: a coding agent sends its whole session, read up to chatBodyLimitBytes (not bodyLimitBytes) */
+  agentChat?: boolean | undefined;
   /** a paid 200 as the surface answers it, when it is not the JSON body (speech: the audio itself) */
   deliver?: ((media: MediaStore) => (body: unknown, headers: Record<string, string>) => Promise<Response> | Response) | undefined;
 }
@@ -98,9 +100,9 @@ export const PAID_OPERATIONS: readonly PaidOperation[] = [
     tool: 'chat',
     routes: [
       specRoute(chatEndpoint),
-      { surface: 'openai', path: '/v1/chat/completions', requestSchema: openaiChatRequestSchema, prepare: prepareChatCompletion, usageOf: usageOfChatCompletion },
-      { surface: 'openai', path: '/v1/responses', requestSchema: responsesRequestSchema, prepare: prepareResponse, usageOf: usageOfResponse },
-      { surface: 'anthropic', path: '/v1/messages', requestSchema: messagesRequestSchema, prepare: prepareMessage, usageOf: usageOfMessage },
+      { surface: 'openai', path: '/v1/chat/completions', requestSchema: openaiChatRequestSchema, prepare: prepareChatCompletion, usageOf: usageOfChatCompletion, agentChat: true },
+      { surface: 'openai', path: '/v1/responses', requestSchema: responsesRequestSchema, prepare: prepareResponse, usageOf: usageOfResponse, agentChat: true },
+      { surface: 'anthropic', path: '/v1/messages', requestSchema: messagesRequestSchema, prepare: prepareMessage, usageOf: usageOfMessage, agentChat: true },
     ],
   },
   {

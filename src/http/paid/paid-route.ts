@@ -23,13 +23,13 @@ import type { Ledger } from '../../store/ledger.ts';
 import type { TokenUsage } from '../../pricing/token-usage.ts';
 import type { HttpMetrics } from '../metrics.ts';
 import { formatUsdc } from '../../pricing/usdc.ts';
-import { receiptAmount } from '../../x402/model.ts';
+import { caip2Of, receiptAmount } from '../../x402/model.ts';
 import { requestOrigin } from '../origin.ts';
 import { signInChallenge, SIGN_IN_WITH_X_HEADER, type SignInChallenge } from '../../x402/sign-in-with-x.ts';
 import { requestHash } from '../../lib/canonical-json.ts';
 import { paidResultForSignIn } from '../../payments/sign-in-replay.ts';
 import { errorAnswer } from '../render-error.ts';
-import { plainResponse } from '../response-headers.ts';
+import { plainResponse, withNotes } from '../response-headers.ts';
 import { jsonSchema } from '../discovery/openapi-schema.ts';
 import { readJsonBody } from '../read-json.ts';
 import { carriesPayment, HTTP_NAMES, outcomeError, paymentFromHeaders, receiptHeaders, type HeaderReader, type HttpPaymentAnswers, type PaymentAnswer } from './payment-edge.ts';
@@ -108,7 +108,8 @@ export const CHARGE_HEADERS = [
 
 /** POST on a paid route: the body, a signed-in payer's kept result, or the paid call. */
 export async function answerPaidRoute(c: Context, deps: PaidRouteDeps, paid: PaidRoute): Promise<Response> {
-  const body = await readJsonBody(c, deps.config.bodyLimitBytes, paid.surface.plainTextBodies);
+  const limit = paid.route.agentChat ? deps.config.chatBodyLimitBytes : deps.config.bodyLimitBytes;
+  const body = await readJsonBody(c, limit, paid.surface.plainTextBodies);
   const prepared = paid.route.prepare(body, endpointContext(c, deps));
   const header = (name: string) => c.req.header(name);
   const signIn = header(SIGN_IN_WITH_X_HEADER);
@@ -118,12 +119,14 @@ export async function answerPaidRoute(c: Context, deps: PaidRouteDeps, paid: Pai
     const replay = await paidResultForSignIn({ header: signIn, origin, networks: deps.gate.enabledNetworks, ledger: deps.ledger, requestHash: requestHash(paid.route.path, body) });
     if (replay) return c.json(replay.body, replay.status as 200, { 'Cache-Control': 'private, no-store' });
   }
-  return traced(
+  const response = await traced(
     deps,
     { capability: paid.operation.capability, route: paid.route.path, prepared, paid: carriesPayment(header) },
     () => respondPaid(c, deps, paid, body, prepared),
     (response) => response.status,
   );
+  // what the request asked that the call ignored or lowered, on every answer to it (the 402 included)
+  return withNotes(response, prepared.notes);
 }
 
 async function respondPaid(c: Context, deps: PaidRouteDeps, paid: PaidRoute, body: unknown, prepared: PreparedCall): Promise<Response> {
@@ -311,6 +314,8 @@ async function respondStreamed(
 /** The settlement receipt a stream's last event carries: the fields PAYMENT-RESPONSE states, the scheme's own included. */
 function streamReceipt(outcome: Extract<PaymentOutcome, { kind: 'delivered' }>): StreamReceipt {
   const { receipt } = outcome;
-  const stated: StreamReceipt = { success: true, transaction: receipt.transaction, network: receipt.network, payer: receipt.payer, amount: receiptAmount(receipt) ?? '' };
+  // the network spelled as the receipt header of the payment's wire spells it (v2: the CAIP-2 id, v1: the name)
+  const network = outcome.wires.includes(2) ? caip2Of(receipt.network) : receipt.network;
+  const stated: StreamReceipt = { success: true, transaction: receipt.transaction, network, payer: receipt.payer, amount: receiptAmount(receipt) ?? '' };
   return receipt.extra ? { ...stated, extra: receipt.extra } : stated;
 }

@@ -1,0 +1,300 @@
+// Each agent surface takes what mainstream agent clients send by default, paid through @x402/fetch on the sandbox
+// chain: what a model can honour reaches it (thinking, effort, context_management, structured output; Codex's
+// custom, namespace and tool_search tools), what changes nothing the client relies on is accepted and named in
+// X-Ignored-Fields, a max_tokens above the model's ceiling is lowered to it, priced as lowered and named in
+// X-Clamped-Fields; a refusal names the client's own field in its own syntax. Local servers speak Anthropic's and
+// OpenAI's protocols in the place of upstream APIs (agent-upstreams.ts).
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { PrivateKeyAccount } from 'viem/accounts';
+import { postJson } from './support/service.ts';
+import { balanceOf, exactPayingFetch, fundedEvmBuyer } from './support/sandbox-wallet.ts';
+import { THINKING, type AgentUpstream } from './support/agent-upstreams.ts';
+import { startAgentGateway, UP_ANTHROPIC, UP_OPENAI, type AgentGateway } from './support/agent-gateway.ts';
+import { sseData } from './support/sse.ts';
+import { DEMO_CHAT_MODEL } from '../src/config/engines.ts';
+import type { RunningService } from '../src/service.ts';
+
+const SANDBOX = DEMO_CHAT_MODEL.id;
+const FUNDS = 20_000_000n;
+
+let gateway: AgentGateway;
+let openaiUp: AgentUpstream;
+let anthropicUp: AgentUpstream;
+let service: RunningService;
+let buyer: PrivateKeyAccount;
+
+before(async () => {
+  gateway = await startAgentGateway({ model: { supports: { reasoning: true } } });
+  ({ service, openaiUp, anthropicUp } = gateway);
+  buyer = await fundedEvmBuyer(service, ['base'], FUNDS);
+});
+after(() => gateway?.stop());
+
+const post = (path: string, body: unknown) => postJson(`${service.url}${path}`, body, { 'X-Network': 'base' });
+
+/** A paid call: the answer (its JSON, or its events when streamed), checked charged once on-chain. */
+async function paid(path: string, body: Record<string, unknown>) {
+  const before = await balanceOf(service, 'base', buyer.address);
+  const response = await exactPayingFetch(buyer)(`${service.url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-network': 'base' },
+    body: JSON.stringify(body),
+  });
+  assert.equal(response.status, 200, await response.clone().text());
+  const events: Record<string, any>[] = [];
+  let json: Record<string, any> = {};
+  if (body.stream) for await (const data of sseData(response)) events.push(data === '[DONE]' ? {} : JSON.parse(data));
+  else json = (await response.json()) as Record<string, any>;
+  assert.equal(await balanceOf(service, 'base', buyer.address), before - BigInt(response.headers.get('x-payment-amount')!));
+  return { headers: response.headers, json, events };
+}
+
+/** what the 402 asks for a body */
+async function quote(path: string, body: unknown): Promise<bigint> {
+  const response = await post(path, body);
+  assert.equal(response.status, 402, await response.clone().text());
+  return BigInt(((await response.json()) as { accepts: Array<{ maxAmountRequired: string }> }).accepts[0]!.maxAmountRequired);
+}
+
+const ignoredOf = (headers: Headers) => (headers.get('x-ignored-fields') ?? '').split(', ').filter(Boolean);
+
+const readTool = { name: 'Read', description: 'Reads a file', input_schema: { type: 'object', properties: { file_path: { type: 'string' } }, required: ['file_path'] } };
+
+/** a /v1/messages body with what Claude Code sends by default besides its prompt */
+const claudeCodeDefaults = {
+  max_tokens: 32_000,
+  stream: false,
+  system: [
+    { type: 'text', text: 'x-anthropic-billing-header: cc_version=2.1.332' },
+    { type: 'text', text: 'You are a coding agent.', cache_control: { type: 'ephemeral' } },
+  ],
+  messages: [
+    { role: 'user', content: [{ type: 'text', text: 'Read notes.txt', cache_control: { type: 'ephemeral' } }] },
+    { role: 'system', content: 'Working directory: /tmp/project' },
+  ],
+  tools: [readTool, { name: 'Later', description: 'Loaded on demand', input_schema: { type: 'object', properties: {} }, defer_loading: true }],
+  metadata: { user_id: '{"device_id":"d"}' },
+  thinking: { type: 'adaptive', display: 'omitted' },
+  context_management: { edits: [{ type: 'clear_thinking_20251015', keep: 'all' }] },
+  output_config: { effort: 'medium' },
+};
+
+describe('/v1/messages takes what Claude Code sends', () => {
+  test('on the sandbox model: each field that changes nothing there named, max_tokens lowered to the ceiling and priced so', async () => {
+    for (const stream of [false, true]) {
+      const { headers } = await paid('/v1/messages', { ...claudeCodeDefaults, model: SANDBOX, stream });
+      assert.deepEqual(ignoredOf(headers).sort(), [
+        'context_management',
+        'messages.*.content.*.cache_control',
+        'metadata',
+        'output_config.effort',
+        'system.*.cache_control',
+        'thinking',
+        'tools.*.defer_loading',
+      ]);
+      assert.equal(headers.get('x-clamped-fields'), `max_tokens=${DEMO_CHAT_MODEL.maxTokens}`);
+    }
+    const asked = { ...claudeCodeDefaults, model: SANDBOX };
+    assert.equal(await quote('/v1/messages', asked), await quote('/v1/messages', { ...asked, max_tokens: DEMO_CHAT_MODEL.maxTokens }), 'priced at the ceiling');
+  });
+
+  test('on an Anthropic-protocol upstream that thinks: thinking, effort and context_management reach it, its thinking comes back signed and goes back', async () => {
+    for (const stream of [false, true]) {
+      const { headers, json, events } = await paid('/v1/messages', { ...claudeCodeDefaults, model: UP_ANTHROPIC, stream, thinking: { type: 'enabled', budget_tokens: 1024 } });
+      const sent = anthropicUp.received.at(-1)!;
+      assert.deepEqual(sent.thinking, { type: 'enabled', budget_tokens: 1024 });
+      assert.equal(sent.max_tokens, 4096, 'the budget counted in the (lowered) max_tokens, as Anthropic counts it');
+      assert.deepEqual(sent.output_config, { effort: 'medium' });
+      assert.deepEqual(sent.context_management, { edits: [{ type: 'clear_thinking_20251015', keep: 'all' }] });
+      assert.deepEqual(ignoredOf(headers).sort(), ['metadata', 'tools.*.defer_loading']);
+      const content = stream ? blocksOf(events) : json.content;
+      assert.deepEqual(content[0], { type: 'thinking', ...THINKING });
+      assert.equal(content[1].type, 'tool_use');
+    }
+    const turn = {
+      ...claudeCodeDefaults,
+      model: UP_ANTHROPIC,
+      messages: [
+        ...claudeCodeDefaults.messages,
+        { role: 'assistant', content: [{ type: 'thinking', ...THINKING }, { type: 'tool_use', id: 'toolu_1', name: 'Read', input: { file_path: 'notes.txt' } }] },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'PELICAN' }] },
+      ],
+    };
+    await paid('/v1/messages', turn);
+    const history = anthropicUp.received.at(-1)!.messages.find((message: any) => message.role === 'assistant');
+    assert.deepEqual(history.content[0], { type: 'thinking', ...THINKING });
+  });
+
+  test('output_config.format: the answer is JSON following the schema, on the sandbox model', async () => {
+    const schema = { type: 'object', properties: { word: { type: 'string', maxLength: 20 } }, required: ['word'], additionalProperties: false };
+    const { json } = await paid('/v1/messages', { model: SANDBOX, max_tokens: 64, messages: [{ role: 'user', content: 'one word' }], output_config: { format: { type: 'json_schema', schema } } });
+    const answer = JSON.parse(json.content[0].text) as { word: unknown };
+    assert.equal(typeof answer.word, 'string');
+  });
+
+  test('refusals name the field in Anthropic’s syntax, and an unknown block or tool type by its name', async () => {
+    const base = { model: SANDBOX, max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] };
+    const refused = async (extra: Record<string, unknown>, message: RegExp) => {
+      const response = await post('/v1/messages', { ...base, ...extra });
+      assert.equal(response.status, 400);
+      assert.match(((await response.json()) as { error: { message: string } }).error.message, message);
+    };
+    await refused({ tools: [{ ...readTool, input_schema: { type: 'objekt' } }] }, /^tools\.0\.input_schema: /);
+    await refused({ messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }, { type: 'video', url: 'x' }] }] }, /^messages\.0\.content\.1\.type: unknown type "video"/);
+    await refused({ tools: [{ type: 'custom', name: 'bad name!', input_schema: {} }] }, /^tools\.0\.name: /);
+  });
+
+  test('a tool Anthropic runs itself is left out and named, not refused', async () => {
+    const { headers } = await paid('/v1/messages', { model: UP_ANTHROPIC, max_tokens: 64, messages: [{ role: 'user', content: 'hi' }], tools: [{ type: 'web_search_20250305', name: 'web_search', max_uses: 3 }, readTool] });
+    assert.deepEqual(ignoredOf(headers), ['tools.*']);
+    assert.deepEqual(anthropicUp.received.at(-1)!.tools.map((tool: any) => tool.name), ['Read']);
+  });
+});
+
+/** the content blocks of a Messages stream, assembled as the Anthropic SDK assembles them */
+function blocksOf(events: Record<string, any>[]): Record<string, any>[] {
+  const blocks: Record<string, any>[] = [];
+  for (const event of events) {
+    if (event.type === 'content_block_start') blocks[event.index] = { ...event.content_block };
+    if (event.type !== 'content_block_delta') continue;
+    const block = blocks[event.index]!;
+    if (event.delta.type === 'thinking_delta') block.thinking += event.delta.thinking;
+    if (event.delta.type === 'signature_delta') block.signature = event.delta.signature;
+    if (event.delta.type === 'text_delta') block.text += event.delta.text;
+    if (event.delta.type === 'input_json_delta') block.json = (block.json ?? '') + event.delta.partial_json;
+  }
+  return blocks;
+}
+
+/** a /v1/responses body with what Codex sends by default besides its prompt */
+const codexDefaults = {
+  stream: false,
+  store: false,
+  tool_choice: 'auto',
+  parallel_tool_calls: true,
+  reasoning: { effort: 'medium', summary: 'auto' },
+  include: ['reasoning.encrypted_content'],
+  prompt_cache_key: 'session-1',
+  client_metadata: { session_id: 'session-1' },
+  text: { verbosity: 'low' },
+  input: [
+    { type: 'message', role: 'developer', content: [{ type: 'input_text', text: 'You are Codex.' }] },
+    { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Fix the bug' }] },
+  ],
+  tools: [
+    { type: 'function', name: 'exec_command', description: 'Runs a command', strict: false, parameters: { type: 'object', properties: { cmd: { type: 'string' } }, required: ['cmd'] } },
+    { type: 'custom', name: 'apply_patch', description: 'Edits files', format: { type: 'grammar', syntax: 'lark', definition: 'start: "*** Begin Patch" /(.|\\n)*/' } },
+    { type: 'namespace', name: 'agents', description: 'Sub-agents', tools: [{ type: 'function', name: 'spawn', parameters: { type: 'object', properties: { task: { type: 'string' } } } }] },
+    { type: 'tool_search', execution: 'client', description: 'Finds tools', parameters: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] } },
+    { type: 'web_search', external_web_access: false },
+  ],
+};
+
+describe('/v1/responses takes what Codex sends', () => {
+  test('on the sandbox model: every tool kind offered as a function, web_search left out and named, the rest named', async () => {
+    const { headers } = await paid('/v1/responses', { ...codexDefaults, model: SANDBOX });
+    assert.deepEqual(ignoredOf(headers).sort(), ['client_metadata', 'include', 'prompt_cache_key', 'reasoning.effort', 'text.verbosity', 'tools[]']);
+  });
+
+  test('each tool kind’s call goes back as its own item, whole and streamed', async () => {
+    const cases: [string | { type: string; name: string; namespace?: string }, Record<string, unknown>][] = [
+      [{ type: 'custom', name: 'apply_patch' }, { type: 'custom_tool_call', name: 'apply_patch' }],
+      [{ type: 'function', name: 'spawn', namespace: 'agents' }, { type: 'function_call', name: 'spawn', namespace: 'agents' }],
+      [{ type: 'function', name: 'tool_search' }, { type: 'tool_search_call', execution: 'client' }],
+    ];
+    for (const [choice, expected] of cases) {
+      for (const stream of [false, true]) {
+        const { json, events } = await paid('/v1/responses', { ...codexDefaults, model: SANDBOX, tool_choice: choice, stream, max_output_tokens: 64 });
+        const output = stream ? events.findLast((event) => event.type === 'response.completed')!.response.output : json.output;
+        const call = output.find((item: any) => item.type !== 'message' && item.type !== 'reasoning');
+        for (const [key, value] of Object.entries(expected)) assert.equal(call[key], value, `${JSON.stringify(choice)}: ${key}`);
+        if (call.type === 'custom_tool_call') assert.equal(typeof call.input, 'string');
+        if (stream && call.type === 'custom_tool_call') {
+          const done = events.find((event) => event.type === 'response.custom_tool_call_input.done');
+          assert.equal(done!.input, call.input);
+        }
+      }
+    }
+  });
+
+  test('Codex’s history items are taken: reasoning, custom_tool_call and its output, tool_search_call and its output', async () => {
+    const input = [
+      ...codexDefaults.input,
+      { type: 'reasoning', id: 'rs_1', summary: [{ type: 'summary_text', text: 'Look first.' }], encrypted_content: 'opaque' },
+      { type: 'custom_tool_call', id: 'ctc_1', call_id: 'call_1', name: 'apply_patch', input: '*** Begin Patch\n*** End Patch\n' },
+      { type: 'custom_tool_call_output', call_id: 'call_1', output: 'patch applied' },
+      { type: 'tool_search_call', call_id: 'call_2', arguments: { query: 'github' }, execution: 'client', status: 'completed' },
+      {
+        type: 'tool_search_output',
+        call_id: 'call_2',
+        execution: 'client',
+        tools: [{ type: 'function', name: 'gh_issue', description: 'Reads an issue', parameters: { type: 'object', properties: {} } }],
+      },
+      { type: 'function_call', call_id: 'call_3', name: 'spawn', namespace: 'agents', arguments: '{"task":"x"}' },
+      { type: 'function_call_output', call_id: 'call_3', output: 'done' },
+    ];
+    await paid('/v1/responses', { ...codexDefaults, model: UP_OPENAI, input, max_output_tokens: 64 });
+    const sent = openaiUp.received.at(-1)!;
+    assert.deepEqual(
+      sent.tools.map((tool: any) => tool.function.name),
+      ['exec_command', 'apply_patch', 'agents__spawn', 'tool_search', 'gh_issue'],
+    );
+    const calls = sent.messages.flatMap((message: any) => message.tool_calls ?? []).map((call: any) => [call.function.name, call.function.arguments]);
+    assert.deepEqual(calls, [
+      ['apply_patch', JSON.stringify({ input: '*** Begin Patch\n*** End Patch\n' })],
+      ['tool_search', '{"query":"github"}'],
+      ['agents__spawn', '{"task":"x"}'],
+    ]);
+    assert.equal(sent.reasoning_effort, 'medium');
+  });
+
+  test('a model’s reasoning comes back as a reasoning item, whole and streamed', async () => {
+    for (const stream of [false, true]) {
+      const { json, events } = await paid('/v1/responses', { ...codexDefaults, model: UP_OPENAI, stream, max_output_tokens: 64 });
+      const output = stream ? events.findLast((event) => event.type === 'response.completed')!.response.output : json.output;
+      assert.deepEqual(output[0].summary, [{ type: 'summary_text', text: THINKING.thinking }]);
+      if (stream) assert.equal(events.find((event) => event.type === 'response.reasoning_summary_text.delta')!.delta, THINKING.thinking);
+    }
+  });
+
+  test('a reasoning item handed back with the encrypted_content the gateway gave goes to an Anthropic upstream as its signed thinking', async () => {
+    const input = [
+      ...codexDefaults.input,
+      { type: 'reasoning', id: 'rs_1', summary: [{ type: 'summary_text', text: THINKING.thinking }], encrypted_content: `signature:${THINKING.signature}` },
+      { type: 'function_call', call_id: 'c1', name: 'exec_command', arguments: '{"cmd":"ls"}' },
+      { type: 'function_call_output', call_id: 'c1', output: 'notes.txt' },
+    ];
+    await paid('/v1/responses', { ...codexDefaults, model: UP_ANTHROPIC, input, max_output_tokens: 2048 });
+    const sent = anthropicUp.received.at(-1)!;
+    assert.deepEqual(sent.output_config, { effort: 'medium' });
+    const assistant = sent.messages.find((message: any) => message.role === 'assistant');
+    assert.deepEqual(assistant.content[0], { type: 'thinking', ...THINKING });
+  });
+
+  test('refusals name the field in OpenAI’s syntax', async () => {
+    const response = await post('/v1/responses', { model: SANDBOX, input: 'hi', tools: [{ type: 'namespace', name: 'ns', tools: [{ type: 'function', name: 'f', parameters: { type: 'objekt' } }] }] });
+    assert.equal(response.status, 400);
+    assert.equal(((await response.json()) as { error: { param: string } }).error.param, 'tools[0].tools[0].parameters');
+  });
+});
+
+describe('/v1/chat/completions takes what agent SDKs send', () => {
+  test('extra keys of parts (annotations), name on a tool message, logprobs false, metadata, store: named, not refused', async () => {
+    const messages = [
+      { role: 'system', content: 'Be brief.' },
+      { role: 'user', content: 'Weather in Oslo?' },
+      { role: 'assistant', content: [{ type: 'text', text: 'Checking.', annotations: [] }], tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'weather', arguments: '{}' } }] },
+      { role: 'tool', tool_call_id: 'call_1', name: 'weather', content: '4 degrees' },
+    ];
+    const { headers } = await paid('/v1/chat/completions', { model: SANDBOX, messages, logprobs: false, metadata: { run: '1' }, store: false, max_tokens: 32 });
+    assert.deepEqual(ignoredOf(headers).sort(), ['messages[].content[].annotations', 'messages[].name', 'metadata']);
+  });
+
+  test('reasoning_effort reaches a model that thinks; a refusal names the field in OpenAI’s syntax', async () => {
+    await paid('/v1/chat/completions', { model: UP_OPENAI, messages: [{ role: 'user', content: 'hi' }], reasoning_effort: 'low' });
+    assert.equal(openaiUp.received.at(-1)!.reasoning_effort, 'low');
+    const response = await post('/v1/chat/completions', { model: SANDBOX, messages: [{ role: 'user', content: [{ type: 'input_audio', input_audio: {} }] }] });
+    assert.equal(((await response.json()) as { error: { param: string } }).error.param, 'messages[0].content[0].type');
+  });
+});
