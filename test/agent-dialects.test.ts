@@ -233,6 +233,8 @@ describe('/v1/responses takes what Codex sends', () => {
       },
       { type: 'function_call', call_id: 'call_3', name: 'spawn', namespace: 'agents', arguments: '{"task":"x"}' },
       { type: 'function_call_output', call_id: 'call_3', output: 'done' },
+      // an output Codex adds by itself, answering no call (its goal): context for the model
+      { type: 'function_call_output', id: 'fco_1', name: 'goal_objective', namespace: 'agent', output: 'Write the report' },
     ];
     await paid('/v1/responses', { ...codexDefaults, model: UP_OPENAI, input, max_output_tokens: 64 });
     const sent = openaiUp.received.at(-1)!;
@@ -246,6 +248,7 @@ describe('/v1/responses takes what Codex sends', () => {
       ['tool_search', '{"query":"github"}'],
       ['agents__spawn', '{"task":"x"}'],
     ]);
+    assert.deepEqual(sent.messages.at(-1), { role: 'user', content: '[agent.goal_objective output]\nWrite the report' });
     assert.equal(sent.reasoning_effort, 'medium');
   });
 

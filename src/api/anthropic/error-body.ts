@@ -9,6 +9,7 @@ export interface AnthropicErrorBody {
 /** Anthropic's error types by status: what its SDK and clients read. */
 export function anthropicErrorType(status: number): string {
   if (status === 401) return 'authentication_error';
+  if (status === 402) return 'billing_error';
   if (status === 403) return 'permission_error';
   if (status === 404) return 'not_found_error';
   if (status === 413) return 'request_too_large';

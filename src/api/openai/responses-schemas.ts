@@ -47,13 +47,18 @@ const functionCallItem = z
 
 const toolOutput = z.union([text, z.array(z.discriminatedUnion('type', [inputText, inputImage]))]);
 
-/** the client's result of a call (`function_call_output`, `custom_tool_call_output`) */
+/**
+ * the client's result of a call (`function_call_output`, `custom_tool_call_output`); one with no `call_id` answers no
+ * call of the model's: a tool output the client adds by itself (Codex's `goal_objective`, named with its namespace)
+ */
 const callOutputItem = <T extends string>(type: T) =>
   z
     .object({
       type: z.literal(type),
       id: z.string().max(200).nullable().optional(),
-      call_id: z.string().min(1).max(200),
+      call_id: z.string().min(1).max(200).optional(),
+      name: z.string().max(200).optional(),
+      namespace: z.string().max(200).optional(),
       output: toolOutput,
       status: z.string().max(40).nullable().optional(),
     })

@@ -207,8 +207,7 @@ function toMessages(request: ResponsesRequest, toolset: ResponsesToolset): { mes
     const toolName = toolNameOf(messages, callId);
     const field = `input[${index}].call_id`;
     if (!toolName) throw new ApiError(400, 'invalid_request', `${field}: no call item before it has call_id ${callId}`, { field });
-    const value = typeof output === 'string' ? output : output.map((part) => (part.type === 'input_text' ? part.text : '')).join('');
-    const result: ToolResultPart = { type: 'tool-result', toolCallId: callId, toolName, output: { type: 'text', value } };
+    const result: ToolResultPart = { type: 'tool-result', toolCallId: callId, toolName, output: { type: 'text', value: outputText(output) } };
     const last = messages.at(-1);
     if (last?.role === 'tool') last.content.push(result);
     else messages.push({ role: 'tool', content: [result] });
@@ -232,7 +231,9 @@ function toMessages(request: ResponsesRequest, toolset: ResponsesToolset): { mes
       }
       case 'function_call_output':
       case 'custom_tool_call_output':
-        toolResult(item.call_id, item.output, index);
+        if (item.call_id !== undefined) toolResult(item.call_id, item.output, index);
+        // no call of the model's to answer: what the client's tool says, for the model to read as context
+        else messages.push({ role: 'user', content: `[${[item.namespace, item.name ?? 'tool'].filter(Boolean).join('.')} output]\n${outputText(item.output)}` });
         return;
       case 'tool_search_output':
         toolset.add(item.tools, `input[${index}].tools`);
@@ -277,6 +278,11 @@ function messageOf(item: Extract<ResponsesInputItem, { role: string }>, index: n
     if (part.type === 'input_image') throw new ApiError(400, 'invalid_request', `input[${index}].content[${at}]: images only in user messages`, { field: `input[${index}].content[${at}]` });
   });
   return [{ role, content: item.content.map(textOf).join('') } as ModelMessage];
+}
+
+/** A call output's text (its image parts are not text). */
+function outputText(output: Extract<ResponsesInputItem, { type: 'function_call_output' }>['output']): string {
+  return typeof output === 'string' ? output : output.map((part) => (part.type === 'input_text' ? part.text : '')).join('');
 }
 
 function textOf(part: { type: string; text?: string; refusal?: string }): string {

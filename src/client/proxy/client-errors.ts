@@ -12,7 +12,5 @@ export const dialectOf = (path: string): Dialect => (path.startsWith('/v1/messag
 export type ProxyErrorCode = 'spending_cap_reached' | 'payee_refused' | 'payment_refused' | 'payment_failed' | 'gateway_unreachable' | 'not_found' | 'payload_too_large';
 
 export function proxyErrorBody(dialect: Dialect, status: number, code: ProxyErrorCode, message: string): AnthropicErrorBody | OpenAIErrorBody {
-  if (dialect === 'openai') return openaiErrorBody(status, code, message, undefined);
-  // Anthropic names a 402 a billing error
-  return status === 402 ? { type: 'error', error: { type: 'billing_error', message } } : anthropicErrorBody(status, message);
+  return dialect === 'openai' ? openaiErrorBody(status, code, message, undefined) : anthropicErrorBody(status, message);
 }
