@@ -1,6 +1,6 @@
 # The gateway as a container image: dependencies installed in one stage, only what runs copied into the next.
 # No Docker engine where the tests run: `npm run check-dockerfile` (in .ci/run) proves every COPY source below is in
-# the build context .dockerignore leaves. Running it: docs/docker.md.
+# the build context .dockerignore leaves. Running it: docs/going-live.md (live) and docs/sandbox.md (sandbox).
 # the Node the `node` package of package.json pins, on Debian 12 (glibc: the prebuilt binaries need it)
 ARG NODE_IMAGE=node:24.21.0-bookworm-slim
 
@@ -21,7 +21,7 @@ FROM ${NODE_IMAGE} AS runtime
 # with the semi-space bound below; docs/performance.md, "Memory")
 # Sandbox chains (when no live networks are configured) listen on every interface at 8545 + n, in the order of
 # SANDBOX_NETWORKS (default: solana, solana-devnet, base, polygon, base-sepolia, polygon-amoy), and /healthz gives
-# buyers their URLs at SANDBOX_PUBLIC_HOST: publish those ports (docs/docker.md). Unused in live mode.
+# buyers their URLs at SANDBOX_PUBLIC_HOST: publish those ports (docs/sandbox.md). Unused in live mode.
 ENV NODE_ENV=production \
     MALLOC_ARENA_MAX=2 \
     HOST=0.0.0.0 \

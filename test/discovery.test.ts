@@ -163,7 +163,7 @@ describe('the 402 with every extension, on every network', () => {
       assert.equal((required.extensions!['sign-in-with-x'] as { supportedChains: unknown[] }).supportedChains.length, NETWORK_NAMES.length);
       // the worst case (no X-Network: all six networks, with chat's upto and batch-settlement on the four EVM ones)
       // stays under 12 KB, within the 16 KB of response headers Node's and undici's HTTP clients take (a proxy in
-      // front needs buffers that large: docs/deploying.md); one network is far less
+      // front needs buffers that large: docs/going-live.md); one network is far less
       assert.ok(header.length < 12 * 1024, `PAYMENT-REQUIRED is ${header.length} bytes`);
       const one = (await postJson(`${service.url}${path}`, body, { 'X-Network': 'base' })).headers.get('PAYMENT-REQUIRED')!;
       // one EVM network adds chat's upto and every route's batch-settlement offer: still under the same bound

@@ -4,7 +4,7 @@
 // fee-payer-signed; settling sends it and polls its status. Works against any Solana RPC (the sandbox's
 // or a real one) through @solana/kit, over the process's keep-alive pool (svm-rpc.ts).
 //
-// The RPCs of a paid call, and why each is there (docs/architecture.md, "The Solana settle path"):
+// The RPCs of a paid call, and why each is there (docs/settlement.md, "Solana: the settle path"):
 //   verify:  simulateTransaction (the on-chain half of verification: balance, accounts, blockhash, fee payer
 //            signature; its BlockhashNotFound is the expired-blockhash answer, so no isBlockhashValid before it)
 //            and, beside it in parallel, getSignatureStatuses with history (an already-landed transaction is

@@ -1,0 +1,24 @@
+// Where the HTTP server listens, the address clients reach it at, and what it accepts.
+import { z } from 'zod';
+import { isProxyEntry } from '../../lib/proxy-entry.ts';
+
+export const serverFields = {
+  host: z.string().default('127.0.0.1'),
+  port: z.number().int().min(0).max(65535).default(4021),
+  /** absolute base URL clients reach us at (behind a proxy); else derived from the request */
+  publicUrl: z.url().optional(),
+  /**
+   * addresses (or CIDR ranges, e.g. "10.0.0.0/8") of the reverse proxies in front: only a request whose
+   * connection comes from one of them has its X-Forwarded-Proto/Host believed. Default none: URLs come from
+   * publicUrl, else the address the connection was accepted on.
+   */
+  trustedProxies: z
+    .array(z.string().refine(isProxyEntry, { error: (issue) => `${String(issue.input)} is not an IP address or CIDR range` }))
+    .default([]),
+  bodyLimitBytes: z.number().int().positive().default(256 * 1024),
+  /**
+   * the largest request body on the agent chat surfaces (/v1/chat/completions, /v1/responses, /v1/messages and
+   * its count_tokens): a coding agent sends its whole session every turn. 32 MiB by default, Anthropic's own limit.
+   */
+  chatBodyLimitBytes: z.number().int().positive().default(32 * 1024 * 1024),
+};
