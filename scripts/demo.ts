@@ -28,8 +28,9 @@ const outDir = process.env.DEMO_OUT || 'x402-demo';
 mkdirSync(outDir, { recursive: true });
 
 const dataDir = mkdtempSync(join(tmpdir(), 'x402-demo-'));
+// the gateway's own lines (its warnings) are for the person reading the tour too: readable, wherever stdout goes
 const service = await startService(
-  loadConfig({}, { port: 0, dataDir, logLevel: 'warn', sandbox: { enabled: true, networks: DEMO_NETWORKS } }),
+  loadConfig({}, { port: 0, dataDir, logLevel: 'warn', logFormat: 'pretty', sandbox: { enabled: true, networks: DEMO_NETWORKS } }),
 );
 const line = (receipt: Receipt) => `   paid ${formatUsdc(receipt.amount)} USDC on ${receipt.network} · tx ${receipt.transaction}`;
 

@@ -41,3 +41,23 @@ test('a line reaches stdout while the process keeps running, without waiting for
     child.kill();
   }
 });
+
+test('no line holds a URL credential, nor the message of an upstream error (which may quote the prompt)', () => {
+  // viem's error for a failed RPC call: the whole URL (a hosted RPC's key in its path and query) on a later line
+  const { lines } = run(`
+    import { HttpRequestError } from 'viem';
+    import { APICallError } from '@ai-sdk/provider';
+    const log = createLogger('info');
+    const url = 'https://user:hunter2pass@base-mainnet.example.com/v2/Ab12Cd34Ef56Gh78Ij90?apikey=Zz99Yy88Xx77Ww66';
+    log.error({ err: new HttpRequestError({ url, body: { method: 'eth_estimateGas' }, details: 'fetch failed' }) }, 'facilitator verify failed');
+    log.warn({ rpc: url }, 'reached ' + url);
+    const upstream = new APICallError({ message: 'Your prompt "my secret diary about zebras" was refused', url: 'https://api.example.com/v1/chat/completions', requestBodyValues: { prompt: 'zebras' }, statusCode: 400 });
+    log.warn({ err: new Error('model failed', { cause: upstream }) }, 'upstream failed');
+  `);
+  const text = JSON.stringify(lines);
+  assert.equal(lines.length, 3, text);
+  for (const secret of ['hunter2pass', 'Ab12Cd34Ef56Gh78Ij90', 'Zz99Yy88Xx77Ww66', 'zebras', 'eth_estimateGas']) assert.ok(!text.includes(secret), `${secret} in ${text}`);
+  assert.match(text, /base-mainnet\.example\.com/, 'the host stays, for the operator');
+  assert.match(text, /AI_APICallError/);
+  assert.match(text, /"statusCode":400/);
+});

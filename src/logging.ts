@@ -4,9 +4,12 @@
 // and synchronously on exit: a normal exit, process.exit() in a shutdown, or an uncaught exception (Node
 // emits 'exit' for each). Only a SIGKILL or a native crash can lose the last lines.
 // On a terminal (or LOG_FORMAT=pretty) the same lines are rewritten for a person first (pretty-log.ts).
+// Whatever a line holds, no credential of a URL reaches the output (every line goes through redactUrlSecrets),
+// and an error logged as `err` is described, never dumped (describeError: no prompt, no upstream message).
 import { isatty } from 'node:tty';
-import { pino, type Logger, type LevelWithSilent } from 'pino';
+import { pino, type Logger, type LevelWithSilent, type LoggerOptions } from 'pino';
 import { prettyDestination } from './pretty-log.ts';
+import { describeError, redactUrlSecrets } from './lib/log-safety.ts';
 
 export type LogFormat = 'json' | 'pretty';
 
@@ -92,7 +95,8 @@ export function createLogger(level: LevelWithSilent, fd = 1, format?: LogFormat)
       }
     }, FLUSH_INTERVAL_MS).unref();
   }
-  if (logFormatFor(format, fd) === 'json') return pino({ level }, held);
+  const options: LoggerOptions = { level, serializers: { err: (error: unknown) => describeError(error) }, hooks: { streamWrite: redactUrlSecrets } };
+  if (logFormatFor(format, fd) === 'json') return pino(options, held);
   const color = isatty(fd) && !process.env.NO_COLOR;
-  return pino({ level }, prettyDestination(held, color));
+  return pino(options, prettyDestination(held, color));
 }

@@ -1,5 +1,6 @@
 // Builds and runs the whole service from a config: storage, payment rails (sandbox or configured),
 // providers, the gate, the HTTP app, the reconciler; and stops it all gracefully.
+import { join } from 'node:path';
 import { mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { createServer, type Server } from 'node:http';
@@ -85,6 +86,7 @@ export async function startService(config: Config, options: { log?: Logger } = {
       listen: { host, portBase, publicHost },
       channelWithdrawDelay: config.channels.withdrawDelay,
       channelDepositMethod: config.channels.depositMethod,
+      ...(config.sandbox.keepState ? { stateDir: join(config.dataDir, 'sandbox') } : {}),
     });
     for (const [name, chain] of sandbox.chains) if (!rails.has(name)) rails.set(name, chain.rail);
   }

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { startTestService } from './support/service.ts';
+import { CHAT_PATH, CHAT_TEXT, OpenAIUpstream, upstreamChatConfig } from './support/openai-upstream.ts';
 import { getBase58Decoder } from '@solana/kit';
 import { balanceOf, fundedEvmBuyerKey, fundedSolanaBuyerKey } from './support/sandbox-wallet.ts';
 import { formatUsdc } from '../src/client/usdc.ts';
@@ -152,7 +153,7 @@ test('--version prints the package version, for both CLIs', async () => {
 test('a gateway that is not running: the error names the URL and the reason (exit 1); a bad --url is a usage error', async () => {
   const closed = `http://127.0.0.1:${await unusedPort()}`;
   const buyer = await fundedEvmBuyerKey(service, ['base']);
-  const chat = await runCli(['chat', 'Hello', '--network', 'base'], { X402_EVM_PRIVATE_KEY: buyer.key }, closed);
+  const chat = await runCli(['chat', 'Hello', '--model', 'local/demo-bigram', '--network', 'base'], { X402_EVM_PRIVATE_KEY: buyer.key }, closed);
   assert.equal(chat.code, 1);
   assert.match(chat.stderr, new RegExp(`cannot reach ${closed}/api/v1/ai/chat: connection refused`));
   const models = await runCli(['models'], {}, closed);
@@ -227,4 +228,24 @@ test('progress: on a terminal stderr shows what the call waits for and erases it
   assert.match(screen, /asking for the price/);
   assert.match(screen, /generating \(the payment settles once the result exists\)/);
   assert.ok(screen.lastIndexOf('\r\x1b[K') < screen.indexOf('paid '), 'the line is erased before the result is printed, and only then');
+});
+
+test('chat without --model asks for the gateway\'s own first chat model (a live catalog has no embedded one)', async () => {
+  const upstream = await new OpenAIUpstream().start();
+  const gateway = await startTestService({
+    networks: ['base'],
+    config: upstreamChatConfig(upstream.baseURL),
+  });
+  try {
+    const buyer = await fundedEvmBuyerKey(gateway, ['base']);
+    const { code, stdout, stderr } = await runCli(['chat', 'Hello there', '--network', 'base', '--json'], { X402_EVM_PRIVATE_KEY: buyer.key }, gateway.url);
+    assert.equal(code, 0, stderr);
+    const { result } = JSON.parse(stdout);
+    assert.equal(result.model, 'up/chat');
+    assert.equal(result.response, CHAT_TEXT);
+    assert.equal(upstream.received(CHAT_PATH).length, 1);
+  } finally {
+    await gateway.stop();
+    await upstream.close();
+  }
 });

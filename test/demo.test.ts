@@ -47,6 +47,8 @@ test('npm run demo pays chat, image and speech on base and on solana, says so, a
     'solana image x402-demo/solana-image.png',
     'solana speech x402-demo/solana-speech.wav',
   ]);
+  // readable throughout: no raw JSON log line among the tour's output
+  for (const printed of stdout.split('\n')) assert.doesNotMatch(printed, /^\s*\{"level"/, `a raw log line: ${printed}`);
   for (const { path, what } of saved) {
     const head = readFileSync(join(cwd, path)).subarray(0, 4);
     assert.equal(what === 'image' ? head.subarray(1, 4).toString() : head.toString(), what === 'image' ? 'PNG' : 'RIFF');

@@ -66,7 +66,7 @@ test('an upstream failure on /v1 is a 502 in OpenAI\'s shape, logged as a warnin
     captured.lines.find((line) => line.level === 40 && typeof line.msg === 'string' && line.msg.includes('failed')),
   );
   assert.ok(failure.reqId, 'the line names the request');
-  assert.ok(failure.cause, 'and what failed (describeCause)');
+  assert.ok(failure.cause, 'and what failed (describeError)');
   const logged = JSON.stringify(captured.lines);
   assert.ok(!logged.includes('zebras'), 'no prompt in the logs');
   assert.ok(!logged.includes('penguins'), 'no upstream content in the logs');

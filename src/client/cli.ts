@@ -2,14 +2,13 @@
 // x402-ai: pay for chat, images and speech from the command line.
 // Keys come from the environment (X402_EVM_PRIVATE_KEY, X402_SOLANA_SECRET_KEY) or a key file (--key-file),
 // never from arguments.
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createClient, type ClientOptions, type PaymentStep, type Receipt } from './create-client.ts';
 import { gatewayUrl, parseCommandLine, runCommand, UsageError } from './command-line.ts';
 import { GatewayError, MaxPriceExceededError } from './errors.ts';
 import { formatUsdc, parseUsdc } from './usdc.ts';
 import { transactionLink } from './explorer.ts';
-import { solanaSecretKeyBytes } from './solana-key.ts';
+import { buyerKey as readBuyerKey, KEY_ENV, keyText } from './buyer-key.ts';
 import { isSolanaNetwork } from './solana-rpc.ts';
 import { gatewayHealth } from './health.ts';
 import { explainingFetch } from './reach.ts';
@@ -19,6 +18,7 @@ import { NETWORK_NAMES, NETWORKS, type NetworkName } from '../x402/networks.ts';
 import { addressOfKey, newWallet, saveKeyFile } from './wallet.ts';
 import { balanceRpcUrl, readBalances } from './balance.ts';
 import { formatUnits } from 'viem';
+import { PROXY_OPTIONS, PROXY_USAGE } from './proxy/options.ts';
 
 const USAGE = `usage: x402-ai <command> [options]
   wallet new        [--network n] [--out file]  a new buyer key for the network's chain (EVM or Solana): printed,
@@ -26,16 +26,17 @@ const USAGE = `usage: x402-ai <command> [options]
   faucet [address]  [--amount USDC]  sandbox gateways only: test USDC and gas for the address (default: the key's)
   balance [address] [--rpc-url url]  USDC and gas coin held on --network (default: the key's address), read from
                     --rpc-url, else the sandbox chain the gateway reports, else the network's public RPC
-  chat "prompt"     [--model id] [--max-tokens n] [--temperature t]
+  chat "prompt"     [--model id] [--max-tokens n] [--temperature t]  (default model: the gateway's first chat model)
   image "prompt"    [--model id] [--n 2] [--size 512x512] [--out dir/]
   tts "text"        [--model id] [--voice v] [--format wav|mp3|ogg] [--out file.wav]  (the extension picks the
                     format when --format is not given; an existing file is never overwritten)
   models            list models, limits and prices
   receipt <tx>      show a payment by transaction hash; with the payer's key at hand, its result too
+${PROXY_USAGE}
 options: --url (X402_AI_URL, default http://127.0.0.1:4021)  --max-price USDC (default 0.10)  --key-file path  --json
          --network (X402_AI_NETWORK, default base): ${NETWORK_NAMES.join(', ')}
-         --rpc-url (X402_SOLANA_RPC_URL) Solana payments and balance; default: the sandbox RPC a sandbox gateway
-                   reports, else public
+         --rpc-url (X402_SOLANA_RPC_URL) Solana payments and balance; for proxy and mcp, the chain read on any
+                   network; default: the sandbox RPC a sandbox gateway reports, else public
          --version
 keys:    EVM: X402_EVM_PRIVATE_KEY=0x… in the environment, or --key-file holding the 0x hex key
          Solana: X402_SOLANA_SECRET_KEY (base58 or solana-keygen JSON array), or --key-file holding either
@@ -58,6 +59,7 @@ const { values, positionals } = parseCommandLine('x402-ai', {
   out: { type: 'string' },
   amount: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
+  ...PROXY_OPTIONS,
 });
 
 const network = values.network ?? process.env.X402_AI_NETWORK ?? 'base';
@@ -74,31 +76,17 @@ const STEPS: Record<PaymentStep, string> = {
   'settlement-pending': 'settlement pending: asking again with the same payment',
 };
 
-function keyText(envName: string): string {
-  const key = values['key-file'] ? readFileSync(values['key-file'], 'utf8').trim() : process.env[envName];
-  if (!key) throw new UsageError(`no key: set ${envName} or pass --key-file`);
-  return key;
-}
-
 /** The buyer's key for the network paid on, as createClient takes it. */
 function buyerKey(): Pick<ClientOptions, 'evmPrivateKey' | 'solanaSecretKey' | 'solanaRpcUrl'> {
-  if (solana) {
-    try {
-      return { solanaSecretKey: solanaSecretKeyBytes(keyText('X402_SOLANA_SECRET_KEY')), solanaRpcUrl: rpcUrl };
-    } catch (error) {
-      throw error instanceof UsageError ? error : new UsageError((error as Error).message); // never quotes the key
-    }
-  }
-  if (values['rpc-url']) throw new UsageError('--rpc-url applies to Solana networks only');
-  const key = keyText('X402_EVM_PRIVATE_KEY');
-  if (!/^0x[0-9a-fA-F]{64}$/.test(key)) throw new UsageError('the key must be a 0x-prefixed 32-byte hex private key');
-  return { evmPrivateKey: key as `0x${string}` };
+  if (!solana && values['rpc-url']) throw new UsageError('--rpc-url applies to Solana networks only');
+  const key = readBuyerKey(solana ? 'svm' : 'evm', values['key-file']);
+  return 'solanaSecretKey' in key ? { ...key, solanaRpcUrl: rpcUrl } : key;
 }
 
 /** The address of the buyer's key for --network (from the environment or --key-file). */
 async function keyAddress(): Promise<string> {
   const family = NETWORKS[network as NetworkName].family;
-  return addressOfKey(family, keyText(family === 'evm' ? 'X402_EVM_PRIVATE_KEY' : 'X402_SOLANA_SECRET_KEY'));
+  return addressOfKey(family, keyText(KEY_ENV[family], values['key-file']));
 }
 
 /** A USDC amount option (decimal, e.g. 25 or 0.5) in atomic units. */
@@ -176,12 +164,12 @@ async function run(): Promise<void> {
     console.log(USAGE);
     return;
   }
-  const baseUrl = gatewayUrl(values.url);
+  const baseUrl = gatewayUrl(values.gateway ?? values.url);
   const needText = (what: string) => {
     if (!text) throw new UsageError(`${command} needs the ${what} as its argument`);
     return text;
   };
-  const onNetwork = ['chat', 'image', 'tts', 'wallet', 'faucet', 'balance'].includes(command);
+  const onNetwork = ['chat', 'image', 'tts', 'wallet', 'faucet', 'balance', 'proxy', 'mcp'].includes(command);
   if (onNetwork && !(NETWORK_NAMES as readonly string[]).includes(network)) {
     throw new UsageError(`unknown network "${network}": use one of ${NETWORK_NAMES.join(', ')}`);
   }
@@ -240,7 +228,7 @@ async function run(): Promise<void> {
       const temperature = values.temperature === undefined ? undefined : Number(values.temperature);
       if (temperature !== undefined && Number.isNaN(temperature)) throw new UsageError('--temperature must be a number');
       const { result, receipt } = await payingClient(baseUrl).chat({
-        model: values.model ?? 'local/demo-bigram',
+        model: values.model ?? (await firstChatModel(baseUrl)),
         prompt: needText('prompt'),
         max_tokens: integer('max-tokens', values['max-tokens']),
         temperature,
@@ -268,9 +256,19 @@ async function run(): Promise<void> {
       output({ result, receipt: receiptJson(receipt), file }, `${file}\n${await paidLine(baseUrl, receipt)}`);
       return;
     }
+    case 'proxy':
+    case 'mcp':
+    case 'spend': {
+      // loaded only for these commands: the official scheme clients and the MCP SDK
+      const paying = await import('./proxy/command.ts');
+      const context = { values, gateway: baseUrl, network };
+      if (command === 'proxy') return paying.runProxy(context);
+      if (command === 'mcp') return paying.runMcp(context);
+      return paying.runSpend(context);
+    }
     case 'models': {
       progress.step('reading the models');
-      const listing = (await (await doFetch(`${baseUrl}/api/v1/ai/models`)).json()) as { models: ListedModel[] };
+      const listing = await readModels(baseUrl);
       output(listing, listing.models.map((m) => `${m.capability.padEnd(7)} ${m.id.padEnd(22)} ${m.label}\n${' '.repeat(8)}${terms(m)}`).join('\n'));
       return;
     }
@@ -284,6 +282,19 @@ async function run(): Promise<void> {
     default:
       throw new UsageError(`unknown command "${command}"`);
   }
+}
+
+/** The gateway's catalog, as GET /api/v1/ai/models lists it. */
+async function readModels(baseUrl: string): Promise<{ models: ListedModel[] }> {
+  return (await (await doFetch(`${baseUrl}/api/v1/ai/models`)).json()) as { models: ListedModel[] };
+}
+
+/** What `chat` asks for without --model: the first chat model of the gateway's own catalog (a live one may hold no embedded model). */
+async function firstChatModel(baseUrl: string): Promise<string> {
+  progress.step('reading the models');
+  const chat = (await readModels(baseUrl)).models.find((model) => model.capability === 'chat');
+  if (!chat) throw new Error(`the gateway at ${baseUrl} lists no chat model (GET /api/v1/ai/models)`);
+  return chat.id;
 }
 
 /** A model as GET /api/v1/ai/models lists it (the fields `models` prints). */
@@ -325,7 +336,7 @@ async function explained(error: unknown): Promise<never> {
   const flags = [`--network ${network}`, values['key-file'] ? `--key-file ${values['key-file']}` : '', values.url ? `--url ${values.url}` : '']
     .filter(Boolean)
     .join(' ');
-  const baseUrl = gatewayUrl(values.url);
+  const baseUrl = gatewayUrl(values.gateway ?? values.url);
   const sandbox = (await gatewayHealth(baseUrl, doFetch)).sandbox;
   const hint = [
     `the paying address holds less USDC on ${network} than the price: see what it holds with \`x402-ai balance ${flags}\``,

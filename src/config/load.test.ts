@@ -93,9 +93,9 @@ test('failed attempts per proof: 3 unsettled and 5 settled first by default, eac
 test('the sandbox chains listen where SANDBOX_HOST, SANDBOX_PORT_BASE and SANDBOX_PUBLIC_HOST say, over the file', () => {
   assert.deepEqual(loadConfig({}).sandbox.host, '127.0.0.1');
   const fromEnv = loadConfig({ SANDBOX_HOST: '0.0.0.0', SANDBOX_PORT_BASE: '8545', SANDBOX_PUBLIC_HOST: 'localhost', SANDBOX_NETWORKS: 'base,solana' });
-  assert.deepEqual(fromEnv.sandbox, { enabled: true, networks: ['base', 'solana'], host: '0.0.0.0', portBase: 8545, publicHost: 'localhost' });
-  const merged = loadConfig({ SANDBOX_HOST: '::' }, { sandbox: { enabled: true, networks: ['base'], portBase: 9000 } });
-  assert.deepEqual(merged.sandbox, { enabled: true, networks: ['base'], host: '::', portBase: 9000 });
+  assert.deepEqual(fromEnv.sandbox, { enabled: true, networks: ['base', 'solana'], host: '0.0.0.0', portBase: 8545, publicHost: 'localhost', keepState: true });
+  const merged = loadConfig({ SANDBOX_HOST: '::', SANDBOX_KEEP_STATE: 'false' }, { sandbox: { enabled: true, networks: ['base'], portBase: 9000 } });
+  assert.deepEqual(merged.sandbox, { enabled: true, networks: ['base'], host: '::', portBase: 9000, keepState: false });
 });
 
 test('bad sandbox listen settings stop startup, each one named', () => {

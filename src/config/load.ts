@@ -8,7 +8,7 @@ import { NETWORKS, type NetworkName } from '../x402/networks.ts';
 import { addressProblem } from './addresses.ts';
 
 export interface Config extends Omit<ParsedConfig, 'sandbox' | 'models'> {
-  sandbox: { enabled: boolean; networks: NetworkName[]; host: string; portBase?: number; publicHost?: string };
+  sandbox: { enabled: boolean; networks: NetworkName[]; host: string; portBase?: number; publicHost?: string; keepState: boolean };
   models: ModelConfig[];
 }
 
@@ -38,6 +38,7 @@ function fromEnvironment(env: Env, file: Record<string, unknown>): Record<string
   if (env.SANDBOX_HOST) sandbox.host = env.SANDBOX_HOST.trim();
   if (env.SANDBOX_PORT_BASE) sandbox.portBase = envNumber(env.SANDBOX_PORT_BASE);
   if (env.SANDBOX_PUBLIC_HOST) sandbox.publicHost = env.SANDBOX_PUBLIC_HOST.trim();
+  if (env.SANDBOX_KEEP_STATE) sandbox.keepState = !/^(0|false|no|off)$/i.test(env.SANDBOX_KEEP_STATE.trim());
   if (Object.keys(sandbox).length > 0) overrides.sandbox = { ...fileSandbox, ...sandbox };
   if (env.SANDBOX === 'false') overrides.sandbox = { enabled: false };
   const tracing = tracingFromEnvironment(env);
@@ -108,6 +109,7 @@ function resolve(parsed: ParsedConfig): Config {
     enabled: parsed.sandbox?.enabled ?? !hasRealNetworks,
     networks: parsed.sandbox?.networks ?? [...SANDBOX_NETWORK_NAMES],
     host: parsed.sandbox?.host ?? '127.0.0.1',
+    keepState: parsed.sandbox?.keepState ?? true,
     ...(parsed.sandbox?.portBase === undefined ? {} : { portBase: parsed.sandbox.portBase }),
     ...(parsed.sandbox?.publicHost === undefined ? {} : { publicHost: parsed.sandbox.publicHost }),
   };

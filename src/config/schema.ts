@@ -298,6 +298,11 @@ export const configSchema = z
          * out: the Docker host's name when the ports are published. Unset: the address the service itself uses.
          */
         publicHost: hostName.optional(),
+        /**
+         * keep each chain's state (balances, contracts) and the sandbox's keys under dataDir/sandbox/ across
+         * restarts (SANDBOX_KEEP_STATE); false: fresh chains and keys at every start. Delete that folder to reset.
+         */
+        keepState: z.boolean().optional(),
       })
       .refine((sandbox) => sandbox.portBase === undefined || sandbox.portBase + sandbox.networks.length - 1 <= 65535, {
         error: 'portBase + the number of sandbox networks must stay within 65535',

@@ -9,7 +9,8 @@ import { isIP, type Socket } from 'node:net';
 import { RequestError } from '@hono/node-server';
 import type { Logger } from 'pino';
 import { ApiError } from '../errors.ts';
-import { describeCause, type ErrorShape } from './render-error.ts';
+import { type ErrorShape } from './render-error.ts';
+import { describeError } from '../lib/log-safety.ts';
 
 const MALFORMED = 'malformed HTTP request';
 /** How much of a refused Expect request's body is read before the 417, and how long it is waited for. */
@@ -76,7 +77,7 @@ export function answerUnbuildableRequests(log: Logger): (error: unknown) => Resp
       error instanceof RequestError
         ? new ApiError(400, 'invalid_request', MALFORMED)
         : new ApiError(500, 'internal_error', 'internal error; nothing was charged');
-    if (apiError.status >= 500) log.error({ cause: describeCause(error) }, 'unhandled error outside the app');
+    if (apiError.status >= 500) log.error({ cause: describeError(error) }, 'unhandled error outside the app');
     return Response.json(apiError.toBody(), { status: apiError.status, headers: { Connection: 'close' } });
   };
 }

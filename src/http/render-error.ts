@@ -1,6 +1,6 @@
 // The one error path of every surface. `errorAnswer` alone decides what an error becomes: its status, code and
 // message, whether and at what level it is logged, and what the log line holds (never the request body, a prompt
-// or anything the model produced: describeCause). Each surface only shapes the answer's JSON (an ErrorShape: the
+// or anything the model produced: describeError, lib/log-safety.ts). Each surface only shapes the answer's JSON (an ErrorShape: the
 // spec's { error, code, field? }, OpenAI's { error: { message, type, param, code } }, ...). The metrics count the
 // status errorAnswer chose: a client that left is 499, never a 500. docs/errors.md states the rule.
 import type { Context } from 'hono';
@@ -8,6 +8,7 @@ import { HTTPException } from 'hono/http-exception';
 import { ApiError, type ErrorCode } from '../errors.ts';
 import { LedgerUnavailableError } from '../store/ledger.ts';
 import type { Logger } from 'pino';
+import { describeError } from '../lib/log-safety.ts';
 
 export function toApiError(error: unknown): ApiError | undefined {
   if (error instanceof ApiError) return error;
@@ -52,7 +53,7 @@ export interface SurfaceShape {
 /**
  * The one decision: what `error` is answered with, and what is logged of it. A client that left is quiet (debug)
  * and 499; an ApiError is its own answer, logged as a warning when it is a 5xx (an upstream or storage fault); anything
- * else is an error-level "unhandled error" and a bare 500. Log lines carry the request id and describeCause(error).
+ * else is an error-level "unhandled error" and a bare 500. Log lines carry the request id and describeError(error).
  */
 export function errorAnswer(error: unknown, c: Context, log: Logger): ErrorAnswer {
   const reqId = c.get('requestId') as string | undefined;
@@ -63,10 +64,10 @@ export function errorAnswer(error: unknown, c: Context, log: Logger): ErrorAnswe
   }
   const apiError = toApiError(error);
   if (apiError) {
-    if (apiError.status >= 500) log.warn({ cause: describeCause(apiError.cause ?? apiError), reqId }, apiError.message);
+    if (apiError.status >= 500) log.warn({ cause: describeError(apiError.cause ?? apiError), reqId }, apiError.message);
     return { status: apiError.status, code: apiError.code, message: apiError.message, field: apiError.field, headers: apiError.headers };
   }
-  log.error({ cause: describeCause(error), reqId }, 'unhandled error');
+  log.error({ cause: describeError(error), reqId }, 'unhandled error');
   return { status: 500, code: 'internal_error', message: 'internal error; nothing was charged', headers: {} };
 }
 
@@ -93,22 +94,4 @@ function clientClosed(c: Context): boolean {
   const incoming = (c.env as { incoming?: { aborted?: boolean; destroyed?: boolean; complete?: boolean; socket?: { destroyed?: boolean } } } | undefined)?.incoming;
   if (c.req.raw.signal?.aborted) return true;
   return Boolean(incoming && (incoming.aborted || (incoming.socket?.destroyed && !incoming.complete)));
-}
-
-/**
- * What a log line says of an error: its kind, first message line, status and code, along its causes. Never the
- * error object itself: the AI SDK's errors carry the request body (the user's prompt, requestBodyValues) and the
- * upstream's answer (generated content, responseBody), which stay out of logs.
- */
-export function describeCause(error: unknown, depth = 0): Record<string, unknown> | string {
-  if (!(error instanceof Error)) return typeof error === 'string' ? error.split('\n')[0]!.slice(0, 200) : typeof error;
-  const { statusCode, code, lastError, cause } = error as { statusCode?: unknown; code?: unknown; lastError?: unknown; cause?: unknown };
-  const inner = lastError ?? cause;
-  return {
-    type: error.name,
-    message: error.message.split('\n')[0]!.slice(0, 200),
-    ...(typeof statusCode === 'number' ? { statusCode } : {}),
-    ...(typeof code === 'string' || typeof code === 'number' ? { code } : {}),
-    ...(inner !== undefined && depth < 3 ? { cause: describeCause(inner, depth + 1) } : {}),
-  };
 }

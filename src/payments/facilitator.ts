@@ -10,14 +10,32 @@ export type VerifyResult =
 export type SettleOutcome =
   /** confirmed on-chain */
   | { status: 'settled'; transaction: string; payer: string }
-  /** certainly not settled (rejected before broadcast, or reverted) */
+  /** certainly never settled: the payment itself is at fault (a simulation or the transaction reverted, it expired) */
   | { status: 'failed'; reason: string; payer?: string; transaction?: string }
   /** broadcast, but no confirmation in time: may still land; must be reconciled, never re-paid */
-  | { status: 'unknown'; reason: string; payer: string; transaction: string };
+  | { status: 'unknown'; reason: string; payer: string; transaction: string }
+  /**
+   * not attempted: what settling needs (the chain's RPC, the ledger's nonces, the node's acceptance of our
+   * transaction) failed before anything was sent. No verdict on the payment, whose authorization still stands:
+   * it may be settled later (the reconciler does, for a payment whose result was already delivered).
+   */
+  | { status: 'unavailable'; reason: string; payer?: string };
+
+/**
+ * Verification could not be carried out (the chain's RPC or the remote facilitator failed): no verdict on the
+ * payment. verify() throws it, and the gate answers 503 with Retry-After, never a 402 that would ask for a new payment.
+ */
+export class FacilitatorUnavailableError extends Error {
+  override name = 'FacilitatorUnavailableError';
+  constructor(what: string, cause?: unknown) {
+    super(`${what}: the chain or facilitator could not be reached`, { cause });
+  }
+}
 
 export interface Facilitator {
   /** extra fields for the requirement (Solana: { feePayer }) that only the facilitator knows */
   requirementExtra(): Promise<Record<string, unknown>>;
+  /** A verdict on the payment; throws (FacilitatorUnavailableError) when none could be reached. */
   verify(proof: PaymentProof, requirement: PaymentRequirement): Promise<VerifyResult>;
   /**
    * Settles `amount`: the requirement's for exact; for upto the actual cost, at most the requirement's (the

@@ -11,8 +11,10 @@ import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import { resolveNetworkName, type NetworkName } from '../x402/networks.ts';
 import { canonicalJson } from '../lib/canonical-json.ts';
+import { errorSummary } from '../lib/log-safety.ts';
 import { ApiError } from '../errors.ts';
-import { LedgerUnavailableError, UNBOUNDED_ATTEMPTS, type Ledger, type PaymentRecord, type PaymentUpdate, type StoredResult } from '../store/ledger.ts';
+import { LedgerUnavailableError, UNBOUNDED_ATTEMPTS, type Ledger, type PaymentRecord, type PaymentState, type PaymentUpdate, type StoredResult } from '../store/ledger.ts';
+import { SETTLEMENT_DEFERRED } from './reasons.ts';
 import { OutcomeRecorder } from './outcome-recorder.ts';
 import type { MediaStore } from '../media/media-store.ts';
 import { facilitatorFor, type PaymentRail, type PaymentRails } from './rails.ts';
@@ -59,6 +61,12 @@ export interface FailedAttemptLimits {
 
 /** the reason a payment whose work failed too often is refused, in the answer and in the ledger */
 export const ATTEMPTS_EXHAUSTED = 'payment_attempts_exhausted';
+
+/** Settling could not be attempted (its chain or the payments database unreachable) before anything was delivered. */
+const SETTLEMENT_UNAVAILABLE: Refusal = {
+  ...FACILITATOR_UNAVAILABLE,
+  message: 'the payment could not be settled right now (its chain or the payments database cannot be reached); nothing was charged: retry shortly with the same payment',
+};
 
 const IN_PROGRESS: Refusal = {
   kind: 'refused',
@@ -319,7 +327,7 @@ export class PaymentGate {
     }
     const payer = verification.payer;
     // payment-identifier: bound only to a payment that verified, so nobody can take another payer's id with junk
-    const idConflict = matched.received.paymentId === undefined ? undefined : await this.bindPaymentId(matched.received.paymentId, proof);
+    const idConflict = matched.received.paymentId === undefined ? undefined : await this.bindPaymentId(matched.received.paymentId, proof, key);
     if (idConflict) {
       await ledger.transition(key, ['reserved'], { state: 'released', error: idConflict.code });
       return idConflict;
@@ -341,7 +349,7 @@ export class PaymentGate {
       result = await call.work(requirement.scheme === 'upto' ? { ...(plan.kind === 'deadline' ? { deadline: plan.at } : {}) } : { charge: requirement.amount });
     } catch (error) {
       // released, so the same proof may try again, but only so often (reserve refuses it past the bound)
-      await ledger.transition(key, ['verified'], { state: 'released', error: errorText(error), countFailure: true });
+      await ledger.transition(key, ['verified'], { state: 'released', error: errorSummary(error), countFailure: true });
       throw error;
     }
 
@@ -349,12 +357,29 @@ export class PaymentGate {
     const charged = requirement.scheme === 'upto' && result.cost !== undefined && result.cost < requirement.amount ? result.cost : requirement.amount;
     // The result is recorded before settlement starts, so it is never lost whatever settlement does.
     const stored: StoredResult = { status: 200, body: result.body, media: result.media };
-    await ledger.transition(key, ['verified'], { state: 'pending', result: stored, settledAmount: charged.toString() });
+    const pending: PaymentUpdate = { state: 'pending', result: stored, settledAmount: charged.toString() };
+    // A stream's answer is with its client already: an outage from here on defers its settlement, never gives it away.
+    const streamed = call.streamSeconds !== undefined;
+    const recorded = await ledger.transition(key, ['verified'], pending).catch((error: unknown) => {
+      if (streamed && error instanceof LedgerUnavailableError) return undefined;
+      throw error;
+    });
+    if (recorded === undefined) return this.deferSettlement(key, ['verified'], pending, 'ledger_unavailable');
 
     const outcome = await observe.settle(labels, charged, facilitator.settle(proof, requirement, charged)).catch((error: unknown) => {
       log.error({ err: error, key }, 'settlement threw; outcome unknown');
-      return { status: 'unknown' as const, reason: errorText(error), payer, transaction: '' };
+      return { status: 'unknown' as const, reason: errorSummary(error), payer, transaction: '' };
     });
+    if (streamed && (outcome.status === 'unavailable' || (outcome.status === 'unknown' && !outcome.transaction))) {
+      return this.deferSettlement(key, ['pending'], { state: 'pending' }, outcome.reason);
+    }
+    if (outcome.status === 'unavailable') {
+      // nothing was sent and the result is not out yet: nothing is charged, and the same proof may come again
+      await this.recordAfterSettlement(key, { state: 'released', error: outcome.reason, result: null });
+      await this.discardMedia(result.media);
+      log.warn({ key, reason: outcome.reason }, 'settlement unavailable; released, nothing charged');
+      return SETTLEMENT_UNAVAILABLE;
+    }
     if (outcome.status === 'settled') {
       // an upto cost of 0 moves nothing: no transaction
       if ((await this.recordAfterSettlement(key, { state: 'settled', txHash: outcome.transaction || null })) === undefined) {
@@ -391,6 +416,19 @@ export class PaymentGate {
   private recorder: OutcomeRecorder | undefined;
 
   /**
+   * A delivered stream's payment that cannot be settled now (its chain, or the ledger its nonces or its row
+   * need, is unreachable). Its authorization still stands: the row is left pending, marked SETTLEMENT_DEFERRED,
+   * and the reconciler settles it once they are back (written in the background while the ledger is away).
+   */
+  private deferSettlement(key: string, from: PaymentState[], update: PaymentUpdate, reason: string): PaymentOutcome {
+    this.recorder ??= new OutcomeRecorder(this.deps.log);
+    const deferred: PaymentUpdate = { ...update, state: 'pending', error: `${SETTLEMENT_DEFERRED}: ${reason}` };
+    void this.recorder.record(key, () => this.deps.ledger.transition(key, from, deferred), 'a deferred settlement');
+    this.deps.log.warn({ key, reason }, 'settlement deferred: the stream was delivered; the reconciler settles it');
+    return { kind: 'pending', transaction: null };
+  }
+
+  /**
    * The ledger's database went away after this call reserved its payment and before any settlement (a failure
    * past that point is recorded, never thrown: recordAfterSettlement). Nothing moved, and the client is told so
    * (503, retry): the reservation is released once the database is back, in the background, so the same proof
@@ -407,13 +445,14 @@ export class PaymentGate {
   }
 
   /**
-   * payment-identifier: the id is bound, in the ledger, to the first verified payment it came with, whichever
-   * instance sees it. The same id with the same payment goes on to the payment's own one-use key (its stored
-   * result, or 409 while it runs); with another payment it is refused.
+   * payment-identifier: the id is bound, in the ledger, to the verified payment it came with, whichever instance
+   * sees it, for as long as that payment stands: one released or failed (nothing charged) frees it. The same id
+   * with the same payment goes on to the payment's own one-use key (its stored result, or 409 while it runs);
+   * with another payment that stands it is refused.
    */
-  private async bindPaymentId(id: string, proof: PaymentProof): Promise<Refusal | undefined> {
+  private async bindPaymentId(id: string, proof: PaymentProof, key: string): Promise<Refusal | undefined> {
     const payment = createHash('sha256').update(`${proof.scheme}\n${proof.network}\n${canonicalJson(proof.payload)}`).digest('hex');
-    const bound = await this.deps.ledger.bindPaymentId(id, payment);
+    const bound = await this.deps.ledger.bindPaymentId(id, payment, key);
     if (bound === payment) return undefined;
     return {
       kind: 'refused',
@@ -435,7 +474,7 @@ export class PaymentGate {
     await ledger.transition(key, ['verified'], { state: 'pending', settledAmount: requirement.amount.toString() });
     const outcome = await observe.settle(labels, requirement.amount, rail.facilitator.settle(proof, requirement)).catch((error: unknown) => {
       log.error({ err: error, key }, 'settlement threw; outcome unknown');
-      return { status: 'unknown' as const, reason: errorText(error), payer, transaction: '' };
+      return { status: 'unknown' as const, reason: errorSummary(error), payer, transaction: '' };
     });
     if (outcome.status === 'failed') {
       await this.recordAfterSettlement(key, { state: 'failed', error: outcome.reason });
@@ -444,6 +483,11 @@ export class PaymentGate {
     if (outcome.status === 'unknown') {
       await this.recordAfterSettlement(key, { state: 'pending', txHash: outcome.transaction || null, error: outcome.reason });
       return { kind: 'pending', transaction: outcome.transaction || null };
+    }
+    if (outcome.status === 'unavailable') {
+      // nothing was sent, nothing ran: the same proof may come again
+      await this.recordAfterSettlement(key, { state: 'released', error: outcome.reason });
+      return SETTLEMENT_UNAVAILABLE;
     }
     // unrecorded: reconciliation confirms it, and the same proof then runs the work at no further charge
     if ((await this.recordAfterSettlement(key, { state: 'settled', txHash: outcome.transaction })) === undefined) {
@@ -586,6 +630,3 @@ function settlementFailed(rail: PaymentRail, wires: Wire[], reason: string, tran
   return { kind: 'payment_required', reason: `settlement_failed: ${reason}`, rails: [rail], failed: { receipt, wires } };
 }
 
-function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}

@@ -51,7 +51,7 @@ export class PaymentMetrics implements PaymentObserver {
     const registers = [registry];
     this.payments = new Counter({
       name: 'x402_payments_total',
-      help: 'Payments by outcome: verified, invalid (verification refused), verify_error, settled, failed, pending (settlement outcome unknown, left to the reconciler)',
+      help: 'Payments by outcome: verified, invalid (verification refused), verify_error (no verdict: chain or facilitator unreachable), settled, failed, pending (settlement outcome unknown, left to the reconciler), unavailable (settlement could not be attempted: nothing sent)',
       labelNames: ['network', 'scheme', 'model', 'outcome'],
       registers,
     });
@@ -70,7 +70,7 @@ export class PaymentMetrics implements PaymentObserver {
     });
     this.settleLatency = new Histogram({
       name: 'x402_payment_settle_duration_seconds',
-      help: 'Time the facilitator took to settle a payment, by outcome (settled, failed, pending)',
+      help: 'Time the facilitator took to settle a payment, by outcome (settled, failed, pending, unavailable)',
       labelNames: ['network', 'scheme', 'outcome'],
       buckets: FACILITATOR_BUCKETS,
       registers,
@@ -102,7 +102,7 @@ export class PaymentMetrics implements PaymentObserver {
 
   async settle(labels: PaymentLabels, amount: bigint, settlement: Promise<SettleOutcome>): Promise<SettleOutcome> {
     const started = performance.now();
-    let outcome: 'settled' | 'failed' | 'pending' = 'pending'; // a throw leaves the outcome unknown
+    let outcome: SettleOutcome['status'] | 'pending' = 'pending'; // a throw leaves the outcome unknown
     try {
       const result = await settlement;
       outcome = result.status === 'unknown' ? 'pending' : result.status;
@@ -117,7 +117,7 @@ export class PaymentMetrics implements PaymentObserver {
     this.count(labels, amount, outcome);
   }
 
-  private count(labels: PaymentLabels, amount: bigint | string, outcome: 'settled' | 'failed' | 'pending'): void {
+  private count(labels: PaymentLabels, amount: bigint | string, outcome: string): void {
     this.payments.inc({ ...labels, outcome });
     // Counters hold doubles: atomic amounts stay exact up to 2^53 (9 billion USDC) in total.
     if (outcome === 'settled') this.settledAmount.inc(labels, Number(BigInt(amount)));

@@ -1,12 +1,15 @@
 // Settles the fate of payments whose settlement outcome was unknown (a timeout after broadcast, or a crash
-// mid-settlement), and frees reservations abandoned before settlement began. Runs at startup and on a timer,
+// mid-settlement), settles those the gate deferred (a stream delivered while the chain or the ledger was out
+// of reach), and frees reservations abandoned before settlement began. Runs at startup and on a timer,
 // in every instance: each pending payment is claimed with a lease (Ledger.claimPending), so two instances
 // sharing one database never check the same payment at once; every write is a guarded transition.
 import type { Logger } from 'pino';
 import type { Ledger, PaymentRecord } from '../store/ledger.ts';
 import type { MediaStore } from '../media/media-store.ts';
-import { proofFromStored, requirementFromStored } from '../x402/model.ts';
+import { proofFromStored, requirementFromStored, type PaymentProof, type PaymentRequirement } from '../x402/model.ts';
 import { facilitatorFor, type PaymentRails } from './rails.ts';
+import type { Facilitator, SettleOutcome } from './facilitator.ts';
+import { SETTLEMENT_DEFERRED } from './reasons.ts';
 import type { NetworkName } from '../x402/networks.ts';
 import { NO_PAYMENT_OBSERVER, paymentLabels, type PaymentObserver } from './payment-metrics.ts';
 
@@ -100,14 +103,14 @@ export class Reconciler {
     });
     const facilitator = facilitatorFor(rail, proof.scheme);
     if (!facilitator) return;
-    const check = facilitator
-      .checkSettlement(proof, requirement, payment.txHash ?? '')
+    const check = (isDeferred(payment) ? this.settleDeferred(payment, facilitator, proof, requirement) : facilitator.checkSettlement(proof, requirement, payment.txHash ?? ''))
       .catch((error: unknown) => {
         log.warn({ err: error, key: payment.key }, 'settlement check failed; will retry');
         return undefined;
       });
     const outcome = await Promise.race([check, outOfTime]).finally(() => clearTimeout(timer));
-    if (!outcome) return;
+    // still out of reach: a deferred settlement is tried again at the next pass
+    if (!outcome || outcome.status === 'unavailable') return;
     if (outcome.status === 'unknown') {
       // settled anew (our first transaction was lost): the next check follows the new transaction
       if (outcome.transaction && outcome.transaction !== payment.txHash) {
@@ -128,4 +131,33 @@ export class Reconciler {
       log.warn({ key: payment.key, reason: outcome.reason }, 'pending payment reconciled: failed; result withheld');
     }
   }
+
+  /**
+   * Settles a payment the gate deferred (its stream was delivered while the chain or the ledger was unreachable:
+   * nothing was sent). One settlement per payment at a time in this process; a refusal is believed only once
+   * the chain confirms it (the authorization expired), since it may mean that an earlier attempt landed after
+   * all (the token lets one transfer per authorization through, so two attempts never charge twice).
+   */
+  private async settleDeferred(payment: PaymentRecord, facilitator: Facilitator, proof: PaymentProof, requirement: PaymentRequirement): Promise<SettleOutcome> {
+    if (this.settling.has(payment.key)) return { status: 'unavailable', reason: 'settling' };
+    this.settling.add(payment.key);
+    try {
+      const amount = BigInt(payment.settledAmount ?? payment.amount);
+      const settled = await facilitator.settle(proof, requirement, amount);
+      if (settled.status !== 'failed') return settled;
+      const checked = await facilitator.checkSettlement(proof, requirement, settled.transaction ?? '');
+      // not used and not expired: the settlement is tried again at the next pass
+      return checked.status === 'unknown' ? { status: 'unavailable', reason: settled.reason } : checked;
+    } finally {
+      this.settling.delete(payment.key);
+    }
+  }
+
+  /** deferred payments this process is settling (see settleDeferred) */
+  private readonly settling = new Set<string>();
+}
+
+/** A payment whose settlement the gate deferred: nothing was sent for it (see PaymentGate.deferSettlement). */
+function isDeferred(payment: PaymentRecord): boolean {
+  return payment.txHash === null && payment.error?.startsWith(SETTLEMENT_DEFERRED) === true;
 }

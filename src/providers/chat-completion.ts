@@ -156,11 +156,16 @@ export async function streamChat(
   const toolCalls: ChatToolCall[] = [];
   /** the calls opened so far, by the provider's id: their index in this answer and whether arguments came as deltas */
   const opened = new Map<string, { index: number; streamed: string }>();
-  const open = (id: string, name: string) => {
+  // every piece waits for the room its reader makes (text, a call's opening, its arguments alike)
+  const pass = (delta: ChatDelta): Promise<void> | undefined => {
+    const room = onDelta(delta);
+    return room ? orAborted(room, request.abortSignal) : undefined;
+  };
+  const open = async (id: string, name: string) => {
     let call = opened.get(id);
     if (!call) {
       opened.set(id, (call = { index: opened.size, streamed: '' }));
-      onDelta({ type: 'tool-call', index: call.index, id, name });
+      await pass({ type: 'tool-call', index: call.index, id, name });
     }
     return call;
   };
@@ -178,24 +183,24 @@ export async function streamChat(
           break;
         }
         text += delta;
-        const room = onDelta({ type: 'text', text: delta });
-        if (room) await orAborted(room, request.abortSignal);
+        const room = pass({ type: 'text', text: delta });
+        if (room) await room;
         if (delta.length < part.delta.length) {
           finish = cutAtLimit(request.maxOutputTokens);
           break;
         }
       } else if (part.type === 'tool-input-start' && !part.providerExecuted) {
-        open(part.id, part.toolName);
+        await open(part.id, part.toolName);
       } else if (part.type === 'tool-input-delta' && part.delta.length > 0) {
         const call = opened.get(part.id);
         if (!call) continue;
         call.streamed += part.delta;
-        onDelta({ type: 'tool-arguments', index: call.index, arguments: part.delta });
+        await pass({ type: 'tool-arguments', index: call.index, arguments: part.delta });
       } else if (part.type === 'tool-call' && !part.providerExecuted) {
         // the complete call: what was not streamed as deltas (a provider that sends calls whole) goes out now
-        const call = open(part.toolCallId, part.toolName);
+        const call = await open(part.toolCallId, part.toolName);
         if (part.input.startsWith(call.streamed) && part.input.length > call.streamed.length) {
-          onDelta({ type: 'tool-arguments', index: call.index, arguments: part.input.slice(call.streamed.length) });
+          await pass({ type: 'tool-arguments', index: call.index, arguments: part.input.slice(call.streamed.length) });
         }
         toolCalls.push({ id: part.toolCallId, name: part.toolName, arguments: part.input });
       } else if (part.type === 'error') {

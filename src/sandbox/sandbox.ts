@@ -42,7 +42,7 @@ export interface Sandbox {
 async function startEvmChain(name: NetworkName, settlementTimeoutMs: number, options: SandboxOptions, listen: ChainListen): Promise<SandboxChain> {
   const network = NETWORKS[name];
   if (network.family !== 'evm') throw new Error(`${name} is not an EVM network`);
-  const chain: EvmSandbox = await startEvmSandbox(network, { listen });
+  const chain: EvmSandbox = await startEvmSandbox(network, { listen, ...(options.stateDir ? { stateDir: options.stateDir } : {}) });
   const facilitator = new LocalEvmFacilitator({
     network,
     rpcUrl: chain.rpcUrl,
@@ -112,10 +112,10 @@ async function startEvmChain(name: NetworkName, settlementTimeoutMs: number, opt
   };
 }
 
-async function startSvmChain(name: NetworkName, settlementTimeoutMs: number, listen: ChainListen): Promise<SandboxChain> {
+async function startSvmChain(name: NetworkName, settlementTimeoutMs: number, listen: ChainListen, stateDir?: string): Promise<SandboxChain> {
   const network = NETWORKS[name];
   if (network.family !== 'svm') throw new Error(`${name} is not a Solana network`);
-  const chain = await startSvmSandbox(network, { listen });
+  const chain = await startSvmSandbox(network, { listen, ...(stateDir ? { stateDir } : {}) });
   const facilitator = new LocalSvmFacilitator({
     network,
     rpcUrl: chain.rpcUrl,
@@ -172,6 +172,8 @@ export interface SandboxOptions {
    * network on portBase + n when a base is given, else on ports the OS picks; default 127.0.0.1
    */
   listen?: { host: string; portBase?: number; publicHost?: string };
+  /** where each chain keeps its state and keys across restarts (config dataDir/sandbox, kept-state.ts); absent: nothing kept */
+  stateDir?: string;
 }
 
 /** The n-th chain's listen address. */
@@ -189,7 +191,7 @@ export async function startSandbox(networks: readonly NetworkName[], settlementT
     networks.map((name, index) =>
       NETWORKS[name].family === 'evm'
         ? startEvmChain(name, settlementTimeoutMs, options, chainListen(options, index))
-        : startSvmChain(name, settlementTimeoutMs, chainListen(options, index)),
+        : startSvmChain(name, settlementTimeoutMs, chainListen(options, index), options.stateDir),
     ),
   );
   const chains = new Map<NetworkName, SandboxChain>();

@@ -79,7 +79,9 @@ test('prunes old final rows at startup, batch after batch; in-flight and recent 
 test('payment identifiers bound before the retention period go too; recent ones stay bound', async () => {
   const path = join(dir, 'ids.db');
   const ledger = new SqliteLedger(path);
-  for (const id of ['pay_old_one_0123456789', 'pay_old_two_0123456789', 'pay_recent_0123456789']) await ledger.bindPaymentId(id, `hash-${id}`);
+  const held = { key: 'base:0xasset:0xpayer:0xheld', network: 'base', payer: '0xpayer', amount: '1', asset: '0xasset', payTo: '0xpayto', resource: 'r', model: 'm', requestHash: 'h', payload: {}, requirements: {} };
+  await ledger.reserve(held);
+  for (const id of ['pay_old_one_0123456789', 'pay_old_two_0123456789', 'pay_recent_0123456789']) await ledger.bindPaymentId(id, `hash-${id}`, held.key);
   const db = new DatabaseSync(path);
   db.prepare('UPDATE payment_ids SET created_at = ? WHERE id LIKE ?').run(new Date(Date.now() - 91 * DAY).toISOString(), 'pay_old_%');
   db.close();
@@ -87,8 +89,8 @@ test('payment identifiers bound before the retention period go too; recent ones 
   const retention = startLedgerRetention(ledger, 90, quiet, { intervalMs: 60_000 });
   assert.equal(await retention.pruneNow(), 2);
   await retention.stop();
-  assert.equal(await ledger.bindPaymentId('pay_recent_0123456789', 'hash-other'), 'hash-pay_recent_0123456789');
-  assert.equal(await ledger.bindPaymentId('pay_old_one_0123456789', 'hash-other'), 'hash-other', 'forgotten, so bound afresh');
+  assert.equal(await ledger.bindPaymentId('pay_recent_0123456789', 'hash-other', held.key), 'hash-pay_recent_0123456789');
+  assert.equal(await ledger.bindPaymentId('pay_old_one_0123456789', 'hash-other', held.key), 'hash-other', 'forgotten, so bound afresh');
   await ledger.close();
 });
 

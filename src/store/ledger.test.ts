@@ -443,27 +443,50 @@ function ledgerSuite(name: string, open: () => Promise<Opened>): void {
     });
 
     test('bindPaymentId: an id is bound to the first payment it came with, even among 20 callers at once', async () => {
-      const outcomes = await Promise.all(Array.from({ length: 20 }, (_, i) => ledger.bindPaymentId('pay_0123456789abcdef', `hash-${i}`)));
+      const payments = Array.from({ length: 20 }, () => payment());
+      for (const p of payments) await ledger.reserve(p);
+      const outcomes = await Promise.all(payments.map((p, i) => ledger.bindPaymentId('pay_0123456789abcdef', `hash-${i}`, p.key)));
       assert.equal(new Set(outcomes).size, 1);
       const [bound] = outcomes;
-      assert.equal(await ledger.bindPaymentId('pay_0123456789abcdef', 'hash-other'), bound);
-      assert.equal(await ledger.bindPaymentId('pay_0123456789abcdef', bound!), bound);
-      assert.equal(await ledger.bindPaymentId('pay_fedcba9876543210', 'hash-x'), 'hash-x');
+      assert.equal(await ledger.bindPaymentId('pay_0123456789abcdef', 'hash-other', payments[0]!.key), bound);
+      assert.equal(await ledger.bindPaymentId('pay_0123456789abcdef', bound!, payments[0]!.key), bound);
+      assert.equal(await ledger.bindPaymentId('pay_fedcba9876543210', 'hash-x', payments[1]!.key), 'hash-x');
+    });
+
+    test('bindPaymentId: a payment released or failed (nothing charged) frees its id; one in flight or settled keeps it', async () => {
+      const id = 'pay_squatted_0123456789';
+      const squatter = payment();
+      const honest = payment();
+      await ledger.reserve(squatter);
+      await ledger.reserve(honest);
+      assert.equal(await ledger.bindPaymentId(id, 'hash-squatter', squatter.key), 'hash-squatter');
+      assert.equal(await ledger.bindPaymentId(id, 'hash-honest', honest.key), 'hash-squatter', 'in flight: the id stays its own');
+      assert.ok(await ledger.transition(squatter.key, ['reserved'], { state: 'released', error: 'the client left' }));
+      assert.equal(await ledger.bindPaymentId(id, 'hash-honest', honest.key), 'hash-honest', 'released: the id is free for the next payment');
+
+      const settled = await pendingPayment(ledger);
+      assert.ok(await ledger.transition(settled.key, ['pending'], { state: 'settled', txHash: '0xabc' }));
+      assert.equal(await ledger.bindPaymentId('pay_settled_0123456789', 'hash-settled', settled.key), 'hash-settled');
+      assert.ok(await ledger.transition(honest.key, ['reserved'], { state: 'failed', error: 'expired' }));
+      assert.equal(await ledger.bindPaymentId('pay_settled_0123456789', 'hash-other', honest.key), 'hash-settled', 'settled: bound for good');
+      assert.equal(await ledger.bindPaymentId(id, 'hash-squatter', squatter.key), 'hash-squatter', 'failed: free again');
     });
 
     test('prunePaymentIds: ids bound before the cutoff go, in batches; recent ones stay bound; a pruned id binds afresh', async () => {
       const old = ['pay_old_a_0123456789', 'pay_old_b_0123456789', 'pay_old_c_0123456789'];
+      const held = payment();
+      await ledger.reserve(held);
       for (const id of old) {
-        await ledger.bindPaymentId(id, `hash-${id}`);
+        await ledger.bindPaymentId(id, `hash-${id}`, held.key);
         await backdate(id, new Date(Date.now() - 100 * DAY));
       }
-      await ledger.bindPaymentId('pay_recent_0123456789', 'hash-recent');
+      await ledger.bindPaymentId('pay_recent_0123456789', 'hash-recent', held.key);
       const cutoff = new Date(Date.now() - 90 * DAY);
       assert.equal(await ledger.prunePaymentIds(cutoff, 2), 2, 'the limit is honoured');
       assert.equal(await ledger.prunePaymentIds(cutoff, 100), 1);
       assert.equal(await ledger.prunePaymentIds(cutoff, 100), 0, 'nothing left to prune');
-      assert.equal(await ledger.bindPaymentId('pay_recent_0123456789', 'hash-other'), 'hash-recent', 'a recent id stays bound');
-      assert.equal(await ledger.bindPaymentId(old[0]!, 'hash-other'), 'hash-other', 'a pruned id is free again');
+      assert.equal(await ledger.bindPaymentId('pay_recent_0123456789', 'hash-other', held.key), 'hash-recent', 'a recent id stays bound');
+      assert.equal(await ledger.bindPaymentId(old[0]!, 'hash-other', held.key), 'hash-other', 'a pruned id is free again');
     });
 
     test('50 concurrent re-reservations of one released key: exactly one wins', async () => {
@@ -585,7 +608,7 @@ describe('SQLite migrations', () => {
     assert.equal((await upgraded.get(before.key))?.model, '', 'rows from before the model column get an empty model');
     assert.equal((await upgraded.get(before.key))?.failedAttempts, 0, 'and no failed attempts');
     const versions = new DatabaseSync(path).prepare('SELECT version FROM schema_migrations ORDER BY version').all();
-    assert.deepEqual(versions.map((row) => row.version), [1, 2, 3, 4, 5, 6, 7, 8, 9], 'numbered as on PostgreSQL (8 is a no-op here)');
+    assert.deepEqual(versions.map((row) => row.version), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], 'numbered as on PostgreSQL (8 is a no-op here)');
     const p = await pendingPayment(upgraded);
     assert.equal((await upgraded.claimPending(1, 1_000))[0]?.key, p.key);
     assert.equal((await upgraded.get(p.key))?.model, 'local/demo-bigram');
@@ -602,7 +625,7 @@ describe('PostgreSQL migrations', () => {
     await client.connect();
     const { rows } = await client.query<{ version: number }>('SELECT version FROM schema_migrations ORDER BY version');
     await client.end();
-    assert.deepEqual(rows.map((r) => r.version), [1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    assert.deepEqual(rows.map((r) => r.version), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
     await Promise.all(ledgers.map((l) => l.close()));
   });
 

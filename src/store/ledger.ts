@@ -204,9 +204,11 @@ export interface Ledger {
   useNonce(nonce: string, expiresAt: Date): Promise<boolean>;
   /**
    * Binds a client's payment identifier (x402 payment-identifier extension) to the hash of the payment it came
-   * with, the first time it is seen by any instance (one atomic insert); returns the hash the id is bound to,
-   * which differs from `payloadHash` when the id was used before with another payment.
+   * with (whose one-use key is `key`), in one atomic statement whichever instance sees it; returns the hash the id
+   * is bound to, which differs from `payloadHash` while the id stands for another payment. A payment released or
+   * failed (nothing charged: a work that failed, a stream left early, a proof that expired) no longer holds its id,
+   * so a funded wallet cannot squat ids it never pays for: the next payment with the id takes it over.
    */
-  bindPaymentId(id: string, payloadHash: string): Promise<string>;
+  bindPaymentId(id: string, payloadHash: string, key: string): Promise<string>;
   close(): Promise<void>;
 }

@@ -1,5 +1,6 @@
-// The WHERE clause of the operator queries (listPayments, revenue), written once for both SQL engines: they
-// differ only in how a parameter is written ($1 or ?) and how a time is passed (Date or ISO text).
+// WHERE clauses written once for both SQL engines: the operator queries (listPayments, revenue), whose engines
+// differ only in how a parameter is written ($1 or ?) and how a time is passed (Date or ISO text), and the
+// payment-identifier takeover rule.
 import type { PaymentCursor, PaymentFilter } from './ledger.ts';
 
 export interface SqlDialect {
@@ -46,3 +47,11 @@ export function paymentConditions(
   }
   return { where: conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : '', params };
 }
+
+/**
+ * bindPaymentId's takeover rule, the same SQL for both engines: an id bound to a payment that no longer stands
+ * (released or failed: nothing was charged; or pruned) goes to the payment that comes with it now. Ids bound
+ * before the payment key was recorded stay as they are.
+ */
+export const BOUND_PAYMENT_GONE = `payment_ids.payload_hash <> excluded.payload_hash AND payment_ids.payment_key IS NOT NULL
+  AND NOT EXISTS (SELECT 1 FROM payments WHERE payments.key = payment_ids.payment_key AND payments.state NOT IN ('released', 'failed'))`;

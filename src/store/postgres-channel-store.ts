@@ -1,6 +1,7 @@
 // Payment channels in the shared PostgreSQL ledger (several instances): own tables, created if absent.
 // update() runs in a transaction holding the row (SELECT ... FOR UPDATE), so instances never lose each other's writes.
 import type pg from 'pg';
+import { inTransaction } from './postgres-connection.ts';
 import { CHANNEL_COLUMNS, recordFromRow, rowValues, type ChannelRecord, type ChannelRow, type ChannelStore } from './channel-store.ts';
 
 const SCHEMA = `
@@ -46,18 +47,10 @@ export class PostgresChannelStore implements ChannelStore {
   }
 
   static async open(pool: pg.Pool): Promise<PostgresChannelStore> {
-    const client = await pool.connect();
-    try {
-      await client.query('BEGIN');
+    await inTransaction(pool, async (client) => {
       await client.query('SELECT pg_advisory_xact_lock($1)', [SCHEMA_LOCK]);
       await client.query(SCHEMA);
-      await client.query('COMMIT');
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
-    }
+    });
     return new PostgresChannelStore(pool);
   }
 
@@ -68,23 +61,15 @@ export class PostgresChannelStore implements ChannelStore {
 
   async update(channelId: string, change: (current: ChannelRecord | undefined) => ChannelRecord | undefined): Promise<ChannelRecord | undefined> {
     const id = channelId.toLowerCase();
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
+    return inTransaction(this.pool, async (client) => {
       // a new channel has no row to hold: the advisory lock on its id stands in for it
       await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [id]);
       const { rows } = await client.query<ChannelRow>('SELECT * FROM channels WHERE channel_id = $1 FOR UPDATE', [id]);
       const current = rows[0] && recordFromRow(rows[0]);
       const next = change(current);
       if (next) await client.query(UPSERT, rowValues({ ...next, channelId: id }));
-      await client.query('COMMIT');
       return next ? { ...next, channelId: id } : current;
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
-    }
+    });
   }
 
   async lock(name: string, holder: string, leaseMs: number): Promise<boolean> {

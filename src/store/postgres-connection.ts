@@ -1,8 +1,8 @@
 // How the PostgreSQL ledger survives its server going away (a restart, a failover, a network cut):
-//   - a connection checked out of the pool (a transaction, the nonce step that holds a row lock through
-//     signing and broadcast) gets its own 'error' listener: node-postgres emits 'error' on a client whose
-//     server ended the session (57P01 admin_shutdown on a restart), and an unhandled 'error' event kills the
-//     process. A broken connection is destroyed on release, never handed out again;
+//   - a connection checked out of the pool (a transaction: inTransaction; the nonce step that holds a row lock
+//     through signing and broadcast) gets its own 'error' listener (holdClient; never a bare pool.connect()):
+//     node-postgres emits 'error' on a client whose server ended the session (57P01 admin_shutdown on a
+//     restart), and an unhandled 'error' event kills the process. A broken connection is destroyed on release, never handed out again;
 //   - every failure that means "the database cannot be reached now" becomes one LedgerUnavailableError, which
 //     the HTTP layer answers as 503 (retry later) and /readyz reports as the ledger being down.
 // The pool itself reconnects on demand: the first query after the server is back opens a new connection.
@@ -64,4 +64,24 @@ export async function holdClient(pool: pg.Pool): Promise<HeldClient> {
       client.release(broken);
     },
   };
+}
+
+/**
+ * Runs `work` in one transaction on a held connection (holdClient): committed when it resolves, rolled back when
+ * it throws. A database that cannot be reached, before or during it, is a LedgerUnavailableError.
+ */
+export async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const held = await holdClient(pool);
+  const { client } = held;
+  try {
+    await client.query('BEGIN');
+    const result = await work(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw asLedgerError(held.broken ?? error);
+  } finally {
+    held.release();
+  }
 }

@@ -22,9 +22,9 @@ import {
   UNBOUNDED_ATTEMPTS,
 } from './ledger.ts';
 import { randomUUID } from 'node:crypto';
-import { POSTGRES_DIALECT, paymentConditions, payerMatch } from './payment-query.ts';
+import { BOUND_PAYMENT_GONE, POSTGRES_DIALECT, paymentConditions, payerMatch } from './payment-query.ts';
 import { SETTLEMENT_NONCES_MIGRATION, SharedNonces } from './postgres-nonces.ts';
-import { asLedgerError, holdClient } from './postgres-connection.ts';
+import { asLedgerError, inTransaction } from './postgres-connection.ts';
 import type { NonceAllocator, PendingCount } from './nonce-allocator.ts';
 
 /** Applied in order, each once, in one transaction under an advisory lock (see migrate()). Never edit a shipped one. */
@@ -70,6 +70,8 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   // 9: how many times a payment's paid work failed, so a proof cannot be retried without limit
   `ALTER TABLE payments ADD COLUMN failed_attempts integer NOT NULL DEFAULT 0;
    CREATE INDEX payment_ids_created ON payment_ids (created_at);`,
+  // 10: the payment key an id is bound to, so a released or failed payment frees its id (older rows: none, kept)
+  `ALTER TABLE payment_ids ADD COLUMN payment_key text;`,
 ];
 
 /** created_at to the microsecond, as ISO text: a page cursor must not lose the precision the column has. */
@@ -194,10 +196,7 @@ export class PostgresLedger implements Ledger {
 
   /** Applies the migrations not applied yet. The advisory lock makes concurrent starters wait, then see them applied. */
   private async migrate(): Promise<void> {
-    const held = await holdClient(this.pool);
-    const { client } = held;
-    try {
-      await client.query('BEGIN');
+    await inTransaction(this.pool, async (client) => {
       await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
       await client.query(
         'CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())',
@@ -209,13 +208,7 @@ export class PostgresLedger implements Ledger {
         await client.query(sql);
         await client.query('INSERT INTO schema_migrations (version) VALUES ($1)', [index + 1]);
       }
-      await client.query('COMMIT');
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      held.release();
-    }
+    });
   }
 
   async reserve(payment: NewPayment, maxFailedAttempts = UNBOUNDED_ATTEMPTS): Promise<ReserveOutcome> {
@@ -410,8 +403,13 @@ export class PostgresLedger implements Ledger {
     return outcome.rowCount === 1;
   }
 
-  async bindPaymentId(id: string, payloadHash: string): Promise<string> {
-    await this.query('INSERT INTO payment_ids (id, payload_hash) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING', [id, payloadHash]);
+  async bindPaymentId(id: string, payloadHash: string, key: string): Promise<string> {
+    await this.query(
+      `INSERT INTO payment_ids (id, payload_hash, payment_key) VALUES ($1, $2, $3)
+       ON CONFLICT (id) DO UPDATE SET payload_hash = excluded.payload_hash, payment_key = excluded.payment_key, created_at = now()
+       WHERE ${BOUND_PAYMENT_GONE}`,
+      [id, payloadHash, key],
+    );
     // a statement of its own: its snapshot sees the row a concurrent first use committed
     const outcome = await this.query('SELECT payload_hash FROM payment_ids WHERE id = $1', [id]);
     return outcome.rows[0].payload_hash as string;

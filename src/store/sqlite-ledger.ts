@@ -19,7 +19,7 @@ import {
   UNBOUNDED_ATTEMPTS,
 } from './ledger.ts';
 import { randomUUID } from 'node:crypto';
-import { payerMatch, SQLITE_DIALECT, paymentConditions } from './payment-query.ts';
+import { BOUND_PAYMENT_GONE, payerMatch, SQLITE_DIALECT, paymentConditions } from './payment-query.ts';
 import { SqliteChannelStore } from './sqlite-channel-store.ts';
 import { preparedStatements } from './sqlite-statements.ts';
 
@@ -65,6 +65,8 @@ const MIGRATIONS: string[] = [
   // 9: how many times a payment's paid work failed, so a proof cannot be retried without limit
   `ALTER TABLE payments ADD COLUMN failed_attempts INTEGER NOT NULL DEFAULT 0;
    CREATE INDEX payment_ids_created ON payment_ids (created_at);`,
+  // 10: the payment key an id is bound to, so a released or failed payment frees its id (older rows: none, kept)
+  `ALTER TABLE payment_ids ADD COLUMN payment_key TEXT;`,
 ];
 
 /** Columns of a listing: everything but the result body and the payload, plus whether a result is stored. */
@@ -357,9 +359,12 @@ export class SqliteLedger implements Ledger {
     return Number(outcome.changes) === 1;
   }
 
-  async bindPaymentId(id: string, payloadHash: string): Promise<string> {
-    this.sql('INSERT INTO payment_ids (id, payload_hash, created_at) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING')
-      .run(id, payloadHash, new Date().toISOString());
+  async bindPaymentId(id: string, payloadHash: string, key: string): Promise<string> {
+    this.sql(
+      `INSERT INTO payment_ids (id, payload_hash, payment_key, created_at) VALUES (?, ?, ?, ?)
+       ON CONFLICT (id) DO UPDATE SET payload_hash = excluded.payload_hash, payment_key = excluded.payment_key, created_at = excluded.created_at
+       WHERE ${BOUND_PAYMENT_GONE}`,
+    ).run(id, payloadHash, key, new Date().toISOString());
     const row = this.sql('SELECT payload_hash FROM payment_ids WHERE id = ?').get(id) as { payload_hash: string };
     return row.payload_hash;
   }

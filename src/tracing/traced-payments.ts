@@ -30,7 +30,7 @@ export function tracedPayments(inner: PaymentObserver): PaymentObserver {
       try {
         const result = await inner.settle(labels, amount, settlement);
         outcome = result.status === 'unknown' ? 'pending' : result.status;
-        transaction = result.transaction;
+        transaction = 'transaction' in result ? result.transaction : undefined;
         return result;
       } finally {
         trace.settled(labels, amount, outcome, elapsed(started), transaction);

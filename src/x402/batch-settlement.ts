@@ -2,9 +2,9 @@
 // client sends (deposit, voucher and refund payloads), the names the scheme uses, and the one place the channel
 // id is checked against its config. The shapes are the installed package's (its types-*.d.mts).
 import { z } from 'zod';
-import { concat, getAddress, hashDomain, hashStruct, isAddressEqual, keccak256, type Address, type Hex } from 'viem';
+import { bytesToHex, getAddress, hashDomain, hexToBytes, isAddressEqual, keccak256, toBytes, type Address, type Hex } from 'viem';
 import { signedBy } from './eoa-signature.ts';
-import { BATCH_SETTLEMENT_ADDRESS, BATCH_SETTLEMENT_DOMAIN, voucherTypes } from '@x402/evm';
+import { BATCH_SETTLEMENT_ADDRESS, BATCH_SETTLEMENT_DOMAIN } from '@x402/evm';
 import { computeChannelId } from '@x402/evm/batch-settlement/client';
 
 export const BATCH_SETTLEMENT_SCHEME = 'batch-settlement';
@@ -123,13 +123,37 @@ export function voucherSignedByAuthorizer(
   chainId: number,
 ): boolean {
   try {
-    // EIP-712 (what hashTypedData computes), with the escrow's domain separator hashed once per chain
-    const voucher = hashStruct({ data: { channelId: channelId as Hex, maxClaimableAmount }, primaryType: 'Voucher', types: voucherTypes });
-    const digest = keccak256(concat(['0x1901', escrowDomainSeparator(chainId), voucher]));
-    return signedBy(config.payerAuthorizer as Address, digest, voucherSignature as Hex);
+    return signedBy(config.payerAuthorizer as Address, voucherDigest(channelId as Hex, maxClaimableAmount, chainId), voucherSignature as Hex);
   } catch {
     return false;
   }
+}
+
+/** keccak256 of the voucher's EIP-712 type, `Voucher(bytes32 channelId,uint128 maxClaimableAmount)` */
+const VOUCHER_TYPE_HASH = keccak256(toBytes('Voucher(bytes32 channelId,uint128 maxClaimableAmount)'), 'bytes');
+
+/**
+ * The EIP-712 digest a voucher signs (what hashTypedData computes for it), from the escrow's domain separator hashed
+ * once per chain and the voucher's two words: a signer and a verifier hash only these per call (two keccaks over
+ * bytes, ~25 us, against ~50 us through hex and ~200 us for hashTypedData).
+ */
+export function voucherDigestBytes(channelId: Hex, maxClaimableAmount: bigint, chainId: number): Uint8Array {
+  const struct = new Uint8Array(96);
+  struct.set(VOUCHER_TYPE_HASH, 0);
+  struct.set(hexToBytes(channelId), 32);
+  // the amount as a big-endian uint256 word
+  let amount = maxClaimableAmount;
+  for (let i = 95; i >= 64 && amount > 0n; i--, amount >>= 8n) struct[i] = Number(amount & 0xffn);
+  const digest = new Uint8Array(66);
+  digest[0] = 0x19;
+  digest[1] = 0x01;
+  digest.set(escrowDomainSeparator(chainId), 2);
+  digest.set(keccak256(struct, 'bytes'), 34);
+  return keccak256(digest, 'bytes');
+}
+
+export function voucherDigest(channelId: Hex, maxClaimableAmount: bigint, chainId: number): Hex {
+  return bytesToHex(voucherDigestBytes(channelId, maxClaimableAmount, chainId));
 }
 
 /** the fields of the escrow's domain (BATCH_SETTLEMENT_DOMAIN with the chain and the contract) */
@@ -141,7 +165,7 @@ const ESCROW_DOMAIN_TYPES = {
     { name: 'verifyingContract', type: 'address' },
   ],
 } as const;
-const domainSeparators = new Map<number, Hex>();
+const domainSeparators = new Map<number, Uint8Array>();
 
 /** The escrow's EIP-712 domain on a chain: what vouchers, claim batches and refunds are signed under. */
 export function escrowDomain(chainId: number) {
@@ -149,10 +173,10 @@ export function escrowDomain(chainId: number) {
 }
 
 /** The escrow's EIP-712 domain separator on a chain (constant: the vouchers of every channel there share it). */
-function escrowDomainSeparator(chainId: number): Hex {
+function escrowDomainSeparator(chainId: number): Uint8Array {
   let separator = domainSeparators.get(chainId);
   if (!separator) {
-    separator = hashDomain({ domain: { ...escrowDomain(chainId), chainId: BigInt(chainId) }, types: ESCROW_DOMAIN_TYPES });
+    separator = hexToBytes(hashDomain({ domain: { ...escrowDomain(chainId), chainId: BigInt(chainId) }, types: ESCROW_DOMAIN_TYPES }));
     domainSeparators.set(chainId, separator);
   }
   return separator;

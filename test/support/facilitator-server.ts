@@ -51,7 +51,7 @@ export async function startFacilitatorServer(
     versionsSeen.push(request.x402Version);
     const outcome = await facilitator.settle(...fromWire(request));
     if (outcome.status === 'settled') return c.json({ success: true, transaction: outcome.transaction, network, payer: outcome.payer });
-    return c.json({ success: false, errorReason: outcome.reason, transaction: outcome.transaction ?? '', network, payer: outcome.payer });
+    return c.json({ success: false, errorReason: outcome.reason, transaction: ('transaction' in outcome && outcome.transaction) || '', network, payer: outcome.payer });
   });
   const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
     const started = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, () => resolve(started));

@@ -38,7 +38,7 @@ export type Fault =
    * A streamed chat that ignores max_tokens: `events` chunks of `text` each, then finish and [DONE]. Written as a
    * server honouring backpressure writes (waiting for 'drain'): `flood` says how far it got and whether it waits.
    */
-  | { kind: 'stream-flood'; events: number; text: string };
+  | { kind: 'stream-flood'; events: number; text: string; as?: 'content' | 'tool-arguments' };
 
 export type ImageFormat = 'b64_json' | 'url';
 
@@ -49,6 +49,27 @@ export const SPEECH_PATH = '/v1/audio/speech';
 /** Usage the chat endpoint reports; total_tokens is the provider's own count. */
 export const CHAT_USAGE = { prompt_tokens: 23, completion_tokens: 11, total_tokens: 34 } as const;
 export const CHAT_TEXT = 'The sea is large, salty and mostly blue.';
+
+/**
+ * The `providers` and `models` of a gateway config whose one chat model, `up/chat`, runs on this upstream (`baseURL`):
+ * 1000 atomic units a call, nothing per token, unless `price` says otherwise.
+ */
+export function upstreamChatConfig(baseURL: string, options: { timeoutMs?: number; price?: Record<string, string> } = {}) {
+  return {
+    providers: { up: { type: 'openai-compatible', baseURL, maxRetries: 0, ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}) } },
+    models: [
+      {
+        id: 'up/chat',
+        provider: 'up',
+        upstreamModel: 'm',
+        capability: 'chat',
+        maxTokens: 64,
+        defaultMaxTokens: 16,
+        price: options.price ?? { perRequest: '1000', perThousandOutputTokens: '0', perThousandInputChars: '0' },
+      },
+    ],
+  };
+}
 
 export class OpenAIUpstream {
   readonly server: Server;
@@ -186,12 +207,16 @@ export class OpenAIUpstream {
     res.end();
   }
 
-  private async flood_(res: ServerResponse, chunks: string[], fault: { events: number; text: string }): Promise<void> {
+  private async flood_(res: ServerResponse, chunks: string[], fault: { events: number; text: string; as?: 'content' | 'tool-arguments' }): Promise<void> {
     const flood = { bytes: 0, waiting: false, finished: false };
     this.flood = flood;
     const [role, , ...rest] = chunks;
     const head = JSON.parse(role!.slice(6)) as Record<string, unknown>;
-    const event = `data: ${JSON.stringify({ ...head, choices: [{ index: 0, delta: { content: fault.text }, finish_reason: null }] })}\n\n`;
+    const chunk = (delta: unknown) => `data: ${JSON.stringify({ ...head, choices: [{ index: 0, delta, finish_reason: null }] })}\n\n`;
+    // one tool call whose arguments come in `events` pieces, or text in `events` pieces
+    const toolCall = (fn: Record<string, string>, first = false) => ({ tool_calls: [{ index: 0, ...(first ? { id: 'call_flood', type: 'function' } : {}), function: fn }] });
+    const event = fault.as === 'tool-arguments' ? chunk(toolCall({ arguments: fault.text })) : chunk({ content: fault.text });
+    const opening = fault.as === 'tool-arguments' ? [chunk(toolCall({ name: 'flood', arguments: '' }, true))] : [];
     const tail = rest.slice(CHAT_TEXT.split(/(?<= )/).length - 1);
     const send = async (chunk: string) => {
       flood.bytes += Buffer.byteLength(chunk);
@@ -207,6 +232,7 @@ export class OpenAIUpstream {
       flood.waiting = false;
     };
     await send(role!);
+    for (const first of opening) await send(first);
     for (let i = 0; i < fault.events && !res.destroyed; i++) await send(event);
     for (const chunk of tail) if (!res.destroyed) await send(chunk);
     if (res.destroyed) return;

@@ -18,7 +18,8 @@ export async function startTestService(
     port: 0,
     dataDir,
     logLevel: 'silent',
-    sandbox: { enabled: true, networks: options.networks ?? ['base'] },
+    // each test's chains are fresh: nothing to keep in its throwaway data dir
+    sandbox: { enabled: true, networks: options.networks ?? ['base'], keepState: false },
     ...options.config,
   });
   const service = await startService(config, options.log ? { log: options.log } : {});

@@ -20,8 +20,11 @@ export interface MessagesStreamSource {
   pending: MessagesResponse;
   /** the tool_use block id of a model's call id, as the final body names it */
   toolUseId: (callId: string) => string;
-  /** runs the call, handing on each piece of the answer as the model writes it */
-  run(onDelta: (delta: ChatDelta) => void, signal: AbortSignal): Promise<WorkOutput>;
+  /**
+   * runs the call, handing on each piece of the answer as the model writes it; the next piece is read from the
+   * model only once the promise onDelta returns (if any) resolves (backpressure: see EventStream.run)
+   */
+  run(onDelta: (delta: ChatDelta) => Promise<void> | undefined, signal: AbortSignal): Promise<WorkOutput>;
 }
 
 const event = (type: string, fields: Record<string, unknown> = {}): string => `event: ${type}\ndata: ${JSON.stringify({ type, ...fields })}\n\n`;
@@ -37,11 +40,12 @@ export function messagesEvents(source: MessagesStreamSource): EventStream {
   const callKeys = new Map<number, string>();
   // as Anthropic does, a block stops before the next one starts: the index of the one still open
   let openIndex: number | undefined;
-  const open = (key: string, write: (events: string) => void): number => {
-    if (openIndex !== undefined) write(stop(openIndex));
+  /** opens the block of `key`: the events that stop the one still open (if any) and start it are the caller's to write */
+  const open = (key: string): { index: number; stopped: string } => {
+    const stopped = openIndex === undefined ? '' : stop(openIndex);
     openIndex = opened.size;
     opened.set(key, openIndex);
-    return openIndex;
+    return { index: openIndex, stopped };
   };
   const opening = () => event('message_start', { message: source.pending }) + event('ping');
   const textStart = (index: number) => event('content_block_start', { index, content_block: { type: 'text', text: '' } });
@@ -57,19 +61,25 @@ export function messagesEvents(source: MessagesStreamSource): EventStream {
   return {
     run(write, signal) {
       write(opening());
+      // each piece's events go out in one write, whose promise holds the model back while the client reads nothing
       return source.run((delta) => {
         if (delta.type === 'text') {
           // text after a tool call (rare) opens a new block; the kept message holds all its text in one
-          if (opened.get(TEXT) !== openIndex || openIndex === undefined) write(textStart(open(TEXT, write)));
-          write(textDelta(opened.get(TEXT)!, delta.text));
-        } else if (delta.type === 'tool-call') {
+          let events = '';
+          if (opened.get(TEXT) !== openIndex || openIndex === undefined) {
+            const { index, stopped } = open(TEXT);
+            events = stopped + textStart(index);
+          }
+          return write(events + textDelta(opened.get(TEXT)!, delta.text));
+        }
+        if (delta.type === 'tool-call') {
           const id = source.toolUseId(delta.id);
           callKeys.set(delta.index, id);
-          write(toolStart(open(id, write), id, delta.name));
-        } else {
-          const index = opened.get(callKeys.get(delta.index) ?? '');
-          if (index !== undefined && delta.arguments) write(jsonDelta(index, delta.arguments));
+          const { index, stopped } = open(id);
+          return write(stopped + toolStart(index, id, delta.name));
         }
+        const index = opened.get(callKeys.get(delta.index) ?? '');
+        return index !== undefined && delta.arguments ? write(jsonDelta(index, delta.arguments)) : undefined;
       }, signal);
     },
     end(body, receipt: StreamReceipt, replayed) {

@@ -22,8 +22,11 @@ export interface ResponsesStreamSource {
   /** the ids the message item and the function-call items will carry, so live events and the final body agree */
   messageId: string;
   callItemId: (index: number) => string;
-  /** runs the call, handing on each piece of the answer as the model writes it */
-  run(onDelta: (delta: ChatDelta) => void, signal: AbortSignal): Promise<WorkOutput>;
+  /**
+   * runs the call, handing on each piece of the answer as the model writes it; the next piece is read from the
+   * model only once the promise onDelta returns (if any) resolves (backpressure: see EventStream.run)
+   */
+  run(onDelta: (delta: ChatDelta) => Promise<void> | undefined, signal: AbortSignal): Promise<WorkOutput>;
 }
 
 export function responsesEvents(source: ResponsesStreamSource): EventStream {
@@ -80,30 +83,32 @@ export function responsesEvents(source: ResponsesStreamSource): EventStream {
   return {
     run(write, signal) {
       write(opening());
+      // each piece's events go out in one write, whose promise holds the model back while the client reads nothing
       return source.run((delta) => {
         if (delta.type === 'text') {
           let message = opened.get(source.messageId);
+          let events = '';
           if (!message) {
-            write(closeOpen());
+            events = closeOpen();
             const content = [{ type: 'output_text' as const, text: '', annotations: [], logprobs: [] }];
             const index = openItem({ type: 'message', id: source.messageId, status: 'completed', role: 'assistant', content });
-            write(messageStart(index, source.messageId));
+            events += messageStart(index, source.messageId);
             message = opened.get(source.messageId)!;
           }
           // text after a call (rare) still belongs to the one message item
           (message.item as OutputMessage).content[0]!.text += delta.text;
-          write(textDelta(message.index, source.messageId, delta.text));
-        } else if (delta.type === 'tool-call') {
-          write(closeOpen());
+          return write(events + textDelta(message.index, source.messageId, delta.text));
+        }
+        if (delta.type === 'tool-call') {
+          const closed = closeOpen();
           const id = source.callItemId(delta.index);
           const index = openItem({ type: 'function_call', id, call_id: delta.id, name: delta.name, arguments: '', status: 'completed' });
-          write(callStart(index, { id, call_id: delta.id, name: delta.name }));
-        } else {
-          const live = opened.get(source.callItemId(delta.index));
-          if (!live || !delta.arguments) return;
-          (live.item as OutputFunctionCall).arguments += delta.arguments;
-          write(argumentsDelta(live.index, live.item.id, delta.arguments));
+          return write(closed + callStart(index, { id, call_id: delta.id, name: delta.name }));
         }
+        const live = opened.get(source.callItemId(delta.index));
+        if (!live || !delta.arguments) return undefined;
+        (live.item as OutputFunctionCall).arguments += delta.arguments;
+        return write(argumentsDelta(live.index, live.item.id, delta.arguments));
       }, signal);
     },
     end(body, receipt: StreamReceipt, replayed) {

@@ -5,12 +5,12 @@
 // as the requirement's `amount` (the official facilitator settles exactly that, at most the signed ceiling).
 // Reason strings differ between facilitators; they are passed through as they come.
 import { z } from 'zod';
-import type { Facilitator, SettleOutcome, VerifyResult } from '../facilitator.ts';
+import { FacilitatorUnavailableError, type Facilitator, type SettleOutcome, type VerifyResult } from '../facilitator.ts';
 import type { Network } from '../../x402/networks.ts';
 import type { PaymentProof, PaymentRequirement, Wire } from '../../x402/model.ts';
 import { v1Requirement } from '../../x402/v1/codec.ts';
 import { v2Requirements } from '../../x402/v2/codec.ts';
-import { SETTLEMENT_REJECTED_BY_FACILITATOR } from '../reasons.ts';
+import { SETTLEMENT_REJECTED_BY_FACILITATOR, UNEXPECTED_VERIFY_ERROR } from '../reasons.ts';
 
 export interface RemoteFacilitatorOptions {
   url: string;
@@ -142,6 +142,8 @@ export class RemoteFacilitator implements Facilitator {
   async verify(proof: PaymentProof, requirement: PaymentRequirement): Promise<VerifyResult> {
     const result = verifyResponse.parse(await this.call('POST', '/verify', await this.request(proof, requirement)));
     if (result.isValid) return { isValid: true, payer: result.payer ?? '' };
+    // the official facilitator's answer when its own RPC failed it: no verdict on the payment
+    if (result.invalidReason === UNEXPECTED_VERIFY_ERROR) throw new FacilitatorUnavailableError('remote facilitator verification');
     return { isValid: false, invalidReason: result.invalidReason ?? 'rejected_by_facilitator', payer: result.payer ?? undefined };
   }
 

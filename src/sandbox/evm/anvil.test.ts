@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { createServer, type AddressInfo } from 'node:net';
 import { once } from 'node:events';
 import { startAnvil } from './anvil.ts';
 
@@ -63,4 +64,16 @@ test('anvil dies with its parent, even when the parent is killed with SIGKILL', 
   parent.kill('SIGKILL');
   await once(parent, 'exit');
   assert.equal(await until(async () => !(await answers(rpcUrl)), 5_000), true, 'anvil outlived its parent');
+});
+
+test('a port already taken is named in the error', async (t) => {
+  const holder = createServer();
+  await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+  t.after(() => new Promise((resolve) => holder.close(resolve)));
+  const { port } = holder.address() as AddressInfo;
+  await assert.rejects(startAnvil({ chainId: 8453, listen: { host: '127.0.0.1', port } }), (error: Error) => {
+    assert.match(error.message, new RegExp(`127\\.0\\.0\\.1:${port}`));
+    assert.match(error.message, new RegExp(`port ${port} is already in use`));
+    return true;
+  });
 });

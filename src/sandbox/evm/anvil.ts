@@ -105,7 +105,7 @@ export async function startAnvil(options: AnvilOptions): Promise<AnvilNode> {
   };
 
   try {
-    const port = await waitForPort(child, options.startupTimeoutMs ?? 20_000);
+    const port = await waitForPort(child, options.startupTimeoutMs ?? 20_000, listen);
     const rpcUrl = localRpcUrl(listen, port);
     await waitForRpc(rpcUrl, options.chainId, options.startupTimeoutMs ?? 20_000);
     // From here on the node must not keep our event loop alive: the owner calls stop(), and if it
@@ -119,8 +119,12 @@ export async function startAnvil(options: AnvilOptions): Promise<AnvilNode> {
   }
 }
 
-/** Reads anvil's startup banner for the port the OS gave it; afterwards its log output is discarded. */
-function waitForPort(child: ChildProcess, timeoutMs: number): Promise<number> {
+/**
+ * Reads anvil's startup banner for the port the OS gave it; afterwards its log output is discarded. An exit before
+ * it names where anvil was to listen, and says so plainly when that port is taken.
+ */
+function waitForPort(child: ChildProcess, timeoutMs: number, listen: ChainListen): Promise<number> {
+  const where = `${listen.host}:${listen.port === 0 ? '(a free port)' : listen.port}`;
   return new Promise((resolve, reject) => {
     let out = '';
     let err = '';
@@ -141,7 +145,11 @@ function waitForPort(child: ChildProcess, timeoutMs: number): Promise<number> {
       err = (err + chunk.toString('utf8')).slice(-4_000);
     };
     const onExit = (code: number | null, signal: string | null): void =>
-      fail(new Error(`anvil exited before listening (code ${code}, signal ${signal}): ${err.trim()}`));
+      fail(
+        /address already in use|os error 98|EADDRINUSE/i.test(err)
+          ? new Error(`anvil cannot listen on ${where}: port ${listen.port} is already in use (another sandbox or program holds it; free it, or choose other ports with sandbox.portBase)`)
+          : new Error(`anvil exited before listening on ${where} (code ${code}, signal ${signal}): ${err.trim()}`),
+      );
     const cleanup = (): void => {
       clearTimeout(timer);
       child.stdout?.off('data', onOut);

@@ -16,10 +16,12 @@ import {
   type Chain,
   type Hex,
 } from 'viem';
+import { existsSync, renameSync, statSync } from 'node:fs';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import type { EvmNetwork, NetworkName } from '../../x402/networks.ts';
 import { startAnvil } from './anvil.ts';
 import type { ChainListen } from '../listen.ts';
+import { keepKeys, keptFiles, readKeptKeys } from '../kept-state.ts';
 import { loadTestUsdcArtifact } from './test-usdc-artifact.ts';
 import { installUptoContracts } from './upto-contracts.ts';
 import { installMulticall3 } from './multicall3.ts';
@@ -31,6 +33,19 @@ export interface EvmSandboxOptions {
   startupTimeoutMs?: number;
   /** where the node listens and the URL buyers get (default 127.0.0.1, a port the OS picks) */
   listen?: ChainListen;
+  /**
+   * where the chain's state (anvil's dump, written every second) and its keys are kept across restarts
+   * (kept-state.ts); absent: nothing is kept
+   */
+  stateDir?: string;
+}
+
+/** What a restarted chain needs of its first start (its contracts and balances are in anvil's state). */
+interface KeptEvmKeys {
+  deployer: Hex;
+  settlement: Hex;
+  upto: Hex;
+  payTo: Address;
 }
 
 export interface FaucetResult {
@@ -81,11 +96,21 @@ const erc20Abi = parseAbi([
 ]);
 
 export async function startEvmSandbox(network: EvmNetwork, options: EvmSandboxOptions = {}): Promise<EvmSandbox> {
-  const node = await startAnvil({
-    chainId: network.chainId,
-    extraArgs: options.anvilArgs,
-    startupTimeoutMs: options.startupTimeoutMs,
-    listen: options.listen,
+  const files = options.stateDir === undefined ? undefined : keptFiles(options.stateDir, network.name, 'anvil.json');
+  const kept = readKeptKeys<KeptEvmKeys>(files);
+  const anvil = () =>
+    startAnvil({
+      chainId: network.chainId,
+      // the state is loaded from the file if it is there, and written to it every second
+      extraArgs: [...(options.anvilArgs ?? []), ...(files ? ['--state', files.state, '--state-interval', '1'] : [])],
+      startupTimeoutMs: options.startupTimeoutMs,
+      listen: options.listen,
+    });
+  // a state file anvil cannot load (cut by a crash mid-write) is set aside, and the chain starts afresh
+  const node = await anvil().catch((error: unknown) => {
+    if (!files || !existsSync(files.state)) throw error;
+    renameSync(files.state, `${files.state}.unreadable`);
+    return anvil();
   });
   try {
     const chain = defineChain({
@@ -99,17 +124,19 @@ export async function startEvmSandbox(network: EvmNetwork, options: EvmSandboxOp
     const publicClient = createPublicClient({ chain, transport, pollingInterval: 50 });
     const testClient = createTestClient({ chain, transport, mode: 'anvil' });
 
-    // A throwaway deployer (token owner, the only minter), funded by the node itself: no known keys.
-    const deployer = privateKeyToAccount(generatePrivateKey());
+    // A deployer (token owner, the only minter), funded by the node itself: no known keys. A restarted chain
+    // whose state still holds the token keeps its keys; anything else starts afresh.
+    const resumed = kept !== undefined && Boolean(await publicClient.getCode({ address: getAddress(network.usdc) }));
+    const keys: KeptEvmKeys =
+      resumed && kept
+        ? kept
+        : { deployer: generatePrivateKey(), settlement: generatePrivateKey(), upto: generatePrivateKey(), payTo: privateKeyToAccount(generatePrivateKey()).address };
+    const deployer = privateKeyToAccount(keys.deployer);
     const deployerWallet = createWalletClient({ chain, transport, account: deployer });
-    await testClient.setBalance({ address: deployer.address, value: parseEther('1000') });
-
-    const settlementPrivateKey = generatePrivateKey();
+    const settlementPrivateKey = keys.settlement;
     const settlementAddress = privateKeyToAccount(settlementPrivateKey).address;
-    await testClient.setBalance({ address: settlementAddress, value: parseEther('1000') });
-    const uptoSettlementPrivateKey = generatePrivateKey();
-    await testClient.setBalance({ address: privateKeyToAccount(uptoSettlementPrivateKey).address, value: parseEther('1000') });
-    const payTo = privateKeyToAccount(generatePrivateKey()).address;
+    const uptoSettlementPrivateKey = keys.upto;
+    const payTo = keys.payTo;
 
     // The token is moved to the network's real USDC address, so the sandbox's 402 bodies name the same
     // asset as the real network's and clients that only trust known USDC addresses (@x402/fetch) pay.
@@ -125,18 +152,25 @@ export async function startEvmSandbox(network: EvmNetwork, options: EvmSandboxOp
       return to;
     };
 
-    const artifact = loadTestUsdcArtifact();
-    const deployHash = await deployerWallet.deployContract({
-      abi: artifact.abi,
-      bytecode: artifact.bytecode,
-      args: [network.eip712.name, network.eip712.version],
-    });
-    const deployed = await publicClient.waitForTransactionReceipt({ hash: deployHash, timeout: 10_000 });
-    if (deployed.status !== 'success' || !deployed.contractAddress) throw new Error('TestUSDC deployment failed');
-    const asset = await relocate(getAddress(deployed.contractAddress), getAddress(network.usdc));
-    await installUptoContracts({ chain, publicClient, testClient, deployer: deployerWallet });
-    await installMulticall3(publicClient, testClient, deployerWallet);
-    await installBatchSettlementContracts(publicClient, testClient, deployerWallet);
+    const asset = getAddress(network.usdc);
+    if (!resumed) {
+      for (const key of [keys.deployer, keys.settlement, keys.upto]) {
+        await testClient.setBalance({ address: privateKeyToAccount(key).address, value: parseEther('1000') });
+      }
+      const artifact = loadTestUsdcArtifact();
+      const deployHash = await deployerWallet.deployContract({
+        abi: artifact.abi,
+        bytecode: artifact.bytecode,
+        args: [network.eip712.name, network.eip712.version],
+      });
+      const deployed = await publicClient.waitForTransactionReceipt({ hash: deployHash, timeout: 10_000 });
+      if (deployed.status !== 'success' || !deployed.contractAddress) throw new Error('TestUSDC deployment failed');
+      await relocate(getAddress(deployed.contractAddress), asset);
+      await installUptoContracts({ chain, publicClient, testClient, deployer: deployerWallet });
+      await installMulticall3(publicClient, testClient, deployerWallet);
+      await installBatchSettlementContracts(publicClient, testClient, deployerWallet);
+      keepKeys(files, keys);
+    }
 
     const balanceOf = (address: Address): Promise<bigint> =>
       publicClient.readContract({ address: asset, abi: erc20Abi, functionName: 'balanceOf', args: [address] });
@@ -184,10 +218,21 @@ export async function startEvmSandbox(network: EvmNetwork, options: EvmSandboxOp
       balanceOf,
       setAutomine: (enabled) => testClient.setAutomine(enabled),
       mine: (blocks = 1) => testClient.mine({ blocks }),
-      stop: () => node.stop(),
+      // kept: anvil writes its state every second; a stop waits for the next write, so nothing of the last second is lost
+      stop: async () => {
+        if (files) await nextWrite(files.state, 3_000);
+        await node.stop();
+      },
     };
   } catch (error) {
     await node.stop();
     throw error;
   }
+}
+
+/** Resolves once `file` is written after this call (or after `timeoutMs`: anvil gone, nothing more to wait for). */
+async function nextWrite(file: string, timeoutMs: number): Promise<void> {
+  const since = Date.now();
+  const writtenAt = () => (existsSync(file) ? statSync(file).mtimeMs : 0);
+  while (writtenAt() <= since && Date.now() - since < timeoutMs) await new Promise((resolve) => setTimeout(resolve, 50));
 }

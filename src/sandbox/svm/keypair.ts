@@ -11,7 +11,12 @@ export interface SvmKeypair {
 }
 
 export async function generateSvmKeypair(): Promise<SvmKeypair> {
-  const seed = new Uint8Array(randomBytes(32));
+  return svmKeypairFrom(new Uint8Array(randomBytes(32)));
+}
+
+/** The keypair of a 32-byte seed, or of the 64 bytes a keypair's secretKey holds (seed first). */
+export async function svmKeypairFrom(bytes: Uint8Array): Promise<SvmKeypair> {
+  const seed = bytes.slice(0, 32);
   const signer = await createKeyPairSignerFromPrivateKeyBytes(seed);
   const secretKey = new Uint8Array(64);
   secretKey.set(seed, 0);

@@ -3,6 +3,7 @@
 // expires, signatures get statuses, and sent transactions can be held back (like anvil's automine off).
 // litesvm itself only knows one "latest" blockhash; this class keeps the window of recent ones.
 // Transactions that land are recorded (balances around them, logs, fee) for getTransaction.
+import { existsSync } from 'node:fs';
 import { LiteSVM, FailedTransactionMetadata, type TransactionMetadata } from 'litesvm';
 import {
   getBase58Decoder,
@@ -16,6 +17,8 @@ import { tokenBalanceJson, type TokenBalanceJson } from './account-json.ts';
 import { transactionErrorJson, type TransactionErrorJson } from './transaction-error.ts';
 
 export interface SvmChainOptions {
+  /** a litesvm snapshot to resume from (LiteSVM.saveToFile), when it exists */
+  snapshot?: string;
   /** wall-clock length of a slot; default 400 ms like mainnet */
   slotMs?: number;
   /** how many blocks a blockhash stays valid; default 150 (as on mainnet) */
@@ -152,7 +155,7 @@ export class SvmChain {
   readonly #held: DecodedTransaction[] = [];
 
   constructor(options: SvmChainOptions = {}) {
-    this.svm = new LiteSVM();
+    this.svm = options.snapshot !== undefined && existsSync(options.snapshot) ? LiteSVM.loadFromFile(options.snapshot) : new LiteSVM();
     this.#slotMs = options.slotMs ?? 400;
     this.#lifetime = BigInt(options.blockhashLifetimeBlocks ?? 150);
     this.#startSlot = this.svm.getClock().slot;
@@ -250,6 +253,13 @@ export class SvmChain {
     return signature;
   }
 
+  /** transactions executed so far (a snapshot is worth writing only when this moved) */
+  get executed(): number {
+    return this.#executed;
+  }
+
+  #executed = 0;
+
   /** Executes at once, whatever automine says (sandbox housekeeping); throws when it fails. */
   execute(wire: Uint8Array): string {
     const decoded = decodeWireTransaction(wire);
@@ -277,6 +287,7 @@ export class SvmChain {
   }
 
   #execute(decoded: DecodedTransaction): void {
+    this.#executed++;
     const { transaction, message, signature, blockhash } = decoded;
     // A held transaction whose blockhash expired meanwhile is dropped, as a validator would.
     if (!this.isBlockhashValid(blockhash)) return;

@@ -31,12 +31,28 @@ import { SvmChain, type SvmChainOptions } from './svm-chain.ts';
 import { startRpcServer } from './rpc-server.ts';
 import type { ChainListen } from '../listen.ts';
 import { readTokenAccount } from './account-json.ts';
-import { generateSvmKeypair, type SvmKeypair } from './keypair.ts';
+import { generateSvmKeypair, svmKeypairFrom, type SvmKeypair } from './keypair.ts';
+import { keepKeys, keptFiles, readKeptKeys } from '../kept-state.ts';
 
-export interface SvmSandboxOptions extends SvmChainOptions {
+export interface SvmSandboxOptions extends Omit<SvmChainOptions, 'snapshot'> {
   /** where the JSON-RPC listens and the URL buyers get (default 127.0.0.1, a port the OS picks) */
   listen?: ChainListen;
+  /**
+   * where the chain's state (a litesvm snapshot, written within a second of a change and at stop) and its keys
+   * are kept across restarts (kept-state.ts); absent: nothing is kept
+   */
+  stateDir?: string;
 }
+
+/** What a restarted chain needs of its first start (its accounts are in the snapshot): each key's 64 bytes. */
+interface KeptSvmKeys {
+  mintAuthority: number[];
+  feePayer: number[];
+  operator: number[];
+}
+
+/** How often a changed chain is written to its snapshot. */
+const SNAPSHOT_EVERY_MS = 1_000;
 
 export interface SvmFaucetResult {
   /** the owner's test USDC balance after minting (atomic units, 6 decimals) */
@@ -93,7 +109,9 @@ const GENESIS_HASHES: Record<string, string> = {
 export async function startSvmSandbox(network: SvmNetwork, options: SvmSandboxOptions = {}): Promise<SvmSandbox> {
   const genesisHash = GENESIS_HASHES[network.name];
   if (!genesisHash) throw new Error(`${network.name} is not a Solana network this sandbox knows`);
-  const chain = new SvmChain(options);
+  const files = options.stateDir === undefined ? undefined : keptFiles(options.stateDir, network.name, 'litesvm');
+  const kept = readKeptKeys<KeptSvmKeys>(files);
+  const chain = new SvmChain({ ...options, ...(kept && files ? { snapshot: files.state } : {}) });
   const svm = chain.svm;
   const asset = address(network.usdc);
 
@@ -108,7 +126,8 @@ export async function startSvmSandbox(network: SvmNetwork, options: SvmSandboxOp
     return floor;
   };
 
-  const [mintAuthority, feePayer, operator] = await Promise.all([generateSvmKeypair(), generateSvmKeypair(), generateSvmKeypair()]);
+  const keypair = (bytes: number[] | undefined) => (bytes ? svmKeypairFrom(Uint8Array.from(bytes)) : generateSvmKeypair());
+  const [mintAuthority, feePayer, operator] = await Promise.all([keypair(kept?.mintAuthority), keypair(kept?.feePayer), keypair(kept?.operator)]);
   setLamports(mintAuthority.address, FEE_PAYER_LAMPORTS);
   setLamports(feePayer.address, FEE_PAYER_LAMPORTS);
 
@@ -121,7 +140,8 @@ export async function startSvmSandbox(network: SvmNetwork, options: SvmSandboxOp
     isInitialized: true,
     freezeAuthority: { __option: 'None' },
   });
-  svm.setAccount({
+  // a resumed chain keeps its mint (and its supply)
+  if (!kept) svm.setAccount({
     address: asset,
     lamports: svm.minimumBalanceForRentExemption(BigInt(getMintSize())),
     data: new Uint8Array(mintData),
@@ -185,6 +205,18 @@ export async function startSvmSandbox(network: SvmNetwork, options: SvmSandboxOp
     return result;
   };
 
+  // kept: the snapshot is written within a second of a change, and at stop (the keys once, with the first)
+  let saved = -1;
+  const save = () => {
+    if (!files || chain.executed === saved) return;
+    saved = chain.executed;
+    svm.saveToFile(files.state);
+    if (!kept) keepKeys(files, { mintAuthority: [...mintAuthority.secretKey], feePayer: [...feePayer.secretKey], operator: [...operator.secretKey] } satisfies KeptSvmKeys);
+  };
+  save();
+  const saver = files ? setInterval(save, SNAPSHOT_EVERY_MS) : undefined;
+  saver?.unref();
+
   const server = await startRpcServer({ chain, genesisHash, mints: [asset], listen: options.listen });
   return {
     network: network.name,
@@ -200,6 +232,10 @@ export async function startSvmSandbox(network: SvmNetwork, options: SvmSandboxOp
     mine: async () => chain.mine(),
     info: () => ({ network: network.name, rpcUrl: server.publicUrl, asset, payTo, feePayer: feePayer.address }),
     chain,
-    stop: () => server.close(),
+    stop: async () => {
+      clearInterval(saver);
+      save();
+      await server.close();
+    },
   };
 }

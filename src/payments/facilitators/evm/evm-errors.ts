@@ -1,7 +1,7 @@
 // Turns viem errors from USDC calls into stable x402-style reasons, and tells a node's definite
 // rejection apart from a transport failure (after which a broadcast may or may not have happened).
 import { BaseError, ContractFunctionRevertedError, RpcRequestError } from 'viem';
-import { INSUFFICIENT_FUNDS } from '../../reasons.ts';
+import { INSUFFICIENT_FUNDS, SETTLEMENT_UNAVAILABLE } from '../../reasons.ts';
 import { INVALID_EXACT_EVM_PAYLOAD_AUTHORIZATION_VALID_AFTER, INVALID_EXACT_EVM_PAYLOAD_AUTHORIZATION_VALID_BEFORE, INVALID_EXACT_EVM_PAYLOAD_SIGNATURE } from './exact-reasons.ts';
 
 // FiatToken (and TestUSDC) revert strings -> x402 reason names; unknown strings fall through.
@@ -49,4 +49,9 @@ export function isNodeRejection(error: unknown): boolean {
 export function shortMessage(error: unknown): string {
   if (error instanceof BaseError) return error.shortMessage;
   return error instanceof Error ? error.message : String(error);
+}
+
+/** The reason of an 'unavailable' settlement: what could not be reached, in one short line (no URL, no request body). */
+export function settlementUnavailable(error: unknown): string {
+  return `${SETTLEMENT_UNAVAILABLE}: ${shortMessage(error).split('\n')[0]!.slice(0, 120)}`;
 }

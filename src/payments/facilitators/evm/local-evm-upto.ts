@@ -32,8 +32,8 @@ import { uptoPermit2WitnessTypes, x402UptoPermit2ProxyABI } from '@x402/evm';
 import type { EvmNetwork } from '../../../x402/networks.ts';
 import { PERMIT2_ADDRESS, UPTO_PROXY_ADDRESS, uptoPermit2PayloadSchema, type UptoPermit2Payload } from '../../../x402/upto.ts';
 import { readGasSponsoring, type Eip2612PermitInfo, type Erc20ApprovalInfo, type GasSponsoring } from '../../../x402/gas-sponsoring.ts';
-import type { Facilitator, SettleOutcome, VerifyResult } from '../../facilitator.ts';
-import { isRevert, revertString, shortMessage } from './evm-errors.ts';
+import { FacilitatorUnavailableError, type Facilitator, type SettleOutcome, type VerifyResult } from '../../facilitator.ts';
+import { isRevert, revertString, settlementUnavailable, shortMessage } from './evm-errors.ts';
 import { evmSender, type TransactionSender } from './evm-sender.ts';
 import { settlementFromChain } from './evm-settlement-check.ts';
 import { INVALID_PERMIT2_RECIPIENT_MISMATCH, INVALID_PERMIT2_SIGNATURE, INVALID_PERMIT2_SPENDER, INVALID_UPTO_EVM_NETWORK_MISMATCH, INVALID_UPTO_EVM_PAYLOAD_SETTLEMENT_EXCEEDS_AMOUNT, INVALID_UPTO_EVM_SCHEME, INVALID_UPTO_EVM_TRANSACTION_FAILED, PERMIT2_2612_AMOUNT_MISMATCH, PERMIT2_ALLOWANCE_REQUIRED, PERMIT2_AMOUNT_MISMATCH, PERMIT2_DEADLINE_EXPIRED, PERMIT2_INSUFFICIENT_BALANCE, PERMIT2_INVALID_AMOUNT, PERMIT2_INVALID_DESTINATION, PERMIT2_INVALID_NONCE, PERMIT2_INVALID_OWNER, PERMIT2_NOT_YET_VALID, PERMIT2_PAYMENT_TOO_EARLY, PERMIT2_SIMULATION_FAILED, PERMIT2_TOKEN_MISMATCH } from './upto-reasons.ts';
@@ -176,7 +176,13 @@ export class LocalEvmUptoFacilitator implements Facilitator {
   async settle(payment: UptoPayment, requirement: UptoRequirement, amount: bigint = requirement.amount): Promise<SettleOutcome> {
     // Re-verified here against the ceiling: settle never trusts that verify ran, and the simulation turns a
     // doomed transaction (spent nonce, expired) into a failure that costs no gas.
-    const verified = await this.#verify(payment, requirement);
+    let verified: Verified;
+    try {
+      verified = await this.#verify(payment, requirement);
+    } catch (error) {
+      if (error instanceof FacilitatorUnavailableError) return { status: 'unavailable', reason: settlementUnavailable(error) };
+      throw error;
+    }
     if (!verified.ok) {
       const { invalidReason: reason, payer } = verified.result;
       return payer === undefined ? { status: 'failed', reason } : { status: 'failed', reason, payer };
@@ -197,7 +203,11 @@ export class LocalEvmUptoFacilitator implements Facilitator {
         ? encodeFunctionData({ abi: proxyAbi, functionName: 'settleWithPermit', args: [permitArgs(checked.sponsoring.eip2612), ...settleArgs(checked, amount)] })
         : encodeFunctionData({ abi: proxyAbi, functionName: 'settle', args: settleArgs(checked, amount) });
     const sent = await this.#sender.send({ to: UPTO_PROXY_ADDRESS, data });
-    if (sent.status === 'rejected') return { status: 'failed', reason: reasonFor(sent.error, INVALID_UPTO_EVM_TRANSACTION_FAILED), payer };
+    if (sent.status === 'rejected') {
+      // only a revert is the payment's fault: anything else left its authorization unused and good
+      if (isRevert(sent.error)) return { status: 'failed', reason: reasonFor(sent.error, INVALID_UPTO_EVM_TRANSACTION_FAILED), payer };
+      return { status: 'unavailable', reason: settlementUnavailable(sent.error), payer };
+    }
     if (sent.status === 'uncertain') {
       return { status: 'unknown', reason: `broadcast_uncertain: ${shortMessage(sent.error)}`, payer, transaction: sent.transaction };
     }
@@ -233,13 +243,14 @@ export class LocalEvmUptoFacilitator implements Facilitator {
   }
 
   async #verify(payment: UptoPayment, requirement: UptoRequirement): Promise<Verified> {
-    const offChain = await this.#checkOffChain(payment, requirement);
-    if (!offChain.ok) return offChain;
     try {
+      // the off-chain checks read the chain too (a sponsored approval's fees and nonce)
+      const offChain = await this.#checkOffChain(payment, requirement);
+      if (!offChain.ok) return offChain;
       return await this.#checkOnChain(offChain.checked, requirement);
-    } catch {
-      // the RPC failed us; the payment may be fine, but we cannot vouch for it
-      return invalid('unexpected_verify_error', offChain.checked.auth.from);
+    } catch (error) {
+      // the RPC failed us: no verdict on the payment, which may well be fine
+      throw new FacilitatorUnavailableError(`${this.#network.name} upto verification`, error);
     }
   }
 

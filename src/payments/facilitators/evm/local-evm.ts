@@ -20,10 +20,10 @@ import { signedBy } from '../../../x402/eoa-signature.ts';
 import type { EvmNetwork } from '../../../x402/networks.ts';
 import { evmExactPayloadSchema } from '../../../x402/types.ts';
 import type { PaymentProof, PaymentRequirement } from '../../../x402/model.ts';
-import type { Facilitator, SettleOutcome, VerifyResult } from '../../facilitator.ts';
+import { FacilitatorUnavailableError, type Facilitator, type SettleOutcome, type VerifyResult } from '../../facilitator.ts';
 import { eip3009Abi, transferWithAuthorizationTypes } from './eip3009-abi.ts';
 
-import { isRevert, reasonForRevert, shortMessage } from './evm-errors.ts';
+import { isRevert, reasonForRevert, settlementUnavailable, shortMessage } from './evm-errors.ts';
 import { evmSender, type EvmSender } from './evm-sender.ts';
 import {
   authorizationUsedEvent,
@@ -166,10 +166,16 @@ export class LocalEvmFacilitator implements Facilitator {
     // change in between (the payer spends the balance or uses the authorization elsewhere) makes the
     // transaction revert: a 'failed' settlement, nothing served, some gas spent; never a false 'settled'.
     const recent = this.#verified.get(proof);
-    const checked: Checked =
-      recent && Date.now() - recent.at <= VERIFIED_REUSE_MS
-        ? await this.#checkOffChain(proof, requirement, { signature: false }).then((c) => (c.ok ? { ...c, gas: recent.gas } : c))
-        : await this.#verify(proof, requirement);
+    let checked: Checked;
+    try {
+      checked =
+        recent && Date.now() - recent.at <= VERIFIED_REUSE_MS
+          ? await this.#checkOffChain(proof, requirement, { signature: false }).then((c) => (c.ok ? { ...c, gas: recent.gas } : c))
+          : await this.#verify(proof, requirement);
+    } catch (error) {
+      if (error instanceof FacilitatorUnavailableError) return { status: 'unavailable', reason: settlementUnavailable(error) };
+      throw error;
+    }
     if (!checked.ok) {
       const { invalidReason: reason, payer } = checked.result;
       return payer === undefined ? { status: 'failed', reason } : { status: 'failed', reason, payer };
@@ -192,9 +198,10 @@ export class LocalEvmFacilitator implements Facilitator {
         ? await this.#batcher.submit(call, timeoutMs)
         : await sendAndWatch(this.#sender, call, timeoutMs, this.#pollingIntervalMs);
       if (sent.status === 'rejected') {
-        // Nothing left this process, or the node refused it: a certain failure.
-        const reason = isRevert(sent.error) ? reasonForRevert(sent.error, SETTLEMENT_REJECTED) : SETTLEMENT_REJECTED;
-        return { status: 'failed', reason, payer };
+        // Nothing left this process, or the node refused it. Only a revert is the payment's fault; anything else
+        // (no fees or nonce could be read, the node refused our transaction) leaves the authorization unused and good.
+        if (isRevert(sent.error)) return { status: 'failed', reason: reasonForRevert(sent.error, SETTLEMENT_REJECTED), payer };
+        return { status: 'unavailable', reason: settlementUnavailable(sent.error), payer };
       }
       if (sent.status === 'uncertain') {
         return { status: 'unknown', reason: `broadcast_uncertain: ${shortMessage(sent.error)}`, payer, transaction: sent.transaction };
@@ -278,9 +285,9 @@ export class LocalEvmFacilitator implements Facilitator {
     if (!offChain.ok) return offChain;
     try {
       return await this.#checkOnChain(offChain.auth);
-    } catch {
-      // the RPC failed us; the payment may be fine, but we cannot vouch for it
-      return invalid('unexpected_verify_error', offChain.auth.from);
+    } catch (error) {
+      // the RPC failed us: no verdict on the payment, which may well be fine
+      throw new FacilitatorUnavailableError(`${this.#network.name} verification`, error);
     }
   }
 

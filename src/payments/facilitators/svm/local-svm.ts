@@ -37,7 +37,7 @@ import { findAssociatedTokenPda, TOKEN_PROGRAM_ADDRESS } from '@solana-program/t
 import type { SvmNetwork } from '../../../x402/networks.ts';
 import { svmExactPayloadSchema } from '../../../x402/types.ts';
 import type { PaymentProof, PaymentRequirement } from '../../../x402/model.ts';
-import type { Facilitator, SettleOutcome, VerifyResult } from '../../facilitator.ts';
+import { FacilitatorUnavailableError, type Facilitator, type SettleOutcome, type VerifyResult } from '../../facilitator.ts';
 import {
   checkExactSvmTransaction,
   DEFAULT_MAX_COMPUTE_UNIT_LIMIT,
@@ -45,7 +45,7 @@ import {
   type DecodedPayment,
 } from './svm-exact-checks.ts';
 import { createKeepAliveSolanaRpc } from './svm-rpc.ts';
-import { BLOCKHASH_EXPIRED, DUPLICATE_SETTLEMENT, INVALID_NETWORK, INVALID_PAYLOAD, INVALID_PAYMENT_REQUIREMENTS, INVALID_SCHEME, SETTLEMENT_CONFIRMATION_TIMEOUT, SETTLEMENT_PENDING } from '../../reasons.ts';
+import { BLOCKHASH_EXPIRED, DUPLICATE_SETTLEMENT, INVALID_NETWORK, INVALID_PAYLOAD, INVALID_PAYMENT_REQUIREMENTS, INVALID_SCHEME, SETTLEMENT_CONFIRMATION_TIMEOUT, SETTLEMENT_PENDING, SETTLEMENT_UNAVAILABLE } from '../../reasons.ts';
 import { INVALID_EXACT_SVM_FEE_PAYER_NOT_MANAGED_BY_FACILITATOR, INVALID_EXACT_SVM_PAYLOAD_SIGNATURE_INVALID, INVALID_EXACT_SVM_TRANSACTION_FAILED, INVALID_EXACT_SVM_TRANSACTION_SIMULATION_FAILED } from './exact-reasons.ts';
 
 export { svmPaymentKey } from '../../../x402/payment-key.ts';
@@ -192,7 +192,13 @@ export class LocalSvmFacilitator implements Facilitator {
     // the proof and requirement are the same objects, nothing in them depends on the clock).
     const recent = this.#verified.get(proof);
     const reuse = recent !== undefined && recent.requirement === requirement && Date.now() - recent.at <= VERIFIED_REUSE_MS;
-    const checked = reuse ? recent.checked : await this.#verify(proof, requirement);
+    let checked: Checked;
+    try {
+      checked = reuse ? recent.checked : await this.#verify(proof, requirement);
+    } catch (error) {
+      if (!(error instanceof FacilitatorUnavailableError)) throw error;
+      return { status: 'unavailable', reason: `${SETTLEMENT_UNAVAILABLE}: the Solana RPC could not be reached` };
+    }
     this.#verified.delete(proof);
     if (!checked.ok) return failed(checked.reason, checked.payer);
     const { payment, signed, signature } = checked;
@@ -291,11 +297,11 @@ export class LocalSvmFacilitator implements Facilitator {
         return { ok: false, reason: INVALID_EXACT_SVM_TRANSACTION_SIMULATION_FAILED, payer };
       }
     } catch (error) {
-      // A sigVerify failure is the RPC's own error; anything else means we cannot vouch for the payment.
+      // A sigVerify failure is the RPC's own error; anything else: no verdict on the payment (the RPC failed us).
       if (isSolanaError(error) && Number(error.context.__code) === -32003) {
         return { ok: false, reason: INVALID_EXACT_SVM_PAYLOAD_SIGNATURE_INVALID, payer };
       }
-      return { ok: false, reason: 'unexpected_verify_error', payer };
+      throw new FacilitatorUnavailableError(`${this.#network.name} verification`, error);
     }
     return checked;
   }

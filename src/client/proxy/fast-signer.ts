@@ -1,0 +1,47 @@
+// The buyer's EVM signer for the official x402 client schemes, signing with libsecp256k1 compiled to WebAssembly
+// (tiny-secp256k1, the library the gateway recovers signatures with) instead of viem's pure-JS curve: ~0.15 ms
+// a signature against ~1.5 ms. A payment-channel voucher is hashed from the escrow's domain separator kept per
+// chain and its two words (x402/batch-settlement.ts), so a voucher costs two keccaks and one signature; every
+// other typed document (ERC-3009, Permit2, EIP-2612) is hashed by viem as usual.
+import { signRecoverable } from 'tiny-secp256k1';
+import { bytesToHex, getAddress, hashTypedData, hexToBytes, type Hex, type PublicClient, type TypedDataDefinition } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { BATCH_SETTLEMENT_DOMAIN, toClientEvmSigner, voucherTypes, type ClientEvmSigner } from '@x402/evm';
+import { BATCH_SETTLEMENT_CONTRACT, voucherDigestBytes } from '../../x402/batch-settlement.ts';
+
+type TypedData = Parameters<ClientEvmSigner['signTypedData']>[0];
+
+const ESCROW = BATCH_SETTLEMENT_CONTRACT.toLowerCase();
+const VOUCHER_FIELDS = JSON.stringify(voucherTypes.Voucher);
+
+/** The digest a signature of `typed` signs: the voucher's short way when it is one of the escrow's, else viem's. */
+export function typedDataDigest(typed: TypedData): Uint8Array {
+  const { domain, message } = typed;
+  if (
+    typed.primaryType === 'Voucher' &&
+    domain.name === BATCH_SETTLEMENT_DOMAIN.name &&
+    domain.version === BATCH_SETTLEMENT_DOMAIN.version &&
+    String(domain.verifyingContract).toLowerCase() === ESCROW &&
+    JSON.stringify((typed.types as Record<string, unknown>).Voucher) === VOUCHER_FIELDS &&
+    typeof message.channelId === 'string' &&
+    /^0x[0-9a-fA-F]{64}$/.test(message.channelId)
+  ) {
+    return voucherDigestBytes(message.channelId as Hex, BigInt(message.maxClaimableAmount as bigint | string), Number(domain.chainId));
+  }
+  return hexToBytes(hashTypedData(typed as TypedDataDefinition));
+}
+
+/** An EVM signer for the official client schemes; `publicClient` lets them read the chain (allowances, the escrow). */
+export function fastEvmSigner(privateKey: Hex, publicClient?: PublicClient): ClientEvmSigner {
+  const account = privateKeyToAccount(privateKey);
+  const key = hexToBytes(privateKey);
+  const signTypedData = async (typed: TypedData): Promise<Hex> => {
+    const { signature, recoveryId } = signRecoverable(typedDataDigest(typed), key);
+    // r || s (low s: libsecp256k1 normalises it) || v, as ecrecover and viem take it
+    return `${bytesToHex(signature)}${(27 + recoveryId).toString(16)}` as Hex;
+  };
+  return toClientEvmSigner(
+    { address: getAddress(account.address), signTypedData, signTransaction: account.signTransaction } as Parameters<typeof toClientEvmSigner>[0],
+    publicClient as Parameters<typeof toClientEvmSigner>[1],
+  );
+}

@@ -1,0 +1,143 @@
+// The hop to the gateway: the client's request as the gateway should see it (its API key and any payment header of
+// its own dropped, the network named, the proxy's payment added), over kept-alive connections; and the gateway's
+// answer back to the client as it arrives, paused while the client is slow to read (backpressure) and cut when the
+// client leaves (so the gateway stops the work and charges nothing for it).
+import { Agent as HttpAgent, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+
+/** Headers never passed on: hop-by-hop ones, the client's credentials, payment headers the proxy owns. */
+const DROPPED_REQUEST_HEADERS = new Set([
+  'host',
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'proxy-authorization',
+  'proxy-authenticate',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'content-length',
+  'expect',
+  // the agent's API key is for the proxy (which takes any): it never leaves this machine
+  'authorization',
+  'x-api-key',
+  'api-key',
+  'cookie',
+  // the proxy pays: a client's own payment headers would be spent by nobody's consent
+  'payment-signature',
+  'x-payment',
+  'sign-in-with-x',
+  'x-network',
+  // the answer is read on its way (receipts in a stream's last event): uncompressed
+  'accept-encoding',
+]);
+
+const DROPPED_RESPONSE_HEADERS = new Set(['connection', 'keep-alive', 'transfer-encoding', 'proxy-connection', 'upgrade', 'trailer']);
+
+export interface Gateway {
+  /** the gateway's URL without a trailing slash (a path prefix is kept) */
+  url: URL;
+  /** sends a request; the answer's body is left unread for the caller */
+  send(method: string, path: string, headers: OutgoingHttpHeaders, body: Buffer | undefined, signal?: AbortSignal): Promise<IncomingMessage>;
+  close(): void;
+}
+
+export function gatewayAt(base: string): Gateway {
+  const url = new URL(base.replace(/\/+$/, ''));
+  const https = url.protocol === 'https:';
+  const agent = new (https ? HttpsAgent : HttpAgent)({ keepAlive: true, maxSockets: 256, maxFreeSockets: 64, keepAliveMsecs: 1000 });
+  const request = https ? httpsRequest : httpRequest;
+  const prefix = url.pathname === '/' ? '' : url.pathname;
+  return {
+    url,
+    send(method, path, headers, body, signal) {
+      return new Promise((resolve, reject) => {
+        const outgoing = request(
+          { agent, protocol: url.protocol, hostname: url.hostname, port: url.port, method, path: `${prefix}${path}`, headers, ...(signal ? { signal } : {}) },
+          resolve,
+        );
+        outgoing.on('error', reject);
+        outgoing.end(body);
+      });
+    },
+    close: () => agent.destroy(),
+  };
+}
+
+/** The client's headers as the gateway gets them, with the network and `extra` (the payment) added. */
+export function forwardedHeaders(incoming: IncomingHttpHeaders, network: string, body: Buffer | undefined, extra: Record<string, string> = {}): OutgoingHttpHeaders {
+  const headers: OutgoingHttpHeaders = {};
+  for (const [name, value] of Object.entries(incoming)) {
+    if (value !== undefined && !DROPPED_REQUEST_HEADERS.has(name)) headers[name] = value;
+  }
+  headers['x-network'] = network;
+  if (body !== undefined) headers['content-length'] = String(body.length);
+  return Object.assign(headers, extra);
+}
+
+/** Reads a request body whole (it is sent again after the 402), up to `limit` bytes; undefined past it. */
+export async function readBody(incoming: IncomingMessage, limit: number): Promise<Buffer | undefined> {
+  const declared = Number(incoming.headers['content-length'] ?? 0);
+  if (declared > limit) return undefined;
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of incoming) {
+    size += (chunk as Buffer).length;
+    if (size > limit) return undefined;
+    chunks.push(chunk as Buffer);
+  }
+  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
+}
+
+/** Reads an answer whole (a 402, a small error): for the proxy's own use, never relayed. */
+export async function readAll(answer: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of answer) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+/**
+ * Relays the gateway's answer to the client as it arrives, showing each chunk to `look` first. Resolves true when
+ * the answer ended whole, false when either side broke off (the gateway is then told, by the socket closing).
+ */
+export function relay(answer: IncomingMessage, client: ServerResponse, look?: (chunk: Buffer) => void): Promise<boolean> {
+  const headers: OutgoingHttpHeaders = {};
+  for (const [name, value] of Object.entries(answer.headers)) {
+    if (value !== undefined && !DROPPED_RESPONSE_HEADERS.has(name)) headers[name] = value;
+  }
+  client.writeHead(answer.statusCode ?? 502, headers);
+  return new Promise((resolve) => {
+    let settled = false;
+    const finish = (whole: boolean) => {
+      if (settled) return;
+      settled = true;
+      resolve(whole);
+    };
+    answer.on('data', (chunk: Buffer) => {
+      look?.(chunk);
+      if (!client.write(chunk)) {
+        answer.pause();
+        client.once('drain', () => answer.resume());
+      }
+    });
+    answer.on('end', () => {
+      client.end();
+      finish(true);
+    });
+    answer.on('error', () => {
+      client.destroy();
+      finish(false);
+    });
+    answer.on('aborted', () => {
+      client.destroy();
+      finish(false);
+    });
+    client.on('close', () => {
+      if (!answer.complete) {
+        answer.destroy();
+        finish(false);
+      }
+    });
+  });
+}

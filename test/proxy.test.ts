@@ -1,0 +1,151 @@
+// `x402-ai proxy` as the agents use it, on the sandbox base (and solana) chains with the embedded models: every surface the
+// gateway sells (plain and streamed) through the unmodified openai and Anthropic SDKs with a made-up API key, the
+// free routes passed through, an account line per paid call and /stats equal to the chain under each scheme, a
+// payee the proxy does not know refused before anything is signed, and a window cap that says when it reopens.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import OpenAI from 'openai';
+import Anthropic from '@anthropic-ai/sdk';
+import { getBase58Decoder } from '@solana/kit';
+import { balanceOf, fundedEvmBuyerKey, fundedSolanaBuyerKey } from './support/sandbox-wallet.ts';
+import { proxyTestBed, startProxy, type RunningProxy } from './support/proxy-cli.ts';
+
+const CHAT = 'local/demo-bigram';
+
+const bed = proxyTestBed(['base', 'solana']);
+
+/** A funded buyer and a proxy paying for it with `args`, its own spend file. */
+async function proxyFor(name: string, args: string[] = []) {
+  const buyer = await fundedEvmBuyerKey(bed.service(), ['base'], 5_000_000n);
+  const start = await balanceOf(bed.service(), 'base', buyer.address);
+  const proxy = await startProxy(['--gateway', bed.service().url, '--network', 'base', '--spend-file', join(bed.dir(), `${name}.jsonl`), ...args], { X402_EVM_PRIVATE_KEY: buyer.key });
+  const dropped = async () => start - (await balanceOf(bed.service(), 'base', buyer.address));
+  const stats = async () => (await (await fetch(`${proxy.url}/stats`)).json()) as any;
+  return { buyer, proxy, dropped, stats };
+}
+
+const openaiAt = (proxy: RunningProxy) => new OpenAI({ baseURL: `${proxy.url}/v1`, apiKey: 'sk-made-up', maxRetries: 0 });
+const anthropicAt = (proxy: RunningProxy) => new Anthropic({ baseURL: proxy.url, apiKey: 'sk-ant-made-up', maxRetries: 0 });
+
+test('every surface, plain and streamed, paid by vouchers: an account line each, /stats what left the wallet', async () => {
+  const { proxy, dropped, stats } = await proxyFor('surfaces');
+  try {
+    const openai = openaiAt(proxy);
+    const anthropic = anthropicAt(proxy);
+    const chat = await openai.chat.completions.create({ model: CHAT, messages: [{ role: 'user', content: 'Hello' }], max_tokens: 8 });
+    assert.ok(chat.choices[0]!.message.content);
+    let streamed = '';
+    for await (const chunk of await openai.chat.completions.create({ model: CHAT, messages: [{ role: 'user', content: 'Hello' }], max_tokens: 8, stream: true, stream_options: { include_usage: true } })) {
+      streamed += chunk.choices[0]?.delta?.content ?? '';
+    }
+    assert.ok(streamed.length > 0, 'streamed token by token');
+    const response = await openai.responses.create({ model: CHAT, input: 'Tell me about the sea', max_output_tokens: 16 });
+    assert.ok(response.output_text.length > 0);
+    const responseStream = await openai.responses.stream({ model: CHAT, input: 'Tell me about the sea', max_output_tokens: 16 }).finalResponse();
+    assert.ok(responseStream.output_text.length > 0);
+    const message = await anthropic.messages.create({ model: CHAT, max_tokens: 16, messages: [{ role: 'user', content: 'Hello' }] });
+    assert.equal(message.type, 'message');
+    const streamedMessage = await anthropic.messages.stream({ model: CHAT, max_tokens: 16, messages: [{ role: 'user', content: 'Hello' }] }).finalMessage();
+    assert.ok(streamedMessage.usage.output_tokens > 0);
+    const counted = await anthropic.messages.countTokens({ model: CHAT, messages: [{ role: 'user', content: 'Hello there' }] });
+    assert.ok(counted.input_tokens > 0, 'count_tokens is free and passes through');
+    const models = await openai.models.list();
+    assert.ok(models.data.some((model) => model.id === CHAT), '/v1/models passes through');
+    const image = await openai.images.generate({ model: 'preview-image', prompt: 'a lighthouse', size: '256x256', n: 1 });
+    assert.ok(image.data?.[0]?.url ?? image.data?.[0]?.b64_json);
+    const speech = await openai.audio.speech.create({ model: 'espeak-ng', input: 'Hello', voice: 'en-us' as 'alloy', response_format: 'wav' });
+    assert.ok((await speech.arrayBuffer()).byteLength > 44);
+
+    const account = await stats();
+    assert.equal(account.calls, 8, 'eight paid calls, the free ones not counted');
+    assert.equal(account.pendingCalls, 0);
+    assert.equal(account.perScheme['batch-settlement'].calls, 8);
+    assert.equal(account.perModel[CHAT].calls, 6);
+    assert.equal(BigInt(account.walletDrop.atomic), await dropped(), 'deposits out of the wallet, to the atomic unit');
+    const lines = proxy.lines.filter((line) => / charged \d/.test(line));
+    assert.equal(lines.length, 8, lines.join('\n'));
+    assert.match(lines[0]!, /\/v1\/chat\/completions {2}local\/demo-bigram {2}\d+ in \/ \d+ out {2}charged 0\.\d+ USDC \(voucher\) {2}total 0\.\d+ USDC/);
+  } finally {
+    await proxy.stop();
+  }
+});
+
+test('the OpenAI Agents SDK runs an agent through the proxy, its default client pointed at it', async () => {
+  const { proxy, stats } = await proxyFor('agents');
+  try {
+    const { Agent, run, setDefaultOpenAIClient, setTracingDisabled } = await import('@openai/agents');
+    setDefaultOpenAIClient(openaiAt(proxy));
+    setTracingDisabled(true);
+    const agent = new Agent({ name: 'Assistant', instructions: 'Answer in one sentence.', model: CHAT });
+    const result = await run(agent, 'Tell me about the sea');
+    assert.ok(typeof result.finalOutput === 'string' && result.finalOutput.length > 0, String(result.finalOutput));
+    assert.equal((await stats()).calls, 1);
+  } finally {
+    await proxy.stop();
+  }
+});
+
+for (const scheme of ['exact', 'upto'] as const) {
+  test(`--scheme ${scheme}: each call settled on chain, /stats spent equal to the buyer's balance drop`, async () => {
+    const { proxy, dropped, stats } = await proxyFor(scheme, ['--scheme', scheme]);
+    try {
+      const openai = openaiAt(proxy);
+      await openai.chat.completions.create({ model: CHAT, messages: [{ role: 'user', content: 'Hello' }], max_tokens: 8 });
+      for await (const chunk of await openai.chat.completions.create({ model: CHAT, messages: [{ role: 'user', content: 'Hi' }], max_tokens: 8, stream: true })) void chunk;
+      await anthropicAt(proxy).messages.create({ model: CHAT, max_tokens: 8, messages: [{ role: 'user', content: 'Hello' }] });
+      const account = await stats();
+      assert.equal(account.perScheme[scheme].calls, 3);
+      assert.equal(BigInt(account.spent.atomic), await dropped());
+      assert.equal(account.spent.atomic, account.walletDrop.atomic);
+    } finally {
+      await proxy.stop();
+    }
+  });
+}
+
+test('on Solana the proxy pays exact with the Solana key: /stats equal to the balance drop', async () => {
+  const buyer = await fundedSolanaBuyerKey(bed.service(), ['solana'], 5_000_000n);
+  const start = await balanceOf(bed.service(), 'solana', buyer.address);
+  const proxy = await startProxy(['--gateway', bed.service().url, '--network', 'solana', '--spend-file', join(bed.dir(), 'solana.jsonl')], {
+    X402_SOLANA_SECRET_KEY: getBase58Decoder().decode(buyer.secretKey),
+  });
+  try {
+    const chat = await openaiAt(proxy).chat.completions.create({ model: CHAT, messages: [{ role: 'user', content: 'Hello' }], max_tokens: 8 });
+    assert.ok(chat.choices[0]!.message.content);
+    const account = (await (await fetch(`${proxy.url}/stats`)).json()) as any;
+    assert.equal(account.perScheme.exact.calls, 1);
+    assert.equal(BigInt(account.spent.atomic), start - (await balanceOf(bed.service(), 'solana', buyer.address)));
+  } finally {
+    await proxy.stop();
+  }
+});
+
+test('a 402 asking to pay another payee than --pay-to is refused, in the client’s shape, before anything is signed', async () => {
+  const { proxy, dropped, stats } = await proxyFor('payee', ['--pay-to', `0x${'de'.repeat(20)}`]);
+  try {
+    const refused = await openaiAt(proxy).chat.completions.create({ model: CHAT, messages: [{ role: 'user', content: 'Hello' }], max_tokens: 8 }).catch((error: unknown) => error);
+    assert.ok(refused instanceof OpenAI.APIError, String(refused));
+    assert.equal(refused.status, 402);
+    assert.equal(refused.code, 'payee_refused');
+    assert.match(refused.message, /pays only 0xdede.* \(--pay-to\); nothing was signed/);
+    assert.equal(await dropped(), 0n);
+    assert.equal((await stats()).spent.atomic, '0');
+  } finally {
+    await proxy.stop();
+  }
+});
+
+test('--max-per-hour: past it the agent is told what was spent in the hour and when the window reopens', async () => {
+  const { proxy } = await proxyFor('hourly', ['--max-per-hour', '0.0015', '--scheme', 'exact']);
+  try {
+    const openai = openaiAt(proxy);
+    const ask = { model: CHAT, messages: [{ role: 'user' as const, content: 'Hello' }], max_tokens: 8 };
+    await openai.chat.completions.create(ask);
+    const refused = await openai.chat.completions.create(ask).catch((error: unknown) => error);
+    assert.ok(refused instanceof OpenAI.APIError && refused.status === 402, String(refused));
+    assert.match(refused.message, /--max-per-hour 0\.0015 USDC.*Spent 0\.00\d+ USDC in the last hour.*The window reopens at \S+Z \(in (59|60) min\)/);
+  } finally {
+    await proxy.stop();
+  }
+});
