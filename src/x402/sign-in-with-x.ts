@@ -11,6 +11,7 @@ import {
   verifySIWxSignature,
 } from '@x402/extensions/sign-in-with-x';
 import { randomText } from '../lib/random-text.ts';
+import { isoTimeFormatter } from '../lib/iso-time.ts';
 import { ApiError } from '../errors.ts';
 import { NETWORKS, type NetworkName } from './networks.ts';
 
@@ -117,8 +118,11 @@ async function officialChallenge(origin: string, resourceUrl: string, networks: 
  * now plus the challenge's lifetime.
  */
 export function freshSignInValues(now = Date.now()): string[] {
-  return [randomText(16, 'hex'), new Date(now).toISOString(), new Date(now + SIWX_MAX_AGE_SECONDS * 1000).toISOString()];
+  return [randomText(16, 'hex'), issuedAtText(now), expirationText(now + SIWX_MAX_AGE_SECONDS * 1000)];
 }
+
+const issuedAtText = isoTimeFormatter();
+const expirationText = isoTimeFormatter();
 
 function refuse(reason: string, message: string): never {
   throw new ApiError(401, 'unauthorized', `${SIGN_IN_WITH_X_HEADER} refused (${reason}): ${message}`, { field: SIGN_IN_WITH_X_HEADER });

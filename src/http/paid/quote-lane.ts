@@ -17,6 +17,7 @@ import { httpRoutes, type PaidOperation } from './operations.ts';
 import { PAYMENT_HEADERS } from './payment-edge.ts';
 import { isJsonType, parseJsonBody, readIncoming } from '../read-json.ts';
 import type { AnswerFrame } from '../answer-frame.ts';
+import { writeTrustedHead } from '../trusted-head.ts';
 
 export interface QuoteLaneDeps extends PaidRouteDeps {
   log: Logger;
@@ -60,12 +61,13 @@ export function withQuoteLane(app: RequestListener, deps: QuoteLaneDeps): Reques
       return;
     }
     const frame = deps.frame.open(header('X-Request-Id'));
-    response.writeHead(402, {
-      ...frame.headers,
-      ...answer.headers,
-      'Content-Type': 'application/json',
-      'Content-Length': Buffer.byteLength(answer.body),
-    });
+    // every value is a checked request id, base64 or a constant (see trusted-head.ts)
+    writeTrustedHead(response, 402, [
+      ...Object.entries(frame.headers),
+      ...Object.entries(answer.headers),
+      ['Content-Type', 'application/json'],
+      ['Content-Length', String(Buffer.byteLength(answer.body))],
+    ]);
     response.end(answer.body);
     deps.frame.close({ requestId: frame.requestId, method: 'POST', route: path, path, status: 402, started });
   };

@@ -3,8 +3,11 @@
 // string). Patterns are parsed by regexpp (ECMAScript syntax, unicode mode, as JSON Schema validators read them)
 // and run by RE2JS, a port of RE2 whose matching time is linear in the text. What RE2 cannot run in linear time
 // (a backreference, a lookaround, a repeat count over 1,000) is not run at all: such a pattern is left unchecked.
-import { RegExpParser, type AST } from '@eslint-community/regexpp';
-import { RE2JS } from 're2js';
+// Both load at the first schema with a pattern (required synchronously: the schema work is synchronous), not at
+// startup: an idle gateway, or one whose clients send no patterns, never holds them (~3.5 MB resident).
+import { createRequire } from 'node:module';
+import type { AST, RegExpParser } from '@eslint-community/regexpp';
+import type { RE2JS } from 're2js';
 
 /** longest `pattern` read; a longer one is refused (real schemas' patterns are a few dozen characters) */
 export const MAX_PATTERN_LENGTH = 1_000;
@@ -13,11 +16,14 @@ export interface LinearRegExp {
   test(text: string): boolean;
 }
 
-const parser = new RegExpParser();
+const require = createRequire(import.meta.url);
+let parser: RegExpParser | undefined;
+let re2js: typeof RE2JS | undefined;
 
 /** The pattern's syntax tree; throws SyntaxError when it is no ECMAScript regular expression (unicode mode). */
 export function parsePattern(pattern: string): AST.Pattern {
   if (pattern.length > MAX_PATTERN_LENGTH) throw new SyntaxError(`a pattern of ${pattern.length} characters (at most ${MAX_PATTERN_LENGTH})`);
+  parser ??= new (require('@eslint-community/regexpp') as typeof import('@eslint-community/regexpp')).RegExpParser();
   return parser.parsePattern(pattern, 0, pattern.length, { unicode: true });
 }
 
@@ -39,8 +45,9 @@ export function linearRegExp(pattern: string): LinearRegExp | undefined {
 }
 
 function re2(pattern: string): LinearRegExp | null {
+  re2js ??= (require('re2js') as typeof import('re2js')).RE2JS;
   try {
-    const compiledPattern = RE2JS.compile(RE2JS.translateRegExp(pattern));
+    const compiledPattern = re2js.compile(re2js.translateRegExp(pattern));
     return { test: (text) => compiledPattern.matcher(text).find() };
   } catch {
     return null; // beyond RE2's limits (a repeat count over 1,000, a property it does not know)
