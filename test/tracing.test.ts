@@ -15,7 +15,7 @@ import { BatchSettlementEvmScheme } from '@x402/evm/batch-settlement/client';
 import { postJson, startTestService } from './support/service.ts';
 import { decodeReceipt, fundedEvmBuyer } from './support/sandbox-wallet.ts';
 import { signEvmProof } from './support/evm-proof.ts';
-import { CHAT_PATH, CHAT_USAGE, startOpenAIUpstream, type OpenAIUpstream } from './support/openai-upstream.ts';
+import { CHAT_PATH, CHAT_USAGE, startOpenAIUpstream, upstreamChatConfig, type OpenAIUpstream } from './support/openai-upstream.ts';
 import { sseData, until } from './support/sse.ts';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -90,18 +90,7 @@ before(async () => {
   service = await startTestService({
     config: {
       tracing: { endpoint: `http://127.0.0.1:${port}/v1/traces`, serviceName: 'gateway-under-test', exportDelayMs: 20 },
-      providers: { up: { type: 'openai-compatible', baseURL: upstream.baseURL, maxRetries: 0 } },
-      models: [
-        {
-          id: 'up/chat',
-          provider: 'up',
-          upstreamModel: 'm',
-          capability: 'chat',
-          maxTokens: 64,
-          defaultMaxTokens: 16,
-          price: { perRequest: '1000', perThousandOutputTokens: '1000', perThousandInputChars: '0' },
-        },
-      ],
+      ...upstreamChatConfig(upstream.baseURL, { price: { perRequest: '1000', perThousandOutputTokens: '1000', perThousandInputChars: '0' } }),
     },
   });
   buyer = await fundedEvmBuyer(service, ['base']);

@@ -8,7 +8,7 @@ import { connect } from 'node:net';
 import { capturedLogger, postJson, startTestService } from './support/service.ts';
 import { fundedEvmBuyer } from './support/sandbox-wallet.ts';
 import { signEvmProof } from './support/evm-proof.ts';
-import { CHAT_PATH, startOpenAIUpstream, type OpenAIUpstream } from './support/openai-upstream.ts';
+import { CHAT_PATH, startOpenAIUpstream, upstreamChatConfig, type OpenAIUpstream } from './support/openai-upstream.ts';
 import { until } from './support/sse.ts';
 import type { PaymentRequirements } from '../src/x402/types.ts';
 import type { RunningService } from '../src/service.ts';
@@ -24,18 +24,7 @@ before(async () => {
   service = await startTestService({
     log: captured.log,
     config: {
-      providers: { up: { type: 'openai-compatible', baseURL: upstream.baseURL, maxRetries: 0 } },
-      models: [
-        {
-          id: 'up/chat',
-          provider: 'up',
-          upstreamModel: 'm',
-          capability: 'chat',
-          maxTokens: 64,
-          defaultMaxTokens: 16,
-          price: { perRequest: '1000', perThousandOutputTokens: '1000', perThousandInputChars: '0' },
-        },
-      ],
+      ...upstreamChatConfig(upstream.baseURL, { price: { perRequest: '1000', perThousandOutputTokens: '1000', perThousandInputChars: '0' } }),
     },
   });
 });
