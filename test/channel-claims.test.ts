@@ -12,7 +12,7 @@ import { toClientEvmSigner } from '@x402/evm';
 import { createPublicClient, createTestClient, createWalletClient, http, parseAbi, type Hex } from 'viem';
 import type { PrivateKeyAccount } from 'viem/accounts';
 import { startTestService } from './support/service.ts';
-import { balanceOf, fundedEvmBuyer } from './support/sandbox-wallet.ts';
+import { balanceOf, fundedEvmBuyer, decodeHeader as decode } from './support/sandbox-wallet.ts';
 import type { RunningService } from '../src/service.ts';
 import { BATCH_SETTLEMENT_CONTRACT } from '../src/x402/batch-settlement.ts';
 import { ChannelClaimer } from '../src/payments/channels/channel-claimer.ts';
@@ -46,10 +46,6 @@ after(async () => {
 const rail = () => service.rails.get('base')!;
 const rpcUrl = () => service.sandbox!.chains.get('base')!.rpcUrl;
 const chain = () => createPublicClient({ transport: http(rpcUrl()) });
-const decode = (header: string | null): any => {
-  assert.ok(header, 'header present');
-  return JSON.parse(Buffer.from(header, 'base64').toString('utf8'));
-};
 const escrowAbi = parseAbi([
   'function channels(bytes32) view returns (uint128 balance, uint128 totalClaimed)',
   'function initiateWithdraw((address payer,address payerAuthorizer,address receiver,address receiverAuthorizer,address token,uint40 withdrawDelay,bytes32 salt) config, uint128 amount)',

@@ -13,7 +13,7 @@ import { toClientEvmSigner } from '@x402/evm';
 import { createPublicClient, createTestClient, createWalletClient, http, parseAbi, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { postJson, startTestService } from './support/service.ts';
-import { fundedEvmBuyer } from './support/sandbox-wallet.ts';
+import { fundedEvmBuyer, decodeHeader as decode } from './support/sandbox-wallet.ts';
 import { accountFor, channelOf, officialChannelPayer } from './support/channels.ts';
 import { CHAT_PATH, startOpenAIUpstream, upstreamChatConfig, type OpenAIUpstream } from './support/openai-upstream.ts';
 import { until } from './support/sse.ts';
@@ -49,10 +49,6 @@ after(async () => {
 const rail = () => service.rails.get('base')!;
 const rpcUrl = () => service.sandbox!.chains.get('base')!.rpcUrl;
 const chain = () => createPublicClient({ transport: http(rpcUrl()) });
-const decode = (header: string | null): any => {
-  assert.ok(header, 'header present');
-  return JSON.parse(Buffer.from(header, 'base64').toString('utf8'));
-};
 const encode = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64');
 const escrowAbi = parseAbi([
   'function channels(bytes32) view returns (uint128 balance, uint128 totalClaimed)',

@@ -10,7 +10,7 @@ import { BatchSettlementEvmScheme } from '@x402/evm/batch-settlement/client';
 import { toClientEvmSigner } from '@x402/evm';
 import { createPublicClient, erc20Abi, http, type Hex } from 'viem';
 import { startTestService, postJson } from './support/service.ts';
-import { balanceOf, fundedEvmBuyer } from './support/sandbox-wallet.ts';
+import { balanceOf, fundedEvmBuyer, decodeHeader as decode } from './support/sandbox-wallet.ts';
 import type { RunningService } from '../src/service.ts';
 import { PERMIT2_ADDRESS } from '../src/x402/upto.ts';
 
@@ -23,7 +23,6 @@ before(async () => {
 after(() => service.stop());
 
 const chain = () => createPublicClient({ transport: http(service.sandbox!.chains.get('base')!.rpcUrl) });
-const decode = (header: string | null): any => JSON.parse(Buffer.from(header!, 'base64').toString('utf8'));
 
 test('the 402 asks for Permit2 deposits and declares EIP-2612 gas sponsoring', async () => {
   const response = await postJson(`${service.url}${IMAGE.path}`, IMAGE.body, { 'X-Network': 'base' });

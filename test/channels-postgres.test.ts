@@ -20,6 +20,7 @@ import { BATCH_SETTLEMENT_CONTRACT } from '../src/x402/batch-settlement.ts';
 import { startPostgres, type PostgresServer } from './support/postgres.ts';
 import { localEvmNetwork } from './support/local-rail.ts';
 import { channelOf } from './support/channels.ts';
+import { decodeHeader as decode } from './support/sandbox-wallet.ts';
 
 const KEY_ENV = 'CHANNELS_PG_TEST_KEY';
 const IMAGE = { path: '/api/v1/ai/images', body: { prompt: 'a red fox', n: 1, size: '256x256' } };
@@ -70,7 +71,6 @@ after(async () => {
 });
 
 const chain = () => createPublicClient({ transport: http(sandbox.rpcUrl) });
-const decode = (header: string | null): any => JSON.parse(Buffer.from(header!, 'base64').toString('utf8'));
 
 interface Payer {
   account: PrivateKeyAccount;

@@ -19,6 +19,7 @@ import { loadConfig } from '../src/config/load.ts';
 import { startService, type RunningService } from '../src/service.ts';
 import { BATCH_SETTLEMENT_CONTRACT } from '../src/x402/batch-settlement.ts';
 import { startOfficialChannelFacilitator, type OfficialChannelFacilitator } from './support/official-channel-facilitator.ts';
+import { decodeHeader as decode } from './support/sandbox-wallet.ts';
 
 const IMAGE = { path: '/api/v1/ai/images', body: { prompt: 'a red fox', n: 1, size: '256x256' } };
 const escrowAbi = parseAbi(['function channels(bytes32) view returns (uint128 balance, uint128 totalClaimed)']);
@@ -61,7 +62,6 @@ async function gatewayWithRemoteChannels(options: { delegated: boolean; receiver
 }
 
 const chain = () => createPublicClient({ transport: http(sandbox.rpcUrl) });
-const decode = (header: string | null): any => JSON.parse(Buffer.from(header!, 'base64').toString('utf8'));
 
 /**
  * The official client deposits and pays 4 vouchers; the client refunds the rest, either after the gateway claimed

@@ -10,7 +10,7 @@ import { toClientEvmSigner } from '@x402/evm';
 import { createPublicClient, http, parseAbi, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { startTestService, postJson } from './support/service.ts';
-import { balanceOf, fundedEvmBuyer } from './support/sandbox-wallet.ts';
+import { balanceOf, fundedEvmBuyer, decodeHeader as decode } from './support/sandbox-wallet.ts';
 import type { RunningService } from '../src/service.ts';
 import { BATCH_SETTLEMENT_CONTRACT } from '../src/x402/batch-settlement.ts';
 import { embeddedModels } from '../src/config/embedded-models.ts';
@@ -48,10 +48,6 @@ after(() => service.stop());
 
 const rpcUrl = () => service.sandbox!.chains.get('base')!.rpcUrl;
 const chain = () => createPublicClient({ transport: http(rpcUrl()) });
-const decode = (header: string | null): any => {
-  assert.ok(header, 'header present');
-  return JSON.parse(Buffer.from(header, 'base64').toString('utf8'));
-};
 const escrowAbi = parseAbi(['function channels(bytes32) view returns (uint128 balance, uint128 totalClaimed)']);
 
 function channelClient(buyer: PrivateKeyAccount, deposit?: bigint) {

@@ -20,7 +20,7 @@ import { BatchSettlementEvmScheme } from '@x402/evm/batch-settlement/client';
 import { createPublicClient, http } from 'viem';
 import { validateDiscoveryExtension } from '@x402/extensions/bazaar';
 import { startTestService, postJson } from './support/service.ts';
-import { balanceOf, fundedEvmBuyer, fundedSolanaBuyer } from './support/sandbox-wallet.ts';
+import { balanceOf, fundedEvmBuyer, fundedSolanaBuyer, decodeHeader as decode } from './support/sandbox-wallet.ts';
 import { unusedPort } from './support/ports.ts';
 import { embeddedModels } from '../src/config/embedded-models.ts';
 import { NETWORKS, type NetworkName } from '../src/x402/networks.ts';
@@ -124,7 +124,6 @@ async function generations(capability: string): Promise<number> {
   return line ? Number(line.split(' ').at(-1)) : 0;
 }
 
-const decode = (header: string | null): any => JSON.parse(Buffer.from(header!, 'base64').toString('utf8'));
 
 describe('discovering the tools', () => {
   test('the MCP SDK client lists the paid tools, with the HTTP bodies as input schemas, and the free models tool', async () => {

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import type { PrivateKeyAccount } from 'viem/accounts';
 import { wrapFetchWithPayment } from 'x402-fetch';
 import { startTestService, postJson } from './support/service.ts';
-import { balanceOf, fundedEvmBuyer, fundedSolanaBuyer } from './support/sandbox-wallet.ts';
+import { balanceOf, fundedEvmBuyer, fundedSolanaBuyer, decodeHeader as decode } from './support/sandbox-wallet.ts';
 import { signEvmProof } from './support/evm-proof.ts';
 import { CHAT_PATH, startOpenAIUpstream, type OpenAIUpstream } from './support/openai-upstream.ts';
 import { startPostgres, type PostgresServer } from './support/postgres.ts';
@@ -26,7 +26,6 @@ const UNSETTLED_LIMIT = 3;
 /** configured here for settle-first calls (polygon and solana) */
 const SETTLED_LIMIT = 2;
 
-const decode = (header: string | null): any => JSON.parse(Buffer.from(header ?? '', 'base64').toString('utf8'));
 const encode = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64');
 
 let postgres: PostgresServer;

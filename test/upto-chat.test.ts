@@ -10,7 +10,7 @@ import { toClientEvmSigner } from '@x402/evm';
 import { createPublicClient, createTestClient, http } from 'viem';
 import type { PrivateKeyAccount } from 'viem/accounts';
 import { startTestService, postJson } from './support/service.ts';
-import { balanceOf, fundedEvmBuyer } from './support/sandbox-wallet.ts';
+import { balanceOf, fundedEvmBuyer, decodeHeader as decode } from './support/sandbox-wallet.ts';
 import type { RunningService } from '../src/service.ts';
 
 // a short answer under a large budget: the ceiling is priced on max_tokens, the charge on what was generated
@@ -26,10 +26,6 @@ after(() => service.stop());
 
 const rpcUrl = () => service.sandbox!.chains.get('base')!.rpcUrl;
 const payTo = () => service.rails.get('base')!.payTo;
-const decode = (header: string | null): any => {
-  assert.ok(header, 'header present');
-  return JSON.parse(Buffer.from(header, 'base64').toString('utf8'));
-};
 
 function uptoClient(buyer: PrivateKeyAccount) {
   const signer = toClientEvmSigner(buyer, createPublicClient({ transport: http(rpcUrl()) }));

@@ -31,6 +31,7 @@ import { startFacilitatorServer } from './support/facilitator-server.ts';
 import { startOfficialUptoFacilitator, type OfficialUptoFacilitator } from './support/official-upto-facilitator.ts';
 import { postJson } from './support/service.ts';
 import { signUptoPayment } from './support/upto-client.ts';
+import { decodeHeader as decode } from './support/sandbox-wallet.ts';
 
 // a short answer under a large budget: the ceiling is priced on max_tokens, the charge on what was generated
 const CHAT = { model: 'local/demo-bigram', prompt: 'Tell me about the sea', max_tokens: 128, options: { seed: 7 } };
@@ -90,10 +91,6 @@ after(async () => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
-const decode = (header: string | null): any => {
-  assert.ok(header, 'header present');
-  return JSON.parse(Buffer.from(header, 'base64').toString('utf8'));
-};
 
 async function quote(gateway: RunningService, network: string): Promise<{ accepts: any[]; extensions?: Record<string, unknown> }> {
   const response = await postJson(`${gateway.url}${CHAT_URL}`, CHAT, { 'X-Network': network });

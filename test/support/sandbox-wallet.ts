@@ -75,6 +75,12 @@ export function balanceOf(service: RunningService, network: NetworkName, address
   return chain.balanceOf(address);
 }
 
+/** A base64 JSON header (PAYMENT-REQUIRED, PAYMENT-RESPONSE) read back; fails the test when it is missing. */
+export function decodeHeader(header: string | null): any {
+  if (!header) throw new Error('header missing');
+  return JSON.parse(Buffer.from(header, 'base64').toString('utf8'));
+}
+
 export function decodeReceipt(header: string | null): { success: boolean; transaction: string; network: string; payer: string } {
   if (!header) throw new Error('no X-PAYMENT-RESPONSE header');
   return JSON.parse(Buffer.from(header, 'base64').toString('utf8'));
