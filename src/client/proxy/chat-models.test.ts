@@ -1,7 +1,7 @@
 // An agent at its defaults names its vendor's model: the proxy sends the gateway's chat model in its place.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { withGatewayModel } from './chat-models.ts';
+import { requestModel, withGatewayModel } from './chat-models.ts';
 
 const models = { known: new Set(['local/demo-bigram', 'up/chat']), fallback: 'local/demo-bigram' };
 const body = (value: unknown) => Buffer.from(JSON.stringify(value));
@@ -27,4 +27,13 @@ test('without a fallback, or with a body that is no JSON object, nothing changes
   assert.equal(withGatewayModel(unknown, { ...models, fallback: undefined }).body, unknown);
   const junk = Buffer.from('{not json');
   assert.equal(withGatewayModel(junk, models).body, junk);
+});
+
+test('the model an account line names: read from the head of the body, or from the whole body when it is not first', () => {
+  assert.equal(requestModel(body({ model: 'up/chat', messages: [] })), 'up/chat');
+  assert.equal(requestModel(Buffer.from('{"model":"up\\/chat"}')), 'up/chat');
+  assert.equal(requestModel(body({ metadata: { model: 'nested' }, model: 'up/chat' })), 'up/chat');
+  assert.equal(requestModel(body({ prompt: 'x'.repeat(5000), model: 'up/chat' })), 'up/chat');
+  assert.equal(requestModel(body({ prompt: 'no model' })), undefined);
+  assert.equal(requestModel(Buffer.from('{not json')), undefined);
 });

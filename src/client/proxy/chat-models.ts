@@ -51,7 +51,20 @@ function leadingModel(body: Buffer): string | undefined {
     else if (char === '{' || char === '[') depth++;
     else if (char === '}' || char === ']') depth--;
   }
-  return depth === 1 && !inString ? match[1] : undefined;
+  // the string's JSON escapes read as JSON.parse reads them
+  return depth === 1 && !inString ? (JSON.parse(`"${match[1]}"`) as string) : undefined;
+}
+
+/** The model a request body names: read from its head when the field leads (agents put it first), else parsed whole. */
+export function requestModel(body: Buffer): string | undefined {
+  const leading = leadingModel(body);
+  if (leading !== undefined) return leading;
+  try {
+    const model = (JSON.parse(body.toString('utf8')) as { model?: unknown }).model;
+    return typeof model === 'string' ? model : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The body to send: the same bytes when its model is one the gateway sells, else the fallback put in its place. */

@@ -18,7 +18,7 @@ import { MAX_PAYMENTS_PER_CALL, PENDING_RETRIES, type Attempt, type Payer } from
 import { QuoteCache } from './quote-cache.ts';
 import { StreamTap, type Receipt } from './receipts.ts';
 import { failureReason } from '../reach.ts';
-import { CHAT_PATHS, SUBSTITUTED_HEADER, withGatewayModel, type ChatModels } from './chat-models.ts';
+import { CHAT_PATHS, SUBSTITUTED_HEADER, requestModel, withGatewayModel, type ChatModels } from './chat-models.ts';
 
 /** the surfaces the gateway sells, each paid per call */
 const PAID_ROUTES = new Set(['/v1/chat/completions', '/v1/responses', '/v1/messages', '/v1/images/generations', '/v1/audio/speech']);
@@ -218,7 +218,7 @@ export async function startProxyServer(options: ProxyServerOptions): Promise<Pro
       return;
     }
     const usage = tap?.usage ?? usageHeaders(reply.headers);
-    const model = tap?.model ?? modelOf(body);
+    const model = tap?.model ?? requestModel(body);
     const charged = await attempt.delivered(receipt, { ...usage, ...(model ? { model } : {}) });
     options.onPaidCall?.({ surface: path, model, ...usage, charged, scheme: attempt.scheme, total: options.budget.state.total });
   }
@@ -289,15 +289,6 @@ function usageHeaders(headers: IncomingMessage['headers']): { promptTokens?: num
   return { ...(promptTokens === undefined ? {} : { promptTokens }), ...(completionTokens === undefined ? {} : { completionTokens }) };
 }
 
-/** the model a request body names, for the account (read after the answer went out) */
-function modelOf(body: Buffer): string | undefined {
-  try {
-    const model = (JSON.parse(body.toString('utf8')) as { model?: unknown }).model;
-    return typeof model === 'string' ? model : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 function json(res: ServerResponse, status: number, value: unknown): void {
   const text = JSON.stringify(value, null, 2);
