@@ -14,6 +14,7 @@ import { createPublicClient, createTestClient, createWalletClient, http, parseAb
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { postJson, startTestService } from './support/service.ts';
 import { fundedEvmBuyer, decodeHeader as decode } from './support/sandbox-wallet.ts';
+import { encodeHeader as encode } from '../src/x402/encoding.ts';
 import { accountFor, channelOf, officialChannelPayer } from './support/channels.ts';
 import { CHAT_PATH, startOpenAIUpstream, upstreamChatConfig, type OpenAIUpstream } from './support/openai-upstream.ts';
 import { until } from './support/sse.ts';
@@ -49,7 +50,6 @@ after(async () => {
 const rail = () => service.rails.get('base')!;
 const rpcUrl = () => service.sandbox!.chains.get('base')!.rpcUrl;
 const chain = () => createPublicClient({ transport: http(rpcUrl()) });
-const encode = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64');
 const escrowAbi = parseAbi([
   'function channels(bytes32) view returns (uint128 balance, uint128 totalClaimed)',
   'function initiateWithdraw((address payer,address payerAuthorizer,address receiver,address receiverAuthorizer,address token,uint40 withdrawDelay,bytes32 salt) config, uint128 amount)',

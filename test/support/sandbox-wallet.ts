@@ -8,6 +8,7 @@ import { postJson } from './service.ts';
 import { generateSolanaSecretKey, solanaSigner } from '../../src/client/solana-key.ts';
 import type { RunningService } from '../../src/service.ts';
 import type { NetworkName } from '../../src/x402/networks.ts';
+import { decodeHeader as decodeX402Header } from '../../src/x402/encoding.ts';
 
 /** `fetch` paying every 402 with the official @x402/fetch client and its EVM `exact` scheme, signed by `buyer`. */
 export function exactPayingFetch(buyer: PrivateKeyAccount): typeof fetch {
@@ -77,8 +78,9 @@ export function balanceOf(service: RunningService, network: NetworkName, address
 
 /** A base64 JSON header (PAYMENT-REQUIRED, PAYMENT-RESPONSE) read back; fails the test when it is missing. */
 export function decodeHeader(header: string | null): any {
-  if (!header) throw new Error('header missing');
-  return JSON.parse(Buffer.from(header, 'base64').toString('utf8'));
+  const value = header === null ? undefined : decodeX402Header(header);
+  if (value === undefined) throw new Error(header === null ? 'header missing' : `not base64 of JSON: ${header.slice(0, 80)}`);
+  return value;
 }
 
 export function decodeReceipt(header: string | null): { success: boolean; transaction: string; network: string; payer: string } {
