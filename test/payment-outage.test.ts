@@ -74,6 +74,13 @@ interface Buyer {
   last?: { code?: string; x402?: unknown; error?: { code?: string } };
 }
 
+/** A gateway whose chain RPC passes through a proxy the test can cut (`proxy.down`). */
+async function gatewayWithCuttableRpc(): Promise<{ proxy: RpcProxy; service: RunningService }> {
+  const proxy = await startRpcProxy(sandbox.rpcUrl);
+  cleanup.push(() => proxy.close());
+  return { proxy, service: await gateway(proxy.url) };
+}
+
 async function buyers(service: RunningService, body: unknown = CHAT, count = STREAMS): Promise<{ buyers: Buyer[]; price: bigint }> {
   const quote = await postJson(`${service.url}/v1/chat/completions`, body, { 'X-Network': 'base' });
   assert.equal(quote.status, 402);
@@ -139,9 +146,7 @@ async function assertEveryStreamCharged(service: RunningService, list: Buyer[], 
 }
 
 test('the RPC down at verification: 503 with Retry-After, nothing charged; the same proof once it is back: 200, charged once', async () => {
-  const proxy: RpcProxy = await startRpcProxy(sandbox.rpcUrl);
-  cleanup.push(() => proxy.close());
-  const service = await gateway(proxy.url);
+  const { proxy, service } = await gatewayWithCuttableRpc();
   const { buyers: [buyer], price } = await buyers(service, { ...CHAT, stream: false }, 1);
   const payToBefore = await sandbox.balanceOf(sandbox.payTo);
 
@@ -157,9 +162,7 @@ test('the RPC down at verification: 503 with Retry-After, nothing charged; the s
 });
 
 test('the RPC cut between the work and its settlement: 503, nothing charged; the same proof once it is back: 200, charged once', async () => {
-  const proxy: RpcProxy = await startRpcProxy(sandbox.rpcUrl);
-  cleanup.push(() => proxy.close());
-  const service = await gateway(proxy.url);
+  const { proxy, service } = await gatewayWithCuttableRpc();
   const { buyers: [buyer], price } = await buyers(service, { ...CHAT, stream: false }, 1);
   const payToBefore = await sandbox.balanceOf(sandbox.payTo);
 
@@ -180,9 +183,7 @@ test('the RPC cut between the work and its settlement: 503, nothing charged; the
 });
 
 test('the RPC cut while delivered streams settle: they stay pending and are settled once it is back', async () => {
-  const proxy: RpcProxy = await startRpcProxy(sandbox.rpcUrl);
-  cleanup.push(() => proxy.close());
-  const service = await gateway(proxy.url);
+  const { proxy, service } = await gatewayWithCuttableRpc();
   const { buyers: list, price } = await buyers(service);
   const payToBefore = await sandbox.balanceOf(sandbox.payTo);
 
