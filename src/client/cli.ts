@@ -19,6 +19,7 @@ import { addressOfKey, newWallet, saveKeyFile } from './wallet.ts';
 import { balanceRpcUrl, readBalances } from './balance.ts';
 import { formatUnits } from 'viem';
 import { PROXY_OPTIONS, PROXY_USAGE } from './proxy/options.ts';
+import { firstChatModel, readModels, type ListedModel } from './catalog.ts';
 
 const USAGE = `usage: x402-ai <command> [options]
   wallet new        [--network n] [--out file]  a new buyer key for the network's chain (EVM or Solana): printed,
@@ -228,7 +229,7 @@ async function run(): Promise<void> {
       const temperature = values.temperature === undefined ? undefined : Number(values.temperature);
       if (temperature !== undefined && Number.isNaN(temperature)) throw new UsageError('--temperature must be a number');
       const { result, receipt } = await payingClient(baseUrl).chat({
-        model: values.model ?? (await firstChatModel(baseUrl)),
+        model: values.model ?? (await defaultChatModel(baseUrl)),
         prompt: needText('prompt'),
         max_tokens: integer('max-tokens', values['max-tokens']),
         temperature,
@@ -268,7 +269,7 @@ async function run(): Promise<void> {
     }
     case 'models': {
       progress.step('reading the models');
-      const listing = await readModels(baseUrl);
+      const listing = await readModels(baseUrl, doFetch);
       output(listing, listing.models.map((m) => `${m.capability.padEnd(7)} ${m.id.padEnd(22)} ${m.label}\n${' '.repeat(8)}${terms(m)}`).join('\n'));
       return;
     }
@@ -284,33 +285,12 @@ async function run(): Promise<void> {
   }
 }
 
-/** The gateway's catalog, as GET /api/v1/ai/models lists it. */
-async function readModels(baseUrl: string): Promise<{ models: ListedModel[] }> {
-  return (await (await doFetch(`${baseUrl}/api/v1/ai/models`)).json()) as { models: ListedModel[] };
-}
-
-/** What `chat` asks for without --model: the first chat model of the gateway's own catalog (a live one may hold no embedded model). */
-async function firstChatModel(baseUrl: string): Promise<string> {
+/** What `chat` asks for without --model: the first chat model of the gateway's own catalog. */
+async function defaultChatModel(baseUrl: string): Promise<string> {
   progress.step('reading the models');
-  const chat = (await readModels(baseUrl)).models.find((model) => model.capability === 'chat');
+  const chat = firstChatModel((await readModels(baseUrl, doFetch)).models);
   if (!chat) throw new Error(`the gateway at ${baseUrl} lists no chat model (GET /api/v1/ai/models)`);
   return chat.id;
-}
-
-/** A model as GET /api/v1/ai/models lists it (the fields `models` prints). */
-interface ListedModel {
-  id: string;
-  capability: string;
-  label: string;
-  price: Record<string, string | Record<string, string>>;
-  maxTokens?: number;
-  defaultMaxTokens?: number;
-  sizes?: string[];
-  maxN?: number;
-  voices?: string[];
-  formats?: string[];
-  maxTextLength?: number;
-  allowedOptions?: string[];
 }
 
 /** One line of a model's limits and prices, in USDC. */

@@ -2,6 +2,7 @@
 // Code: claude-opus-…, Codex: gpt-…), which this gateway does not sell and would refuse with a 400: such a request
 // is sent with the gateway's chat model instead (`--model`, else the first chat model its catalog lists), and the
 // answer says so in X-Model-Substituted. A model the gateway sells passes as it is, the body untouched.
+import { firstChatModel, readModels, type ListedModel } from '../catalog.ts';
 
 /** the routes whose body names a chat model */
 export const CHAT_PATHS = new Set(['/v1/chat/completions', '/v1/responses', '/v1/messages', '/v1/messages/count_tokens']);
@@ -15,18 +16,15 @@ export interface ChatModels {
   fallback: string | undefined;
 }
 
-/** The gateway's catalog (GET /v1/models), and the chat model to fall back on: `chosen`, else its first chat model. */
+/** The gateway's catalog, and the chat model to fall back on: `chosen`, else its first chat model. */
 export async function gatewayChatModels(gateway: string, chosen?: string): Promise<ChatModels> {
-  let data: Array<{ id: string; supports?: unknown }> = [];
+  let models: ListedModel[] = [];
   try {
-    const list = (await (await fetch(`${gateway}/v1/models`, { signal: AbortSignal.timeout(5000) })).json()) as { data?: typeof data };
-    data = list.data ?? [];
+    models = (await readModels(gateway, (url) => fetch(url, { signal: AbortSignal.timeout(5000) }))).models ?? [];
   } catch {
     // the gateway is not reachable yet: requests go as they are, and the gateway's own answer says what is wrong
   }
-  const known = new Set(data.map((model) => model.id));
-  // chat models are the ones that state what they support (tools, vision, ...)
-  return { known, fallback: chosen ?? data.find((model) => model.supports !== undefined)?.id };
+  return { known: new Set(models.map((model) => model.id)), fallback: chosen ?? firstChatModel(models)?.id };
 }
 
 /** a "model" field naming a string */
