@@ -7,9 +7,9 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import { BatchSettlementEvmScheme } from '@x402/evm/batch-settlement/client';
-import { channelOf } from './support/channels.ts';
+import { channelOf, ESCROW_ABI } from './support/channels.ts';
 import { toClientEvmSigner } from '@x402/evm';
-import { createPublicClient, createTestClient, createWalletClient, http, parseAbi, type Hex } from 'viem';
+import { createPublicClient, createTestClient, createWalletClient, http, type Hex } from 'viem';
 import type { PrivateKeyAccount } from 'viem/accounts';
 import { startTestService } from './support/service.ts';
 import { balanceOf, fundedEvmBuyer, decodeHeader as decode } from './support/sandbox-wallet.ts';
@@ -46,16 +46,12 @@ after(async () => {
 const rail = () => service.rails.get('base')!;
 const rpcUrl = () => service.sandbox!.chains.get('base')!.rpcUrl;
 const chain = () => createPublicClient({ transport: http(rpcUrl()) });
-const escrowAbi = parseAbi([
-  'function channels(bytes32) view returns (uint128 balance, uint128 totalClaimed)',
-  'function initiateWithdraw((address payer,address payerAuthorizer,address receiver,address receiverAuthorizer,address token,uint40 withdrawDelay,bytes32 salt) config, uint128 amount)',
-]);
 
 const configOf = (buyer: PrivateKeyAccount) => channelOf(rail(), buyer.address).config;
 const channelIdOf = (buyer: PrivateKeyAccount) => channelOf(rail(), buyer.address).channelId;
 
 async function onChain(buyer: PrivateKeyAccount): Promise<{ balance: bigint; totalClaimed: bigint }> {
-  const [balance, totalClaimed] = await chain().readContract({ address: BATCH_SETTLEMENT_CONTRACT, abi: escrowAbi, functionName: 'channels', args: [channelIdOf(buyer)] });
+  const [balance, totalClaimed] = await chain().readContract({ address: BATCH_SETTLEMENT_CONTRACT, abi: ESCROW_ABI, functionName: 'channels', args: [channelIdOf(buyer)] });
   return { balance, totalClaimed };
 }
 
@@ -167,7 +163,7 @@ test('a withdrawal started by the payer is claimed at the next round, whatever t
   const charged = chargeOf(await pay(IMAGE)).charged + chargeOf(await pay(SPEECH)).charged;
   // the payer walks away: it asks for everything not claimed yet
   const wallet = createWalletClient({ account: buyer, transport: http(rpcUrl()) });
-  const hash = await wallet.writeContract({ chain: null, address: BATCH_SETTLEMENT_CONTRACT, abi: escrowAbi, functionName: 'initiateWithdraw', args: [configOf(buyer), 2_000_000n] });
+  const hash = await wallet.writeContract({ chain: null, address: BATCH_SETTLEMENT_CONTRACT, abi: ESCROW_ABI, functionName: 'initiateWithdraw', args: [configOf(buyer), 2_000_000n] });
   assert.equal((await chain().waitForTransactionReceipt({ hash })).status, 'success');
 
   const [report] = await service.claimer!.round();

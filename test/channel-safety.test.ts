@@ -10,12 +10,12 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { signVoucher } from '@x402/evm/batch-settlement/client';
 import { toClientEvmSigner } from '@x402/evm';
-import { createPublicClient, createTestClient, createWalletClient, http, parseAbi, type Hex } from 'viem';
+import { createPublicClient, createTestClient, createWalletClient, http, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { postJson, startTestService } from './support/service.ts';
 import { fundedEvmBuyer, decodeHeader as decode } from './support/sandbox-wallet.ts';
 import { encodeHeader as encode } from '../src/x402/encoding.ts';
-import { accountFor, channelOf, officialChannelPayer } from './support/channels.ts';
+import { accountFor, channelOf, officialChannelPayer, ESCROW_ABI } from './support/channels.ts';
 import { CHAT_PATH, startOpenAIUpstream, upstreamChatConfig, type OpenAIUpstream } from './support/openai-upstream.ts';
 import { until } from './support/sse.ts';
 import { embeddedModels } from '../src/config/embedded-models.ts';
@@ -50,18 +50,13 @@ after(async () => {
 const rail = () => service.rails.get('base')!;
 const rpcUrl = () => service.sandbox!.chains.get('base')!.rpcUrl;
 const chain = () => createPublicClient({ transport: http(rpcUrl()) });
-const escrowAbi = parseAbi([
-  'function channels(bytes32) view returns (uint128 balance, uint128 totalClaimed)',
-  'function initiateWithdraw((address payer,address payerAuthorizer,address receiver,address receiverAuthorizer,address token,uint40 withdrawDelay,bytes32 salt) config, uint128 amount)',
-  'function finalizeWithdraw((address payer,address payerAuthorizer,address receiver,address receiverAuthorizer,address token,uint40 withdrawDelay,bytes32 salt) config)',
-]);
 
 const channel = (payer: string) => channelOf(rail(), payer);
 const settleUp = (buyer: PrivateKeyAccount, charges: bigint[]) =>
   accountFor({ rail: rail(), rpcUrl: rpcUrl(), store: service.ledger.channels!, claimer: service.claimer!, funds: FUNDS }, buyer.address, charges);
 
 async function onChain(channelId: Hex): Promise<{ balance: bigint; totalClaimed: bigint }> {
-  const [balance, totalClaimed] = await chain().readContract({ address: BATCH_SETTLEMENT_CONTRACT, abi: escrowAbi, functionName: 'channels', args: [channelId] });
+  const [balance, totalClaimed] = await chain().readContract({ address: BATCH_SETTLEMENT_CONTRACT, abi: ESCROW_ABI, functionName: 'channels', args: [channelId] });
   return { balance, totalClaimed };
 }
 
@@ -87,7 +82,7 @@ const signature = (accepted: unknown, payload: unknown) => encode({ x402Version:
 const anvil = () => createTestClient({ transport: http(rpcUrl()), mode: 'anvil' });
 async function send(buyer: PrivateKeyAccount, functionName: 'initiateWithdraw' | 'finalizeWithdraw', args: readonly unknown[]): Promise<void> {
   const wallet = createWalletClient({ account: buyer, transport: http(rpcUrl()) });
-  const hash = await wallet.writeContract({ chain: null, address: BATCH_SETTLEMENT_CONTRACT, abi: escrowAbi, functionName, args } as never);
+  const hash = await wallet.writeContract({ chain: null, address: BATCH_SETTLEMENT_CONTRACT, abi: ESCROW_ABI, functionName, args } as never);
   assert.equal((await chain().waitForTransactionReceipt({ hash })).status, 'success');
 }
 

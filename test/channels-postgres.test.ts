@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import { BatchSettlementEvmScheme, signVoucher } from '@x402/evm/batch-settlement/client';
 import { toClientEvmSigner } from '@x402/evm';
-import { createPublicClient, http, parseAbi, type Hex } from 'viem';
+import { createPublicClient, http, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { startEvmSandbox, type EvmSandbox } from '../src/sandbox/evm/evm-sandbox.ts';
 import { NETWORKS, type EvmNetwork } from '../src/x402/networks.ts';
@@ -19,12 +19,11 @@ import { startService, type RunningService } from '../src/service.ts';
 import { BATCH_SETTLEMENT_CONTRACT } from '../src/x402/batch-settlement.ts';
 import { startPostgres, type PostgresServer } from './support/postgres.ts';
 import { localEvmNetwork } from './support/local-rail.ts';
-import { channelOf } from './support/channels.ts';
+import { channelOf, ESCROW_ABI } from './support/channels.ts';
 import { decodeHeader as decode } from './support/sandbox-wallet.ts';
 
 const KEY_ENV = 'CHANNELS_PG_TEST_KEY';
 const IMAGE = { path: '/api/v1/ai/images', body: { prompt: 'a red fox', n: 1, size: '256x256' } };
-const escrowAbi = parseAbi(['function channels(bytes32) view returns (uint128 balance, uint128 totalClaimed)']);
 
 let postgres: PostgresServer;
 let sandbox: EvmSandbox;
@@ -129,7 +128,7 @@ test('100 voucher calls on 10 channels across two instances: every charge commit
   assert.equal(claims.length, 1, 'one claim transaction for the ten channels');
   let total = 0n;
   for (const p of payers) {
-    const [, totalClaimed] = await chain().readContract({ address: BATCH_SETTLEMENT_CONTRACT, abi: escrowAbi, functionName: 'channels', args: [p.channelId] });
+    const [, totalClaimed] = await chain().readContract({ address: BATCH_SETTLEMENT_CONTRACT, abi: ESCROW_ABI, functionName: 'channels', args: [p.channelId] });
     assert.equal(totalClaimed, charged.get(p.channelId));
     total += totalClaimed;
   }

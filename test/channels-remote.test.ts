@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import { BatchSettlementEvmScheme, computeChannelId } from '@x402/evm/batch-settlement/client';
 import { toClientEvmSigner } from '@x402/evm';
-import { createPublicClient, http, parseAbi, type Address, type Hex } from 'viem';
+import { createPublicClient, http, type Address, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { startEvmSandbox, type EvmSandbox } from '../src/sandbox/evm/evm-sandbox.ts';
 import { NETWORKS, type EvmNetwork } from '../src/x402/networks.ts';
@@ -20,9 +20,9 @@ import { startService, type RunningService } from '../src/service.ts';
 import { BATCH_SETTLEMENT_CONTRACT } from '../src/x402/batch-settlement.ts';
 import { startOfficialChannelFacilitator, type OfficialChannelFacilitator } from './support/official-channel-facilitator.ts';
 import { decodeHeader as decode } from './support/sandbox-wallet.ts';
+import { ESCROW_ABI } from './support/channels.ts';
 
 const IMAGE = { path: '/api/v1/ai/images', body: { prompt: 'a red fox', n: 1, size: '256x256' } };
-const escrowAbi = parseAbi(['function channels(bytes32) view returns (uint128 balance, uint128 totalClaimed)']);
 
 let sandbox: EvmSandbox;
 const stops: (() => Promise<void>)[] = [];
@@ -104,7 +104,7 @@ async function payClaimAndRefund(gateway: RunningService, official: OfficialChan
   assert.equal(refund.success, true);
   assert.equal(await sandbox.balanceOf(buyer.address), walletBefore + 2_000_000n - charged);
   if (order === 'refund first') await claimAndSettle(); // the refund claimed the charges: this round settles them
-  const [, totalClaimed] = await chain().readContract({ address: BATCH_SETTLEMENT_CONTRACT, abi: escrowAbi, functionName: 'channels', args: [channelId] });
+  const [, totalClaimed] = await chain().readContract({ address: BATCH_SETTLEMENT_CONTRACT, abi: ESCROW_ABI, functionName: 'channels', args: [channelId] });
   assert.equal(totalClaimed, charged);
   assert.equal(await sandbox.balanceOf(sandbox.payTo), payToBefore + charged);
   assert.deepEqual(official.settled.slice(settledBefore), order === 'claim first' ? ['deposit', 'claim', 'settle', 'refund'] : ['deposit', 'refund', 'settle']);

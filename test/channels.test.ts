@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import { BatchSettlementEvmScheme, signVoucher } from '@x402/evm/batch-settlement/client';
 import { toClientEvmSigner } from '@x402/evm';
-import { createPublicClient, http, parseAbi, type Hex } from 'viem';
+import { createPublicClient, http, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { startTestService, postJson } from './support/service.ts';
 import { balanceOf, fundedEvmBuyer, decodeHeader as decode } from './support/sandbox-wallet.ts';
@@ -16,7 +16,7 @@ import { BATCH_SETTLEMENT_CONTRACT } from '../src/x402/batch-settlement.ts';
 import { embeddedModels } from '../src/config/embedded-models.ts';
 import { unusedPort } from './support/ports.ts';
 import { sseData } from './support/sse.ts';
-import { channelOf as channelOfRail } from './support/channels.ts';
+import { channelOf as channelOfRail, ESCROW_ABI } from './support/channels.ts';
 
 const CHAT = { path: '/api/v1/ai/chat', body: { model: 'local/demo-bigram', prompt: 'Tell me about the sea', max_tokens: 64, options: { seed: 7 } } };
 const IMAGE = { path: '/api/v1/ai/images', body: { prompt: 'a red fox', n: 1, size: '256x256' } };
@@ -48,7 +48,6 @@ after(() => service.stop());
 
 const rpcUrl = () => service.sandbox!.chains.get('base')!.rpcUrl;
 const chain = () => createPublicClient({ transport: http(rpcUrl()) });
-const escrowAbi = parseAbi(['function channels(bytes32) view returns (uint128 balance, uint128 totalClaimed)']);
 
 function channelClient(buyer: PrivateKeyAccount, deposit?: bigint) {
   const signer = toClientEvmSigner(buyer, chain());
@@ -126,7 +125,7 @@ test('the official client deposits once, then pays by vouchers alone; receipts c
   assert.equal(record.chargedCumulative, charged);
   assert.ok(record.signedMaxClaimable >= charged);
   assert.equal(record.balance, 5_000_000n);
-  const [onChainBalance, totalClaimed] = await chain().readContract({ address: BATCH_SETTLEMENT_CONTRACT, abi: escrowAbi, functionName: 'channels', args: [channelId as Hex] });
+  const [onChainBalance, totalClaimed] = await chain().readContract({ address: BATCH_SETTLEMENT_CONTRACT, abi: ESCROW_ABI, functionName: 'channels', args: [channelId as Hex] });
   assert.equal(onChainBalance, 5_000_000n);
   assert.equal(totalClaimed, 0n);
 });

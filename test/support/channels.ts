@@ -12,10 +12,13 @@ import type { PaymentRail } from '../../src/payments/rails.ts';
 import type { ChannelStore } from '../../src/store/channel-store.ts';
 import type { ChannelClaimer } from '../../src/payments/channels/channel-claimer.ts';
 
-const abi = parseAbi([
+/** The escrow's functions the tests read and call: a channel's balance, a receiver's account, a payer's withdrawal. */
+export const ESCROW_ABI = parseAbi([
   'function channels(bytes32) view returns (uint128 balance, uint128 totalClaimed)',
   'function receivers(address, address) view returns (uint128 totalClaimed, uint128 totalSettled)',
   'function balanceOf(address) view returns (uint256)',
+  'function initiateWithdraw((address payer,address payerAuthorizer,address receiver,address receiverAuthorizer,address token,uint40 withdrawDelay,bytes32 salt) config, uint128 amount)',
+  'function finalizeWithdraw((address payer,address payerAuthorizer,address receiver,address receiverAuthorizer,address token,uint40 withdrawDelay,bytes32 salt) config)',
 ]);
 
 /** The channel `payer` opens to the rail's gateway with the official client's defaults, and its id on base (8453). */
@@ -78,15 +81,15 @@ export async function accountFor(accounting: ChannelAccounting, payer: string, c
   const { rail, store, claimer, funds } = accounting;
   const chain = createPublicClient({ transport: http(accounting.rpcUrl) });
   const token = rail.asset as Hex;
-  const balanceOf = (owner: string) => chain.readContract({ address: token, abi, functionName: 'balanceOf', args: [owner as Hex] });
-  const receivers = () => chain.readContract({ address: BATCH_SETTLEMENT_CONTRACT, abi, functionName: 'receivers', args: [rail.payTo as Hex, token] });
+  const balanceOf = (owner: string) => chain.readContract({ address: token, abi: ESCROW_ABI, functionName: 'balanceOf', args: [owner as Hex] });
+  const receivers = () => chain.readContract({ address: BATCH_SETTLEMENT_CONTRACT, abi: ESCROW_ABI, functionName: 'receivers', args: [rail.payTo as Hex, token] });
   const { channelId } = channelOf(rail, payer);
   const sum = charges.reduce((a, b) => a + b, 0n);
   assert.equal((await store.get(channelId))?.chargedCumulative ?? 0n, sum, 'charged exactly what the 200s were charged');
   const [, settledBefore] = await receivers();
   const payeeBefore = await balanceOf(rail.payTo);
   await claimer.round({ force: true });
-  const [balance, totalClaimed] = await chain.readContract({ address: BATCH_SETTLEMENT_CONTRACT, abi, functionName: 'channels', args: [channelId] });
+  const [balance, totalClaimed] = await chain.readContract({ address: BATCH_SETTLEMENT_CONTRACT, abi: ESCROW_ABI, functionName: 'channels', args: [channelId] });
   assert.equal(totalClaimed, sum, 'claimed from the payer: exactly its charges');
   assert.equal((await balanceOf(payer)) + balance - totalClaimed, funds - sum, 'the payer keeps every other unit');
   const [claimedAfter, settledAfter] = await receivers();
