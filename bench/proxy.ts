@@ -5,11 +5,12 @@
 //                    signer, caps and spend file), the price known (as the proxy knows it from its quote cache)
 //   proxy exact      the proxy with --scheme exact (a transaction per call)
 //   payment left out the same calls to a gateway child whose paid routes run their work at once for a call without
-//                    payment (BENCH_PAYMENT_EXCLUDED=1), direct and through a proxy
+//                    payment (BENCH_PAYMENT_EXCLUDED=1), direct, through a proxy, and through bench/bare-relay.ts (the
+//                    least a node:http relay does: the floor of any hop written on Node)
 // Sides take turns in each round (reversed every other round) after an uncounted warm-up round. Printed per
 // concurrency: calls/s, p50, the CPU each process spent per call, what the proxy adds to p50 over the same payment
-// direct, and vouchers through the proxy as a share of the work alone and of exact through the proxy. Then the
-// voucher signature's CPU: the proxy's signer (tiny-secp256k1) against viem's.
+// direct, and vouchers through the proxy as a share of the work alone and of exact through the proxy. First, before
+// any child starts (a quiet process): the voucher signature's CPU, the proxy's signer (tiny-secp256k1) against viem's.
 // Settings: BENCH_PROXY_REQUESTS (160 per side per round), BENCH_PROXY_CONCURRENCY ("1,8"), BENCH_ROUNDS (3),
 // BENCH_WARMUP_REQUESTS (80).
 import { spawn } from 'node:child_process';
@@ -30,6 +31,7 @@ import { payingBuyer } from '../src/client/proxy/paying-buyer.ts';
 import { fastEvmSigner } from '../src/client/proxy/fast-signer.ts';
 
 const CLI = fileURLToPath(new URL('../src/client/cli.ts', import.meta.url));
+const BARE_RELAY = fileURLToPath(new URL('./bare-relay.ts', import.meta.url));
 const CHAT = { path: '/v1/chat/completions', body: { model: 'local/demo-bigram', messages: [{ role: 'user', content: 'Hi' }], max_tokens: 4, seed: 1 } };
 const requestsPerRound = envNumber('BENCH_PROXY_REQUESTS', 160);
 const rounds = envNumber('BENCH_ROUNDS', 3);
@@ -56,11 +58,16 @@ async function fundedKey(gateway: URL): Promise<Hex> {
 /** `x402-ai proxy` in a child process, as a buyer starts it. */
 async function startProxyChild(name: string, gateway: URL, faucet: URL, args: string[]) {
   const key = await fundedKey(faucet);
-  const child = spawn(
-    process.execPath,
+  return startListening(
+    name,
     [CLI, 'proxy', '--port', '0', '--gateway', gateway.origin, '--network', 'base', '--quiet', '--channels', String(maxConcurrency), '--spend-file', join(dir, `${name}.jsonl`), ...args],
-    { env: { ...process.env, X402_EVM_PRIVATE_KEY: key }, stdio: ['ignore', 'pipe', 'inherit'] },
+    { ...process.env, X402_EVM_PRIVATE_KEY: key },
   );
+}
+
+/** A child that prints "listening on <url>" once ready. */
+async function startListening(name: string, args: string[], env: NodeJS.ProcessEnv = process.env) {
+  const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'inherit'] });
   const url = await new Promise<URL>((resolve, reject) => {
     createInterface({ input: child.stdout! }).on('line', (line) => {
       const match = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(line);
@@ -119,20 +126,26 @@ const cpuText = (cpuMs: Record<string, number | null>) =>
     .map(([name, v]) => `${name} ${v!.toFixed(2)}`)
     .join(', ');
 
-/** CPU per voucher signature: the proxy's signer against viem's local account (what the official examples use). */
+/** CPU per voucher signature, the median of five rounds: the proxy's signer against viem's local account (what the official examples use). */
 async function signingCpu(): Promise<{ fast: number; viem: number }> {
   const key = generatePrivateKey();
   const channelId = `0x${'ab'.repeat(32)}` as Hex;
+  let amount = 0;
   const measure = async (signer: Parameters<typeof signVoucher>[0], n: number) => {
-    for (let i = 0; i < 200; i++) await signVoucher(signer, channelId, String(i + 1), 'eip155:8453');
-    const before = process.cpuUsage();
-    for (let i = 0; i < n; i++) await signVoucher(signer, channelId, String(1_000_000 + i), 'eip155:8453');
-    const used = process.cpuUsage(before);
-    return (used.user + used.system) / n; // microseconds
+    for (let i = 0; i < 200; i++) await signVoucher(signer, channelId, String(++amount), 'eip155:8453');
+    const rounds: number[] = [];
+    for (let round = 0; round < 5; round++) {
+      const before = process.cpuUsage();
+      for (let i = 0; i < n; i++) await signVoucher(signer, channelId, String(++amount), 'eip155:8453');
+      const used = process.cpuUsage(before);
+      rounds.push((used.user + used.system) / n); // microseconds
+    }
+    return rounds.sort((a, b) => a - b)[2]!;
   };
-  return { fast: await measure(fastEvmSigner(key), 2000), viem: await measure(privateKeyToAccount(key), 300) };
+  return { fast: await measure(fastEvmSigner(key), 600), viem: await measure(privateKeyToAccount(key), 100) };
 }
 
+const signing = await signingCpu();
 const gateway = await startGatewayChild();
 const workOnly = await startGatewayChild({ BENCH_PAYMENT_EXCLUDED: '1' });
 const proxies: Array<{ stop(): void }> = [];
@@ -140,7 +153,8 @@ try {
   const vouchersProxy = await startProxyChild('vouchers', gateway.url, gateway.url, []);
   const exactProxy = await startProxyChild('exact', gateway.url, gateway.url, ['--scheme', 'exact']);
   const workOnlyProxy = await startProxyChild('work-only', workOnly.url, gateway.url, []);
-  proxies.push(vouchersProxy, exactProxy, workOnlyProxy);
+  const bareRelay = await startListening('bare relay', [BARE_RELAY, workOnly.url.origin]);
+  proxies.push(vouchersProxy, exactProxy, workOnlyProxy, bareRelay);
 
   // the direct side pays with the proxy's own payer, in this process
   const direct = await payingBuyer({
@@ -180,6 +194,7 @@ try {
     'proxy exact': { call: through('proxy exact', exactProxy.url), pids: { gateway: gateway.pid, proxy: exactProxy.pid } },
     'payment left out, direct': { call: through('work-only direct', workOnly.url), pids: { gateway: workOnly.pid } },
     'payment left out, through the proxy': { call: through('work-only proxy', workOnlyProxy.url), pids: { gateway: workOnly.pid, proxy: workOnlyProxy.pid } },
+    'payment left out, through a bare relay': { call: through('work-only bare relay', bareRelay.url), pids: { gateway: workOnly.pid, relay: bareRelay.pid } },
   };
   type Side = keyof typeof sides;
   const lines: string[] = [];
@@ -205,9 +220,13 @@ try {
         `${(vouchers.rps / results['payment left out, through the proxy'].rps).toFixed(2)}x through the proxy; ` +
         `/ exact through the proxy: ${(vouchers.rps / results['proxy exact'].rps).toFixed(2)}x`,
     );
+    const direct = results['payment left out, direct'].latency.p50;
+    lines.push(
+      `  the hop alone, payment left out, adds to p50: ${(results['payment left out, through the proxy'].latency.p50 - direct).toFixed(2)} ms through the proxy, ` +
+        `${(results['payment left out, through a bare relay'].latency.p50 - direct).toFixed(2)} ms through a bare node:http relay`,
+    );
   }
-  const signing = await signingCpu();
-  lines.push(`voucher signature, CPU per voucher: ${signing.fast.toFixed(0)} us with the proxy's signer (tiny-secp256k1), ${signing.viem.toFixed(0)} us with viem's account`);
+  lines.push(`voucher signature, CPU per voucher (median of 5 rounds, before the load): ${signing.fast.toFixed(0)} us with the proxy's signer (tiny-secp256k1), ${signing.viem.toFixed(0)} us with viem's account`);
   for (const list of agents.values()) for (const agent of list) agent.destroy();
   direct.close();
   process.stdout.write(`${lines.join('\n')}\n`);

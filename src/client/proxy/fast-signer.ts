@@ -14,6 +14,9 @@ type TypedData = Parameters<ClientEvmSigner['signTypedData']>[0];
 const ESCROW = BATCH_SETTLEMENT_CONTRACT.toLowerCase();
 const VOUCHER_FIELDS = JSON.stringify(voucherTypes.Voucher);
 
+// the official signVoucher passes voucherTypes itself: compared by reference first, by value otherwise
+const isVoucherFields = (fields: unknown) => fields === voucherTypes.Voucher || JSON.stringify(fields) === VOUCHER_FIELDS;
+
 /** The digest a signature of `typed` signs: the voucher's short way when it is one of the escrow's, else viem's. */
 export function typedDataDigest(typed: TypedData): Uint8Array {
   const { domain, message } = typed;
@@ -22,7 +25,7 @@ export function typedDataDigest(typed: TypedData): Uint8Array {
     domain.name === BATCH_SETTLEMENT_DOMAIN.name &&
     domain.version === BATCH_SETTLEMENT_DOMAIN.version &&
     String(domain.verifyingContract).toLowerCase() === ESCROW &&
-    JSON.stringify((typed.types as Record<string, unknown>).Voucher) === VOUCHER_FIELDS &&
+    isVoucherFields((typed.types as Record<string, unknown>).Voucher) &&
     typeof message.channelId === 'string' &&
     /^0x[0-9a-fA-F]{64}$/.test(message.channelId)
   ) {

@@ -5,8 +5,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from '@x402/core/http';
-import { encodeHeader } from '../../x402/encoding.ts';
+import { decodeHeader, encodeHeader } from '../../x402/encoding.ts';
 import type { PaymentRequired } from '@x402/core/types';
 import { accountOf, type Account } from './account.ts';
 import { CapExceeded, type Budget } from './budget.ts';
@@ -259,25 +258,20 @@ function header(headers: IncomingMessage['headers'], name: string): string | und
   return Array.isArray(value) ? value[0] : value;
 }
 
+// the gateway's own headers, read with the Buffer decoder (the official decoders go through atob, several times slower)
 function requiredFromHeaders(headers: IncomingMessage['headers']): PaymentRequired | undefined {
   const value = header(headers, 'payment-required');
-  if (!value) return undefined;
-  try {
-    return decodePaymentRequiredHeader(value);
-  } catch {
-    return undefined;
-  }
+  const required = value === undefined ? undefined : decodeHeader(value);
+  return isObject(required) && Array.isArray(required.accepts) ? (required as unknown as PaymentRequired) : undefined;
 }
 
 function receiptOf(headers: IncomingMessage['headers']): Receipt | undefined {
   const value = header(headers, 'payment-response');
-  if (!value) return undefined;
-  try {
-    return decodePaymentResponseHeader(value) as Receipt;
-  } catch {
-    return undefined;
-  }
+  const receipt = value === undefined ? undefined : decodeHeader(value);
+  return isObject(receipt) && typeof receipt.success === 'boolean' ? (receipt as unknown as Receipt) : undefined;
 }
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 function usageHeaders(headers: IncomingMessage['headers']): { promptTokens?: number; completionTokens?: number } {
   const count = (name: string) => {
