@@ -5,7 +5,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, request, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { forwardedHeaders, gatewayAt, relay } from './forward.ts';
+import { connect } from 'node:net';
+import { forwardedHeaders, gatewayAt, readBody, relay } from './forward.ts';
 
 test('the client’s API key and credentials stay with the proxy; the call’s own headers go on', () => {
   const body = Buffer.from('{"model":"m"}');
@@ -92,5 +93,53 @@ test('a client that stops reading stops the gateway’s stream too (backpressure
     front.closeAllConnections();
     upstream.closeAllConnections();
     await Promise.all([new Promise((resolve) => front.close(resolve)), new Promise((resolve) => upstream.close(resolve))]);
+  }
+});
+
+/** A server handing each request's body to readBody(limit), and what it returned (or threw). */
+async function bodyReader(limit: number) {
+  const results: Array<Promise<Buffer | undefined>> = [];
+  const server = createServer((req, res) => {
+    const read = readBody(req, limit);
+    results.push(read);
+    read.then((body) => res.end(body === undefined ? 'over' : `read ${body.length}`), () => res.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { port: (server.address() as AddressInfo).port, results, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+}
+
+function post(port: number, chunks: Buffer[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const sent = request({ host: '127.0.0.1', port, method: 'POST', path: '/', headers: { 'transfer-encoding': 'chunked' } }, (answer) => {
+      let text = '';
+      answer.on('data', (chunk: Buffer) => (text += chunk));
+      answer.on('end', () => resolve(text));
+    });
+    sent.on('error', reject);
+    for (const chunk of chunks) sent.write(chunk);
+    sent.end();
+  });
+}
+
+test('a request body is read whole in its chunks, and not past the limit', async () => {
+  const reader = await bodyReader(1000);
+  try {
+    assert.equal(await post(reader.port, [Buffer.alloc(400), Buffer.alloc(400), Buffer.alloc(200)]), 'read 1000');
+    assert.equal(await post(reader.port, [Buffer.alloc(600), Buffer.alloc(600)]), 'over');
+  } finally {
+    await reader.close();
+  }
+});
+
+test('a client that leaves in the middle of its body: the read fails instead of waiting forever', async () => {
+  const reader = await bodyReader(1000);
+  try {
+    const socket = connect(reader.port, '127.0.0.1');
+    socket.write('POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 500\r\n\r\n' + 'x'.repeat(100));
+    while (reader.results.length === 0) await new Promise((resolve) => setImmediate(resolve));
+    socket.destroy();
+    await assert.rejects(reader.results[0]!);
+  } finally {
+    await reader.close();
   }
 });
