@@ -3,14 +3,17 @@
 // home each, nothing set but their base URL and a dummy key: each names its vendor's default model, which the proxy
 // sends as the gateway's chat model (X-Model-Substituted). Each completes a prompt, paid by vouchers; /stats equals
 // what left the buyer's wallet, and once the proxy exits with --refund-on-exit the buyer is down exactly what /stats
-// says was spent.
+// says was spent. And Claude Code as an MCP host: `x402-ai mcp` added with `claude mcp add`, its paid chat tool called
+// and paid once.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { balanceOf, fundedEvmBuyerKey } from './support/sandbox-wallet.ts';
-import { proxyTestBed, runCli, startProxy, type RunningProxy } from './support/proxy-cli.ts';
+import { CLI, proxyTestBed, runCli, startProxy, type RunningProxy } from './support/proxy-cli.ts';
+import { startToolGateway, UP_TOOLS } from './support/tool-gateway.ts';
+import type { RunningService } from '../src/service.ts';
 
 const CLAUDE = new URL('../node_modules/@anthropic-ai/claude-code/bin/claude.exe', import.meta.url).pathname;
 const CODEX = new URL('../node_modules/@openai/codex/bin/codex.js', import.meta.url).pathname;
@@ -31,12 +34,12 @@ function runAgent(command: string, args: string[], env: Record<string, string>, 
 }
 
 /** A buyer, a proxy with --refund-on-exit, and the checks every agent's run ends with. */
-async function paying(name: string) {
-  const buyer = await fundedEvmBuyerKey(bed.service(), ['base'], 5_000_000n);
-  const start = await balanceOf(bed.service(), 'base', buyer.address);
+async function paying(name: string, service: RunningService = bed.service()) {
+  const buyer = await fundedEvmBuyerKey(service, ['base'], 5_000_000n);
+  const start = await balanceOf(service, 'base', buyer.address);
   const spendFile = join(bed.dir(), `${name}.jsonl`);
-  const proxy = await startProxy(['--gateway', bed.service().url, '--network', 'base', '--spend-file', spendFile, '--refund-on-exit', '--verbose'], { X402_EVM_PRIVATE_KEY: buyer.key });
-  const dropped = async () => start - (await balanceOf(bed.service(), 'base', buyer.address));
+  const proxy = await startProxy(['--gateway', service.url, '--network', 'base', '--spend-file', spendFile, '--refund-on-exit', '--verbose'], { X402_EVM_PRIVATE_KEY: buyer.key });
+  const dropped = async () => start - (await balanceOf(service, 'base', buyer.address));
   return { proxy, spendFile, dropped };
 }
 
@@ -101,5 +104,54 @@ test('Codex (codex exec) at its default model completes a prompt through the pro
     await checkAccount(proxy, run, spendFile, dropped);
   } finally {
     await proxy.stop();
+  }
+});
+
+test('Claude Code calls a paid tool of x402-ai mcp, added with `claude mcp add` as docs/proxy.md says: paid once, refunded to the atomic unit', { timeout: 240_000 }, async () => {
+  // a gateway whose up/tools model calls the one tool that takes a prompt once, then answers (support/tool-upstream.ts)
+  const gateway = await startToolGateway();
+  const service = gateway.service;
+  // the model through the proxy (one buyer), the tools through x402-ai mcp (another): each account checked on-chain
+  const { proxy, spendFile, dropped } = await paying('claude-mcp-model', service);
+  const home = join(bed.dir(), 'claude-mcp-home');
+  mkdirSync(home);
+  const toolBuyer = await fundedEvmBuyerKey(service, ['base'], 5_000_000n);
+  const toolStart = await balanceOf(service, 'base', toolBuyer.address);
+  const keyFile = join(bed.dir(), 'tool-buyer.key');
+  writeFileSync(keyFile, toolBuyer.key, { mode: 0o600 });
+  const toolSpendFile = join(bed.dir(), 'claude-mcp-tools.jsonl');
+  const env = { HOME: home, ANTHROPIC_BASE_URL: proxy.url, ANTHROPIC_API_KEY: 'sk-ant-dummy', DISABLE_TELEMETRY: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1' };
+  try {
+    const added = await runAgent(CLAUDE, ['mcp', 'add', 'x402-ai', '--', process.execPath, CLI, 'mcp', '--gateway', service.url, '--network', 'base', '--key-file', keyFile, '--max-total', '1', '--spend-file', toolSpendFile], env, home);
+    assert.equal(added.code, 0, added.stderr);
+    // the gateway's paid chat tool is the one tool listed (no built-ins, the other gateway tools left out), loaded
+    // up front rather than behind Claude Code's tool search
+    const run = await runAgent(
+      CLAUDE,
+      [
+        '-p', 'Ask the chat tool for one short sentence about the sea, then tell me what it said.',
+        '--model', UP_TOOLS, '--output-format', 'stream-json', '--verbose', '--max-turns', '3', '--tools', '',
+        '--allowedTools', 'mcp__x402-ai__chat',
+        '--disallowedTools', 'mcp__x402-ai__generate_image', 'mcp__x402-ai__text_to_speech', 'mcp__x402-ai__list_models',
+      ],
+      { ...env, ENABLE_TOOL_SEARCH: 'false', CLAUDE_CODE_MCP_STARTUP_WAIT_MS: '60000' },
+      home,
+    );
+    const events = run.stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, any>);
+    const results = events.flatMap((event) => (event.type === 'user' ? event.message.content : [])).filter((part: any) => part.type === 'tool_result');
+    assert.equal(results.length, 1, run.stdout);
+    assert.notEqual(results[0].is_error, true, JSON.stringify(results[0]));
+    assert.equal(events.at(-1)?.subtype, 'success', run.stdout);
+
+    const tools = JSON.parse((await runCli(['spend', '--json', '--spend-file', toolSpendFile], {})).stdout);
+    assert.equal(tools.calls, 1, 'the tool paid once');
+    assert.equal(tools.pendingCalls, 0);
+    const refund = await runCli(['proxy', '--refund', '--gateway', service.url, '--network', 'base', '--spend-file', toolSpendFile], { X402_EVM_PRIVATE_KEY: toolBuyer.key });
+    assert.equal(refund.code, 0, refund.stderr);
+    assert.equal(toolStart - (await balanceOf(service, 'base', toolBuyer.address)), BigInt(tools.spent.atomic), 'the tool buyer is down exactly what x402-ai spend says');
+    await checkAccount(proxy, run, spendFile, dropped);
+  } finally {
+    await proxy.stop();
+    await gateway.stop();
   }
 });

@@ -4,11 +4,14 @@
 // "tool_calls" (after TOOL_PREAMBLE as text when the last message says "explain"); otherwise it answers
 // TOOL_UPSTREAM_TEXT, cut after max_tokens words (finish_reason "length") when that is fewer. Streamed, the call comes as OpenAI sends it (the
 // call's id and name, then its arguments in fragments), and usage last. Usage reports cached prompt tokens.
+// A tool that takes a `prompt` (a paid chat tool, as an MCP host lists x402-ai mcp's) is called once, with
+// PROMPT_TOOL_ARGUMENTS; once the conversation holds that call, the model answers in words, so an agent's turn ends.
 // Every request body is recorded, so a test can assert what the gateway sent.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export const TOOL_ARGUMENTS = '{"city":"Paris","days":3}';
+export const PROMPT_TOOL_ARGUMENTS = '{"model":"local/demo-bigram","prompt":"One short sentence about the sea.","max_tokens":16}';
 export const TOOL_PREAMBLE = 'Let me look that up.';
 export const TOOL_UPSTREAM_TEXT = 'It is clear and 21 degrees in Paris.';
 export const TOOL_UPSTREAM_USAGE = { prompt_tokens: 40, completion_tokens: 12, total_tokens: 52, prompt_tokens_details: { cached_tokens: 32 } };
@@ -29,8 +32,11 @@ export async function startToolUpstream(): Promise<ToolUpstream> {
     requests.push(body);
     const base = { id: 'chatcmpl-up', created: 1_700_000_000, model: body.model };
     const choice = body.tool_choice;
-    const tool = body.tools?.length && choice !== 'none' ? (typeof choice === 'object' ? choice.function.name : body.tools[0].function.name) : undefined;
-    const call = { id: 'call_up1', type: 'function', function: { name: tool, arguments: TOOL_ARGUMENTS } };
+    const offered = body.tools?.length && choice !== 'none' ? (typeof choice === 'object' ? body.tools.find((t: any) => t.function.name === choice.function.name) : body.tools[0]) : undefined;
+    const takesPrompt = offered?.function.parameters?.properties?.prompt !== undefined;
+    const calledBefore = body.messages.some((message: any) => message.tool_calls?.some((call: any) => call.function.name === offered?.function.name));
+    const tool: string | undefined = takesPrompt && calledBefore ? undefined : offered?.function.name;
+    const call = { id: 'call_up1', type: 'function', function: { name: tool, arguments: takesPrompt ? PROMPT_TOOL_ARGUMENTS : TOOL_ARGUMENTS } };
     const preamble = tool && JSON.stringify(body.messages.at(-1)).includes('explain') ? TOOL_PREAMBLE : undefined;
     const words = TOOL_UPSTREAM_TEXT.split(/(?<= )/);
     const limit = body.max_completion_tokens ?? body.max_tokens;
@@ -50,7 +56,7 @@ export async function startToolUpstream(): Promise<ToolUpstream> {
     if (tool) {
       if (preamble) for (const word of preamble.split(/(?<= )/)) chunk({ content: word });
       chunk({ tool_calls: [{ index: 0, id: call.id, type: 'function', function: { name: tool, arguments: '' } }] });
-      for (const piece of [TOOL_ARGUMENTS.slice(0, 9), TOOL_ARGUMENTS.slice(9)]) chunk({ tool_calls: [{ index: 0, function: { arguments: piece } }] });
+      for (const piece of [call.function.arguments.slice(0, 9), call.function.arguments.slice(9)]) chunk({ tool_calls: [{ index: 0, function: { arguments: piece } }] });
     } else {
       for (const word of text.split(/(?<= )/)) chunk({ content: word });
     }
