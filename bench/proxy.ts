@@ -9,7 +9,8 @@
 //                    least a node:http relay does: the floor of any hop written on Node)
 // Sides take turns in each round (reversed every other round) after an uncounted warm-up round. Printed per
 // concurrency: calls/s, p50, the CPU each process spent per call, what the proxy adds to p50 over the same payment
-// direct, and vouchers through the proxy as a share of the work alone and of exact through the proxy. First, before
+// direct, vouchers through the proxy as a share of the work alone and of exact through the proxy, and what the hop
+// alone adds (payment left out: through the proxy, through the bare relay). First, before
 // any child starts (a quiet process): the voucher signature's CPU, the proxy's signer (tiny-secp256k1) against viem's.
 // Settings: BENCH_PROXY_REQUESTS (160 per side per round), BENCH_PROXY_CONCURRENCY ("1,8"), BENCH_ROUNDS (3),
 // BENCH_WARMUP_REQUESTS (80).
@@ -73,7 +74,7 @@ async function startListening(name: string, args: string[], env: NodeJS.ProcessE
       const match = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(line);
       if (match) resolve(new URL(match[1]!));
     });
-    child.once('exit', (code) => reject(new Error(`the ${name} proxy exited (${code})`)));
+    child.once('exit', (code) => reject(new Error(`the ${name} child exited (${code})`)));
   });
   child.stdout!.resume();
   return { url, pid: child.pid!, stop: () => child.kill('SIGTERM') };
