@@ -2,8 +2,16 @@
 // call's proof needs (a voucher, an ERC-3009 or Permit2 authorization), by libsecp256k1 compiled to WebAssembly
 // (tiny-secp256k1): ~0.2 ms here against ~1.2 ms for the pure-JS recovery viem does, and it runs on every paid
 // call. Only the form the token contracts' ecrecover accepts: 65 bytes r||s||v, low s, v of 27/28 (or 0/1).
-import { recover } from 'tiny-secp256k1';
+import { createRequire } from 'node:module';
 import { hexToBytes, isAddressEqual, keccak256, type Address, type Hex } from 'viem';
+
+type Libsecp256k1 = typeof import('tiny-secp256k1');
+let libsecp256k1: Libsecp256k1 | undefined;
+/**
+ * Loaded at the first recovery (~20 ms, once), not at startup: its WebAssembly instance holds ~14 MB of memory
+ * (measured: a bare node 44 MB, 57 MB once it is imported) that an idle service has no use for.
+ */
+const secp256k1 = (): Libsecp256k1 => (libsecp256k1 ??= createRequire(import.meta.url)('tiny-secp256k1') as Libsecp256k1);
 
 const N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
 const HALF_N = N >> 1n;
@@ -18,7 +26,7 @@ export function recoverSigner(digest: Hex, signature: Hex): Address | undefined 
   if (v !== 0 && v !== 1 && v !== 27 && v !== 28) return undefined;
   let publicKey: Uint8Array | null;
   try {
-    publicKey = recover(hexToBytes(digest), hexToBytes(signature).subarray(0, 64), (v % 27) as 0 | 1, false);
+    publicKey = secp256k1().recover(hexToBytes(digest), hexToBytes(signature).subarray(0, 64), (v % 27) as 0 | 1, false);
   } catch {
     return undefined; // an r that is no curve point's x
   }
