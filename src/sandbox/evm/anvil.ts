@@ -6,6 +6,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { Socket } from 'node:net';
 import { bindHost, LOCAL_ONLY, localRpcUrl, publicRpcUrl, type ChainListen } from '../listen.ts';
+import { rpcFetch } from '../../payments/facilitators/rpc-fetch.ts';
 
 export interface AnvilOptions {
   /** the chain id the node reports (use the real one so official clients sign for it) */
@@ -171,7 +172,8 @@ async function waitForRpc(rpcUrl: string, chainId: number, timeoutMs: number): P
   let last: unknown;
   while (Date.now() < deadline) {
     try {
-      const response = await fetch(rpcUrl, {
+      // node:http, as every RPC call of the service (evm-sandbox.ts says why not the global fetch)
+      const response = await rpcFetch(rpcUrl, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_chainId', params: [] }),

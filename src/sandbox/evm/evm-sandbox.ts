@@ -20,6 +20,7 @@ import { existsSync, renameSync, statSync } from 'node:fs';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import type { EvmNetwork, NetworkName } from '../../x402/networks.ts';
 import { startAnvil } from './anvil.ts';
+import { rpcFetch } from '../../payments/facilitators/rpc-fetch.ts';
 import type { ChainListen } from '../listen.ts';
 import { keepKeys, keptFiles, readKeptKeys } from '../kept-state.ts';
 import { loadTestUsdcArtifact } from './test-usdc-artifact.ts';
@@ -119,8 +120,10 @@ export async function startEvmSandbox(network: EvmNetwork, options: EvmSandboxOp
       nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
       rpcUrls: { default: { http: [node.rpcUrl] } },
     });
-    // anvil answers instantly; viem's 4 s default polling would make every wait slow
-    const transport = http(node.rpcUrl);
+    // anvil answers instantly; viem's 4 s default polling would make every wait slow. Over node:http (rpcFetch), as
+    // the facilitators reach the same node: the global fetch would compile undici's WebAssembly HTTP parser at
+    // startup, whose optimising compile alone peaks at ~24 MB of malloc that the idle process keeps
+    const transport = http(node.rpcUrl, { fetchFn: rpcFetch });
     const publicClient = createPublicClient({ chain, transport, pollingInterval: 50 });
     const testClient = createTestClient({ chain, transport, mode: 'anvil' });
 
