@@ -95,7 +95,8 @@ export function readBody(incoming: IncomingMessage, limit: number): Promise<Buff
       chunks.push(chunk);
     };
     incoming.on('data', onData);
-    incoming.once('end', () => resolve(size > limit ? undefined : chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)));
+    // past the limit the promise is settled already: this resolve is then a no-op
+    incoming.once('end', () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)));
     incoming.once('error', reject);
     incoming.once('close', () => {
       if (!incoming.complete) reject(new Error('the client left before its request was whole'));

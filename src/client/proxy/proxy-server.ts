@@ -283,7 +283,6 @@ function usageHeaders(headers: IncomingMessage['headers']): { promptTokens?: num
   return { ...(promptTokens === undefined ? {} : { promptTokens }), ...(completionTokens === undefined ? {} : { completionTokens }) };
 }
 
-
 function json(res: ServerResponse, status: number, value: unknown): void {
   const text = JSON.stringify(value, null, 2);
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
