@@ -1,7 +1,7 @@
 // What an on-chain address must look like per chain family, said so an operator can fix it. A placeholder
 // such as "0x…" or the zero address must never reach a live 402 as the place money goes.
 import { isAddress as isEvmAddress } from 'viem';
-import { isAddress as isSolanaAddress } from '@solana/kit';
+import { isAddress as isSolanaAddress } from '@solana/addresses';
 import type { ChainFamily } from '../x402/networks.ts';
 
 const EVM_HEX = /^0x[0-9a-fA-F]{40}$/;

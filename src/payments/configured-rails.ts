@@ -20,7 +20,6 @@ import { RemoteChannelFacilitator, remoteChannelKind } from './facilitators/remo
 import type { ChannelOffer } from './rails.ts';
 import type { Logger } from 'pino';
 import { RemoteFacilitator } from './facilitators/remote.ts';
-import { createLocalSvmFacilitator } from './facilitators/svm/local-svm-factory.ts';
 import type { PendingCount } from '../store/nonce-allocator.ts';
 import type { Ledger } from '../store/ledger.ts';
 import { privateKeyToAccount } from 'viem/accounts';
@@ -34,7 +33,7 @@ function evmPrivateKey(env: Env, name: string): `0x${string}` {
   return secret as `0x${string}`;
 }
 
-function facilitatorFor(network: Network, settings: NetworkConfig, asset: string, config: Config, env: Env, ledger?: () => Ledger | undefined): Facilitator {
+async function facilitatorFor(network: Network, settings: NetworkConfig, asset: string, config: Config, env: Env, ledger?: () => Ledger | undefined): Promise<Facilitator> {
   const f = settings.facilitator;
   if (f.type === 'remote') return remoteFacilitatorFor(network, settings, env);
   if (network.family === 'evm') {
@@ -53,6 +52,8 @@ function facilitatorFor(network: Network, settings: NetworkConfig, asset: string
       batchSettlements: config.settlementBatching,
     });
   }
+  // @solana/kit is loaded only where a Solana network is configured
+  const { createLocalSvmFacilitator } = await import('./facilitators/svm/local-svm-factory.ts');
   return createLocalSvmFacilitator({ network, rpcUrl: f.rpcUrl, secretKey: readSecret(env, f.secretKeyEnv), asset, confirmTimeoutMs: config.settlementTimeoutMs });
 }
 
@@ -157,7 +158,7 @@ export async function configuredRails(
     const asset = settings.asset ?? network.usdc;
     let facilitator: Facilitator;
     try {
-      facilitator = facilitatorFor(network, settings, asset, config, env, ledger);
+      facilitator = await facilitatorFor(network, settings, asset, config, env, ledger);
     } catch (error) {
       if (!(error instanceof ConfigError)) throw error;
       problems.push(`networks.${name}: ${error.message}`);

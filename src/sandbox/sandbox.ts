@@ -10,8 +10,11 @@ import { LocalEvmUptoFacilitator } from '../payments/facilitators/evm/local-evm-
 import { localUptoOffer } from '../payments/upto-offer.ts';
 import { LocalEvmChannelFacilitator } from '../payments/facilitators/evm/local-evm-channels.ts';
 import { channelOffer, type DepositMethod } from '../payments/channels/channel-offer.ts';
-import { startSvmSandbox } from './svm/svm-sandbox.ts';
-import { LocalSvmFacilitator } from '../payments/facilitators/svm/local-svm.ts';
+import type { SvmRuntime } from './svm/svm-sandbox.ts';
+import { svmKeptFiles, svmSandboxKeys } from './svm/sandbox-keys.ts';
+import { listenJsonRpc } from './svm/json-rpc-listener.ts';
+import { atFirstUse } from '../lib/at-first-use.ts';
+import { loadedAtFirstUse } from '../payments/facilitators/loaded-at-first-use.ts';
 import type { PaymentRail } from '../payments/rails.ts';
 import { parseOrThrow } from '../api/validate.ts';
 import { LOCAL_ONLY, type ChainListen } from './listen.ts';
@@ -112,38 +115,58 @@ async function startEvmChain(name: NetworkName, settlementTimeoutMs: number, opt
   };
 }
 
+/**
+ * A Solana sandbox chain whose runtime (litesvm, @solana/kit, the facilitator: ~40 MB) loads at its first use: its
+ * RPC's first request other than getHealth, the first payment, faucet or balance. Its keys and RPC port are
+ * there from the start, so the 402 and /healthz name it as before.
+ */
 async function startSvmChain(name: NetworkName, settlementTimeoutMs: number, listen: ChainListen, stateDir?: string): Promise<SandboxChain> {
   const network = NETWORKS[name];
   if (network.family !== 'svm') throw new Error(`${name} is not a Solana network`);
-  const chain = await startSvmSandbox(network, { listen, ...(stateDir ? { stateDir } : {}) });
-  const facilitator = new LocalSvmFacilitator({
-    network,
-    rpcUrl: chain.rpcUrl,
-    feePayer: chain.feePayer.signer,
-    asset: chain.asset,
-    confirmTimeoutMs: settlementTimeoutMs,
-    pollingIntervalMs: 10,
+  const files = stateDir === undefined ? undefined : svmKeptFiles(stateDir, network);
+  const { keys, kept } = svmSandboxKeys(files);
+  const runtime = atFirstUse(async (): Promise<SvmRuntime> => {
+    const { openSvmRuntime } = await import('./svm/svm-sandbox.ts');
+    return openSvmRuntime(network, { keys, kept, ...(files ? { files } : {}) });
+  });
+  // a health probe (/readyz's) is answered by the listener itself until the runtime is up
+  const server = await listenJsonRpc(listen, async (request) =>
+    request.method === 'getHealth' && !runtime.ifOpen() ? { jsonrpc: '2.0', id: request.id ?? null, result: 'ok' } : (await runtime.get()).answer(request),
+  );
+  const facilitator = loadedAtFirstUse({ feePayer: keys.feePayer.address }, async () => {
+    const { LocalSvmFacilitator } = await import('../payments/facilitators/svm/local-svm.ts');
+    return new LocalSvmFacilitator({
+      network,
+      rpcUrl: server.url,
+      feePayer: keys.feePayer.secretKey,
+      asset: network.usdc,
+      confirmTimeoutMs: settlementTimeoutMs,
+      pollingIntervalMs: 10,
+    });
   });
   return {
     network: name,
-    rpcUrl: chain.rpcUrl,
-    publicRpcUrl: chain.publicRpcUrl,
-    asset: chain.asset,
-    payTo: chain.payTo,
-    rail: { network, payTo: chain.payTo, asset: chain.asset, facilitator, extra: await facilitator.requirementExtra() },
+    rpcUrl: server.url,
+    publicRpcUrl: server.publicUrl,
+    asset: network.usdc,
+    payTo: keys.operator.address,
+    rail: { network, payTo: keys.operator.address, asset: network.usdc, facilitator, extra: await facilitator.requirementExtra() },
     async faucet(address, amount) {
       if (!/^[1-9A-HJ-NP-Za-km-z]{32,44}$/.test(address)) {
         throw new ApiError(400, 'invalid_request', 'address: not a Solana address', { field: 'address' });
       }
-      const result = await chain.faucet(address, amount).catch((error: unknown) => {
+      const result = await (await runtime.get()).faucet(address, amount).catch((error: unknown) => {
         if (error instanceof RangeError) throw new ApiError(400, 'invalid_request', `amount: ${error.message}`, { field: 'amount' });
         throw error;
       });
       return { balance: result.balance.toString(), lamports: result.lamports.toString() };
     },
-    balanceOf: (address) => chain.balanceOf(address),
-    mining: { setAutomine: (enabled) => chain.setAutomine(enabled), mine: () => chain.mine() },
-    stop: () => chain.stop(),
+    balanceOf: async (address) => (await runtime.get()).balanceOf(address),
+    mining: { setAutomine: async (enabled) => (await runtime.get()).setAutomine(enabled), mine: async () => (await runtime.get()).mine() },
+    stop: async () => {
+      (await runtime.settled())?.stop();
+      await server.close();
+    },
   };
 }
 

@@ -1,9 +1,6 @@
-// A Solana JSON-RPC 2.0 endpoint over an SvmChain, bound to 127.0.0.1 on a port chosen at run time (or where
-// `listen` says: sandbox/listen.ts).
+// The answers of a Solana JSON-RPC 2.0 endpoint over an SvmChain (json-rpc-listener.ts serves them over HTTP).
 // It serves what @solana/kit clients, the official x402 payers and our facilitator call, with the
 // shapes and error codes of a real validator's RPC, so code tested here runs unchanged against one.
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { address, getBase58Decoder, getBase58Encoder, getCompiledTransactionMessageDecoder, isAddress } from '@solana/kit';
 import { findAssociatedTokenPda, TOKEN_PROGRAM_ADDRESS } from '@solana-program/token';
 import type { SvmChain } from './svm-chain.ts';
@@ -18,25 +15,15 @@ import {
   type DataSlice,
 } from './account-json.ts';
 import { describeTransactionError } from './transaction-error.ts';
-import { bindHost, LOCAL_ONLY, localRpcUrl, publicRpcUrl, type ChainListen } from '../listen.ts';
+import type { JsonRpcAnswer, JsonRpcRequest } from './json-rpc-listener.ts';
 import { isTransactionEncoding, transactionResponse, transactionVersion } from './transaction-json.ts';
 
-export interface RpcServerOptions {
+export interface RpcAnswerOptions {
   chain: SvmChain;
   /** the network's real genesis hash, so clients that check it see the network they expect */
   genesisHash: string;
   /** the token mints this sandbox created (its test USDC): what a programId-filtered token account query covers */
   mints: string[];
-  /** where it listens and the URL buyers get (default 127.0.0.1, a port the OS picks) */
-  listen?: ChainListen;
-}
-
-export interface RpcServer {
-  /** where this process reaches it */
-  url: string;
-  /** where a buyer reaches it (listen.publicHost), else url */
-  publicUrl: string;
-  close(): Promise<void>;
 }
 
 class RpcError extends Error {
@@ -50,14 +37,6 @@ class RpcError extends Error {
 }
 
 const invalidParams = (message: string) => new RpcError(-32602, `Invalid params: ${message}`);
-
-/** JSON with u64 values written as plain numbers, as validators do (kit parses them as bigints). */
-function stringify(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) => (typeof v === 'bigint' ? `__u64__${v}` : v)).replace(
-    /"__u64__(\d+)"/g,
-    '$1',
-  );
-}
 
 function config(params: unknown[], index: number): Record<string, unknown> {
   const value = params[index];
@@ -93,7 +72,7 @@ function dataSlice(cfg: Record<string, unknown>): DataSlice | undefined {
 
 type Handler = (params: unknown[]) => unknown;
 
-function handlers({ chain, genesisHash, mints }: RpcServerOptions): Record<string, Handler> {
+function handlers({ chain, genesisHash, mints }: RpcAnswerOptions): Record<string, Handler> {
   const svm = chain.svm;
   const context = () => ({ slot: chain.slot(), apiVersion: '2.2.0' });
   const withContext = (value: unknown) => ({ context: context(), value });
@@ -244,11 +223,11 @@ function decodeOrThrow<T>(fn: () => T): T {
   }
 }
 
-interface JsonRpcRequest {
-  jsonrpc?: unknown;
-  id?: unknown;
-  method?: unknown;
-  params?: unknown;
+
+/** How this sandbox answers each JSON-RPC request (json-rpc-listener.ts serves them). */
+export function rpcAnswers(options: RpcAnswerOptions): JsonRpcAnswer {
+  const table = handlers(options);
+  return (request) => answer(table, request);
 }
 
 async function answer(table: Record<string, Handler>, request: JsonRpcRequest): Promise<unknown> {
@@ -266,46 +245,4 @@ async function answer(table: Record<string, Handler>, request: JsonRpcRequest): 
     }
     return { jsonrpc: '2.0', id, error: { code: -32603, message: `Internal error: ${error instanceof Error ? error.message : String(error)}` } };
   }
-}
-
-export async function startRpcServer(options: RpcServerOptions): Promise<RpcServer> {
-  const table = handlers(options);
-  const listen = options.listen ?? LOCAL_ONLY;
-  const server: Server = createServer((req, res) => {
-    if (req.method !== 'POST') {
-      res.writeHead(405, { allow: 'POST' }).end();
-      return;
-    }
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', async () => {
-      let body: unknown;
-      try {
-        body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-      } catch {
-        body = undefined;
-      }
-      const reply =
-        body === undefined
-          ? { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error' } }
-          : Array.isArray(body)
-            ? await Promise.all(body.map((r) => answer(table, r as JsonRpcRequest)))
-            : await answer(table, body as JsonRpcRequest);
-      res.writeHead(200, { 'content-type': 'application/json' }).end(stringify(reply));
-    });
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(listen.port, bindHost(listen), resolve);
-  });
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: localRpcUrl(listen, port),
-    publicUrl: publicRpcUrl(listen, port),
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
 }

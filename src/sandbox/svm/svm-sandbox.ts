@@ -28,11 +28,13 @@ import {
 } from '@solana-program/token';
 import type { NetworkName, SvmNetwork } from '../../x402/networks.ts';
 import { SvmChain, type SvmChainOptions } from './svm-chain.ts';
-import { startRpcServer } from './rpc-server.ts';
-import type { ChainListen } from '../listen.ts';
+import { rpcAnswers } from './rpc-server.ts';
+import { listenJsonRpc, type JsonRpcAnswer } from './json-rpc-listener.ts';
+import { LOCAL_ONLY, type ChainListen } from '../listen.ts';
 import { readTokenAccount } from './account-json.ts';
-import { generateSvmKeypair, svmKeypairFrom, type SvmKeypair } from './keypair.ts';
-import { keepKeys, keptFiles, readKeptKeys } from '../kept-state.ts';
+import { svmKeypairFrom, type SvmKeypair } from './keypair.ts';
+import { keepKeys, type KeptFiles } from '../kept-state.ts';
+import { keptSvmKeys, svmKeptFiles, svmSandboxKeys, type SvmSandboxKeys } from './sandbox-keys.ts';
 
 export interface SvmSandboxOptions extends Omit<SvmChainOptions, 'snapshot'> {
   /** where the JSON-RPC listens and the URL buyers get (default 127.0.0.1, a port the OS picks) */
@@ -44,11 +46,13 @@ export interface SvmSandboxOptions extends Omit<SvmChainOptions, 'snapshot'> {
   stateDir?: string;
 }
 
-/** What a restarted chain needs of its first start (its accounts are in the snapshot): each key's 64 bytes. */
-interface KeptSvmKeys {
-  mintAuthority: number[];
-  feePayer: number[];
-  operator: number[];
+export interface SvmRuntimeOptions extends Omit<SvmChainOptions, 'snapshot'> {
+  /** the sandbox's keys (sandbox-keys.ts) */
+  keys: SvmSandboxKeys;
+  /** where the chain's state and keys are kept (kept-state.ts); absent: nothing is kept */
+  files?: KeptFiles;
+  /** the keys were kept with a snapshot in `files`: the chain resumes from it */
+  kept: boolean;
 }
 
 /** How often a changed chain is written to its snapshot. */
@@ -61,12 +65,9 @@ export interface SvmFaucetResult {
   lamports: bigint;
 }
 
-export interface SvmSandbox {
+/** The chain's runtime with the sandbox's accounts set up, and the answers of its JSON-RPC; not listening. */
+export interface SvmRuntime {
   network: NetworkName;
-  /** where this process reaches the JSON-RPC */
-  rpcUrl: string;
-  /** where a buyer reaches it (listen.publicHost) */
-  publicRpcUrl: string;
   /** the test USDC mint, at the network's real USDC address */
   asset: Address;
   /** the operator wallet; its USDC associated token account exists from the start */
@@ -85,10 +86,22 @@ export interface SvmSandbox {
   /** while off, sent transactions are accepted but not executed until mine() */
   setAutomine(enabled: boolean): Promise<void>;
   mine(): Promise<void>;
-  /** what /healthz may show about this chain */
-  info(): { network: NetworkName; rpcUrl: string; asset: string; payTo: string; feePayer: string };
   /** direct access to the runtime, for tests */
   chain: SvmChain;
+  /** what each JSON-RPC request gets */
+  answer: JsonRpcAnswer;
+  /** writes the last snapshot (when kept) and stops writing */
+  stop(): void;
+}
+
+/** The runtime served on a JSON-RPC listener. */
+export interface SvmSandbox extends Omit<SvmRuntime, 'stop'> {
+  /** where this process reaches the JSON-RPC */
+  rpcUrl: string;
+  /** where a buyer reaches it (listen.publicHost) */
+  publicRpcUrl: string;
+  /** what /healthz may show about this chain */
+  info(): { network: NetworkName; rpcUrl: string; asset: string; payTo: string; feePayer: string };
   stop(): Promise<void>;
 }
 
@@ -106,12 +119,30 @@ const GENESIS_HASHES: Record<string, string> = {
   'solana-devnet': 'EtWTRABZaYq6iMfeYKouRu166VU2xqa1wcaWoxPkrZBG',
 };
 
+/** A sandbox chain listening where `options.listen` says, its keys kept under `options.stateDir` or fresh. */
 export async function startSvmSandbox(network: SvmNetwork, options: SvmSandboxOptions = {}): Promise<SvmSandbox> {
+  const { listen = LOCAL_ONLY, stateDir, ...chainOptions } = options;
+  const files = stateDir === undefined ? undefined : svmKeptFiles(stateDir, network);
+  const runtime = await openSvmRuntime(network, { ...chainOptions, ...svmSandboxKeys(files), ...(files ? { files } : {}) });
+  const server = await listenJsonRpc(listen, runtime.answer);
+  return {
+    ...runtime,
+    rpcUrl: server.url,
+    publicRpcUrl: server.publicUrl,
+    info: () => ({ network: network.name, rpcUrl: server.publicUrl, asset: runtime.asset, payTo: runtime.payTo, feePayer: runtime.feePayer.address }),
+    stop: async () => {
+      runtime.stop();
+      await server.close();
+    },
+  };
+}
+
+/** The runtime of one sandbox chain: the mint, the funded fee payer and payTo's token account in place. */
+export async function openSvmRuntime(network: SvmNetwork, options: SvmRuntimeOptions): Promise<SvmRuntime> {
   const genesisHash = GENESIS_HASHES[network.name];
   if (!genesisHash) throw new Error(`${network.name} is not a Solana network this sandbox knows`);
-  const files = options.stateDir === undefined ? undefined : keptFiles(options.stateDir, network.name, 'litesvm');
-  const kept = readKeptKeys<KeptSvmKeys>(files);
-  const chain = new SvmChain({ ...options, ...(kept && files ? { snapshot: files.state } : {}) });
+  const { keys, files, kept, ...chainOptions } = options;
+  const chain = new SvmChain({ ...chainOptions, ...(kept && files ? { snapshot: files.state } : {}) });
   const svm = chain.svm;
   const asset = address(network.usdc);
 
@@ -126,8 +157,9 @@ export async function startSvmSandbox(network: SvmNetwork, options: SvmSandboxOp
     return floor;
   };
 
-  const keypair = (bytes: number[] | undefined) => (bytes ? svmKeypairFrom(Uint8Array.from(bytes)) : generateSvmKeypair());
-  const [mintAuthority, feePayer, operator] = await Promise.all([keypair(kept?.mintAuthority), keypair(kept?.feePayer), keypair(kept?.operator)]);
+  const [mintAuthority, feePayer, operator] = await Promise.all(
+    [keys.mintAuthority, keys.feePayer, keys.operator].map((key) => svmKeypairFrom(key.secretKey)),
+  ) as [SvmKeypair, SvmKeypair, SvmKeypair];
   setLamports(mintAuthority.address, FEE_PAYER_LAMPORTS);
   setLamports(feePayer.address, FEE_PAYER_LAMPORTS);
 
@@ -211,17 +243,14 @@ export async function startSvmSandbox(network: SvmNetwork, options: SvmSandboxOp
     if (!files || chain.executed === saved) return;
     saved = chain.executed;
     svm.saveToFile(files.state);
-    if (!kept) keepKeys(files, { mintAuthority: [...mintAuthority.secretKey], feePayer: [...feePayer.secretKey], operator: [...operator.secretKey] } satisfies KeptSvmKeys);
+    if (!kept) keepKeys(files, keptSvmKeys(keys));
   };
   save();
   const saver = files ? setInterval(save, SNAPSHOT_EVERY_MS) : undefined;
   saver?.unref();
 
-  const server = await startRpcServer({ chain, genesisHash, mints: [asset], listen: options.listen });
   return {
     network: network.name,
-    rpcUrl: server.url,
-    publicRpcUrl: server.publicUrl,
     asset,
     payTo,
     feePayer,
@@ -230,12 +259,11 @@ export async function startSvmSandbox(network: SvmNetwork, options: SvmSandboxOp
     advanceBlocks: (blocks) => chain.advanceBlocks(blocks),
     setAutomine: async (enabled) => chain.setAutomine(enabled),
     mine: async () => chain.mine(),
-    info: () => ({ network: network.name, rpcUrl: server.publicUrl, asset, payTo, feePayer: feePayer.address }),
     chain,
-    stop: async () => {
+    answer: rpcAnswers({ chain, genesisHash, mints: [asset] }),
+    stop: () => {
       clearInterval(saver);
       save();
-      await server.close();
     },
   };
 }
