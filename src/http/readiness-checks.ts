@@ -16,6 +16,7 @@ import type { MediaStore } from '../media/media-store.ts';
 import { NETWORKS, type NetworkName } from '../x402/networks.ts';
 import type { PaymentRails } from '../payments/rails.ts';
 import type { NetworkFindings } from '../payments/readiness.ts';
+import { rpcFetch } from '../payments/facilitators/rpc-fetch.ts';
 
 const PROBE_TIMEOUT_MS = 3_000;
 
@@ -99,7 +100,7 @@ function reasonOf(error: unknown): string {
 }
 
 async function jsonRpc(url: string, method: string, signal: AbortSignal): Promise<void> {
-  const response = await fetch(url, {
+  const response = await rpcFetch(url, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json' },
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: [] }),
@@ -111,7 +112,7 @@ async function jsonRpc(url: string, method: string, signal: AbortSignal): Promis
 
 /** Reachable when the server answers HTTP at all (an API key problem is not an outage of the route). */
 async function httpAnswers(url: string, signal: AbortSignal): Promise<void> {
-  const response = await fetch(url, { signal, redirect: 'manual' });
+  const response = await rpcFetch(url, { signal, redirect: 'manual' });
   await response.body?.cancel();
   if (response.status >= 500) throw new Error(`HTTP ${response.status}`);
 }
