@@ -24,6 +24,13 @@ export interface JsonRpcListener {
   close(): Promise<void>;
 }
 
+/**
+ * The largest request body read (as a validator's RPC has one): a Solana transaction is at most 1,232 bytes, and a
+ * batch of reads far below this. Larger ones get a 413 and the rest is read and dropped: no client can make the
+ * service hold a body.
+ */
+export const MAX_BODY_BYTES = 1024 * 1024;
+
 /** JSON with u64 values written as plain numbers, as validators do (kit parses them as bigints). */
 function stringify(value: unknown): string {
   return JSON.stringify(value, (_key, v: unknown) => (typeof v === 'bigint' ? `__u64__${v}` : v)).replace(
@@ -48,8 +55,21 @@ export async function listenJsonRpc(listen: ChainListen, answer: JsonRpcAnswer):
       return;
     }
     const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    let size = Number(req.headers['content-length'] ?? 0);
+    const tooLarge = () => {
+      res.writeHead(413, { 'content-type': 'application/json' });
+      res.end(stringify({ jsonrpc: '2.0', id: null, error: { code: -32600, message: `Invalid request: the body is over ${MAX_BODY_BYTES} bytes` } }));
+    };
+    if (size > MAX_BODY_BYTES) return tooLarge();
+    size = 0;
+    req.on('data', (chunk: Buffer) => {
+      if (size > MAX_BODY_BYTES) return;
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) tooLarge();
+      else chunks.push(chunk);
+    });
     req.on('end', async () => {
+      if (size > MAX_BODY_BYTES) return;
       let body: unknown;
       try {
         body = JSON.parse(Buffer.concat(chunks).toString('utf8'));

@@ -30,6 +30,8 @@ import { getSetComputeUnitLimitInstruction, getSetComputeUnitPriceInstruction } 
 import { findAssociatedTokenPda, getTransferCheckedInstruction, TOKEN_PROGRAM_ADDRESS } from '@solana-program/token';
 import { NETWORKS, type SvmNetwork } from '../../x402/networks.ts';
 import { startSvmSandbox, type SvmSandbox } from './svm-sandbox.ts';
+import { MAX_BODY_BYTES } from './json-rpc-listener.ts';
+import { request as httpRequest } from 'node:http';
 
 let sandbox: SvmSandbox;
 let rpc: Rpc<SolanaRpcApi>;
@@ -170,6 +172,30 @@ test('JSON-RPC errors and batches', async () => {
   ])) as { id: number; result?: unknown; error?: { code: number } }[];
   assert.equal(batch[0]?.result, 'ok');
   assert.equal(batch[1]?.error?.code, -32602);
+});
+
+test('a body over the limit is refused with a 413, declared or not, and the endpoint answers on', async () => {
+  const huge = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'getHealth', params: ['x'.repeat(MAX_BODY_BYTES)] });
+  const declared = await fetch(sandbox.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: huge });
+  assert.equal(declared.status, 413);
+  assert.equal(((await declared.json()) as { error: { code: number } }).error.code, -32600);
+  // streamed in chunks without a Content-Length: answered once past the limit, while the client is still sending
+  const status = await new Promise<number>((resolve, reject) => {
+    const request = httpRequest(sandbox.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' } }, (response) => {
+      response.resume();
+      resolve(response.statusCode!);
+      request.destroy();
+    });
+    request.on('error', reject);
+    const chunk = Buffer.alloc(64 * 1024, 'x');
+    const send = () => {
+      while (!request.destroyed && request.write(chunk));
+      if (!request.destroyed) request.once('drain', send);
+    };
+    send();
+  });
+  assert.equal(status, 413);
+  assert.equal(await rpc.getHealth().send(), 'ok');
 });
 
 test('getTokenAccountsByOwner finds a wallet USDC account by mint or by program, as wallets read balances', async () => {
