@@ -39,12 +39,17 @@ function stringify(value: unknown): string {
   );
 }
 
+/** The reply to a request whose answer failed unexpectedly (JSON-RPC's -32603). */
+export function internalError(id: unknown, error: unknown): unknown {
+  return { jsonrpc: '2.0', id, error: { code: -32603, message: `Internal error: ${error instanceof Error ? error.message : String(error)}` } };
+}
+
 /** An answer that could not be given (the runtime failed to load) is an internal error, never a dropped request. */
 async function answerOrError(answer: JsonRpcAnswer, request: JsonRpcRequest): Promise<unknown> {
   try {
     return await answer(request);
   } catch (error) {
-    return { jsonrpc: '2.0', id: request.id ?? null, error: { code: -32603, message: `Internal error: ${error instanceof Error ? error.message : String(error)}` } };
+    return internalError(request.id ?? null, error);
   }
 }
 
@@ -55,13 +60,12 @@ export async function listenJsonRpc(listen: ChainListen, answer: JsonRpcAnswer):
       return;
     }
     const chunks: Buffer[] = [];
-    let size = Number(req.headers['content-length'] ?? 0);
+    let size = 0;
     const tooLarge = () => {
       res.writeHead(413, { 'content-type': 'application/json' });
       res.end(stringify({ jsonrpc: '2.0', id: null, error: { code: -32600, message: `Invalid request: the body is over ${MAX_BODY_BYTES} bytes` } }));
     };
-    if (size > MAX_BODY_BYTES) return tooLarge();
-    size = 0;
+    if (Number(req.headers['content-length'] ?? 0) > MAX_BODY_BYTES) return tooLarge();
     req.on('data', (chunk: Buffer) => {
       if (size > MAX_BODY_BYTES) return;
       size += chunk.length;

@@ -15,7 +15,7 @@ import {
   type DataSlice,
 } from './account-json.ts';
 import { describeTransactionError } from './transaction-error.ts';
-import type { JsonRpcAnswer, JsonRpcRequest } from './json-rpc-listener.ts';
+import { internalError, type JsonRpcAnswer, type JsonRpcRequest } from './json-rpc-listener.ts';
 import { isTransactionEncoding, transactionResponse, transactionVersion } from './transaction-json.ts';
 
 export interface RpcAnswerOptions {
@@ -223,7 +223,6 @@ function decodeOrThrow<T>(fn: () => T): T {
   }
 }
 
-
 /** How this sandbox answers each JSON-RPC request (json-rpc-listener.ts serves them). */
 export function rpcAnswers(options: RpcAnswerOptions): JsonRpcAnswer {
   const table = handlers(options);
@@ -243,6 +242,6 @@ async function answer(table: Record<string, Handler>, request: JsonRpcRequest): 
       const body = error.data === undefined ? { code: error.code, message: error.message } : { code: error.code, message: error.message, data: error.data };
       return { jsonrpc: '2.0', id, error: body };
     }
-    return { jsonrpc: '2.0', id, error: { code: -32603, message: `Internal error: ${error instanceof Error ? error.message : String(error)}` } };
+    return internalError(id, error);
   }
 }
