@@ -49,7 +49,7 @@ import { SqliteLedger } from '../src/store/sqlite-ledger.ts';
 import { FileMediaStore } from '../src/media/file-media-store.ts';
 import { ModelCatalog } from '../src/providers/catalog.ts';
 import { ProviderRegistry } from '../src/providers/registry.ts';
-import { createNodeHttpFetch } from '../src/lib/node-http-fetch.ts';
+import { createNodeHttpClient, type NodeHttpClient } from '../src/lib/node-http-fetch.ts';
 import { createLocalEngines } from '../src/providers/local/index.ts';
 import { startSandbox } from '../src/sandbox/sandbox.ts';
 import { startOpenAIUpstream } from '../test/support/openai-upstream.ts';
@@ -114,17 +114,19 @@ const upstream = await startOpenAIUpstream();
 
 // The provider's transport, timed to response headers; its first request is captured so the direct call sends
 // the same bytes.
-const transport = createNodeHttpFetch();
+const transport = createNodeHttpClient();
 let captured: { url: string; method: string; headers: Record<string, string>; body: string } | undefined;
-const timedTransport: typeof fetch = async (input, init) => {
-  const url = input instanceof Request ? input.url : String(input);
-  captured ??= { url, method: init?.method ?? 'GET', headers: Object.fromEntries(new Headers(init?.headers)), body: String(init?.body) };
-  const started = performance.now();
-  try {
-    return await transport(input, init);
-  } finally {
-    last.upstreamFetchMs = performance.now() - started;
-  }
+const timedTransport: NodeHttpClient = {
+  fetch: transport.fetch,
+  async send(url, call) {
+    captured ??= { url: url.href, method: call.method, headers: { 'accept-encoding': 'gzip, deflate, br', ...call.headers }, body: String(call.body) };
+    const started = performance.now();
+    try {
+      return await transport.send(url, call);
+    } finally {
+      last.upstreamFetchMs = performance.now() - started;
+    }
+  },
 };
 
 const dataDir = mkdtempSync(join(tmpdir(), 'x402-bench-upstream-'));

@@ -12,7 +12,7 @@
 // follow (asked again through it, which follows it). A redirect answering any other method fails rather than
 // send the request twice. Unlike the global fetch it ignores NODE_USE_ENV_PROXY: upstreams are reached
 // directly.
-import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type RequestOptions } from 'node:http';
+import { Agent as HttpAgent, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { Readable, pipeline } from 'node:stream';
@@ -48,8 +48,8 @@ function responseHeaders(message: IncomingMessage): Headers {
   return headers;
 }
 
-/** The body as fetch would hand it out: decoded, and a stream that ends or errors with the connection. */
-function responseBody(message: IncomingMessage): ReadableStream<Uint8Array> {
+/** The body as sent, decoded: gzip, deflate and br bodies through zlib, any other as it is. */
+function decoded(message: IncomingMessage): Readable {
   const encoding = message.headers['content-encoding']?.trim().toLowerCase();
   const decoder =
     encoding === 'gzip' || encoding === 'x-gzip'
@@ -59,7 +59,12 @@ function responseBody(message: IncomingMessage): ReadableStream<Uint8Array> {
         : encoding === 'br'
           ? createBrotliDecompress()
           : undefined;
-  const source: Readable = decoder ? pipeline(message, decoder, () => undefined) : message;
+  return decoder ? pipeline(message, decoder, () => undefined) : message;
+}
+
+/** The body as fetch would hand it out: decoded, and a stream that ends or errors with the connection. */
+function responseBody(message: IncomingMessage): ReadableStream<Uint8Array> {
+  const source = decoded(message);
   let open = true; // a web stream throws on enqueue or close once it is closed, errored or cancelled
   return new ReadableStream<Uint8Array>({
     start(controller) {
@@ -87,6 +92,31 @@ function responseBody(message: IncomingMessage): ReadableStream<Uint8Array> {
   });
 }
 
+/** An answer as node:http gives it: the status, the headers, and the body decoded (a node stream). */
+export interface HttpAnswer {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: Readable;
+}
+
+export interface HttpCall {
+  method: string;
+  headers: Record<string, string>;
+  body?: string | Uint8Array | undefined;
+  signal?: AbortSignal | undefined;
+}
+
+/**
+ * One request over the pool, answered without a web Response around it (for callers that read node streams):
+ * any status comes back as it is (a redirect is not followed), failures and aborts reject as fetch's do.
+ */
+export type HttpSend = (url: URL, call: HttpCall) => Promise<HttpAnswer>;
+
+export interface NodeHttpClient {
+  fetch: typeof fetch;
+  send: HttpSend;
+}
+
 export interface NodeHttpFetchOptions {
   /** what takes the calls this fetch does not cover; default the global fetch */
   fallback?: typeof fetch;
@@ -100,23 +130,20 @@ export interface NodeHttpFetchOptions {
   lookup?: LookupFunction;
 }
 
-export function createNodeHttpFetch({ fallback = globalThis.fetch, idleTimeoutMs = 4_000, lookup }: NodeHttpFetchOptions = {}): typeof fetch {
+export function createNodeHttpFetch(options: NodeHttpFetchOptions = {}): typeof fetch {
+  return createNodeHttpClient(options).fetch;
+}
+
+/** A pool of kept-alive connections, used as fetch (`fetch`) or as node:http (`send`). */
+export function createNodeHttpClient({ fallback = globalThis.fetch, idleTimeoutMs = 4_000, lookup }: NodeHttpFetchOptions = {}): NodeHttpClient {
   const agentOptions = { keepAlive: true, scheduling: 'lifo', timeout: idleTimeoutMs, ...(lookup ? { lookup } : {}) } as const;
   const agents = { 'http:': new HttpAgent(agentOptions), 'https:': new HttpsAgent(agentOptions) };
 
-  return (input, init) => {
-    const body = plainBody(init?.body);
-    if (input instanceof Request || body === false) return fallback(input, init);
-    const url = input instanceof URL ? input : new URL(input);
-    const agent = url.protocol === 'http:' || url.protocol === 'https:' ? agents[url.protocol] : undefined;
-    if (!agent) return fallback(input, init);
-    const signal = init?.signal ?? undefined;
+  /** The answer's head, or the failure: a network error as fetch's TypeError, an abort with its reason. */
+  const exchange = (url: URL, agent: HttpAgent, method: string, headers: Record<string, string>, body: Body, signal: AbortSignal | undefined) => {
     if (signal?.aborted) return Promise.reject(signal.reason);
-
-    return new Promise<Response>((resolve, reject) => {
-      const method = init?.method?.toUpperCase() ?? 'GET';
-      const options: RequestOptions = { method, headers: requestHeaders(init), agent };
-      const request = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, options);
+    return new Promise<IncomingMessage>((resolve, reject) => {
+      const request = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, { method, headers, agent });
       let answered: IncomingMessage | undefined;
       const onAbort = () => {
         // before the answer the call rejects with the reason; after it, the body stream errors with it
@@ -126,41 +153,58 @@ export function createNodeHttpFetch({ fallback = globalThis.fetch, idleTimeoutMs
       };
       signal?.addEventListener('abort', onAbort, { once: true });
       const done = () => signal?.removeEventListener('abort', onAbort);
-
       request.on('error', (error) => {
         done();
         reject(new TypeError('fetch failed', { cause: error })); // no-op once answered or aborted
       });
       request.once('response', (message) => {
         answered = message;
-        const status = message.statusCode ?? 0;
-        const headers = responseHeaders(message);
-        const refuse = (why: string) => {
-          message.destroy();
-          done();
-          reject(new TypeError('fetch failed', { cause: new Error(why) }));
-        };
-        // a Response holds statuses 200-599 only (fetch refuses a 1xx as well): anything else is no answer
-        if (status < 200 || status > 599) return refuse(`upstream answered HTTP status ${status}`);
-        if (REDIRECT_STATUSES.has(status) && headers.has('location') && init?.redirect !== 'manual') {
-          // 'follow': a GET or HEAD is asked again through the fallback, which follows it; any other method
-          // would reach the first address twice, so it fails as 'error' does
-          if (init?.redirect === 'error' || (method !== 'GET' && method !== 'HEAD')) {
-            return refuse(`upstream answered a redirect to ${headers.get('location')}; configure the address it points to`);
-          }
-          message.resume();
-          done();
-          fallback(input, init).then(resolve, reject);
-          return;
-        }
         message.once('close', done);
-        const empty = method === 'HEAD' || NULL_BODY_STATUSES.has(status);
-        if (empty) message.resume();
-        const response = new Response(empty ? null : responseBody(message), { status, statusText: message.statusMessage ?? '', headers });
-        Object.defineProperty(response, 'url', { value: url.href });
-        resolve(response);
+        resolve(message);
       });
       request.end(body);
     });
   };
+
+  const fetch: typeof globalThis.fetch = async (input, init) => {
+    const body = plainBody(init?.body);
+    if (input instanceof Request || body === false) return fallback(input, init);
+    const url = input instanceof URL ? input : new URL(input);
+    const agent = url.protocol === 'http:' || url.protocol === 'https:' ? agents[url.protocol] : undefined;
+    if (!agent) return fallback(input, init);
+    const method = init?.method?.toUpperCase() ?? 'GET';
+    const message = await exchange(url, agent, method, requestHeaders(init), body, init?.signal ?? undefined);
+    const status = message.statusCode ?? 0;
+    const headers = responseHeaders(message);
+    const refuse = (why: string) => {
+      message.destroy();
+      throw new TypeError('fetch failed', { cause: new Error(why) });
+    };
+    // a Response holds statuses 200-599 only (fetch refuses a 1xx as well): anything else is no answer
+    if (status < 200 || status > 599) return refuse(`upstream answered HTTP status ${status}`);
+    if (REDIRECT_STATUSES.has(status) && headers.has('location') && init?.redirect !== 'manual') {
+      // 'follow': a GET or HEAD is asked again through the fallback, which follows it; any other method
+      // would reach the first address twice, so it fails as 'error' does
+      if (init?.redirect === 'error' || (method !== 'GET' && method !== 'HEAD')) {
+        return refuse(`upstream answered a redirect to ${headers.get('location')}; configure the address it points to`);
+      }
+      message.resume();
+      return fallback(input, init);
+    }
+    const empty = method === 'HEAD' || NULL_BODY_STATUSES.has(status);
+    if (empty) message.resume();
+    const response = new Response(empty ? null : responseBody(message), { status, statusText: message.statusMessage ?? '', headers });
+    Object.defineProperty(response, 'url', { value: url.href });
+    return response;
+  };
+
+  const send: HttpSend = async (url, call) => {
+    const agent = url.protocol === 'http:' || url.protocol === 'https:' ? agents[url.protocol] : undefined;
+    if (!agent) throw new TypeError(`not an http(s) URL: ${url.protocol}`);
+    // as fetch does: ask for the encodings it decodes
+    const message = await exchange(url, agent, call.method, { 'accept-encoding': 'gzip, deflate, br', ...call.headers }, call.body, call.signal);
+    return { status: message.statusCode ?? 0, headers: message.headers, body: decoded(message) };
+  };
+
+  return { fetch, send };
 }

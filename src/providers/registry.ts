@@ -5,7 +5,9 @@
 // Chat and images use @ai-sdk/openai-compatible: it passes a model's allowed `options` through as body
 // keys (read under the provider's name), and it accepts images answered as `url` as well as `b64_json`,
 // downloading the former (same-origin, or resolved public addresses only: public-address.ts) so the bytes are stored and served by us,
-// never the upstream URL. Speech uses @ai-sdk/openai (the compatible package has no speech model), whose
+// never the upstream URL. A chat model's request is built by that package and sent and read by ours
+// (openai-compatible/chat-model.ts: the SDK's fetch, web streams and zod checks cost more than the gateway
+// may add to a call). Speech uses @ai-sdk/openai (the compatible package has no speech model), whose
 // options are read under the `openai` key only, so they are moved there.
 import type { createAnthropic } from '@ai-sdk/anthropic';
 import type { createOpenAI } from '@ai-sdk/openai';
@@ -16,7 +18,8 @@ import type { ChatModelConfig, ImageModelConfig, ModelConfig, SpeechModelConfig 
 import type { Config } from '../config/load.ts';
 import { UpstreamUrlRejectedError, limitedFetch } from './openai-compatible/limited-fetch.ts';
 import { guardOtherOrigins, publicOnlyLookup } from './openai-compatible/public-address.ts';
-import { createNodeHttpFetch } from '../lib/node-http-fetch.ts';
+import { createNodeHttpClient, createNodeHttpFetch, type NodeHttpClient } from '../lib/node-http-fetch.ts';
+import type { ChatEndpoint } from './openai-compatible/chat-model.ts';
 import { loadAnthropicSdk, loadUpstreamSdk, type UpstreamSdk } from './upstream-sdk.ts';
 import { optionalSecret } from '../config/secret.ts';
 import { perModel } from './per-model.ts';
@@ -77,6 +80,8 @@ export interface CallSettings {
 
 interface Upstream {
   compatible: ReturnType<typeof createOpenAICompatible>;
+  /** where its chat completions go, and how (openai-compatible/chat-model.ts) */
+  chat: ChatEndpoint;
   openai: ReturnType<typeof createOpenAI>;
   /** the Anthropic Messages API client, for a provider of type anthropic */
   anthropic?: ReturnType<typeof createAnthropic> | undefined;
@@ -87,7 +92,7 @@ export class ProviderRegistry {
   private readonly local: LocalEngines;
   private readonly upstreams = new Map<string, Upstream>();
   /** what every upstream call goes through, under each provider's response cap: one connection pool */
-  private readonly fetch: typeof fetch;
+  private readonly http: NodeHttpClient;
 
   /** what URLs off a provider's own origin go through: public addresses only, connected to as checked */
   private readonly downloads: typeof fetch;
@@ -96,16 +101,16 @@ export class ProviderRegistry {
   private readonly sdk: UpstreamSdk | undefined;
 
   /** A registry for `config`, with the upstream providers' SDK loaded when it names any. */
-  static async create(config: Config, local: LocalEngines, transport?: typeof fetch): Promise<ProviderRegistry> {
+  static async create(config: Config, local: LocalEngines, transport?: NodeHttpClient): Promise<ProviderRegistry> {
     const sdk = Object.keys(config.providers).length > 0 ? await loadUpstreamSdk() : undefined;
     if (sdk && Object.values(config.providers).some((provider) => provider.type === 'anthropic')) sdk.createAnthropic = await loadAnthropicSdk();
     return new ProviderRegistry(config, local, transport, sdk);
   }
 
-  constructor(config: Config, local: LocalEngines, transport: typeof fetch = createNodeHttpFetch(), sdk?: UpstreamSdk) {
+  constructor(config: Config, local: LocalEngines, transport: NodeHttpClient = createNodeHttpClient(), sdk?: UpstreamSdk) {
     this.config = config;
     this.local = local;
-    this.fetch = transport;
+    this.http = transport;
     this.sdk = sdk;
     this.downloads = createNodeHttpFetch({
       lookup: publicOnlyLookup(),
@@ -124,8 +129,9 @@ export class ProviderRegistry {
       if (!this.sdk) throw new Error(`provider ${name}: the upstream SDK is not loaded (ProviderRegistry.create loads it)`);
       const { createOpenAI, createOpenAICompatible } = this.sdk;
       const apiKey = settings.apiKeyEnv ? optionalSecret(process.env, settings.apiKeyEnv) : undefined;
-      const fetch = limitedFetch(settings.maxResponseBytes, guardOtherOrigins(new URL(settings.baseURL).origin, this.fetch, this.downloads));
+      const fetch = limitedFetch(settings.maxResponseBytes, guardOtherOrigins(new URL(settings.baseURL).origin, this.http.fetch, this.downloads));
       upstream = {
+        chat: { baseURL: settings.baseURL, apiKey, send: this.http.send, maxResponseBytes: settings.maxResponseBytes },
         // no key: no Authorization header at all (local servers need none)
         compatible: createOpenAICompatible({
           baseURL: settings.baseURL,
@@ -251,7 +257,8 @@ export class ProviderRegistry {
   private readonly upstreamChat = perModel((model: ChatModelConfig) => {
     const upstream = this.upstream(model.provider);
     const id = model.upstreamModel ?? model.id;
-    return upstream.anthropic ? upstream.anthropic.messages(id) : upstream.compatible.chatModel(id);
+    if (upstream.anthropic) return upstream.anthropic.messages(id);
+    return this.sdk!.openAICompatibleChat(upstream.compatible.chatModel(id), upstream.chat);
   });
 
   private readonly upstreamImage = perModel((model: ImageModelConfig) =>

@@ -4,10 +4,13 @@
 import type { createAnthropic } from '@ai-sdk/anthropic';
 import type { createOpenAI } from '@ai-sdk/openai';
 import type { createOpenAICompatible } from '@ai-sdk/openai-compatible';
+import type { openAICompatibleChat } from './openai-compatible/chat-model.ts';
 
 export interface UpstreamSdk {
   createOpenAI: typeof createOpenAI;
   createOpenAICompatible: typeof createOpenAICompatible;
+  /** an OpenAI-compatible chat model that reads its answers itself (openai-compatible/chat-model.ts) */
+  openAICompatibleChat: typeof openAICompatibleChat;
   /** present when a provider of type anthropic is configured */
   createAnthropic?: typeof createAnthropic | undefined;
 }
@@ -18,6 +21,6 @@ export async function loadAnthropicSdk(): Promise<typeof createAnthropic> {
 }
 
 export async function loadUpstreamSdk(): Promise<UpstreamSdk> {
-  const [openai, compatible] = await Promise.all([import('@ai-sdk/openai'), import('@ai-sdk/openai-compatible')]);
-  return { createOpenAI: openai.createOpenAI, createOpenAICompatible: compatible.createOpenAICompatible };
+  const [openai, compatible, chat] = await Promise.all([import('@ai-sdk/openai'), import('@ai-sdk/openai-compatible'), import('./openai-compatible/chat-model.ts')]);
+  return { createOpenAI: openai.createOpenAI, createOpenAICompatible: compatible.createOpenAICompatible, openAICompatibleChat: chat.openAICompatibleChat };
 }
