@@ -41,10 +41,10 @@ export function openAICompatibleChat(sdkModel: LanguageModelV4, endpoint: ChatEn
   const name = builder.provider.split('.')[0]!.trim();
 
   /** Posts the body; an answer that is not a 2xx is read (bounded) and thrown as the SDK's APICallError. */
-  const post = async (body: Record<string, unknown>, signal: AbortSignal | undefined): Promise<HttpAnswer> => {
+  const post = async (body: Record<string, unknown>, sent: string, signal: AbortSignal | undefined): Promise<HttpAnswer> => {
     let answer: HttpAnswer;
     try {
-      answer = await endpoint.send(url, { method: 'POST', headers, body: JSON.stringify(body), signal });
+      answer = await endpoint.send(url, { method: 'POST', headers, body: sent, signal });
     } catch (error) {
       throw failure(error, body);
     }
@@ -94,13 +94,14 @@ export function openAICompatibleChat(sdkModel: LanguageModelV4, endpoint: ChatEn
 
     async doGenerate(options) {
       const { body, warnings } = await builder.prepareRequest(options);
-      const answer = await post(body, options.abortSignal);
+      const sent = JSON.stringify(body);
+      const answer = await post(body, sent, options.abortSignal);
       let text: string | undefined;
       try {
         text = await readText(answer, endpoint.maxResponseBytes);
         const parsed: unknown = JSON.parse(text);
         const result = generatedAnswer(parsed, metadataKeyOf(name, options.providerOptions));
-        return { ...result, request: { body: JSON.stringify(body) }, response: { ...result.response, headers: flatHeaders(answer.headers), body: parsed }, warnings };
+        return { ...result, request: { body: sent }, response: { ...result.response, headers: flatHeaders(answer.headers), body: parsed }, warnings };
       } catch (error) {
         throw failure(error, body, answer, text);
       }
@@ -109,14 +110,15 @@ export function openAICompatibleChat(sdkModel: LanguageModelV4, endpoint: ChatEn
     async doStream(options) {
       const prepared = await builder.prepareRequest(options);
       const body = { ...prepared.body, stream: true, stream_options: { include_usage: true } };
-      const answer = await post(body, options.abortSignal);
+      const sent = JSON.stringify(body);
+      const answer = await post(body, sent, options.abortSignal);
       const metadataKey = metadataKeyOf(name, options.providerOptions);
       return {
         stream: eventParts(answer, endpoint.maxResponseBytes, (emit) => {
           emit({ type: 'stream-start', warnings: prepared.warnings });
           return new ChatStreamReader(emit, metadataKey);
         }),
-        request: { body: JSON.stringify(body) },
+        request: { body: sent },
         response: { headers: flatHeaders(answer.headers) },
       };
     },
@@ -188,7 +190,9 @@ function readText(answer: HttpAnswer, maxBytes: number): Promise<string> {
     source.once('end', () => resolve((chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)).toString('utf8')));
     source.once('error', reject);
     // a body cut before its end (the connection closed, the call aborted) never ends: it errors or closes
-    source.once('close', () => reject(Object.assign(new Error('the upstream closed the connection before its answer was whole'), { code: 'ECONNRESET' })));
+    source.once('close', () => {
+      if (!source.readableEnded) reject(Object.assign(new Error('the upstream closed the connection before its answer was whole'), { code: 'ECONNRESET' }));
+    });
   });
 }
 
