@@ -36,6 +36,8 @@ export function openAICompatibleChat(sdkModel: LanguageModelV4, endpoint: ChatEn
   const url = new URL(`${endpoint.baseURL.replace(/\/+$/, '')}/chat/completions`);
   const headers: Record<string, string> = {
     'content-type': 'application/json',
+    // some API fronts refuse a request without one
+    'user-agent': 'x402-ai-gateway',
     ...(endpoint.apiKey ? { authorization: `Bearer ${endpoint.apiKey}` } : {}),
   };
   const name = builder.provider.split('.')[0]!.trim();
