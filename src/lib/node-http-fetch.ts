@@ -11,7 +11,8 @@
 // global fetch) untouched: a Request object, a streamed, Blob or FormData body, and a GET or HEAD redirect to
 // follow (asked again through it, which follows it). A redirect answering any other method fails rather than
 // send the request twice. Unlike the global fetch it ignores NODE_USE_ENV_PROXY: upstreams are reached
-// directly.
+// directly. The same pool also answers as node:http (`send`): the status, the headers and the decoded body
+// stream, with no web Response built around them (the OpenAI-compatible chat model reads its answers that way).
 import { Agent as HttpAgent, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
