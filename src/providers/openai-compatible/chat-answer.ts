@@ -17,7 +17,7 @@ const isObject = (value: unknown): value is Json => typeof value === 'object' &&
 const stringOr = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
 const numberOr = (value: unknown): number | undefined => (typeof value === 'number' ? value : undefined);
 
-export function finishReasonOf(raw: string | undefined, hasRefusal: boolean): LanguageModelV4FinishReason {
+function finishReasonOf(raw: string | undefined, hasRefusal: boolean): LanguageModelV4FinishReason {
   return { unified: unifiedFinishReason(raw, hasRefusal), raw };
 }
 
@@ -37,7 +37,7 @@ function unifiedFinishReason(raw: string | undefined, hasRefusal: boolean): Lang
   }
 }
 
-export function usageOf(usage: unknown): LanguageModelV4Usage {
+function usageOf(usage: unknown): LanguageModelV4Usage {
   if (!isObject(usage)) {
     return { inputTokens: { total: undefined, noCache: undefined, cacheRead: undefined, cacheWrite: undefined }, outputTokens: { total: undefined, text: undefined, reasoning: undefined } };
   }
@@ -81,7 +81,7 @@ function contentParts(content: unknown): Array<{ type: 'text' | 'reasoning'; tex
 }
 
 /** When the answer says: the id, the model and the time it gives. */
-export function responseMetadataOf(body: Json): { id?: string; modelId?: string; timestamp?: Date } {
+function responseMetadataOf(body: Json): { id?: string; modelId?: string; timestamp?: Date } {
   const id = stringOr(body.id);
   const modelId = stringOr(body.model);
   const created = numberOr(body.created);
