@@ -49,7 +49,7 @@ import { SqliteLedger } from '../src/store/sqlite-ledger.ts';
 import { FileMediaStore } from '../src/media/file-media-store.ts';
 import { ModelCatalog } from '../src/providers/catalog.ts';
 import { ProviderRegistry } from '../src/providers/registry.ts';
-import { createNodeHttpClient, type NodeHttpClient } from '../src/lib/node-http-fetch.ts';
+import { ACCEPTED_ENCODINGS, createNodeHttpClient, type NodeHttpClient } from '../src/lib/node-http-fetch.ts';
 import { createLocalEngines } from '../src/providers/local/index.ts';
 import { startSandbox } from '../src/sandbox/sandbox.ts';
 import { startOpenAIUpstream } from '../test/support/openai-upstream.ts';
@@ -119,7 +119,7 @@ let captured: { url: string; method: string; headers: Record<string, string>; bo
 const timedTransport: NodeHttpClient = {
   fetch: transport.fetch,
   async send(url, call) {
-    captured ??= { url: url.href, method: call.method, headers: { 'accept-encoding': 'gzip, deflate, br', ...call.headers }, body: String(call.body) };
+    captured ??= { url: url.href, method: call.method, headers: { 'accept-encoding': ACCEPTED_ENCODINGS, ...call.headers }, body: String(call.body) };
     const started = performance.now();
     try {
       return await transport.send(url, call);

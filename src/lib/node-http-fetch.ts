@@ -25,6 +25,9 @@ const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 
 type Body = string | Uint8Array | undefined;
 
+/** as fetch does: ask for the encodings it decodes */
+export const ACCEPTED_ENCODINGS = 'gzip, deflate, br';
+
 function plainBody(body: RequestInit['body']): Body | false {
   if (body === undefined || body === null) return undefined;
   if (typeof body === 'string' || body instanceof Uint8Array) return body;
@@ -37,8 +40,7 @@ function requestHeaders(init: RequestInit | undefined): Record<string, string> {
   new Headers(init?.headers).forEach((value, name) => {
     headers[name] = value;
   });
-  // as fetch does: ask for the encodings it decodes
-  headers['accept-encoding'] ??= 'gzip, deflate, br';
+  headers['accept-encoding'] ??= ACCEPTED_ENCODINGS;
   return headers;
 }
 
@@ -202,8 +204,7 @@ export function createNodeHttpClient({ fallback = globalThis.fetch, idleTimeoutM
   const send: HttpSend = async (url, call) => {
     const agent = url.protocol === 'http:' || url.protocol === 'https:' ? agents[url.protocol] : undefined;
     if (!agent) throw new TypeError(`not an http(s) URL: ${url.protocol}`);
-    // as fetch does: ask for the encodings it decodes
-    const message = await exchange(url, agent, call.method, { 'accept-encoding': 'gzip, deflate, br', ...call.headers }, call.body, call.signal);
+    const message = await exchange(url, agent, call.method, { 'accept-encoding': ACCEPTED_ENCODINGS, ...call.headers }, call.body, call.signal);
     return { status: message.statusCode ?? 0, headers: message.headers, body: decoded(message) };
   };
 

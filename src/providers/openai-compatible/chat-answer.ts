@@ -4,7 +4,7 @@
 // an answer missing one it needs is refused as the SDK refuses it (chat-model.ts turns `UnreadableAnswer` into its
 // APICallError).
 import type { JSONObject, LanguageModelV4Content, LanguageModelV4FinishReason, LanguageModelV4StreamPart, LanguageModelV4Usage, SharedV4ProviderMetadata } from '@ai-sdk/provider';
-import { StreamingToolCallTracker, generateId } from '@ai-sdk/provider-utils';
+import { StreamingToolCallTracker, createLanguageModelResponseMetadata, createNullLanguageModelUsage, generateId } from '@ai-sdk/provider-utils';
 
 /** An answer that is not the chat-completion shape (the SDK's schema would have refused it). */
 export class UnreadableAnswer extends Error {
@@ -38,9 +38,7 @@ function unifiedFinishReason(raw: string | undefined, hasRefusal: boolean): Lang
 }
 
 function usageOf(usage: unknown): LanguageModelV4Usage {
-  if (!isObject(usage)) {
-    return { inputTokens: { total: undefined, noCache: undefined, cacheRead: undefined, cacheWrite: undefined }, outputTokens: { total: undefined, text: undefined, reasoning: undefined } };
-  }
+  if (!isObject(usage)) return createNullLanguageModelUsage();
   const prompt = numberOr(usage.prompt_tokens) ?? 0;
   const completion = numberOr(usage.completion_tokens) ?? 0;
   const cacheRead = (isObject(usage.prompt_tokens_details) && numberOr(usage.prompt_tokens_details.cached_tokens)) || 0;
@@ -80,12 +78,9 @@ function contentParts(content: unknown): Array<{ type: 'text' | 'reasoning'; tex
   return parts;
 }
 
-/** When the answer says: the id, the model and the time it gives. */
-function responseMetadataOf(body: Json): { id?: string; modelId?: string; timestamp?: Date } {
-  const id = stringOr(body.id);
-  const modelId = stringOr(body.model);
-  const created = numberOr(body.created);
-  return { ...(id ? { id } : {}), ...(modelId ? { modelId } : {}), ...(created ? { timestamp: new Date(created * 1000) } : {}) };
+/** When the answer says: the id, the model and the time it gives (each undefined where it gives none). */
+function responseMetadataOf(body: Json) {
+  return createLanguageModelResponseMetadata({ id: stringOr(body.id), model: stringOr(body.model), created: numberOr(body.created) || undefined });
 }
 
 /** A whole (non-streamed) answer: its content in order (reasoning, text, refusal, tool calls), finish reason and usage. */
@@ -186,7 +181,7 @@ export class ChatStreamReader {
     if ('error' in value) return this.#fail(value.error);
     if (!this.#metadataSent) {
       const metadata = responseMetadataOf(value);
-      if (Object.keys(metadata).length > 0) {
+      if (Object.values(metadata).some(Boolean)) {
         this.#metadataSent = true;
         this.#emit({ type: 'response-metadata', ...metadata });
       }

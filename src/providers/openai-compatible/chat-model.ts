@@ -9,6 +9,7 @@
 // Failures are the SDK's: an APICallError with the status, the upstream's message and whether a retry may help.
 import { APICallError, type LanguageModelV4, type LanguageModelV4CallOptions, type LanguageModelV4StreamPart } from '@ai-sdk/provider';
 import type { OpenAICompatibleChatLanguageModel } from '@ai-sdk/openai-compatible';
+import { isAbortError } from '@ai-sdk/provider-utils';
 import { createParser } from 'eventsource-parser';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { HttpAnswer, HttpSend } from '../../lib/node-http-fetch.ts';
@@ -68,7 +69,7 @@ export function openAICompatibleChat(sdkModel: LanguageModelV4, endpoint: ChatEn
    * cap, not JSON, not a chat completion) as a non-retryable one with that status.
    */
   const failure = (error: unknown, body: Record<string, unknown>, answer?: HttpAnswer, text?: string): unknown => {
-    if (isAbort(error) || APICallError.isInstance(error)) return error;
+    if (isAbortError(error) || APICallError.isInstance(error)) return error;
     const network = networkCause(error);
     const retryable = network !== undefined || answer === undefined;
     const cause = network ?? (error as { cause?: Error }).cause ?? (error as Error);
@@ -150,7 +151,7 @@ function eventParts(answer: HttpAnswer, maxBytes: number, open: (emit: (part: La
       };
       source.on('data', (chunk: Buffer) => {
         seen += chunk.length;
-        if (seen > maxBytes) return fail(new UpstreamResponseTooLargeError(`upstream response exceeds the ${maxBytes}-byte limit`));
+        if (seen > maxBytes) return fail(tooLarge(maxBytes));
         parser.feed(decoder.decode(chunk, { stream: true }));
         if ((controller.desiredSize ?? 0) <= 0) source.pause();
       });
@@ -173,20 +174,22 @@ function eventParts(answer: HttpAnswer, maxBytes: number, open: (emit: (part: La
   });
 }
 
+const tooLarge = (maxBytes: number) => new UpstreamResponseTooLargeError(`upstream response exceeds the ${maxBytes}-byte limit`);
+
 /** A whole answer's text, refused past `maxBytes` (declared or read). Stream events, not `for await`: a promise per chunk is not free. */
 function readText(answer: HttpAnswer, maxBytes: number): Promise<string> {
   const source = answer.body;
-  const tooLarge = () => {
+  const refuse = () => {
     source.destroy();
-    return new UpstreamResponseTooLargeError(`upstream response exceeds the ${maxBytes}-byte limit`);
+    return tooLarge(maxBytes);
   };
-  if (Number(answer.headers['content-length'] ?? NaN) > maxBytes) return Promise.reject(tooLarge());
+  if (Number(answer.headers['content-length'] ?? NaN) > maxBytes) return Promise.reject(refuse());
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
     source.on('data', (chunk: Buffer) => {
       size += chunk.length;
-      if (size > maxBytes) reject(tooLarge());
+      if (size > maxBytes) reject(refuse());
       else chunks.push(chunk);
     });
     source.once('end', () => resolve((chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)).toString('utf8')));
@@ -198,8 +201,8 @@ function readText(answer: HttpAnswer, maxBytes: number): Promise<string> {
   });
 }
 
-/** the network error codes the SDK retries on (provider-utils handle-fetch-error.ts) */
-const RETRYABLE_NETWORK_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'ETIMEDOUT', 'EPIPE', 'UND_ERR_SOCKET', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT']);
+/** the network error codes the SDK retries on (provider-utils handle-fetch-error.ts, which does not export them) */
+const RETRYABLE_NETWORK_CODES = new Set(['ConnectionRefused', 'ConnectionClosed', 'FailedToOpenSocket', 'ECONNRESET', 'ECONNREFUSED', 'ETIMEDOUT', 'EPIPE', 'UND_ERR_SOCKET', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT']);
 
 /** The first error in the chain of causes that carries a network error code the SDK retries on. */
 function networkCause(error: unknown): Error | undefined {
@@ -211,8 +214,6 @@ function networkCause(error: unknown): Error | undefined {
   }
   return undefined;
 }
-
-const isAbort = (error: unknown) => error instanceof Error && (error.name === 'AbortError' || error.name === 'TimeoutError');
 
 /** The upstream's own error message ({ error: { message } }, as OpenAI and compatible servers answer). */
 function upstreamMessage(text: string): string | undefined {
