@@ -10,8 +10,8 @@
 // Sides take turns in each round (reversed every other round) after an uncounted warm-up round. Printed per
 // concurrency: calls/s, p50, the CPU each process spent per call, what the proxy adds to p50 over the same payment
 // direct, vouchers through the proxy as a share of the work alone and of exact through the proxy, and what the hop
-// alone adds (payment left out: through the proxy, through the bare relay). First, before
-// any child starts (a quiet process): the voucher signature's CPU, the proxy's signer (tiny-secp256k1) against viem's.
+// alone adds (payment left out: through the proxy, through the bare relay). First, before any child starts (a quiet
+// process): the voucher signature's CPU, the proxy's signer (libsecp256k1, src/x402/libsecp256k1.ts) against viem's.
 // Settings: BENCH_PROXY_REQUESTS (160 per side per round), BENCH_PROXY_CONCURRENCY ("1,8"), BENCH_ROUNDS (3),
 // BENCH_WARMUP_REQUESTS (80).
 import { spawn } from 'node:child_process';
@@ -30,6 +30,7 @@ import { jsonRequest, newAgent, postOnce, processCpuSeconds, send, stats, type L
 import { envNumber } from './env-number.ts';
 import { payingBuyer } from '../src/client/proxy/paying-buyer.ts';
 import { fastEvmSigner } from '../src/client/proxy/fast-signer.ts';
+import { libsecp256k1 } from '../src/x402/libsecp256k1.ts';
 
 const CLI = fileURLToPath(new URL('../src/client/cli.ts', import.meta.url));
 const BARE_RELAY = fileURLToPath(new URL('./bare-relay.ts', import.meta.url));
@@ -227,7 +228,7 @@ try {
         `${(results['payment left out, through a bare relay'].latency.p50 - direct).toFixed(2)} ms through a bare node:http relay`,
     );
   }
-  lines.push(`voucher signature, CPU per voucher (median of 5 rounds, before the load): ${signing.fast.toFixed(0)} us with the proxy's signer (tiny-secp256k1), ${signing.viem.toFixed(0)} us with viem's account`);
+  lines.push(`voucher signature, CPU per voucher (median of 5 rounds, before the load): ${signing.fast.toFixed(0)} us with the proxy's signer (libsecp256k1, ${libsecp256k1().build}), ${signing.viem.toFixed(0)} us with viem's account`);
   for (const list of agents.values()) for (const agent of list) agent.destroy();
   direct.close();
   process.stdout.write(`${lines.join('\n')}\n`);
