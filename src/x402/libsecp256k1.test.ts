@@ -9,9 +9,12 @@ import { libsecp256k1, nativeLibsecp256k1, webAssemblyLibsecp256k1 } from './lib
 
 const native = nativeLibsecp256k1();
 const wasm = webAssemblyLibsecp256k1();
+/** where the package ships a prebuilt binary (elsewhere the WebAssembly build is the one used) */
+const prebuilt = ['linux-x64', 'darwin-arm64', 'win32-x64'].includes(`${process.platform}-${process.arch}`);
+const builds = native ? [native, wasm] : [wasm];
 
-test('the native binding loads here (linux-x64), and is the one used', () => {
-  assert.ok(native, 'secp256k1/bindings.js did not load: no prebuilt binary for this platform');
+test('the native binding loads where a prebuilt binary exists, and is the one used', { skip: !prebuilt && 'no prebuilt binary here' }, () => {
+  assert.ok(native, 'secp256k1/bindings.js did not load');
   assert.equal(libsecp256k1().build, 'native');
 });
 
@@ -22,7 +25,7 @@ test('native and WebAssembly: the same signatures as viem, recovering the signer
     const account = privateKeyToAccount(key);
     const expected = await account.sign({ hash: bytesToHex(digest) });
     const publicKey = hexToBytes(account.publicKey);
-    for (const build of [native!, wasm]) {
+    for (const build of builds) {
       const { signature, recoveryId } = build.sign(digest, hexToBytes(key));
       assert.equal(`${bytesToHex(signature)}${(27 + recoveryId).toString(16)}`, expected, `${build.build}, signature ${i}`);
       assert.deepEqual(build.recover(digest, signature, recoveryId as 0 | 1), publicKey, `${build.build}, recovery ${i}`);
@@ -32,5 +35,5 @@ test('native and WebAssembly: the same signatures as viem, recovering the signer
 
 test('an r that is no curve point’s x recovers nothing, in both builds', () => {
   const signature = hexToBytes(`0x${'ff'.repeat(31)}fe${'11'.repeat(32)}`);
-  for (const build of [native!, wasm]) assert.equal(build.recover(randomBytes(32), signature, 0), undefined, build.build);
+  for (const build of builds) assert.equal(build.recover(randomBytes(32), signature, 0), undefined, build.build);
 });
