@@ -29,7 +29,7 @@ import { startGatewayChild } from './gateway-child.ts';
 import { jsonRequest, newAgent, postOnce, processCpuSeconds, send, stats, type LatencyStats } from './load.ts';
 import { envNumber } from './env-number.ts';
 import { payingBuyer } from '../src/client/proxy/paying-buyer.ts';
-import { fastEvmSigner } from '../src/client/proxy/fast-signer.ts';
+import { fastEvmSigner } from '../src/client/fast-signer.ts';
 import { libsecp256k1 } from '../src/x402/libsecp256k1.ts';
 
 const CLI = fileURLToPath(new URL('../src/client/cli.ts', import.meta.url));

@@ -8,6 +8,7 @@ import { getBase58Decoder, signBytes, type KeyPairSigner } from '@solana/kit';
 import type { ChatRequest, ChatResponse, ImageRequest, ImageResponse, TtsRequest, TtsResponse } from '../api/schemas.ts';
 import { GatewayError, MaxPriceExceededError, NetworkNotOfferedError } from './errors.ts';
 import { explainingFetch } from './reach.ts';
+import { fastEvmSigner } from './fast-signer.ts';
 import { solanaSecretKeyBytes, solanaSigner, type SolanaSecretKey } from './solana-key.ts';
 import { isSolanaNetwork, solanaRpcUrls } from './solana-rpc.ts';
 import { receiptChallenge } from '../x402/receipt-challenge.ts';
@@ -88,7 +89,7 @@ export function createClient(options: ClientOptions): GatewayClient {
   // Spend limits are ours (maxPrice, checked before signing), so the library's own defaults are off.
   const x402 = x402Client.fromConfig({ schemes: [], spendControls: false });
   const evmAccount = options.evmPrivateKey ? privateKeyToAccount(options.evmPrivateKey) : undefined;
-  if (evmAccount) registerExactEvmScheme(x402, { signer: evmAccount });
+  if (options.evmPrivateKey) registerExactEvmScheme(x402, { signer: fastEvmSigner(options.evmPrivateKey) });
   options.configure?.(x402);
   const http = new x402HTTPClient(x402);
 

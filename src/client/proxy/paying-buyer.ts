@@ -16,7 +16,7 @@ import { solanaRpcUrls } from '../solana-rpc.ts';
 import { Budget } from './budget.ts';
 import type { Caps } from './caps.ts';
 import { ChannelLanes, laneSalt, type LaneOwner, type RefundOutcome } from './channel-lanes.ts';
-import { fastEvmSigner } from './fast-signer.ts';
+import { fastEvmSigner } from '../fast-signer.ts';
 import { Payer } from './payer.ts';
 import { PaymentPolicy, SCHEMES, type SchemeName } from './payment-policy.ts';
 import { SpendLog } from './spend-log.ts';

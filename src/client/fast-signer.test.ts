@@ -6,7 +6,7 @@ import { bytesToHex, getAddress, hashTypedData, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { authorizationTypes, BATCH_SETTLEMENT_DOMAIN, voucherTypes } from '@x402/evm';
 import { fastEvmSigner, typedDataDigest } from './fast-signer.ts';
-import { BATCH_SETTLEMENT_CONTRACT, channelIdOf, voucherSignedByAuthorizer } from '../../x402/batch-settlement.ts';
+import { BATCH_SETTLEMENT_CONTRACT, channelIdOf, voucherSignedByAuthorizer } from '../x402/batch-settlement.ts';
 
 const key = generatePrivateKey();
 const account = privateKeyToAccount(key);

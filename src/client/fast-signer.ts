@@ -1,13 +1,14 @@
-// The buyer's EVM signer for the official x402 client schemes, signing with libsecp256k1 (x402/libsecp256k1.ts:
-// native, else WebAssembly; the library the gateway recovers signatures with) instead of viem's pure-JS curve:
-// ~0.06-0.2 ms a signature against ~1.5 ms. A payment-channel voucher is hashed from the escrow's domain separator
-// kept per chain and its two words (x402/batch-settlement.ts), so a voucher costs two keccaks and one signature;
-// every other typed document (ERC-3009, Permit2, EIP-2612) is hashed by viem as usual.
+// The buyer's EVM signer for the official x402 client schemes (in the proxy, the client library and `x402-ai mcp`),
+// signing with libsecp256k1 (x402/libsecp256k1.ts: native, else WebAssembly; the library the gateway recovers
+// signatures with) instead of viem's pure-JS curve: ~0.06-0.2 ms a signature against ~1.5 ms. A payment-channel
+// voucher is hashed from the escrow's domain separator kept per chain and its two words (x402/batch-settlement.ts),
+// so a voucher costs two keccaks and one signature; every other typed document (ERC-3009, Permit2, EIP-2612) is
+// hashed by viem as usual.
 import { bytesToHex, getAddress, hashTypedData, hexToBytes, type Hex, type PublicClient, type TypedDataDefinition } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { BATCH_SETTLEMENT_DOMAIN, toClientEvmSigner, voucherTypes, type ClientEvmSigner } from '@x402/evm';
-import { BATCH_SETTLEMENT_CONTRACT, voucherDigestBytes } from '../../x402/batch-settlement.ts';
-import { libsecp256k1 } from '../../x402/libsecp256k1.ts';
+import { BATCH_SETTLEMENT_CONTRACT, voucherDigestBytes } from '../x402/batch-settlement.ts';
+import { libsecp256k1 } from '../x402/libsecp256k1.ts';
 
 type TypedData = Parameters<ClientEvmSigner['signTypedData']>[0];
 
