@@ -1,14 +1,13 @@
-// The buyer's EVM signer for the official x402 client schemes (in the proxy, the client library and `x402-ai mcp`),
-// signing with libsecp256k1 (x402/libsecp256k1.ts: native, else WebAssembly; the library the gateway recovers
-// signatures with) instead of viem's pure-JS curve: ~0.06-0.2 ms a signature against ~1.5 ms. A payment-channel
+// The buyer's EVM signer for the official x402 client schemes (in the proxy, the client library and `x402-ai mcp`):
+// a libsecp256k1 account (x402/libsecp256k1-account.ts: native, else WebAssembly; the library the gateway recovers
+// signatures with) instead of viem's pure-JS curve, ~0.06-0.2 ms a signature against ~0.5-1.5 ms. A payment-channel
 // voucher is hashed from the escrow's domain separator kept per chain and its two words (x402/batch-settlement.ts),
 // so a voucher costs two keccaks and one signature; every other typed document (ERC-3009, Permit2, EIP-2612) is
 // hashed by viem as usual.
 import { bytesToHex, getAddress, hashTypedData, hexToBytes, type Hex, type PublicClient, type TypedDataDefinition } from 'viem';
-import { privateKeyToAccount } from 'viem/accounts';
 import { BATCH_SETTLEMENT_DOMAIN, toClientEvmSigner, voucherTypes, type ClientEvmSigner } from '@x402/evm';
 import { BATCH_SETTLEMENT_CONTRACT, voucherDigestBytes } from '../x402/batch-settlement.ts';
-import { libsecp256k1 } from '../x402/libsecp256k1.ts';
+import { libsecp256k1Account } from '../x402/libsecp256k1-account.ts';
 
 type TypedData = Parameters<ClientEvmSigner['signTypedData']>[0];
 
@@ -37,13 +36,9 @@ export function typedDataDigest(typed: TypedData): Uint8Array {
 
 /** An EVM signer for the official client schemes; `publicClient` lets them read the chain (allowances, the escrow). */
 export function fastEvmSigner(privateKey: Hex, publicClient?: PublicClient): ClientEvmSigner {
-  const account = privateKeyToAccount(privateKey);
-  const key = hexToBytes(privateKey);
-  const signTypedData = async (typed: TypedData): Promise<Hex> => {
-    const { signature, recoveryId } = libsecp256k1().sign(typedDataDigest(typed), key);
-    // r || s (low s: libsecp256k1 normalises it) || v, as ecrecover and viem take it
-    return `${bytesToHex(signature)}${(27 + recoveryId).toString(16)}` as Hex;
-  };
+  const account = libsecp256k1Account(privateKey);
+  // r || s (low s) || v of 27/28, as ecrecover and viem take it
+  const signTypedData = async (typed: TypedData): Promise<Hex> => account.sign({ hash: bytesToHex(typedDataDigest(typed)) });
   return toClientEvmSigner(
     { address: getAddress(account.address), signTypedData, signTransaction: account.signTransaction } as Parameters<typeof toClientEvmSigner>[0],
     publicClient as Parameters<typeof toClientEvmSigner>[1],

@@ -9,6 +9,7 @@ import type { NetworkConfig } from '../config/schema.ts';
 import { ConfigError } from '../config/load.ts';
 import { readSecret } from '../config/secret.ts';
 import { NETWORKS, type Network, type NetworkName } from '../x402/networks.ts';
+import { libsecp256k1Account } from '../x402/libsecp256k1-account.ts';
 import type { Facilitator } from './facilitator.ts';
 import type { PaymentRail, UptoOffer } from './rails.ts';
 import { LocalEvmFacilitator } from './facilitators/evm/local-evm.ts';
@@ -105,7 +106,7 @@ async function channelOfferFor(
   if (f.type === 'remote') {
     // receiver authorization kept (our key signs claims and refunds) or delegated to the facilitator's receiverAuthorizer
     const remote = { url: f.url, network, timeoutMs: f.timeoutMs, ...(f.authorizationEnv ? { authorization: readSecret(env, f.authorizationEnv) } : {}) };
-    const receiverKey = f.receiverAuthorizerKeyEnv ? privateKeyToAccount(evmPrivateKey(env, f.receiverAuthorizerKeyEnv)) : undefined;
+    const receiverKey = f.receiverAuthorizerKeyEnv ? libsecp256k1Account(evmPrivateKey(env, f.receiverAuthorizerKeyEnv)) : undefined;
     const kind = await remoteChannelKind(remote).catch((error: unknown) => {
       log?.info({ network: network.name }, `batch-settlement: the facilitator's /supported could not be read (${(error as Error).message.split('\n')[0]})`);
       return undefined;

@@ -6,11 +6,12 @@ import { BatchSettlementEvmScheme } from '@x402/evm/batch-settlement/facilitator
 import { toFacilitatorEvmSigner, ERC3009_DEPOSIT_COLLECTOR_ADDRESS } from '@x402/evm';
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
 import { encodeFunctionData, parseAbi, type Abi, type Address, type Hex, type PublicClient, type Transport, type Chain } from 'viem';
-import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
+import type { PrivateKeyAccount } from 'viem/accounts';
 import type { EvmNetwork } from '../../../x402/networks.ts';
 import type { PaymentRequirement } from '../../../x402/model.ts';
 import { v2PaymentPayload, v2Requirements } from '../../../x402/v2/codec.ts';
 import { BATCH_SETTLEMENT_CONTRACT, channelStateFromWire, type ChannelSubmission } from '../../../x402/batch-settlement.ts';
+import { libsecp256k1Account } from '../../../x402/libsecp256k1-account.ts';
 import { evmChainClient } from './chain-client.ts';
 import { evmSender, type TransactionSender } from './evm-sender.ts';
 import type { ChannelFacilitator, ChannelProof, ChannelSettleResult, ChannelVerifyResult, OnChainChannel } from '../../channels/channel-facilitator.ts';
@@ -44,7 +45,7 @@ export class LocalEvmChannelFacilitator implements ChannelFacilitator {
   readonly #sender: TransactionSender;
 
   constructor(options: LocalEvmChannelFacilitatorOptions) {
-    this.#account = privateKeyToAccount(options.settlementPrivateKey);
+    this.#account = libsecp256k1Account(options.settlementPrivateKey);
     this.#public = evmChainClient(options.network, options.rpcUrl, options.pollingIntervalMs ?? 250);
     this.#sender = options.sender ?? evmSender({ client: this.#public, account: this.#account, chainId: options.network.chainId });
     const client = this.#public;

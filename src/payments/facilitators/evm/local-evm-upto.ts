@@ -26,8 +26,8 @@ import {
   type TransactionSerialized,
   type Transport,
 } from 'viem';
-import { privateKeyToAccount } from 'viem/accounts';
 import { signedBy } from '../../../x402/eoa-signature.ts';
+import { libsecp256k1Account } from '../../../x402/libsecp256k1-account.ts';
 import { uptoPermit2WitnessTypes, x402UptoPermit2ProxyABI } from '@x402/evm';
 import type { EvmNetwork } from '../../../x402/networks.ts';
 import { PERMIT2_ADDRESS, UPTO_PROXY_ADDRESS, uptoPermit2PayloadSchema, type UptoPermit2Payload } from '../../../x402/upto.ts';
@@ -127,7 +127,7 @@ export class LocalEvmUptoFacilitator implements Facilitator {
     this.#receiptTimeoutMs = options.receiptTimeoutMs;
     this.#pollingIntervalMs = options.pollingIntervalMs ?? 1000;
     this.#now = options.now ?? (() => Math.floor(Date.now() / 1000));
-    this.#account = privateKeyToAccount(options.settlementPrivateKey);
+    this.#account = libsecp256k1Account(options.settlementPrivateKey);
     this.#public = evmChainClient(options.network, options.rpcUrl, this.#pollingIntervalMs);
     // the key's one sender in this process (evmSender), so upto and exact settlements never share a nonce
     this.#sender = options.sender ?? evmSender({ client: this.#public, account: this.#account, chainId: options.network.chainId });

@@ -15,8 +15,8 @@ import {
   type Chain,
   type Transport,
 } from 'viem';
-import { privateKeyToAccount } from 'viem/accounts';
 import { signedBy } from '../../../x402/eoa-signature.ts';
+import { libsecp256k1Account } from '../../../x402/libsecp256k1-account.ts';
 import type { EvmNetwork } from '../../../x402/networks.ts';
 import { evmExactPayloadSchema } from '../../../x402/types.ts';
 import type { PaymentProof, PaymentRequirement } from '../../../x402/model.ts';
@@ -113,7 +113,7 @@ export class LocalEvmFacilitator implements Facilitator {
     this.#receiptTimeoutMs = options.receiptTimeoutMs;
     this.#pollingIntervalMs = options.pollingIntervalMs ?? 1000;
     this.#now = options.now ?? (() => Math.floor(Date.now() / 1000));
-    this.#account = privateKeyToAccount(options.settlementPrivateKey);
+    this.#account = libsecp256k1Account(options.settlementPrivateKey);
     this.#public = evmChainClient(options.network, options.rpcUrl, this.#pollingIntervalMs);
     this.#sender = evmSender({ client: this.#public, account: this.#account, chainId: options.network.chainId, nonces: options.nonces });
     this.#batcher = options.batchSettlements ? new SettlementBatcher(this.#sender, { pollingIntervalMs: this.#pollingIntervalMs }) : undefined;
