@@ -11,7 +11,7 @@ export function libsecp256k1Account(privateKey: Hex): PrivateKeyAccount {
   const account = privateKeyToAccount(privateKey);
   const key = hexToBytes(privateKey);
   const signBytes = (hash: Hex) => libsecp256k1().sign(hexToBytes(hash), key);
-  /** r || s || v of 27/28 as one hex string, as viem's serializeSignature writes it (without its detour through bigints) */
+  /** r || s || v of 27/28 in hex, as viem's serializeSignature writes it (without its detour through bigints) */
   const signHex = (hash: Hex): Hex => {
     const { signature, recoveryId } = signBytes(hash);
     return `${bytesToHex(signature)}${recoveryId ? '1c' : '1b'}`;
