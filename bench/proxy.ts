@@ -30,6 +30,7 @@ import { jsonRequest, newAgent, postOnce, processCpuSeconds, send, stats, type L
 import { envNumber } from './env-number.ts';
 import { payingBuyer } from '../src/client/proxy/paying-buyer.ts';
 import { fastEvmSigner } from '../src/client/fast-signer.ts';
+import { libsecp256k1Account } from '../src/x402/libsecp256k1-account.ts';
 import { libsecp256k1 } from '../src/x402/libsecp256k1.ts';
 
 const CLI = fileURLToPath(new URL('../src/client/cli.ts', import.meta.url));
@@ -144,7 +145,7 @@ async function signingCpu(): Promise<{ fast: number; viem: number }> {
     }
     return rounds.sort((a, b) => a - b)[2]!;
   };
-  return { fast: await measure(fastEvmSigner(key), 600), viem: await measure(privateKeyToAccount(key), 100) };
+  return { fast: await measure(fastEvmSigner(libsecp256k1Account(key)), 600), viem: await measure(privateKeyToAccount(key), 100) };
 }
 
 const signing = await signingCpu();

@@ -3,12 +3,12 @@
 import { x402Client, x402HTTPClient } from '@x402/fetch';
 import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import { ExactSvmSchemeV1 } from '@x402/svm/exact/v1/client';
-import { privateKeyToAccount } from 'viem/accounts';
 import { getBase58Decoder, signBytes, type KeyPairSigner } from '@solana/kit';
 import type { ChatRequest, ChatResponse, ImageRequest, ImageResponse, TtsRequest, TtsResponse } from '../api/schemas.ts';
 import { GatewayError, MaxPriceExceededError, NetworkNotOfferedError } from './errors.ts';
 import { explainingFetch } from './reach.ts';
 import { fastEvmSigner } from './fast-signer.ts';
+import { libsecp256k1Account } from '../x402/libsecp256k1-account.ts';
 import { solanaSecretKeyBytes, solanaSigner, type SolanaSecretKey } from './solana-key.ts';
 import { isSolanaNetwork, solanaRpcUrls } from './solana-rpc.ts';
 import { receiptChallenge } from '../x402/receipt-challenge.ts';
@@ -88,8 +88,8 @@ export function createClient(options: ClientOptions): GatewayClient {
   const base = options.baseUrl.replace(/\/+$/, '');
   // Spend limits are ours (maxPrice, checked before signing), so the library's own defaults are off.
   const x402 = x402Client.fromConfig({ schemes: [], spendControls: false });
-  const evmAccount = options.evmPrivateKey ? privateKeyToAccount(options.evmPrivateKey) : undefined;
-  if (options.evmPrivateKey) registerExactEvmScheme(x402, { signer: fastEvmSigner(options.evmPrivateKey) });
+  const evmAccount = options.evmPrivateKey ? libsecp256k1Account(options.evmPrivateKey) : undefined;
+  if (evmAccount) registerExactEvmScheme(x402, { signer: fastEvmSigner(evmAccount) });
   options.configure?.(x402);
   const http = new x402HTTPClient(x402);
 

@@ -6,11 +6,12 @@ import { bytesToHex, getAddress, hashTypedData, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { authorizationTypes, BATCH_SETTLEMENT_DOMAIN, voucherTypes } from '@x402/evm';
 import { fastEvmSigner, typedDataDigest } from './fast-signer.ts';
+import { libsecp256k1Account } from '../x402/libsecp256k1-account.ts';
 import { BATCH_SETTLEMENT_CONTRACT, channelIdOf, voucherSignedByAuthorizer } from '../x402/batch-settlement.ts';
 
 const key = generatePrivateKey();
 const account = privateKeyToAccount(key);
-const signer = fastEvmSigner(key);
+const signer = fastEvmSigner(libsecp256k1Account(key));
 const config = {
   payer: account.address,
   payerAuthorizer: account.address,

@@ -5,9 +5,9 @@
 // so a voucher costs two keccaks and one signature; every other typed document (ERC-3009, Permit2, EIP-2612) is
 // hashed by viem as usual.
 import { bytesToHex, getAddress, hashTypedData, hexToBytes, type Hex, type PublicClient, type TypedDataDefinition } from 'viem';
+import type { PrivateKeyAccount } from 'viem/accounts';
 import { BATCH_SETTLEMENT_DOMAIN, toClientEvmSigner, voucherTypes, type ClientEvmSigner } from '@x402/evm';
 import { BATCH_SETTLEMENT_CONTRACT, voucherDigestBytes } from '../x402/batch-settlement.ts';
-import { libsecp256k1Account } from '../x402/libsecp256k1-account.ts';
 
 type TypedData = Parameters<ClientEvmSigner['signTypedData']>[0];
 
@@ -34,9 +34,12 @@ export function typedDataDigest(typed: TypedData): Uint8Array {
   return hexToBytes(hashTypedData(typed as TypedDataDefinition));
 }
 
-/** An EVM signer for the official client schemes; `publicClient` lets them read the chain (allowances, the escrow). */
-export function fastEvmSigner(privateKey: Hex, publicClient?: PublicClient): ClientEvmSigner {
-  const account = libsecp256k1Account(privateKey);
+/**
+ * An EVM signer for the official client schemes, over a libsecp256k1 account (libsecp256k1Account: a caller that also
+ * signs messages passes the account it signs them with); `publicClient` lets the schemes read the chain (allowances,
+ * the escrow).
+ */
+export function fastEvmSigner(account: PrivateKeyAccount, publicClient?: PublicClient): ClientEvmSigner {
   // r || s (low s) || v of 27/28, as ecrecover and viem take it
   const signTypedData = async (typed: TypedData): Promise<Hex> => account.sign({ hash: bytesToHex(typedDataDigest(typed)) });
   return toClientEvmSigner(

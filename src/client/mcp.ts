@@ -12,6 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { GatewayError, MaxPriceExceededError, NetworkNotOfferedError } from './errors.ts';
 import { solanaSigner, type SolanaSecretKey } from './solana-key.ts';
 import { fastEvmSigner } from './fast-signer.ts';
+import { libsecp256k1Account } from '../x402/libsecp256k1-account.ts';
 import { NETWORKS, resolveNetworkName } from '../x402/networks.ts';
 
 export interface PaidToolOptions {
@@ -36,7 +37,7 @@ export interface PaidToolResult {
 /** An x402 client that pays with these keys on the v2 wire (the one the MCP transport speaks). */
 export async function mcpPayer(keys: { evmPrivateKey?: `0x${string}`; solanaSecretKey?: SolanaSecretKey; solanaRpcUrls?: Record<string, string> }): Promise<x402Client> {
   const client = new x402Client();
-  if (keys.evmPrivateKey) registerExactEvmScheme(client, { signer: fastEvmSigner(keys.evmPrivateKey) });
+  if (keys.evmPrivateKey) registerExactEvmScheme(client, { signer: fastEvmSigner(libsecp256k1Account(keys.evmPrivateKey)) });
   if (keys.solanaSecretKey !== undefined) {
     const signer = await solanaSigner(keys.solanaSecretKey);
     for (const [network, rpcUrl] of Object.entries(keys.solanaRpcUrls ?? {})) {

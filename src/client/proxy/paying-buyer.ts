@@ -17,6 +17,7 @@ import { Budget } from './budget.ts';
 import type { Caps } from './caps.ts';
 import { ChannelLanes, laneSalt, type LaneOwner, type RefundOutcome } from './channel-lanes.ts';
 import { fastEvmSigner } from '../fast-signer.ts';
+import { libsecp256k1Account } from '../../x402/libsecp256k1-account.ts';
 import { Payer } from './payer.ts';
 import { PaymentPolicy, SCHEMES, type SchemeName } from './payment-policy.ts';
 import { SpendLog } from './spend-log.ts';
@@ -74,7 +75,7 @@ export async function payingBuyer(options: PayingBuyerOptions): Promise<PayingBu
   if (facts.family === 'evm') {
     if (!options.evmPrivateKey) throw new Error(`paying on ${network} needs an EVM key (X402_EVM_PRIVATE_KEY or --key-file)`);
     const rpcUrl = await balanceRpcUrl(network, { rpcUrl: options.rpcUrl, baseUrl: options.gateway, fetch: doFetch });
-    const signer = fastEvmSigner(options.evmPrivateKey, createPublicClient({ transport: http(rpcUrl, { retryCount: 1 }) }));
+    const signer = fastEvmSigner(libsecp256k1Account(options.evmPrivateKey), createPublicClient({ transport: http(rpcUrl, { retryCount: 1 }) }));
     address = signer.address;
     clients.exact = new ExactEvmScheme(signer);
     clients.upto = new UptoEvmScheme(signer, { rpcUrl });
