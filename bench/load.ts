@@ -1,7 +1,10 @@
-// A closed-loop HTTP load generator on node:http: N connections (a keep-alive Agent with maxSockets = N),
-// each sending its next request as soon as the previous response has been read to its end.
+// A closed-loop HTTP load generator: N kept-alive connections, each sending its next request as soon as the
+// previous response has been read to its end. Timed loops of one repeated request go over lean connections
+// (lean-connection.ts: bytes prepared once, the answer's end found with minimal parsing); calls that need the
+// whole answer (send, sendOnce, fixedLoad) go through node:http's client.
 import { Agent, request } from 'node:http';
 import { readFileSync } from 'node:fs';
+import { LeanConnection, requestBytes } from './lean-connection.ts';
 
 export interface RequestSpec {
   method: string;
@@ -135,19 +138,21 @@ interface Window {
   serverCpuSeconds: number | null;
 }
 
-async function closedLoop(agent: Agent, options: TimedLoadOptions, seconds: number): Promise<Window> {
-  const { origin, spec, connections, expectStatus } = options;
+async function closedLoop(pool: LeanConnection[], options: TimedLoadOptions, seconds: number): Promise<Window> {
+  const { origin, spec, expectStatus } = options;
+  const bytes = requestBytes(origin, spec);
   const latencies: number[] = [];
   const statuses: Record<string, number> = {};
   let unexpected = 0;
   const deadline = performance.now() + seconds * 1000;
-  const worker = async () => {
+  const worker = async (connection: LeanConnection) => {
     while (performance.now() < deadline) {
       try {
-        const reply = await send(agent, origin, spec, false);
-        latencies.push(reply.ms);
-        statuses[reply.status] = (statuses[reply.status] ?? 0) + 1;
-        if (reply.status !== expectStatus) unexpected++;
+        const sent = performance.now();
+        const status = await connection.send(bytes);
+        latencies.push(performance.now() - sent);
+        statuses[status] = (statuses[status] ?? 0) + 1;
+        if (status !== expectStatus) unexpected++;
       } catch {
         statuses.error = (statuses.error ?? 0) + 1;
         unexpected++;
@@ -157,7 +162,7 @@ async function closedLoop(agent: Agent, options: TimedLoadOptions, seconds: numb
   const cpuBefore = process.cpuUsage();
   const serverBefore = options.serverPid ? processCpuSeconds(options.serverPid) : null;
   const started = performance.now();
-  await Promise.all(Array.from({ length: connections }, worker));
+  await Promise.all(pool.map(worker));
   const elapsed = (performance.now() - started) / 1000;
   const cpu = process.cpuUsage(cpuBefore);
   const serverAfter = options.serverPid ? processCpuSeconds(options.serverPid) : null;
@@ -191,13 +196,7 @@ function summarise(windows: Window[], connections: number): LoadResult {
 
 /** Closed loop for a fixed time: warm-up (not recorded), then the measured window. */
 export async function timedLoad(options: TimedLoadOptions): Promise<LoadResult> {
-  const agent = newAgent(options.connections);
-  try {
-    if (options.warmupSeconds > 0) await closedLoop(agent, options, options.warmupSeconds);
-    return summarise([await closedLoop(agent, options, options.seconds)], options.connections);
-  } finally {
-    agent.destroy();
-  }
+  return (await alternatingLoad([options], 1))[0]!;
 }
 
 /**
@@ -207,18 +206,18 @@ export async function timedLoad(options: TimedLoadOptions): Promise<LoadResult> 
  * which one window each, back to back, does not ensure.
  */
 export async function alternatingLoad(targets: TimedLoadOptions[], rounds: number): Promise<LoadResult[]> {
-  const agents = targets.map((t) => newAgent(t.connections));
+  const pools = targets.map((t) => Array.from({ length: t.connections }, () => new LeanConnection(t.origin)));
   try {
-    for (const [i, t] of targets.entries()) if (t.warmupSeconds > 0) await closedLoop(agents[i]!, t, t.warmupSeconds);
+    for (const [i, t] of targets.entries()) if (t.warmupSeconds > 0) await closedLoop(pools[i]!, t, t.warmupSeconds);
     const windows: Window[][] = targets.map(() => []);
     for (let round = 0; round < rounds; round++) {
       const order = targets.map((_, i) => i);
       if (round % 2 === 1) order.reverse();
-      for (const i of order) windows[i]!.push(await closedLoop(agents[i]!, targets[i]!, targets[i]!.seconds / rounds));
+      for (const i of order) windows[i]!.push(await closedLoop(pools[i]!, targets[i]!, targets[i]!.seconds / rounds));
     }
     return windows.map((w, i) => summarise(w, targets[i]!.connections));
   } finally {
-    for (const agent of agents) agent.destroy();
+    for (const connection of pools.flat()) connection.close();
   }
 }
 
