@@ -1,6 +1,5 @@
 // The one info line per request (id, method, path, status, milliseconds). Never the body, a header or the
 // query: prompts and payment proofs stay out of the logs. The destination is buffered (src/logging.ts).
-import type { MiddlewareHandler } from 'hono';
 import type { Logger } from 'pino';
 
 export interface RequestLine {
@@ -15,12 +14,4 @@ export interface RequestLine {
 export function logRequest(log: Logger, { started, ...line }: RequestLine): void {
   if (!log.isLevelEnabled('info')) return;
   log.info({ ...line, ms: +(performance.now() - started).toFixed(2) }, 'request');
-}
-
-export function requestLog(log: Logger): MiddlewareHandler {
-  return async (c, next) => {
-    const started = performance.now();
-    await next();
-    logRequest(log, { reqId: c.get('requestId'), method: c.req.method, path: c.req.path, status: c.res.status, started });
-  };
 }
