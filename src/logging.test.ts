@@ -7,11 +7,11 @@ import { fileURLToPath } from 'node:url';
 const LOGGING = fileURLToPath(new URL('./logging.ts', import.meta.url));
 
 /** Runs `script` in a fresh Node with createLogger imported as `createLogger`; returns its stdout lines. */
-function run(script: string): { lines: Array<Record<string, unknown>>; status: number | null } {
-  const source = `import { createLogger } from ${JSON.stringify(LOGGING)};\n${script}`;
+function run(script: string): { lines: Array<Record<string, unknown>>; status: number | null; text: string } {
+  const source = `import { createLogger, logInfoLine } from ${JSON.stringify(LOGGING)};\n${script}`;
   const child = spawnSync(process.execPath, ['--input-type=module', '-e', source], { encoding: 'utf8' });
   const lines = child.stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
-  return { lines, status: child.status };
+  return { lines, status: child.status, text: child.stdout };
 }
 
 test('buffered lines are all written on a normal exit', () => {
@@ -60,4 +60,17 @@ test('no line holds a URL credential, nor the message of an upstream error (whic
   assert.match(text, /base-mainnet\.example\.com/, 'the host stays, for the operator');
   assert.match(text, /AI_APICallError/);
   assert.match(text, /"statusCode":400/);
+});
+
+test('the request line written directly is the very line pino writes, redacted alike', () => {
+  const { text } = run(`
+    const log = createLogger('info');
+    for (const path of ['/api/v1/ai/images', '/odd "path"\\\\with\\u0001 ü', '/x/https://user:hunter2pass@example.com/'])
+      for (const write of [(f) => log.info(f, 'request'), (f) => logInfoLine(log, f, 'request')])
+        write({ reqId: 'e0c1f2a3-0000-4000-8000-000000000000', method: 'POST', path, status: 402, ms: 1.25 });
+  `);
+  const lines = text.split('\n').filter(Boolean).map((line) => line.replace(/"time":\d+/, '"time":0'));
+  assert.equal(lines.length, 6, text);
+  for (let i = 0; i < 6; i += 2) assert.equal(lines[i + 1], lines[i]);
+  assert.ok(!text.includes('hunter2pass'), text);
 });

@@ -79,6 +79,30 @@ function flushAllNow(): void {
   }
 }
 
+/** Loggers made by createLogger: their lines are pino's default JSON (numeric level, epoch time, "msg"). */
+const madeHere = new WeakSet<Logger>();
+
+/**
+ * `log.info(fields, msg)` for a flat record of strings and finite numbers under keys that need no escaping: the
+ * same line, built directly rather than by pino's generic serialiser, and redacted as every line is. It is for the
+ * request line, one per request: 3.1-3.3 us against pino's 4.1-4.4 (scratch micro-benchmark, 200,000 lines to
+ * /dev/null). A logger made elsewhere (a test's) takes log.info.
+ */
+export function logInfoLine(log: Logger, fields: Readonly<Record<string, string | number>>, msg: string): void {
+  if (!log.isLevelEnabled('info')) return;
+  if (!madeHere.has(log)) {
+    log.info(fields, msg);
+    return;
+  }
+  const internals = log as unknown as Record<symbol, unknown>;
+  let line = `{"level":30,"time":${Date.now()}${internals[pino.symbols.chindingsSym] as string}`;
+  for (const key in fields) {
+    const value = fields[key]!;
+    line += `,"${key}":${typeof value === 'number' ? value : JSON.stringify(value)}`;
+  }
+  (internals[pino.symbols.streamSym] as { write(text: string): void }).write(redactUrlSecrets(`${line},"msg":${JSON.stringify(msg)}}\n`));
+}
+
 export function createLogger(level: LevelWithSilent, fd = 1, format?: LogFormat): Logger {
   const held = new HeldLines(fd);
   open.add(held);
@@ -96,7 +120,8 @@ export function createLogger(level: LevelWithSilent, fd = 1, format?: LogFormat)
     }, FLUSH_INTERVAL_MS).unref();
   }
   const options: LoggerOptions = { level, serializers: { err: (error: unknown) => describeError(error) }, hooks: { streamWrite: redactUrlSecrets } };
-  if (logFormatFor(format, fd) === 'json') return pino(options, held);
   const color = isatty(fd) && !process.env.NO_COLOR;
-  return pino(options, prettyDestination(held, color));
+  const log = pino(options, logFormatFor(format, fd) === 'json' ? held : prettyDestination(held, color));
+  madeHere.add(log);
+  return log;
 }

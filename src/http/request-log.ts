@@ -1,6 +1,7 @@
 // The one info line per request (id, method, path, status, milliseconds). Never the body, a header or the
 // query: prompts and payment proofs stay out of the logs. The destination is buffered (src/logging.ts).
 import type { Logger } from 'pino';
+import { logInfoLine } from '../logging.ts';
 
 export interface RequestLine {
   reqId: string;
@@ -11,7 +12,6 @@ export interface RequestLine {
   started: number;
 }
 
-export function logRequest(log: Logger, { started, ...line }: RequestLine): void {
-  if (!log.isLevelEnabled('info')) return;
-  log.info({ ...line, ms: +(performance.now() - started).toFixed(2) }, 'request');
+export function logRequest(log: Logger, { started, reqId, method, path, status }: RequestLine): void {
+  logInfoLine(log, { reqId, method, path, status, ms: +(performance.now() - started).toFixed(2) }, 'request');
 }
