@@ -3,22 +3,20 @@
 import type { MiddlewareHandler } from 'hono';
 import { routePath } from 'hono/route';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { RequestSeries, type RequestSeriesNames } from './request-series.ts';
+
+export const REQUEST_SERIES: RequestSeriesNames = {
+  counter: { name: 'http_requests_total', help: 'HTTP requests by method, route and status' },
+  histogram: {
+    name: 'http_request_duration_seconds',
+    help: 'HTTP request latency by method, route and status',
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+  },
+};
 
 export class HttpMetrics {
   readonly registry = new Registry();
-  private readonly requests = new Counter({
-    name: 'http_requests_total',
-    help: 'HTTP requests by method, route and status',
-    labelNames: ['method', 'route', 'status'] as const,
-    registers: [this.registry],
-  });
-  private readonly latency = new Histogram({
-    name: 'http_request_duration_seconds',
-    help: 'HTTP request latency by method, route and status',
-    labelNames: ['method', 'route', 'status'] as const,
-    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
-    registers: [this.registry],
-  });
+  private readonly requests = new RequestSeries(this.registry, REQUEST_SERIES);
   /** generation runs (paid work), by capability and outcome: one per payment, never more */
   readonly generations = new Counter({
     name: 'generations_total',
@@ -64,8 +62,6 @@ export class HttpMetrics {
 
   /** One answered request, `started` being its performance.now() on arrival. */
   observeRequest(method: string, route: string, status: number, started: number): void {
-    const labels = { method, route, status: String(status) };
-    this.requests.inc(labels);
-    this.latency.observe(labels, (performance.now() - started) / 1000);
+    this.requests.observe(method, route, status, (performance.now() - started) / 1000);
   }
 }
