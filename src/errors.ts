@@ -25,6 +25,7 @@ export type ErrorCode =
   | 'upstream_timeout'
   | 'storage_error'
   | 'ledger_unavailable'
+  | 'server_busy'
   | 'unauthorized'
   | 'admin_disabled'
   | 'internal_error';

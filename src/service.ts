@@ -30,6 +30,7 @@ import { answerFrame } from './http/answer-frame.ts';
 import { answerParserErrors, answerUnbuildableRequests, requireHost } from './http/parser-errors.ts';
 import { errorShapeByPath } from './http/render-error.ts';
 import { withQuoteLane } from './http/paid/quote-lane.ts';
+import { withBodyBudget } from './http/body-budget.ts';
 import { HttpMetrics } from './http/metrics.ts';
 import { startTracing } from './tracing/otlp-tracing.ts';
 import { tracedPayments } from './tracing/traced-payments.ts';
@@ -166,11 +167,16 @@ export async function startService(config: Config, options: { log?: Logger } = {
 
   // node:http with @hono/node-server's listener rather than its serve(), which cannot take an errorHandler
   // requireHostHeader off: Node's answer to an HTTP/1.1 request without Host is a bare 400; requireHost's is JSON
+  const shapeFor = errorShapeByPath(ERROR_SHAPES);
   const server: Server = createServer(
     { requireHostHeader: false },
     requireHost(
-      withQuoteLane(getRequestListener(app.fetch, { hostname: config.host, errorHandler: answerUnbuildableRequests(log) }), appDeps),
-      errorShapeByPath(ERROR_SHAPES),
+      withBodyBudget(
+        withQuoteLane(getRequestListener(app.fetch, { hostname: config.host, errorHandler: answerUnbuildableRequests(log) }), appDeps),
+        { limitBytes: config.bodyMemoryLimitBytes, largestBodyBytes: Math.max(config.bodyLimitBytes, config.chatBodyLimitBytes) },
+        shapeFor,
+      ),
+      shapeFor,
     ),
   );
   answerParserErrors(server);

@@ -91,6 +91,10 @@ export function loadConfig(env: Env = process.env, input?: Record<string, unknow
   if (parsed.success) {
     config = resolve(parsed.data);
     problems.push(...modelProblems(config));
+    const largestBody = Math.max(config.bodyLimitBytes, config.chatBodyLimitBytes);
+    if (config.bodyMemoryLimitBytes < largestBody) {
+      problems.push(`bodyMemoryLimitBytes (${config.bodyMemoryLimitBytes}) is below the largest body a route takes (bodyLimitBytes ${config.bodyLimitBytes}, chatBodyLimitBytes ${config.chatBodyLimitBytes}): such a body could never be read`);
+    }
     if (!config.sandbox.enabled && Object.keys(config.networks).length === 0) {
       problems.push('no payment network: configure `networks`, or leave sandbox mode on');
     }

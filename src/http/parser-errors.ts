@@ -98,10 +98,20 @@ export function requireHost(listener: RequestListener, shapeFor: (path: string) 
       request.headers.host = `${isIP(local) === 6 ? `[${local}]` : local}:${request.socket.localPort}`;
       return listener(request, response);
     }
-    const path = (request.url ?? '/').split('?')[0]!;
-    const apiError = new ApiError(400, 'invalid_request', 'the Host header is required (HTTP/1.1 requests must send one)', { field: 'Host' });
-    const body = JSON.stringify(shapeFor(path)({ status: 400, code: apiError.code, message: apiError.message, field: apiError.field, headers: {} }));
-    request.resume(); // a body sent with it is read and dropped, so the answer is not lost to a reset
-    response.writeHead(400, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), Connection: 'close' }).end(body);
+    answerOutsideApp(request, response, shapeFor, new ApiError(400, 'invalid_request', 'the Host header is required (HTTP/1.1 requests must send one)', { field: 'Host' }));
   };
+}
+
+/**
+ * `apiError` as the whole answer to a request the app never sees, in the shape of its path's surface; the
+ * connection closes after it. A body sent with the request is read and dropped, unheld, so the answer is not lost to
+ * a reset.
+ */
+export function answerOutsideApp(request: IncomingMessage, response: ServerResponse, shapeFor: (path: string) => ErrorShape, apiError: ApiError): void {
+  const path = (request.url ?? '/').split('?')[0]!;
+  const body = JSON.stringify(shapeFor(path)({ status: apiError.status, code: apiError.code, message: apiError.message, field: apiError.field, headers: apiError.headers }));
+  request.resume();
+  response
+    .writeHead(apiError.status, { ...apiError.headers, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), Connection: 'close' })
+    .end(body);
 }

@@ -21,4 +21,10 @@ export const serverFields = {
    * its count_tokens): a coding agent sends its whole session every turn. 32 MiB by default, Anthropic's own limit.
    */
   chatBodyLimitBytes: z.number().int().positive().default(32 * 1024 * 1024),
+  /**
+   * the most request-body bytes held at once, across all requests (http/body-budget.ts): past it, a request with a
+   * large body is answered 503 with Retry-After before its body is read. 256 MiB by default: eight bodies of the
+   * largest size. At least the largest of the two limits above.
+   */
+  bodyMemoryLimitBytes: z.number().int().positive().default(256 * 1024 * 1024),
 };
