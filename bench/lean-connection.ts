@@ -15,13 +15,28 @@ export function requestBytes(origin: URL, spec: RequestSpec): Buffer {
   return Buffer.concat([Buffer.from(`${head.join('\r\n')}\r\n\r\n`, 'latin1'), spec.body ?? Buffer.alloc(0)]);
 }
 
+/** An answer as the connection reads it: its status and its head (status line and headers, as sent). */
+export interface LeanAnswer {
+  status: number;
+  head: string;
+}
+
+/** The value of header `name` in an answer's head (the first, if repeated). */
+export function headerIn(head: string, name: string): string | undefined {
+  const at = head.toLowerCase().indexOf(`\r\n${name.toLowerCase()}:`);
+  if (at === -1) return undefined;
+  const start = at + name.length + 3;
+  const end = head.indexOf('\r\n', start);
+  return head.slice(start, end === -1 ? undefined : end).trim();
+}
+
 const HEAD_END = Buffer.from('\r\n\r\n');
 const CHUNKED_END = Buffer.from('0\r\n\r\n');
 
 /** A kept-alive connection answering one request at a time; reconnects after a close or an error. */
 export class LeanConnection {
   private socket: Socket | undefined;
-  private pending: { resolve: (status: number) => void; reject: (error: Error) => void } | undefined;
+  private pending: { resolve: (answer: LeanAnswer) => void; reject: (error: Error) => void } | undefined;
   private buffered: Buffer = Buffer.alloc(0);
   private readonly origin: URL;
 
@@ -29,8 +44,8 @@ export class LeanConnection {
     this.origin = origin;
   }
 
-  /** Sends `bytes` and resolves with the answer's status once the whole answer is read. */
-  send(bytes: Buffer): Promise<number> {
+  /** Sends `bytes` and resolves with the answer's status and head once the whole answer is read. */
+  send(bytes: Buffer): Promise<LeanAnswer> {
     return new Promise((resolve, reject) => {
       this.pending = { resolve, reject };
       this.buffered = Buffer.alloc(0);
@@ -76,6 +91,6 @@ export class LeanConnection {
     const pending = this.pending;
     this.pending = undefined;
     this.buffered = Buffer.alloc(0);
-    pending?.resolve(status);
+    pending?.resolve({ status, head });
   }
 }

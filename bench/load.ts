@@ -149,7 +149,7 @@ async function closedLoop(pool: LeanConnection[], options: TimedLoadOptions, sec
     while (performance.now() < deadline) {
       try {
         const sent = performance.now();
-        const status = await connection.send(bytes);
+        const { status } = await connection.send(bytes);
         latencies.push(performance.now() - sent);
         statuses[status] = (statuses[status] ?? 0) + 1;
         if (status !== expectStatus) unexpected++;

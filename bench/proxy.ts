@@ -26,7 +26,8 @@ import { signVoucher } from '@x402/evm/batch-settlement/client';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import type { Hex } from 'viem';
 import { startGatewayChild } from './gateway-child.ts';
-import { jsonRequest, newAgent, postOnce, processCpuSeconds, send, stats, type LatencyStats } from './load.ts';
+import { jsonRequest, postOnce, processCpuSeconds, stats, type LatencyStats } from './load.ts';
+import { headerIn, LeanConnection, requestBytes } from './lean-connection.ts';
 import { envNumber } from './env-number.ts';
 import { payingBuyer } from '../src/client/proxy/paying-buyer.ts';
 import { fastEvmSigner } from '../src/client/fast-signer.ts';
@@ -171,25 +172,31 @@ try {
   });
   const quote = await postOnce(gateway.url, CHAT.path, CHAT.body, { 'X-Network': 'base' });
   const required = decodePaymentRequiredHeader(String(quote.headers['payment-required']));
-  const agents = new Map<string, ReturnType<typeof newAgent>[]>();
-  const agentFor = (side: string, slot: number) => {
-    const list = agents.get(side) ?? [];
-    agents.set(side, list);
-    return (list[slot] ??= newAgent(1));
+  // every side sends over lean connections (lean-connection.ts), one per side and slot: node:http's client would
+  // spend as much CPU per call as the processes measured, on the same 2 cores
+  const connections = new Map<string, LeanConnection>();
+  const connectionFor = (side: string, slot: number, origin: URL) => {
+    const key = `${side} ${slot}`;
+    if (!connections.has(key)) connections.set(key, new LeanConnection(origin));
+    return connections.get(key)!;
   };
   const plain = jsonRequest(CHAT.path, CHAT.body, { Authorization: 'Bearer sk-made-up' });
-  const through = (side: string, origin: URL) => async (slot: number) => (await send(agentFor(side, slot), origin, plain)).status === 200;
+  const through = (side: string, origin: URL) => {
+    const bytes = requestBytes(origin, plain);
+    return async (slot: number) => (await connectionFor(side, slot, origin).send(bytes)).status === 200;
+  };
   const sides = {
     'proxy vouchers': { call: through('proxy vouchers', vouchersProxy.url), pids: { gateway: gateway.pid, proxy: vouchersProxy.pid } },
     'direct vouchers': {
       call: async (slot: number) => {
         const attempt = await direct.payer.pay(required, CHAT.path);
-        const reply = await send(agentFor('direct', slot), gateway.url, jsonRequest(CHAT.path, CHAT.body, { 'X-Network': 'base', 'PAYMENT-SIGNATURE': encodeHeader(attempt.payload) }));
+        const paid = jsonRequest(CHAT.path, CHAT.body, { 'X-Network': 'base', 'PAYMENT-SIGNATURE': encodeHeader(attempt.payload) });
+        const reply = await connectionFor('direct', slot, gateway.url).send(requestBytes(gateway.url, paid));
         if (reply.status !== 200) {
           await attempt.failed(true);
           return false;
         }
-        await attempt.delivered(decodePaymentResponseHeader(String(reply.headers['payment-response'])));
+        await attempt.delivered(decodePaymentResponseHeader(headerIn(reply.head, 'PAYMENT-RESPONSE') ?? ''));
         return true;
       },
       pids: { gateway: gateway.pid, client: process.pid },
@@ -230,7 +237,7 @@ try {
     );
   }
   lines.push(`voucher signature, CPU per voucher (median of 5 rounds, before the load): ${signing.fast.toFixed(0)} us with the proxy's signer (libsecp256k1, ${libsecp256k1().build}), ${signing.viem.toFixed(0)} us with viem's account`);
-  for (const list of agents.values()) for (const agent of list) agent.destroy();
+  for (const connection of connections.values()) connection.close();
   direct.close();
   process.stdout.write(`${lines.join('\n')}\n`);
 } finally {

@@ -1,11 +1,11 @@
-// The benchmarks' lean connection (bench/lean-connection.ts) reads each answer to its end, whatever framing the
-// server chose: a Content-Length body, a chunked one, an answer with no body, and a server that closes after
+// The benchmarks' lean connection (bench/lean-connection.ts) reads each answer to its end, and hands back its head,
+// whatever framing the server chose: a Content-Length body, a chunked one, an answer with no body, and a server that closes after
 // answering. A connection that mis-read an answer's end would count a request twice or hang the loop.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { LeanConnection, requestBytes } from '../bench/lean-connection.ts';
+import { headerIn, LeanConnection, requestBytes } from '../bench/lean-connection.ts';
 import { jsonRequest } from '../bench/load.ts';
 
 let server: Server;
@@ -20,7 +20,7 @@ before(async () => {
     request.on('end', () => {
       if (!sockets.has(request.socket)) sockets.set(request.socket, sockets.size);
       seen.push({ path: request.url!, body: Buffer.concat(chunks).toString(), socket: sockets.get(request.socket)! });
-      if (request.url === '/length') response.writeHead(402, { 'Content-Length': '5' }).end('hello');
+      if (request.url === '/length') response.writeHead(402, { 'Content-Length': '5', 'PAYMENT-REQUIRED': 'e30=' }).end('hello');
       else if (request.url === '/chunked') {
         response.writeHead(200, { 'Content-Type': 'text/plain' });
         response.write('a'.repeat(70_000)); // several reads, several chunks
@@ -36,9 +36,12 @@ after(() => server.close());
 
 test('answers of every framing are read to their end, on one kept-alive connection until the server closes it', async () => {
   const connection = new LeanConnection(origin);
-  const send = (path: string) => connection.send(requestBytes(origin, jsonRequest(path, { prompt: path })));
+  const send = async (path: string) => (await connection.send(requestBytes(origin, jsonRequest(path, { prompt: path })))).status;
   try {
-    assert.equal(await send('/length'), 402);
+    const { status, head } = await connection.send(requestBytes(origin, jsonRequest('/length', { prompt: '/length' })));
+    assert.equal(status, 402);
+    assert.equal(headerIn(head, 'Payment-Required'), 'e30=');
+    assert.equal(headerIn(head, 'X-Absent'), undefined);
     assert.equal(await send('/chunked'), 200);
     assert.equal(await send('/empty'), 204);
     assert.equal(await send('/length'), 402);
