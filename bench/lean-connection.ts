@@ -6,10 +6,17 @@
 // server-to-server ratio towards 1 (bench/unpaid-402.ts: 77 against 113 us of server CPU per answer, a 1.47x
 // difference, came out as 1.32x in requests per second). This one costs a fraction of that.
 import { connect, type Socket } from 'node:net';
-import type { RequestSpec } from './load.ts';
+
+/** A request as the load sends it (load.ts names it RequestSpec): method, path, headers and body. */
+export interface WireRequest {
+  method: string;
+  path: string;
+  headers: Record<string, string>;
+  body?: Buffer;
+}
 
 /** The request as bytes on the wire: request line, Host, the spec's headers, the body. */
-export function requestBytes(origin: URL, spec: RequestSpec): Buffer {
+export function requestBytes(origin: URL, spec: WireRequest): Buffer {
   const head = [`${spec.method} ${spec.path} HTTP/1.1`, `Host: ${origin.host}`, ...Object.entries(spec.headers).map(([name, value]) => `${name}: ${value}`)];
   if (spec.body !== undefined && !Object.keys(spec.headers).some((name) => name.toLowerCase() === 'content-length')) head.push(`Content-Length: ${spec.body.length}`);
   return Buffer.concat([Buffer.from(`${head.join('\r\n')}\r\n\r\n`, 'latin1'), spec.body ?? Buffer.alloc(0)]);

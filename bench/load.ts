@@ -4,14 +4,10 @@
 // whole answer (send, sendOnce, fixedLoad) go through node:http's client.
 import { Agent, request } from 'node:http';
 import { readFileSync } from 'node:fs';
-import { LeanConnection, requestBytes } from './lean-connection.ts';
+import { LeanConnection, requestBytes, type WireRequest } from './lean-connection.ts';
 
-export interface RequestSpec {
-  method: string;
-  path: string;
-  headers: Record<string, string>;
-  body?: Buffer;
-}
+/** One request of a load: its method, path, headers and body. */
+export type RequestSpec = WireRequest;
 
 export interface Reply {
   status: number;
