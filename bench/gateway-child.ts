@@ -1,8 +1,13 @@
 // Starts bench/serve.ts (the real gateway on a sandbox chain) as a child process and waits for the
 // {"url","pid"} line it prints once listening. stop() closes its stdin (a graceful stop), SIGKILL after 15 s.
+// The child runs as `npm start` runs the service: its checkout's start script's environment and node flags
+// (scripts/start-script.ts), from the checkout's root.
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { parseStartScript } from '../scripts/start-script.ts';
 
 const SERVE = fileURLToPath(new URL('./serve.ts', import.meta.url));
 
@@ -22,8 +27,15 @@ export interface GatewayChild {
 }
 
 /** `serve` may name another checkout's bench/serve.ts (with its own node_modules), to measure two versions side by side. */
-export async function startGatewayChild(env: Record<string, string> = {}, serve = SERVE): Promise<GatewayChild> {
-  const child = spawn(process.execPath, [serve], { stdio: ['pipe', 'pipe', 'inherit'], env: { ...process.env, ...env } });
+export function startGatewayChild(env: Record<string, string> = {}, serve = SERVE): Promise<GatewayChild> {
+  const root = dirname(dirname(serve));
+  const start = parseStartScript((JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start);
+  return startReportingChild(serve, { ...start.env, ...env }, start.nodeArgs, root);
+}
+
+/** Any script that prints {"url","pid"} once listening and stops when stdin closes, started by a plain `node`. */
+export async function startReportingChild(script: string, env: Record<string, string> = {}, nodeArgs: string[] = [], cwd = process.cwd()): Promise<GatewayChild> {
+  const child = spawn(process.execPath, [...nodeArgs, script], { cwd, stdio: ['pipe', 'pipe', 'inherit'], env: { ...process.env, ...env } });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const stop = async () => {
     if (child.exitCode !== null || child.signalCode !== null) return;
@@ -34,7 +46,7 @@ export async function startGatewayChild(env: Record<string, string> = {}, serve 
   };
   try {
     const line = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error('bench/serve.ts did not report its URL within 120 s')), 120_000);
+      const timer = setTimeout(() => reject(new Error(`${script} did not report its URL within 120 s`)), 120_000);
       // the first line naming the URL: log lines come before and after it
       const lines = createInterface({ input: child.stdout! });
       const onLine = (text: string) => {
@@ -50,7 +62,7 @@ export async function startGatewayChild(env: Record<string, string> = {}, serve 
       lines.on('line', onLine);
       void exited.then(() => {
         clearTimeout(timer);
-        reject(new Error(`bench/serve.ts exited with ${child.exitCode ?? child.signalCode} before reporting its URL`));
+        reject(new Error(`${script} exited with ${child.exitCode ?? child.signalCode} before reporting its URL`));
       });
     });
     const { url, pid } = JSON.parse(line) as { url: string; pid: number };

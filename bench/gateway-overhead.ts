@@ -29,7 +29,7 @@
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import type { Agent } from 'node:http';
-import { paymentExcluded, startGatewayChild, type GatewayChild } from './gateway-child.ts';
+import { paymentExcluded, startGatewayChild, startReportingChild, type GatewayChild } from './gateway-child.ts';
 import { alternatingLoad, jsonRequest, newAgent, processCpuSeconds, stats, type LatencyStats, type LoadResult } from './load.ts';
 import { officialPayer, sandboxRpcUrl, timedSend, type SchemeName, type Timed } from './official-payer.ts';
 import { envNumber } from './env-number.ts';
@@ -148,7 +148,7 @@ const cpuPerRequest = (step: LoadResult) => (step.serverCpuPct === null ? '-' : 
 const children: GatewayChild[] = [];
 const agents: Agent[] = [];
 try {
-  const mock = await startGatewayChild({}, MOCK); // same protocol: prints {"url","pid"}, stops when stdin closes
+  const mock = await startReportingChild(MOCK); // the upstream, not the gateway: a plain node; same protocol: prints {"url","pid"}, stops when stdin closes
   children.push(mock);
   const upstream = { BENCH_UPSTREAM_URL: mock.url.origin };
   const [excluded, paid, baseline] = await Promise.all([

@@ -38,6 +38,7 @@ import { paidThroughput, type PaidRun } from './paid-load.ts';
 import { compareWithOfficial, formatComparison } from './peer-compare.ts';
 import { compareExactAndUpto, formatExactUpto } from './upto-compare.ts';
 import { envNumber } from './env-number.ts';
+import { startGatewayChild, type GatewayChild } from './gateway-child.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const settings = {
@@ -69,12 +70,7 @@ const INVALID = { path: BODIES.chat.path, body: { ...BODIES.chat.body, temperatu
 
 // ---------------------------------------------------------------------------------------------- children
 
-interface Child {
-  url: URL;
-  pid: number;
-  process: ChildProcess;
-  stop(): Promise<void>;
-}
+type Child = GatewayChild;
 
 const children = new Set<ChildProcess>();
 
@@ -103,7 +99,6 @@ async function startChild(script: string, args: string[] = [], env: Record<strin
   return {
     url: new URL(url),
     pid,
-    process: child,
     stop: async () => {
       if (child.exitCode !== null || child.signalCode !== null) return;
       child.stdin!.end();
@@ -219,7 +214,7 @@ async function main(): Promise<void> {
   const startedAt = Date.now();
   log(`settings ${JSON.stringify(settings)}`);
   log('starting the gateway (bench/serve.ts: sandbox chains for base and solana, temp data dir)…');
-  const gateway = await startChild('serve.ts', [], { BENCH_NETWORKS: 'base,solana' });
+  const gateway = await startGatewayChild({ BENCH_NETWORKS: 'base,solana' });
   let bare: Child | undefined;
   let bareV1: Child | undefined;
   try {

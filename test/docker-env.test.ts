@@ -9,7 +9,8 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { dockerfileEnv } from '../scripts/dockerfile-sources.ts';
+import { dockerfileEnv, logicalLines } from '../scripts/dockerfile-sources.ts';
+import { parseStartScript } from '../scripts/start-script.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const MAIN = join(ROOT, 'src/main.ts');
@@ -67,4 +68,16 @@ test("with the image's environment, /healthz hands out sandbox RPC URLs a buyer 
     ((await (await fetch(rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: [] }) })).json()) as { result: unknown }).result;
   assert.equal(await rpc(health.sandboxNetworks.base!.rpcUrl, 'eth_chainId'), '0x2105');
   assert.equal(await rpc(health.sandboxNetworks.solana!.rpcUrl, 'getHealth'), 'ok');
+});
+
+test('the image starts node with the environment and flags of `npm start` (scripts/start-script.ts)', () => {
+  assert.deepEqual(parseStartScript('A=1 B_2=x node --flag=3 --import ./hook.mjs src/main.ts'), { env: { A: '1', B_2: 'x' }, nodeArgs: ['--flag=3', '--import', './hook.mjs'], entry: 'src/main.ts' });
+  assert.throws(() => parseStartScript('A="two words" node src/main.ts'), /shell syntax/);
+  assert.throws(() => parseStartScript('tsx src/main.ts'), /not "\[NAME=value \.\.\.\] node/);
+  const start = parseStartScript((JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start);
+  const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
+  const cmd = logicalLines(dockerfile).filter((line) => /^CMD\s/i.test(line.text)).at(-1)!.text;
+  assert.deepEqual(JSON.parse(cmd.replace(/^CMD\s+/i, '')), ['node', ...start.nodeArgs, start.entry]);
+  const image = dockerfileEnv(dockerfile);
+  for (const [name, value] of Object.entries(start.env)) assert.equal(image[name], value, `the Dockerfile sets ENV ${name}=${value}`);
 });
