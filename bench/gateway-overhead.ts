@@ -16,7 +16,8 @@
 //    word of the answer arrives).
 // 2. Throughput: closed loop at each of BENCH_CONCURRENCY_STEPS connections for BENCH_SECONDS each (after a second
 //    of warm-up), the gateway and the mock alone taking turns: requests/s, p99, and the gateway's server CPU per request. Sustained
-//    within the budget = the most requests/s at a step whose p99 stays within BENCH_LATENCY_BUDGET_MS.
+//    within the budget = the most requests/s at a step whose p99 stays within BENCH_LATENCY_BUDGET_MS. And each
+//    gateway's GC time per request over the steps (bench/gc-time.ts: steadier between processes than CPU).
 // 3. Paid, one request in flight: BENCH_OVERHEAD_PAID_ITERATIONS calls per scheme, each paid by the official
 //    client (@x402/fetch 2.x with @x402/evm's exact, upto or batch-settlement client scheme; its payload made
 //    before the timer starts: signing is the client's cost), taking turns with a direct call; the latency from
@@ -33,6 +34,7 @@ import { paymentExcluded, startGatewayChild, startReportingChild, type GatewayCh
 import { alternatingLoad, jsonRequest, newAgent, processCpuSeconds, stats, type LatencyStats, type LoadResult } from './load.ts';
 import { officialPayer, sandboxRpcUrl, timedSend, type SchemeName, type Timed } from './official-payer.ts';
 import { envNumber } from './env-number.ts';
+import { gcMsPerThousand, readGc } from './gc-time.ts';
 import { MOCK_CHAT_MODEL } from './mock-chat-model.ts';
 import { CHAT_TEXT } from '../test/support/openai-upstream.ts';
 
@@ -185,12 +187,15 @@ try {
     firstToken: await measured(openaiStream, directStream, 'firstToken'),
   };
 
-  // 2. throughput
+  // 2. throughput, and the GC time each gateway spent on it
+  const gcSides = [excluded, ...(baseline ? [baseline] : [])];
+  const gcBefore = await Promise.all(gcSides.map((side) => readGc(side.url)));
   const [gatewaySteps, mockSteps, baselineSteps] = await throughput([
     { origin: excluded.url, pid: excluded.pid, call: paymentExcluded(OPENAI_CHAT) },
     { origin: mock.url, pid: mock.pid, call: DIRECT_CHAT },
     ...(baseline ? [{ origin: baseline.url, pid: baseline.pid, call: paymentExcluded(OPENAI_CHAT) }] : []),
   ]);
+  const [gatewayGc, baselineGc] = await Promise.all(gcSides.map(async (side, i) => gcMsPerThousand(gcBefore[i]!, await readGc(side.url))));
 
   // 3. paid
   const rpcUrl = await sandboxRpcUrl(paid.url);
@@ -201,7 +206,7 @@ try {
     paidRows.push([scheme, await turns(PAID_ITERATIONS, 1, target(direct, mock.pid), { call: payer.pay, pid: paid.pid })]);
   }
 
-  const result = { latency, paid: Object.fromEntries(paidRows), throughput: { budgetMs: BUDGET_MS, gateway: gatewaySteps, mock: mockSteps, baseline: baselineSteps } };
+  const result = { latency, paid: Object.fromEntries(paidRows), throughput: { budgetMs: BUDGET_MS, gateway: gatewaySteps, mock: mockSteps, baseline: baselineSteps, gcMsPerThousand: { gateway: gatewayGc, baseline: baselineGc } } };
   if (process.env.BENCH_JSON === '1') {
     process.stdout.write(`${JSON.stringify(result)}\n`);
   } else {
@@ -237,6 +242,9 @@ try {
         ` (mock alone ${withinBudget(mockSteps!).toFixed(0)}); maximum: gateway ${maximum(gatewaySteps!).toFixed(0)} req/s` +
         (baselineSteps ? `, baseline ${maximum(baselineSteps).toFixed(0)}` : '') +
         ` (mock alone ${maximum(mockSteps!).toFixed(0)}).`,
+      `V8 garbage collection over the throughput steps (nodejs_gc_duration_seconds from /metrics): gateway ${gatewayGc!.toFixed(1)} ms per 1,000 requests` +
+        (baselineGc === undefined ? '' : `, baseline ${baselineGc.toFixed(1)}`) +
+        '.',
     ];
     process.stdout.write(`${lines.join('\n')}\n`);
   }
