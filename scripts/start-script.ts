@@ -11,15 +11,15 @@ export interface StartLaunch {
   entry: string;
 }
 
+const ASSIGNMENT = /^([A-Z_][A-Z0-9_]*)=(\S*)$/;
+
 export function parseStartScript(script: string): StartLaunch {
   // quotes, escapes, expansions and operators are a shell's: this reader takes plain words only, and says so
   if (/['"\\$`;&|<>()]/.test(script)) throw new Error(`the start script has shell syntax this reader does not take: ${script}`);
   const words = script.trim().split(/\s+/);
   const env: Record<string, string> = {};
   let at = 0;
-  for (let assignment = /^([A-Z_][A-Z0-9_]*)=(\S*)$/.exec(words[at] ?? ''); assignment; assignment = /^([A-Z_][A-Z0-9_]*)=(\S*)$/.exec(words[++at] ?? '')) {
-    env[assignment[1]!] = assignment[2]!;
-  }
+  for (let assignment = ASSIGNMENT.exec(words[at]!); assignment; assignment = ASSIGNMENT.exec(words[++at] ?? '')) env[assignment[1]!] = assignment[2]!;
   if (words[at] !== 'node' || words.length < at + 2) throw new Error(`the start script is not "[NAME=value ...] node [flags] <entry>": ${script}`);
   return { env, nodeArgs: words.slice(at + 1, -1), entry: words.at(-1)! };
 }
