@@ -3,11 +3,10 @@
 // The child runs as `npm start` runs the service: its checkout's start script's environment and node flags
 // (scripts/start-script.ts), from the checkout's root.
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { parseStartScript } from '../scripts/start-script.ts';
+import { readStartScript } from '../scripts/start-script.ts';
 
 const SERVE = fileURLToPath(new URL('./serve.ts', import.meta.url));
 
@@ -29,13 +28,22 @@ export interface GatewayChild {
 /** `serve` may name another checkout's bench/serve.ts (with its own node_modules), to measure two versions side by side. */
 export function startGatewayChild(env: Record<string, string> = {}, serve = SERVE): Promise<GatewayChild> {
   const root = dirname(dirname(serve));
-  const start = parseStartScript((JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start);
-  return startReportingChild(serve, { ...start.env, ...env }, start.nodeArgs, root);
+  const start = readStartScript(root);
+  return startReportingChild(serve, { env: { ...start.env, ...env }, nodeArgs: start.nodeArgs, cwd: root });
+}
+
+export interface ChildOptions {
+  /** the script's own arguments */
+  args?: string[];
+  env?: Record<string, string>;
+  /** node's arguments, before the script */
+  nodeArgs?: string[];
+  cwd?: string;
 }
 
 /** Any script that prints {"url","pid"} once listening and stops when stdin closes, started by a plain `node`. */
-export async function startReportingChild(script: string, env: Record<string, string> = {}, nodeArgs: string[] = [], cwd = process.cwd()): Promise<GatewayChild> {
-  const child = spawn(process.execPath, [...nodeArgs, script], { cwd, stdio: ['pipe', 'pipe', 'inherit'], env: { ...process.env, ...env } });
+export async function startReportingChild(script: string, { args = [], env = {}, nodeArgs = [], cwd = process.cwd() }: ChildOptions = {}): Promise<GatewayChild> {
+  const child = spawn(process.execPath, [...nodeArgs, script, ...args], { cwd, stdio: ['pipe', 'pipe', 'inherit'], env: { ...process.env, ...env } });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const stop = async () => {
     if (child.exitCode !== null || child.signalCode !== null) return;

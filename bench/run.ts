@@ -26,7 +26,6 @@
 // BENCH_GATE_ITERATIONS (100), BENCH_OVERHEAD_ITERATIONS (2000), BENCH_OVERHEAD_WARMUP (1000),
 // BENCH_OVERHEAD_PAID_ITERATIONS (300), BENCH_UPTO_CALLS (20).
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createInterface } from 'node:readline';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -38,7 +37,7 @@ import { paidThroughput, type PaidRun } from './paid-load.ts';
 import { compareWithOfficial, formatComparison } from './peer-compare.ts';
 import { compareExactAndUpto, formatExactUpto } from './upto-compare.ts';
 import { envNumber } from './env-number.ts';
-import { startGatewayChild, type GatewayChild } from './gateway-child.ts';
+import { startGatewayChild, startReportingChild, type GatewayChild } from './gateway-child.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const settings = {
@@ -70,44 +69,8 @@ const INVALID = { path: BODIES.chat.path, body: { ...BODIES.chat.body, temperatu
 
 // ---------------------------------------------------------------------------------------------- children
 
-type Child = GatewayChild;
-
+/** children run to completion (runChild), killed if the bench fails meanwhile */
 const children = new Set<ChildProcess>();
-
-async function startChild(script: string, args: string[] = [], env: Record<string, string> = {}): Promise<Child> {
-  const child = spawn(process.execPath, [join(here, script), ...args], { stdio: ['pipe', 'pipe', 'inherit'], env: { ...process.env, ...env } });
-  children.add(child);
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  exited.then(() => children.delete(child));
-  const line = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${script} did not report its URL within 120 s`)), 120_000);
-    const lines = createInterface({ input: child.stdout! });
-    // the first line naming the URL: a gateway's log lines come before and after it
-    const onLine = (text: string) => {
-      if (!text.startsWith('{"url"')) return;
-      lines.off('line', onLine);
-      clearTimeout(timer);
-      resolve(text);
-    };
-    lines.on('line', onLine);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`${script} exited with ${code} before reporting its URL`));
-    });
-  });
-  const { url, pid } = JSON.parse(line) as { url: string; pid: number };
-  return {
-    url: new URL(url),
-    pid,
-    stop: async () => {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      child.stdin!.end();
-      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-      await exited;
-      clearTimeout(timer);
-    },
-  };
-}
 
 /** Runs a child to completion and returns its last stdout line. */
 function runChild(script: string, env: Record<string, string>): Promise<string> {
@@ -215,8 +178,8 @@ async function main(): Promise<void> {
   log(`settings ${JSON.stringify(settings)}`);
   log('starting the gateway (bench/serve.ts: sandbox chains for base and solana, temp data dir)…');
   const gateway = await startGatewayChild({ BENCH_NETWORKS: 'base,solana' });
-  let bare: Child | undefined;
-  let bareV1: Child | undefined;
+  let bare: GatewayChild | undefined;
+  let bareV1: GatewayChild | undefined;
   try {
     log(`gateway at ${gateway.url.origin} (pid ${gateway.pid})`);
     const specs = Object.fromEntries(
@@ -237,7 +200,7 @@ async function main(): Promise<void> {
     mkdirSync(resultsDir, { recursive: true });
     const capturedFile = join(resultsDir, 'captured-402.json');
     writeFileSync(capturedFile, `${JSON.stringify(captured, null, 2)}\n`);
-    bare = await startChild('bare.ts', [capturedFile]);
+    bare = await startReportingChild(join(here, 'bare.ts'), { args: [capturedFile] });
     log(`bare node:http replay server at ${bare.url.origin} (pid ${bare.pid})`);
     // (c1) the same 402s as a v1-only server sends them: without the v2 PAYMENT-REQUIRED header
     const v1OnlyFile = join(resultsDir, 'captured-402-v1-only.json');
@@ -245,9 +208,9 @@ async function main(): Promise<void> {
       Object.entries(captured).map(([path, c]) => [path, { ...c, headers: withoutHeader(c.headers, 'payment-required') }]),
     );
     writeFileSync(v1OnlyFile, `${JSON.stringify(v1Only, null, 2)}\n`);
-    bareV1 = await startChild('bare.ts', [v1OnlyFile]);
+    bareV1 = await startReportingChild(join(here, 'bare.ts'), { args: [v1OnlyFile] });
 
-    const loadOptions = (child: Child, spec: RequestSpec, expectStatus: number, connections = settings.connections): TimedLoadOptions => ({
+    const loadOptions = (child: GatewayChild, spec: RequestSpec, expectStatus: number, connections = settings.connections): TimedLoadOptions => ({
       origin: child.url,
       spec,
       connections,

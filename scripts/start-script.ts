@@ -1,6 +1,8 @@
 // How `npm start` launches the service, read from package.json's start script (`NAME=value ... node <flags> <entry>`):
 // the environment it sets and the flags it gives node. Benchmark children start with them, so their figures are of
 // the service as an operator starts it; a test holds the Dockerfile to the same settings.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 
 export interface StartLaunch {
   /** the `NAME=value` assignments before `node` */
@@ -22,4 +24,9 @@ export function parseStartScript(script: string): StartLaunch {
   for (let assignment = ASSIGNMENT.exec(words[at]!); assignment; assignment = ASSIGNMENT.exec(words[++at] ?? '')) env[assignment[1]!] = assignment[2]!;
   if (words[at] !== 'node' || words.length < at + 2) throw new Error(`the start script is not "[NAME=value ...] node [flags] <entry>": ${script}`);
   return { env, nodeArgs: words.slice(at + 1, -1), entry: words.at(-1)! };
+}
+
+/** The start script of the package at `root`, parsed. */
+export function readStartScript(root: string): StartLaunch {
+  return parseStartScript((JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start);
 }

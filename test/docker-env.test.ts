@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { dockerfileEnv, logicalLines } from '../scripts/dockerfile-sources.ts';
-import { parseStartScript } from '../scripts/start-script.ts';
+import { parseStartScript, readStartScript } from '../scripts/start-script.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const MAIN = join(ROOT, 'src/main.ts');
@@ -74,7 +74,7 @@ test('the image starts node with the environment and flags of `npm start` (scrip
   assert.deepEqual(parseStartScript('A=1 B_2=x node --flag=3 --import ./hook.mjs src/main.ts'), { env: { A: '1', B_2: 'x' }, nodeArgs: ['--flag=3', '--import', './hook.mjs'], entry: 'src/main.ts' });
   assert.throws(() => parseStartScript('A="two words" node src/main.ts'), /shell syntax/);
   assert.throws(() => parseStartScript('tsx src/main.ts'), /not "\[NAME=value \.\.\.\] node/);
-  const start = parseStartScript((JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start);
+  const start = readStartScript(ROOT);
   const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
   const cmd = logicalLines(dockerfile).filter((line) => /^CMD\s/i.test(line.text)).at(-1)!.text;
   assert.deepEqual(JSON.parse(cmd.replace(/^CMD\s+/i, '')), ['node', ...start.nodeArgs, start.entry]);
