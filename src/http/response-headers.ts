@@ -43,6 +43,11 @@ export function plainResponse(c: Context, body: string, status: number, headers:
   return response;
 }
 
+/** What c.json() answers, as a plainResponse(): the body serialised, its headers a plain record to the socket. */
+export function jsonResponse(c: Context, body: unknown, status: number, headers: Readonly<Record<string, string>> = {}): Response {
+  return plainResponse(c, JSON.stringify(body), status, { ...headers, 'Content-Type': 'application/json' });
+}
+
 function ensureResponseHeaders(c: Context, headers: Readonly<Record<string, string>>): void {
   for (const name in headers) {
     if (c.res.headers.has(name)) continue;

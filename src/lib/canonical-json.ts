@@ -1,5 +1,5 @@
 // A stable serialisation (sorted keys) so the same request body always hashes the same.
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
@@ -13,5 +13,6 @@ export function canonicalJson(value: unknown): string {
 }
 
 export function requestHash(path: string, body: unknown): string {
-  return createHash('sha256').update(path).update('\n').update(canonicalJson(body)).digest('hex');
+  // one-shot: no Hash object per paid call
+  return hash('sha256', `${path}\n${canonicalJson(body)}`);
 }

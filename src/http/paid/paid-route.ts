@@ -29,7 +29,7 @@ import { signInChallenge, SIGN_IN_WITH_X_HEADER, type SignInChallenge } from '..
 import { requestHash } from '../../lib/canonical-json.ts';
 import { paidResultForSignIn } from '../../payments/sign-in-replay.ts';
 import { errorAnswer } from '../render-error.ts';
-import { plainResponse, withNotes } from '../response-headers.ts';
+import { jsonResponse, plainResponse, withNotes } from '../response-headers.ts';
 import { jsonSchema } from '../discovery/openapi-schema.ts';
 import { readJsonBody } from '../read-json.ts';
 import { carriesPayment, HTTP_NAMES, outcomeError, paymentFromHeaders, receiptHeaders, type HeaderReader, type HttpPaymentAnswers, type PaymentAnswer } from './payment-edge.ts';
@@ -117,7 +117,7 @@ export async function answerPaidRoute(c: Context, deps: PaidRouteDeps, paid: Pai
     // pay once, fetch again by signing in: the payer's own settled result for this request, no new charge
     const origin = requestOrigin(c, deps.config);
     const replay = await paidResultForSignIn({ header: signIn, origin, networks: deps.gate.enabledNetworks, ledger: deps.ledger, requestHash: requestHash(paid.route.path, body) });
-    if (replay) return c.json(replay.body, replay.status as 200, { 'Cache-Control': 'private, no-store' });
+    if (replay) return jsonResponse(c, replay.body, replay.status, { 'Cache-Control': 'private, no-store' });
   }
   const response = await traced(
     deps,
@@ -140,7 +140,7 @@ async function respondPaid(c: Context, deps: PaidRouteDeps, paid: PaidRoute, bod
   if (outcome.kind !== 'delivered') return answerJson(c, deps.answers.render(outcome, http.call, answersOf(paid), http.signIn));
   const headers = { ...receiptHeaders(outcome.receipt, outcome.wires), ...chargeHeaders(outcome.receipt.amount!, work.usage() ?? paid.route.usageOf?.(outcome.body)) };
   if (paid.deliver) return paid.deliver(outcome.body, headers);
-  return c.json(outcome.body, outcome.status as 200, headers);
+  return jsonResponse(c, outcome.body, outcome.status, headers);
 }
 
 /** What the gate needs of a request to a paid route: its headers and the origin it was made to. */
@@ -202,7 +202,7 @@ function answersOf(paid: PaidRoute) {
 function answerJson(c: Context, answer: PaymentAnswer): Response {
   // an already serialised document (the 402): its headers stay a plain record to the socket
   if (typeof answer.body === 'string') return plainResponse(c, answer.body, answer.status, { ...answer.headers, 'Content-Type': 'application/json' });
-  return c.json(answer.body, answer.status as 200, answer.headers);
+  return jsonResponse(c, answer.body, answer.status, answer.headers);
 }
 
 /** What a stream's body holds that its client has not read yet, before the model is paused. */
