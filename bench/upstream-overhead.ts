@@ -30,10 +30,14 @@
 //                openai-compatible model, response body read and checks, result shaping;
 //   fetch diff = that upstream fetch - the direct call.
 // idle: the direct call made right after this process slept IDLE_MS, and the same call again at once after it.
+// BENCH_BASELINE_DIR=<another checkout of this repository>: that checkout's gateway, built from its own sources
+// (app, gate, providers) in this process, joins the excluded run: each turn calls the upstream directly and both
+// gateways, in random order, so the two are compared on the same seconds of this machine ("baseline" in the output).
 //   settings (env): BENCH_OVERHEAD_ITERATIONS (2000), BENCH_OVERHEAD_WARMUP (1000), BENCH_OVERHEAD_PAID_ITERATIONS (300)
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
@@ -41,18 +45,10 @@ import type { Hono } from 'hono';
 import { pino } from 'pino';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { loadConfig } from '../src/config/load.ts';
-import { PAID_OPERATIONS } from '../src/http/paid/operations.ts';
-import { CORS, createApp } from '../src/http/app.ts';
-import { HttpMetrics } from '../src/http/metrics.ts';
 import { PaymentGate, type GateDeps, type PaidCall, type PaymentOutcome } from '../src/payments/gate.ts';
-import { HttpPaymentAnswers } from '../src/http/paid/payment-edge.ts';
-import { answerFrame } from '../src/http/answer-frame.ts';
 import { SqliteLedger } from '../src/store/sqlite-ledger.ts';
 import { FileMediaStore } from '../src/media/file-media-store.ts';
-import { ModelCatalog } from '../src/providers/catalog.ts';
-import { ProviderRegistry } from '../src/providers/registry.ts';
 import { ACCEPTED_ENCODINGS, createNodeHttpClient, type NodeHttpClient } from '../src/lib/node-http-fetch.ts';
-import { createLocalEngines } from '../src/providers/local/index.ts';
 import { startSandbox } from '../src/sandbox/sandbox.ts';
 import { startOpenAIUpstream } from '../test/support/openai-upstream.ts';
 import { jsonRequest, newAgent, send, stats, type LatencyStats, type RequestSpec } from './load.ts';
@@ -65,6 +61,7 @@ const PAID_WARMUP = 50;
 const IDLE_MS = 5;
 const BODY = { model: 'up/chat', prompt: 'Tell me about the sea', max_tokens: 32 };
 const PATH = '/api/v1/ai/chat';
+const BASELINE_DIR = process.env.BENCH_BASELINE_DIR;
 
 /** Per call: the app's handling time, and what the gate and the provider's fetch took of it. */
 const last = { appMs: NaN, paymentMs: NaN, workMs: NaN, upstreamFetchMs: NaN };
@@ -96,20 +93,20 @@ class TimedGate extends PaymentGate {
   }
 }
 
-/** Payment left out: a call without a proof runs its work at once and is answered as a settled payment is. */
-class PaymentExcludedGate extends PaymentGate {
-  readonly #payer: string;
-  constructor(deps: GateDeps, payer: string) {
-    super(deps);
-    this.#payer = payer;
-  }
-  override async process(call: PaidCall): Promise<PaymentOutcome> {
-    if (call.refundOnly) return super.process(call);
-    const result = await timedWork(call).work({ charge: call.amount });
-    last.paymentMs = 0;
-    const receipt = { success: true, transaction: `0x${'ab'.repeat(32)}`, network: 'base' as const, payer: this.#payer, amount: call.amount };
-    return { kind: 'delivered', status: 200, body: result.body, media: result.media, receipt, wires: [1] };
-  }
+/**
+ * Payment left out: a call without a proof runs its work at once and is answered as a settled payment is. A
+ * subclass of the given checkout's PaymentGate, so a baseline's gateway runs its own gate code.
+ */
+function paymentExcludedGate(Gate: typeof PaymentGate, deps: GateDeps, payer: string): PaymentGate {
+  return new (class extends Gate {
+    override async process(call: PaidCall): Promise<PaymentOutcome> {
+      if (call.refundOnly) return super.process(call);
+      const result = await timedWork(call).work({ charge: call.amount });
+      last.paymentMs = 0;
+      const receipt = { success: true, transaction: `0x${'ab'.repeat(32)}`, network: 'base' as const, payer, amount: call.amount };
+      return { kind: 'delivered', status: 200, body: result.body, media: result.media, receipt, wires: [1] };
+    }
+  })(deps);
 }
 
 const upstream = await startOpenAIUpstream();
@@ -155,8 +152,6 @@ const log = pino({ level: 'silent' });
 const sandbox = await startSandbox(['base'], config.settlementTimeoutMs);
 const ledger = new SqliteLedger(join(dataDir, 'ledger.db'));
 const media = new FileMediaStore(join(dataDir, 'media'));
-const catalog = new ModelCatalog(config.models, config.defaults);
-const providers = await ProviderRegistry.create(config, createLocalEngines(config), timedTransport);
 const servers: ServerType[] = [];
 const agent = newAgent(1);
 const upstreamAgent = newAgent(1);
@@ -176,11 +171,25 @@ function listen(app: Hono): Promise<URL> {
   });
 }
 
-const gatewayWith = (gate: PaymentGate) => {
-  const metrics = new HttpMetrics();
-  const frame = answerFrame({ log, metrics, cors: CORS });
-  return listen(createApp({ config, log, operations: PAID_OPERATIONS, gate, answers: new HttpPaymentAnswers(gate), frame, catalog, providers, media, ledger, metrics, health: () => ({}) }));
-};
+/** A checkout's app, its parts imported from that checkout's sources (`root`): the service's own, or a baseline's. */
+async function appParts(root: string) {
+  const from = (path: string) => import(pathToFileURL(join(root, path)).href);
+  const [app, operations, metrics, gate, edge, frame, catalog, registry, local] = await Promise.all(
+    ['http/app.ts', 'http/paid/operations.ts', 'http/metrics.ts', 'payments/gate.ts', 'http/paid/payment-edge.ts', 'http/answer-frame.ts', 'providers/catalog.ts', 'providers/registry.ts', 'providers/local/index.ts'].map((path) => from(join('src', path))),
+  );
+  const providers = await registry.ProviderRegistry.create(config, local.createLocalEngines(config), timedTransport);
+  const catalogue = new catalog.ModelCatalog(config.models, config.defaults);
+  return {
+    PaymentGate: gate.PaymentGate as typeof PaymentGate,
+    listen(gateOf: (Gate: typeof PaymentGate) => PaymentGate): Promise<URL> {
+      const paymentGate = gateOf(gate.PaymentGate);
+      const httpMetrics = new metrics.HttpMetrics();
+      const answerFrame = frame.answerFrame({ log, metrics: httpMetrics, cors: app.CORS });
+      const deps = { config, log, operations: operations.PAID_OPERATIONS, gate: paymentGate, answers: new edge.HttpPaymentAnswers(paymentGate), frame: answerFrame, catalog: catalogue, providers, media, ledger, metrics: httpMetrics, health: () => ({}) };
+      return listen(app.createApp(deps) as Hono);
+    },
+  };
+}
 
 type Series = Record<'direct' | 'gateway' | 'payment' | 'gatewayNoPayment' | 'added' | 'hop' | 'server' | 'aiSdk' | 'fetchDiff' | 'upstreamFetch', number[]>;
 
@@ -189,8 +198,11 @@ try {
   const rails = new Map([['base' as const, chain.rail]]);
   const buyer = privateKeyToAccount(generatePrivateKey());
   await chain.faucet(buyer.address);
-  const paidGateway = await gatewayWith(new TimedGate({ rails, ledger, media, log }));
-  const excludedGateway = await gatewayWith(new PaymentExcludedGate({ rails, ledger, media, log }, buyer.address));
+  const gateDeps = { rails, ledger, media, log };
+  const ours = await appParts(resolve(import.meta.dirname, '..'));
+  const paidGateway = await ours.listen(() => new TimedGate(gateDeps));
+  const excludedGateway = await ours.listen((Gate) => paymentExcludedGate(Gate, gateDeps, buyer.address));
+  const baselineGateway = BASELINE_DIR ? await (await appParts(resolve(BASELINE_DIR))).listen((Gate) => paymentExcludedGate(Gate, gateDeps, buyer.address)) : undefined;
 
   const quote = await send(agent, paidGateway, jsonRequest(PATH, BODY, { 'X-Network': 'base' }));
   if (quote.status !== 402) throw new Error(`quote answered ${quote.status}: ${quote.body.toString()}`);
@@ -228,35 +240,44 @@ try {
     return ms;
   };
 
-  /** `count` measured pairs after `skip` uncounted ones, direct and gateway in random order. */
-  const measure = async (origin: URL, nextCall: () => RequestSpec | Promise<RequestSpec>, skip: number, count: number) => {
-    const series: Series = {
+  /**
+   * `count` measured turns after `skip` uncounted ones; a turn is the direct call and one call to each gateway, in
+   * random order. Per gateway, its series against the same turns' direct calls.
+   */
+  const measure = async (origins: URL[], nextCall: () => RequestSpec | Promise<RequestSpec>, skip: number, count: number) => {
+    const all = origins.map((): Series => ({
       direct: [], gateway: [], payment: [], gatewayNoPayment: [], added: [], hop: [], server: [], aiSdk: [], fetchDiff: [], upstreamFetch: [],
-    };
+    }));
     for (let i = 0; i < skip + count; i++) {
       const spec = await nextCall();
-      const directFirst = Math.random() < 0.5;
-      const d1 = directFirst ? await callDirect() : undefined;
-      const g = await callGateway(origin, spec);
-      const d = d1 ?? (await callDirect());
+      const turn = [-1, ...origins.keys()].sort(() => Math.random() - 0.5);
+      let d = NaN;
+      const calls: Awaited<ReturnType<typeof callGateway>>[] = [];
+      for (const k of turn) {
+        if (k < 0) d = await callDirect();
+        else calls[k] = await callGateway(origins[k]!, spec);
+      }
       if (i < skip) continue;
-      const withoutPayment = g.ms - g.paymentMs;
-      series.direct.push(d);
-      series.gateway.push(g.ms);
-      series.payment.push(g.paymentMs);
-      series.gatewayNoPayment.push(withoutPayment);
-      series.added.push(withoutPayment - d);
-      series.hop.push(g.ms - g.appMs);
-      series.server.push(g.appMs - g.paymentMs - g.workMs);
-      series.aiSdk.push(g.workMs - g.upstreamFetchMs);
-      series.fetchDiff.push(g.upstreamFetchMs - d);
-      series.upstreamFetch.push(g.upstreamFetchMs);
+      calls.forEach((g, k) => {
+        const series = all[k]!;
+        const withoutPayment = g.ms - g.paymentMs;
+        series.direct.push(d);
+        series.gateway.push(g.ms);
+        series.payment.push(g.paymentMs);
+        series.gatewayNoPayment.push(withoutPayment);
+        series.added.push(withoutPayment - d);
+        series.hop.push(g.ms - g.appMs);
+        series.server.push(g.appMs - g.paymentMs - g.workMs);
+        series.aiSdk.push(g.workMs - g.upstreamFetchMs);
+        series.fetchDiff.push(g.upstreamFetchMs - d);
+        series.upstreamFetch.push(g.upstreamFetchMs);
+      });
     }
-    return Object.fromEntries(Object.entries(series).map(([name, samples]) => [name, stats(samples)])) as Record<keyof Series, LatencyStats>;
+    return all.map((series) => Object.fromEntries(Object.entries(series).map(([name, samples]) => [name, stats(samples)])) as Record<keyof Series, LatencyStats>);
   };
 
-  const excluded = await measure(excludedGateway, () => excludedCall, warmup, iterations);
-  const paid = await measure(paidGateway, paidCall, PAID_WARMUP, paidIterations);
+  const [excluded, baseline] = await measure([excludedGateway, ...(baselineGateway ? [baselineGateway] : [])], () => excludedCall, warmup, iterations);
+  const [paid] = await measure([paidGateway], paidCall, PAID_WARMUP, paidIterations);
   const backToBack: number[] = [];
   const afterIdle: number[] = [];
   for (let i = 0; i < paidIterations; i++) {
@@ -270,6 +291,7 @@ try {
     upstreamRequest: { method: captured.method, path: upstreamUrl.pathname, bytes: captured.body.length },
     warmup,
     excluded,
+    ...(baseline ? { baseline: { dir: BASELINE_DIR, excluded: baseline } } : {}),
     paid,
     idle: { ms: IDLE_MS, backToBack: stats(backToBack), afterIdle: stats(afterIdle) },
   };
