@@ -3,7 +3,8 @@
 //
 // One process holds the client, the gateway and the upstream (test/support/openai-upstream.ts, a local server
 // speaking the OpenAI protocol), and calls run one at a time, so every millisecond of a call is work of this
-// process (plus the loopback hops), not scheduling between processes. Each iteration makes, in random order:
+// process (plus the loopback hops), not scheduling between processes. That process runs as `npm start` runs the
+// service, with its node flags and environment (bench/as-started.ts). Each iteration makes, in random order:
 //   direct  = POST <upstream>/v1/chat/completions with the very method, headers and body the gateway's AI SDK
 //             provider sends (captured from its first call), response read and JSON-parsed;
 //   gateway = POST /api/v1/ai/chat { model: "up/chat", prompt, max_tokens }, with an X-PAYMENT proof when paid, through the
@@ -53,6 +54,10 @@ import { startSandbox } from '../src/sandbox/sandbox.ts';
 import { startOpenAIUpstream } from '../test/support/openai-upstream.ts';
 import { jsonRequest, newAgent, send, stats, type LatencyStats, type RequestSpec } from './load.ts';
 import { paidHeaders, signProof, type PaymentRequired } from './sign.ts';
+import { runAsStarted } from './as-started.ts';
+
+// measured as `npm start` runs the service: its node flags and environment
+await runAsStarted(import.meta.filename);
 
 const iterations = Number(process.env.BENCH_OVERHEAD_ITERATIONS ?? 2000);
 const warmup = Number(process.env.BENCH_OVERHEAD_WARMUP ?? 1000);
