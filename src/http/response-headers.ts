@@ -8,7 +8,8 @@
 // headers are immutable (fetch(), Response.redirect()), as Hono would.
 // The same headers are also kept as a plain record (c.get('responseHeaders')) for plainResponse(): a response
 // Hono builds has a web Headers, which checks every value and which @hono/node-server converts back for
-// node:http; for the unpaid 402 and its several-KB PAYMENT-REQUIRED that was a visible share of the answer.
+// node:http; for the unpaid 402 and its several-KB PAYMENT-REQUIRED that was a visible share of the answer, and a
+// paid call's JSON answer (jsonResponse) comes ~0.02 ms sooner than through c.json() (bench/upstream-overhead.ts).
 import type { Context, MiddlewareHandler } from 'hono';
 import type { RequestNotes } from '../api/request-notes.ts';
 
