@@ -178,14 +178,14 @@ function listen(app: Hono): Promise<URL> {
 
 /** A checkout's app, its parts imported from that checkout's sources (`root`): the service's own, or a baseline's. */
 async function appParts(root: string) {
-  const from = (path: string) => import(pathToFileURL(join(root, path)).href);
   const [app, operations, metrics, gate, edge, frame, catalog, registry, local] = await Promise.all(
-    ['http/app.ts', 'http/paid/operations.ts', 'http/metrics.ts', 'payments/gate.ts', 'http/paid/payment-edge.ts', 'http/answer-frame.ts', 'providers/catalog.ts', 'providers/registry.ts', 'providers/local/index.ts'].map((path) => from(join('src', path))),
+    ['http/app.ts', 'http/paid/operations.ts', 'http/metrics.ts', 'payments/gate.ts', 'http/paid/payment-edge.ts', 'http/answer-frame.ts', 'providers/catalog.ts', 'providers/registry.ts', 'providers/local/index.ts'].map(
+      (path) => import(pathToFileURL(join(root, 'src', path)).href),
+    ),
   );
   const providers = await registry.ProviderRegistry.create(config, local.createLocalEngines(config), timedTransport);
   const catalogue = new catalog.ModelCatalog(config.models, config.defaults);
   return {
-    PaymentGate: gate.PaymentGate as typeof PaymentGate,
     listen(gateOf: (Gate: typeof PaymentGate) => PaymentGate): Promise<URL> {
       const paymentGate = gateOf(gate.PaymentGate);
       const httpMetrics = new metrics.HttpMetrics();
