@@ -26,7 +26,7 @@ import { x402Client, x402HTTPClient } from '@x402/fetch';
 import { toClientEvmSigner } from '@x402/evm';
 import { BatchSettlementEvmScheme } from '@x402/evm/batch-settlement/client';
 import type { PaymentRequired } from '@x402/core/types';
-import { paymentExcluded, startGatewayChild } from './gateway-child.ts';
+import { paymentExcludedIn, startGatewayChild } from './gateway-child.ts';
 import { jsonRequest, newAgent, processCpuSeconds, postOnce, send, sendOnce, stats, type LatencyStats } from './load.ts';
 import { paidThroughput } from './paid-load.ts';
 import { envNumber } from './env-number.ts';
@@ -99,7 +99,7 @@ async function workOnlyRound(origin: URL, call: { path: string; body: unknown },
       while (next < requests) {
         next++;
         const callStarted = performance.now();
-        const reply = await send(agent, origin, jsonRequest(paymentExcluded(call).path, call.body, NETWORK));
+        const reply = await send(agent, origin, jsonRequest(paymentExcludedIn()(call).path, call.body, NETWORK));
         if (reply.status === 200) {
           settled++;
           ms.push(performance.now() - callStarted);

@@ -3,7 +3,8 @@
 // The child runs as `npm start` runs the service: its checkout's start script's environment and node flags
 // (scripts/start-script.ts), from the checkout's root.
 import { spawn } from 'node:child_process';
-import { dirname } from 'node:path';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { readStartScript } from '../scripts/start-script.ts';
@@ -11,13 +12,17 @@ import { readStartScript } from '../scripts/start-script.ts';
 const SERVE = fileURLToPath(new URL('./serve.ts', import.meta.url));
 
 /**
- * A call to a BENCH_PAYMENT_EXCLUDED child, sent the way a paid call goes: past the quote lane
- * (src/http/paid/quote-lane.ts), which takes unpaid requests to exact paths only. Without it the lane reads, prices
- * and quotes each such call, then hands it to the app, which does all of it again: 2-9% of a chat call's server CPU
- * (30-120 us, three interleaved runs of the same child), work no paid call does (its payment header sends it past
- * the lane).
+ * A call to a BENCH_PAYMENT_EXCLUDED child of the checkout at `root` (this one by default), sent the way a paid call
+ * goes. Where the checkout has the paid lane (src/http/paid/paid-lane.ts), a paid call takes it, and so does this
+ * call, as it is. A checkout from before it has the quote lane (quote-lane.ts), which takes unpaid requests to exact
+ * paths only: without the query it would read, price and quote each such call, then hand it to the app, which does
+ * all of it again (2-9% of a chat call's server CPU, 30-120 us), work no paid call there does (its payment header
+ * sends it past that lane).
  */
-export const paymentExcluded = <T extends { path: string }>(call: T): T => ({ ...call, path: `${call.path}?payment=excluded` });
+export function paymentExcludedIn(root = dirname(dirname(SERVE))): <T extends { path: string }>(call: T) => T {
+  const quoteLaneOnly = existsSync(join(root, 'src/http/paid/quote-lane.ts'));
+  return (call) => (quoteLaneOnly ? { ...call, path: `${call.path}?payment=excluded` } : call);
+}
 
 export interface GatewayChild {
   url: URL;

@@ -4,8 +4,8 @@
 // gateway has: the same call paid per call under x402 `exact` and `upto`, and under batch-settlement vouchers.
 //
 // Processes: the mock upstream (bench/mock-upstream.ts), the gateway with payment left out (bench/serve.ts with
-// BENCH_PAYMENT_EXCLUDED=1: a paid route runs its work at once and answers as a settled payment does; its calls go
-// past the quote lane, as paid calls do: gateway-child.ts's paymentExcluded) and the
+// BENCH_PAYMENT_EXCLUDED=1: a paid route runs its work at once and answers as a settled payment does; its calls take
+// the way paid calls take: gateway-child.ts's paymentExcludedIn) and the
 // gateway with payment (bench/serve.ts: the real gate on its sandbox base chain), both serving the mock's model as
 // `mock/chat` (bench/mock-chat-model.ts), and this process, the client (node:http keep-alive, bench/load.ts).
 //
@@ -30,7 +30,7 @@
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import type { Agent } from 'node:http';
-import { paymentExcluded, startGatewayChild, startReportingChild, type GatewayChild } from './gateway-child.ts';
+import { paymentExcludedIn, startGatewayChild, startReportingChild, type GatewayChild } from './gateway-child.ts';
 import { alternatingLoad, jsonRequest, newAgent, processCpuSeconds, stats, type LatencyStats, type LoadResult } from './load.ts';
 import { officialPayer, sandboxRpcUrl, timedSend, type SchemeName, type Timed } from './official-payer.ts';
 import { envNumber } from './env-number.ts';
@@ -159,12 +159,14 @@ try {
     BASELINE_DIR ? startGatewayChild({ ...upstream, BENCH_PAYMENT_EXCLUDED: '1' }, join(BASELINE_DIR, 'bench/serve.ts')) : undefined,
   ]);
   children.push(excluded, paid, ...(baseline ? [baseline] : []));
+  const paymentExcluded = paymentExcludedIn();
+  const baselineExcluded = paymentExcludedIn(BASELINE_DIR);
   const target = (caller: Caller, pid: number, figure: 'whole' | 'firstToken' = 'whole'): Target => ({ call: caller[figure], pid });
 
   // 1. added latency, payment left out
   const callers = (call: { path: string; body: object }, what: string, marker?: string) => ({
     gateway: caller(excluded.url, paymentExcluded(call), `the gateway (${call.path})`, marker),
-    baseline: baseline ? caller(baseline.url, paymentExcluded(call), `the baseline gateway (${call.path})`, marker) : undefined,
+    baseline: baseline ? caller(baseline.url, baselineExcluded(call), `the baseline gateway (${call.path})`, marker) : undefined,
     what,
   });
   const direct = caller(mock.url, DIRECT_CHAT, 'the mock', FIRST_TOKEN);
@@ -193,7 +195,7 @@ try {
   const [gatewaySteps, mockSteps, baselineSteps] = await throughput([
     { origin: excluded.url, pid: excluded.pid, call: paymentExcluded(OPENAI_CHAT) },
     { origin: mock.url, pid: mock.pid, call: DIRECT_CHAT },
-    ...(baseline ? [{ origin: baseline.url, pid: baseline.pid, call: paymentExcluded(OPENAI_CHAT) }] : []),
+    ...(baseline ? [{ origin: baseline.url, pid: baseline.pid, call: baselineExcluded(OPENAI_CHAT) }] : []),
   ]);
   const [gatewayGc, baselineGc] = await Promise.all(gcSides.map(async (side, i) => gcMsPerThousand(gcBefore[i]!, await readGc(side.url))));
 

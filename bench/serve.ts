@@ -3,8 +3,8 @@
 // The ledger is SQLite in the temp data dir, or the PostgreSQL database named by BENCH_DATABASE_URL;
 // BENCH_SETTLEMENT_BATCHING=1 turns settlementBatching on. BENCH_PAYMENT_EXCLUDED=1 leaves payment out (the baseline
 // a payment's cost is measured against): a paid route's call without a payment runs its work at once and is
-// answered as a settled payment is; everything else is the real service. Its calls should go past the quote lane,
-// as paid calls do (gateway-child.ts's paymentExcluded).
+// answered as a settled payment is; everything else is the real service. Its calls should take the way paid calls
+// take (gateway-child.ts's paymentExcludedIn).
 // BENCH_UPSTREAM_URL names an OpenAI-compatible upstream (bench/mock-upstream.ts): its chat model is then served as
 // MOCK_CHAT_MODEL (bench/mock-chat-model.ts), beside the built-in ones.
 // Prints one JSON line {"url", "pid"} on stdout once listening (among the log lines); stops when stdin closes or on SIGTERM/SIGINT.

@@ -8,9 +8,10 @@
 //   direct  = POST <upstream>/v1/chat/completions with the very method, headers and body the gateway's AI SDK
 //             provider sends (captured from its first call), response read and JSON-parsed;
 //   gateway = POST /api/v1/ai/chat { model: "up/chat", prompt, max_tokens }, with an X-PAYMENT proof when paid, through the
-//             real service parts (src/http/app.ts: middleware, body reading, zod validation, pricing, the request
-//             hash of a paid call, the provider registry and its AI SDK model, response shaping), response read
-//             and JSON-parsed.
+//             real service parts, served as src/service.ts serves them (the paid lane, src/http/paid/paid-lane.ts,
+//             in front of the app, src/http/app.ts: the answer frame, body reading, zod validation, pricing, the
+//             request hash of a paid call, the provider registry and its AI SDK model, response shaping), response
+//             read and JSON-parsed.
 // Two runs, one per gate:
 //   excluded  payment left out: the call carries no proof, and the gate runs the paid work at once and answers as a
 //             settled payment does (PaymentExcludedGate below, as bench/serve.ts's BENCH_PAYMENT_EXCLUDED, which
@@ -23,10 +24,10 @@
 //             On-chain steps leave this process idle while anvil works, and on a shared VM a CPU that idled runs
 //             the next milliseconds slower (see `idle`), so this counts that slowdown as gateway time.
 // Per pair: added = (gateway - payment) - direct. It splits, per call, into (they sum to it; their p50s need not):
-//   hop        = client time - the app's handling time (app.fetch timed): the extra HTTP round trip
-//                (node-server request/response objects, kernel, client);
-//   server     = app handling - payment - work: middleware, body reading, zod validation, pricing, request hash,
-//                the 200 body;
+//   hop        = client time - the server's handling time (from the request's arrival at the listener to its
+//                answer's last byte handed to the socket): the extra HTTP round trip (node:http, kernel, client);
+//   server     = handling - payment - work: the lane or Hono, body reading, zod validation, pricing, request
+//                hash, the 200 written;
 //   AI SDK     = work - the provider's upstream fetch (timed to response headers): prompt conversion, the
 //                openai-compatible model, response body read and checks, result shaping;
 //   fetch diff = that upstream fetch - the direct call.
@@ -35,13 +36,14 @@
 // (app, gate, providers) in this process, joins the excluded run: each turn calls the upstream directly and both
 // gateways, in random order, so the two are compared on the same seconds of this machine ("baseline" in the output).
 //   settings (env): BENCH_OVERHEAD_ITERATIONS (2000), BENCH_OVERHEAD_WARMUP (1000), BENCH_OVERHEAD_PAID_ITERATIONS (300)
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type RequestListener, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AddressInfo } from 'node:net';
-import { serve, type ServerType } from '@hono/node-server';
+import { getRequestListener } from '@hono/node-server';
 import type { Hono } from 'hono';
 import { pino } from 'pino';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
@@ -157,32 +159,39 @@ const log = pino({ level: 'silent' });
 const sandbox = await startSandbox(['base'], config.settlementTimeoutMs);
 const ledger = new SqliteLedger(join(dataDir, 'ledger.db'));
 const media = new FileMediaStore(join(dataDir, 'media'));
-const servers: ServerType[] = [];
+const servers: Server[] = [];
 const agent = newAgent(1);
 const upstreamAgent = newAgent(1);
 
-/** Serves an app on a loopback port, timing each app.fetch. */
-function listen(app: Hono): Promise<URL> {
-  return new Promise((resolve) => {
-    const handle = async (request: Request, env: unknown) => {
-      const started = performance.now();
-      try {
-        return await app.fetch(request, env as never);
-      } finally {
-        last.appMs = performance.now() - started;
-      }
-    };
-    servers.push(serve({ fetch: handle, hostname: '127.0.0.1', port: 0 }, (info: AddressInfo) => resolve(new URL(`http://127.0.0.1:${info.port}`))));
-  });
+/**
+ * Serves a request listener on a loopback port, timing each request from its arrival to its answer's last byte
+ * handed to the socket.
+ */
+function listen(listener: RequestListener): Promise<URL> {
+  const timed: RequestListener = (request, response) => {
+    const started = performance.now();
+    response.once('finish', () => (last.appMs = performance.now() - started));
+    listener(request, response);
+  };
+  const server = createServer(timed);
+  servers.push(server);
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}`))));
 }
 
-/** A checkout's app, its parts imported from that checkout's sources (`root`): the service's own, or a baseline's. */
+/**
+ * A checkout's app, its parts imported from that checkout's sources (`root`): the service's own, or a baseline's.
+ * Served as src/service.ts serves it: behind the paid lane where the checkout has one. (A checkout from before it
+ * has the quote lane, which would run a payment-left-out call's work and hand it to the app to run again: the app
+ * alone is how its paid calls were served.)
+ */
 async function appParts(root: string) {
   const [app, operations, metrics, gate, edge, frame, catalog, registry, local] = await Promise.all(
     ['http/app.ts', 'http/paid/operations.ts', 'http/metrics.ts', 'payments/gate.ts', 'http/paid/payment-edge.ts', 'http/answer-frame.ts', 'providers/catalog.ts', 'providers/registry.ts', 'providers/local/index.ts'].map(
       (path) => import(pathToFileURL(join(root, 'src', path)).href),
     ),
   );
+  const lanePath = join(root, 'src/http/paid/paid-lane.ts');
+  const lane = existsSync(lanePath) ? ((await import(pathToFileURL(lanePath).href)) as typeof import('../src/http/paid/paid-lane.ts')) : undefined;
   const providers = await registry.ProviderRegistry.create(config, local.createLocalEngines(config), timedTransport);
   const catalogue = new catalog.ModelCatalog(config.models, config.defaults);
   return {
@@ -191,7 +200,8 @@ async function appParts(root: string) {
       const httpMetrics = new metrics.HttpMetrics();
       const answerFrame = frame.answerFrame({ log, metrics: httpMetrics, cors: app.CORS });
       const deps = { config, log, operations: operations.PAID_OPERATIONS, gate: paymentGate, answers: new edge.HttpPaymentAnswers(paymentGate), frame: answerFrame, catalog: catalogue, providers, media, ledger, metrics: httpMetrics, health: () => ({}) };
-      return listen(app.createApp(deps) as Hono);
+      const appListener = getRequestListener((app.createApp(deps) as Hono).fetch);
+      return listen(lane ? lane.withPaidLane(appListener, deps) : appListener);
     },
   };
 }

@@ -29,7 +29,7 @@ import { HttpPaymentAnswers } from './http/paid/payment-edge.ts';
 import { answerFrame } from './http/answer-frame.ts';
 import { answerParserErrors, answerUnbuildableRequests, requireHost } from './http/parser-errors.ts';
 import { errorShapeByPath } from './http/render-error.ts';
-import { withQuoteLane } from './http/paid/quote-lane.ts';
+import { withPaidLane } from './http/paid/paid-lane.ts';
 import { withBodyBudget } from './http/body-budget.ts';
 import { HttpMetrics } from './http/metrics.ts';
 import { startTracing } from './tracing/otlp-tracing.ts';
@@ -172,7 +172,7 @@ export async function startService(config: Config, options: { log?: Logger } = {
     { requireHostHeader: false },
     requireHost(
       withBodyBudget(
-        withQuoteLane(getRequestListener(app.fetch, { hostname: config.host, errorHandler: answerUnbuildableRequests(log) }), appDeps),
+        withPaidLane(getRequestListener(app.fetch, { hostname: config.host, errorHandler: answerUnbuildableRequests(log) }), appDeps),
         { limitBytes: config.bodyMemoryLimitBytes, largestBodyBytes: Math.max(config.bodyLimitBytes, config.chatBodyLimitBytes) },
         shapeFor,
       ),

@@ -1,6 +1,6 @@
 // A request without a Host header, sent over a raw socket (fetch always sends one): HTTP/1.1 requires Host
 // (RFC 9112 section 3.2), and the answer is a JSON 400 naming the header, in the shape of the route's surface,
-// on the paid routes (also on the path the quote lane answers) as on the free ones. HTTP/1.0 has no Host and is served.
+// on the paid routes (also on the path the paid lane answers) as on the free ones. HTTP/1.0 has no Host and is served.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestService } from './support/service.ts';
@@ -16,7 +16,7 @@ after(() => service.stop());
 const post = (path: string, body: string) =>
   `POST ${path} HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
 
-test('an HTTP/1.1 request to a spec route without Host is a JSON 400 naming the header (the quote lane\'s path too)', async () => {
+test('an HTTP/1.1 request to a spec route without Host is a JSON 400 naming the header (the paid lane\'s path too)', async () => {
   const answer = await sendRaw(service.url, post('/api/v1/ai/chat', JSON.stringify({ model: 'local/demo-bigram', prompt: 'hi' })));
   assert.equal(answer.status, 400);
   assert.match(answer.headers.get('content-type') ?? '', /application\/json/);

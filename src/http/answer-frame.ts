@@ -1,5 +1,5 @@
 // What every answer carries and who is told of it, whichever path answers the request: the app (through the
-// middlewares frameMiddlewares() lists) and the quote lane in front of it (quote-lane.ts, through the same
+// middlewares frameMiddlewares() lists) and the paid lane in front of it (paid-lane.ts, through the same
 // frame on node:http). One list, so the two cannot drift: a request id (X-Request-Id), the CORS headers,
 // then, once answered, the request metrics and the request log line.
 import type { MiddlewareHandler } from 'hono';

@@ -41,7 +41,7 @@ export interface AppDeps {
   /** what is sold, on which routes (paid/operations.ts: PAID_OPERATIONS) */
   operations: readonly PaidOperation[];
   gate: PaymentGate;
-  /** the HTTP wire edge of the gate: its outcomes as answers (shared with the quote lane, for its 402 cache) */
+  /** the HTTP wire edge of the gate: its outcomes as answers (shared with the paid lane) */
   answers: HttpPaymentAnswers;
   catalog: ModelCatalog;
   providers: ProviderRegistry;
@@ -50,7 +50,7 @@ export interface AppDeps {
   metrics: HttpMetrics;
   /** traces of the paid calls, when tracing is on (tracing/) */
   tracing?: Tracing | undefined;
-  /** what every answer carries and who is told of it (shared with the quote lane) */
+  /** what every answer carries and who is told of it (shared with the paid lane) */
   frame: AnswerFrame;
   /** what /healthz reports beyond liveness (mode, networks, sandbox RPC URLs) */
   health: () => Record<string, unknown>;

@@ -22,7 +22,7 @@ export async function readJsonBody(c: Context, limitBytes: number, plainTextToo 
   if (Number(c.req.header('Content-Length')) > limitBytes) throw tooLarge();
 
   const incoming = (c.env as { incoming?: IncomingMessage & { rawBody?: unknown } } | undefined)?.incoming;
-  // read already by the quote lane (quote-lane.ts), which could not answer it
+  // read already by the paid lane (paid-lane.ts), which handed it over
   if (incoming?.rawBody instanceof Buffer) return parseJsonBody(incoming.rawBody.toString('utf8'));
   // With a Content-Length (at most the limit, checked above) Node's parser delivers exactly that many bytes,
   // so the limit cannot be crossed while reading; chunked bodies keep the iterator and its early stop.

@@ -56,8 +56,18 @@ export interface SurfaceShape {
  * else is an error-level "unhandled error" and a bare 500. Log lines carry the request id and describeError(error).
  */
 export function errorAnswer(error: unknown, c: Context, log: Logger): ErrorAnswer {
-  const reqId = c.get('requestId') as string | undefined;
-  if (clientClosed(c)) {
+  return errorAnswerFor(error, { reqId: c.get('requestId') as string | undefined, left: clientClosed(c) }, log);
+}
+
+/** Who an answer is for: the request id the log lines carry, and whether the client left before it was answered. */
+export interface Asker {
+  reqId: string | undefined;
+  left: boolean;
+}
+
+/** errorAnswer() for a request answered on node:http, outside the app (the paid lane). */
+export function errorAnswerFor(error: unknown, { reqId, left }: Asker, log: Logger): ErrorAnswer {
+  if (left) {
     // not a server fault: quiet, and counted apart (status="499" in /metrics); nobody reads this answer
     log.debug({ reqId }, 'client closed the request');
     return { status: CLIENT_CLOSED, code: 'client_closed', message: 'client closed the request', headers: {} };
@@ -91,7 +101,17 @@ export function errorShapeByPath(surfaces: readonly SurfaceShape[]): (path: stri
 
 /** Whether the client went away before we answered (its connection closed or the request stream aborted). */
 function clientClosed(c: Context): boolean {
-  const incoming = (c.env as { incoming?: { aborted?: boolean; destroyed?: boolean; complete?: boolean; socket?: { destroyed?: boolean } } } | undefined)?.incoming;
-  if (c.req.raw.signal?.aborted) return true;
-  return Boolean(incoming && (incoming.aborted || (incoming.socket?.destroyed && !incoming.complete)));
+  const incoming = (c.env as { incoming?: ClosableIncoming } | undefined)?.incoming;
+  return Boolean(c.req.raw.signal?.aborted || (incoming && incomingClosed(incoming)));
+}
+
+interface ClosableIncoming {
+  aborted?: boolean;
+  complete?: boolean;
+  socket?: { destroyed?: boolean } | null;
+}
+
+/** Whether the client of a node:http request went away before it was answered. */
+export function incomingClosed(incoming: ClosableIncoming): boolean {
+  return Boolean(incoming.aborted || (incoming.socket?.destroyed && !incoming.complete));
 }

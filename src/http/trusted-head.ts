@@ -1,6 +1,6 @@
 // A response head whose header values are known to be valid, written without node:http checking each one again.
 // node:http tests every value it is handed against /[^\t\x20-\x7e\x80-\xff]/; for the unpaid 402's ~4.9 KB
-// PAYMENT-REQUIRED value that test alone cost ~16 us (6-8% of the quote lane's CPU per answer, in its profile and
+// PAYMENT-REQUIRED value that test alone cost ~16 us (6-8% of the (then) quote lane's CPU per answer, in its profile and
 // in a micro-benchmark of the regex on this machine). Values that setHeader() already checked, the response's own
 // header table, are written unchecked; so the table is filled here directly, and node:http writes the head
 // exactly as it would have (status line, the values in this order, Date, Connection and Keep-Alive, Content-Length

@@ -28,7 +28,7 @@ import { requestOrigin } from '../origin.ts';
 import { signInChallenge, SIGN_IN_WITH_X_HEADER, type SignInChallenge } from '../../x402/sign-in-with-x.ts';
 import { requestHash } from '../../lib/canonical-json.ts';
 import { paidResultForSignIn } from '../../payments/sign-in-replay.ts';
-import { errorAnswer } from '../render-error.ts';
+import { errorAnswer, type ErrorAnswer } from '../render-error.ts';
 import { jsonResponse, plainResponse, withNotes } from '../response-headers.ts';
 import { jsonSchema } from '../discovery/openapi-schema.ts';
 import { readJsonBody } from '../read-json.ts';
@@ -134,13 +134,22 @@ async function respondPaid(c: Context, deps: PaidRouteDeps, paid: PaidRoute, bod
   const request = { header: (name: string) => c.req.header(name), origin: requestOrigin(c, deps.config) };
   const http = await httpPaidCall(deps, paid, request, body, prepared, () => work.count(() => prepared.run()));
   if (prepared.events) return respondStreamed(c, deps, paid, prepared.events, http, work.count);
+  const answer = await answerWhole(deps, paid, http, work.usage);
+  if (!answer.delivered) return answerJson(c, answer);
+  if (paid.deliver) return paid.deliver(answer.body, answer.headers);
+  return jsonResponse(c, answer.body, answer.status, answer.headers);
+}
 
+/**
+ * A call answered in one piece (not a stream): the gate's outcome as the route answers it, a delivered result with
+ * what was charged and the tokens used (`usage`: what its work reported). Shared with the paid lane (paid-lane.ts).
+ */
+export async function answerWhole(deps: PaidRouteDeps, paid: PaidRoute, http: HttpPaidCall, usage: () => Partial<TokenUsage> | undefined): Promise<PaymentAnswer & { delivered: boolean }> {
   const outcome = await deps.gate.process(http.call);
   traceOutcome(outcome);
-  if (outcome.kind !== 'delivered') return answerJson(c, deps.answers.render(outcome, http.call, answersOf(paid), http.signIn));
-  const headers = { ...receiptHeaders(outcome.receipt, outcome.wires), ...chargeHeaders(outcome.receipt.amount!, work.usage() ?? paid.route.usageOf?.(outcome.body)) };
-  if (paid.deliver) return paid.deliver(outcome.body, headers);
-  return jsonResponse(c, outcome.body, outcome.status, headers);
+  if (outcome.kind !== 'delivered') return { ...deps.answers.render(outcome, http.call, answersOf(paid), http.signIn), delivered: false };
+  const headers = { ...receiptHeaders(outcome.receipt, outcome.wires), ...chargeHeaders(outcome.receipt.amount!, usage() ?? paid.route.usageOf?.(outcome.body)) };
+  return { status: outcome.status, body: outcome.body, headers, delivered: true };
 }
 
 /** What the gate needs of a request to a paid route: its headers and the origin it was made to. */
@@ -208,11 +217,28 @@ function answerJson(c: Context, answer: PaymentAnswer): Response {
 /** What a stream's body holds that its client has not read yet, before the model is paused. */
 export const STREAM_BUFFER_BYTES = 64 * 1024;
 
-const SSE_HEADERS = {
+export const SSE_HEADERS = {
   'Content-Type': 'text/event-stream; charset=utf-8',
   'Cache-Control': 'no-cache, no-transform',
   'X-Accel-Buffering': 'no',
 };
+
+/** Where a stream's events go: a web ReadableStream in the app's Response, or the socket itself (paid-lane.ts). */
+export interface EventSink {
+  /**
+   * A piece of the stream. Backpressure: the sink holds at most STREAM_BUFFER_BYTES the client has not read; past
+   * that, a promise that resolves once the client reads again or leaves, which the events' run loop awaits before it
+   * reads the next piece from the model.
+   */
+  write(text: string): Promise<void> | undefined;
+  /** the stream's end */
+  close(): void;
+  /** aborted when the client leaves before the stream's end */
+  readonly signal: AbortSignal;
+}
+
+/** A streamed call's first answer: JSON when no work ran (a refusal), else the stream's head, its events in the sink. */
+export type StreamHead = { kind: 'json'; answer: PaymentAnswer } | { kind: 'events'; headers: Record<string, string> };
 
 async function respondStreamed(
   c: Context,
@@ -222,13 +248,18 @@ async function respondStreamed(
   http: HttpPaidCall,
   counted: (work: () => Promise<WorkOutput>) => Promise<WorkOutput>,
 ): Promise<Response> {
+  const sink = webEventSink();
+  const head = await openStream(deps, paid, events, http, counted, sink, (error) => errorAnswer(error, c, deps.log));
+  if (head.kind === 'json') return answerJson(c, head.answer);
+  return new Response(sink.body, { status: 200, headers: head.headers });
+}
+
+/** An EventSink that is a web ReadableStream, for the app's Response. */
+function webEventSink(): EventSink & { body: ReadableStream<Uint8Array> } {
   const encoder = new TextEncoder();
   const client = new AbortController();
   let sink: ReadableStreamDefaultController<Uint8Array> | undefined;
   let open = true;
-  // Backpressure: the body holds at most STREAM_BUFFER_BYTES the client has not read; past that, write() returns a
-  // promise that resolves once the client reads again (pull) or leaves (cancel), and the events' run loop awaits it
-  // before it reads the next piece from the model.
   let room: (() => void) | undefined;
   const wake = () => {
     room?.();
@@ -248,22 +279,43 @@ async function respondStreamed(
     },
     new ByteLengthQueuingStrategy({ highWaterMark: STREAM_BUFFER_BYTES }),
   );
-  const write = (text: string): Promise<void> | undefined => {
-    if (!open || !text) return undefined;
-    sink!.enqueue(encoder.encode(text));
-    if ((sink!.desiredSize ?? 0) > 0) return undefined;
-    return new Promise<void>((resolve) => {
-      const previous = room;
-      room = () => (previous?.(), resolve());
-    });
+  return {
+    body,
+    signal: client.signal,
+    write(text) {
+      if (!open || !text) return undefined;
+      sink!.enqueue(encoder.encode(text));
+      if ((sink!.desiredSize ?? 0) > 0) return undefined;
+      return new Promise<void>((resolve) => {
+        const previous = room;
+        room = () => (previous?.(), resolve());
+      });
+    },
+    close() {
+      if (open) sink!.close();
+      open = false;
+      wake();
+    },
   };
+}
+
+/**
+ * A streamed call through the gate, its events written to `sink`; `answerError` decides what an error once the
+ * stream is open becomes (render-error.ts), told in the stream's last event. Shared with the paid lane.
+ */
+export async function openStream(
+  deps: PaidRouteDeps,
+  paid: PaidRoute,
+  events: EventStream,
+  http: HttpPaidCall,
+  counted: (work: () => Promise<WorkOutput>) => Promise<WorkOutput>,
+  sink: EventSink,
+  answerError: (error: unknown) => ErrorAnswer,
+): Promise<StreamHead> {
   const close = () => {
-    if (open) sink!.close();
-    open = false;
-    wake();
+    sink.close();
     currentCallTrace()?.streamClosed();
   };
-
   let started!: (payment: WorkPayment) => void;
   const workStarted = new Promise<WorkPayment>((resolve) => (started = resolve));
   const answered = deps.gate.process({
@@ -271,8 +323,8 @@ async function respondStreamed(
     work: (payment) => {
       started(payment);
       // under upto a short payment bounds the stream: it ends there as if its token limit were reached
-      const signal = payment.deadline === undefined ? client.signal : AbortSignal.any([client.signal, streamDeadlineSignal(payment.deadline)]);
-      return counted(() => events.run(write, signal));
+      const signal = payment.deadline === undefined ? sink.signal : AbortSignal.any([sink.signal, streamDeadlineSignal(payment.deadline)]);
+      return counted(() => events.run((text) => sink.write(text), signal));
     },
   });
   const first = await Promise.race([workStarted, answered.then(() => 'answered' as const, () => 'answered' as const)]);
@@ -281,12 +333,11 @@ async function respondStreamed(
     // no work ran: a refusal (402, 409, an error) answered as usual, or a kept result replayed as a stream
     const outcome = await answered;
     traceOutcome(outcome);
-    if (outcome.kind !== 'delivered') return answerJson(c, deps.answers.render(outcome, http.call, answersOf(paid), http.signIn));
+    if (outcome.kind !== 'delivered') return { kind: 'json', answer: deps.answers.render(outcome, http.call, answersOf(paid), http.signIn) };
     const charged = outcome.receipt.amount!;
-    write(events.end(outcome.body, streamReceipt(outcome), true));
+    sink.write(events.end(outcome.body, streamReceipt(outcome), true));
     close();
-    const headers = { ...SSE_HEADERS, ...receiptHeaders(outcome.receipt, outcome.wires), ...chargeHeaders(charged, paid.route.usageOf?.(outcome.body)) };
-    return new Response(body, { status: 200, headers });
+    return { kind: 'events', headers: { ...SSE_HEADERS, ...receiptHeaders(outcome.receipt, outcome.wires), ...chargeHeaders(charged, paid.route.usageOf?.(outcome.body)) } };
   }
 
   // the amount goes out with the first byte when it is already known (exact); under upto only the last event has it
@@ -294,21 +345,21 @@ async function respondStreamed(
   answered
     .then(
       (outcome) => {
-        traceOutcome(outcome, client.signal.aborted);
-        if (outcome.kind === 'delivered') write(events.end(outcome.body, streamReceipt(outcome), false));
+        traceOutcome(outcome, sink.signal.aborted);
+        if (outcome.kind === 'delivered') sink.write(events.end(outcome.body, streamReceipt(outcome), false));
         else {
           const { status, code, message } = outcomeError(outcome, http.call);
-          write(events.failure({ status, code, message }));
+          sink.write(events.failure({ status, code, message }));
         }
       },
       (error: unknown) => {
-        // decided and logged as on every route (errorAnswer); the stream's last event says it in the surface's shape
-        const { status, code, message } = errorAnswer(error, c, deps.log);
-        write(events.failure({ status, code, message }));
+        // decided and logged as on every route; the stream's last event says it in the surface's shape
+        const { status, code, message } = answerError(error);
+        sink.write(events.failure({ status, code, message }));
       },
     )
     .finally(close);
-  return new Response(body, { status: 200, headers });
+  return { kind: 'events', headers };
 }
 
 /** The settlement receipt a stream's last event carries: the fields PAYMENT-RESPONSE states, the scheme's own included. */

@@ -1,0 +1,199 @@
+// A paid route's calls, paid or not, answered on node:http before the app. Hono's web Request and Response around a
+// call cost as much as the unpaid 402 itself (bench/unpaid-402.ts measures it beside the official middleware) and a
+// fifth of what the gateway adds to a chat completion (bench/upstream-overhead.ts). The lane answers what the app
+// would, with the app's own parts: the same route, gate, answers, trace and metrics (paid-route.ts: answerWhole for
+// a call answered in one piece, openStream for a stream, its events written to the socket), response headers and
+// request log line (answer-frame.ts). It takes only the plainest requests: POST to a paid route's path with no
+// query, no sign-in header, no Expect or Transfer-Encoding, a JSON Content-Type and a Content-Length within the
+// route's body limit, on a route that answers in JSON or events (speech delivers audio: the app's).
+// Everything else goes to the app untouched. A request the lane read but hands over before its gate has the call
+// (a body that does not parse or validate, a payment-identifier the edge refuses) goes to the app with its body kept
+// as `rawBody`, which @hono/node-server reads instead of the spent stream: the app then answers it as it always
+// does. Once the gate has the call, the lane answers whatever comes, an error through the one error path
+// (render-error.ts) in the route's shape.
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import type { Logger } from 'pino';
+import { ApiError } from '../../errors.ts';
+import { SIGN_IN_WITH_X_HEADER } from '../../x402/sign-in-with-x.ts';
+import type { PreparedCall } from '../../api/endpoint.ts';
+import { originOf } from '../origin.ts';
+import { answerWhole, endpointContextAt, httpPaidCall, openStream, paidRoute, STREAM_BUFFER_BYTES, type EventSink, type HttpPaidCall, type PaidRoute, type PaidRouteDeps, type StreamHead } from './paid-route.ts';
+import { httpRoutes, type PaidOperation } from './operations.ts';
+import { carriesPayment, type PaymentAnswer } from './payment-edge.ts';
+import { countedWork, traced } from './observed-call.ts';
+import { isJsonType, parseJsonBody, readIncoming } from '../read-json.ts';
+import { errorAnswerFor, incomingClosed } from '../render-error.ts';
+import type { AnswerFrame } from '../answer-frame.ts';
+import { writeTrustedHead } from '../trusted-head.ts';
+
+export interface PaidLaneDeps extends PaidRouteDeps {
+  log: Logger;
+  operations: readonly PaidOperation[];
+  /** the app's own answer frame: its request id, CORS headers, metrics and log line */
+  frame: AnswerFrame;
+}
+
+/** Headers that send a request to the app: a sign-in replays a kept result, the others are framing. */
+const APP_HEADERS = [SIGN_IN_WITH_X_HEADER, 'Expect', 'Transfer-Encoding'].map((name) => name.toLowerCase());
+
+/** A call the lane has read and the gate may now take. */
+interface LaneCall {
+  prepared: PreparedCall;
+  http: HttpPaidCall;
+  work: ReturnType<typeof countedWork>;
+  paid: boolean;
+}
+
+/** `app` with the paid lane in front of it. */
+export function withPaidLane(app: RequestListener, deps: PaidLaneDeps): RequestListener {
+  const routes = new Map(
+    httpRoutes(deps.operations)
+      .filter(({ route }) => !route.deliver)
+      .map(({ operation, route }) => [route.path, paidRoute(operation, route, deps)]),
+  );
+  const limitOf = (paid: PaidRoute) => (paid.route.agentChat ? deps.config.chatBodyLimitBytes : deps.config.bodyLimitBytes);
+
+  /** The call a request makes, or undefined when the app is to answer it. */
+  const callOf = async (request: IncomingMessage, paid: PaidRoute, bytes: Buffer, path: string): Promise<LaneCall | undefined> => {
+    const header = (name: string) => headerOf(request, name);
+    try {
+      const origin = originOf({ header, socket: request.socket, url: `http://${request.headers.host}${path}` }, deps.config);
+      const body = parseJsonBody(bytes.toString('utf8'));
+      const prepared = paid.route.prepare(body, endpointContextAt(origin, deps));
+      const work = countedWork(deps, paid.operation.capability, prepared.model.id);
+      const http = await httpPaidCall(deps, paid, { header, origin }, body, prepared, () => work.count(() => prepared.run()));
+      return { prepared, http, work, paid: carriesPayment(header) };
+    } catch {
+      return undefined; // the app renders what was wrong
+    }
+  };
+
+  const answer = async (request: IncomingMessage, response: ServerResponse, path: string, paid: PaidRoute): Promise<void> => {
+    const started = performance.now();
+    let bytes: Buffer;
+    try {
+      bytes = await readIncoming(request, limitOf(paid), () => new ApiError(413, 'payload_too_large', 'over the limit'));
+    } catch {
+      app(request, response); // the client left mid-body, or sent more than it declared: the app's answer
+      return;
+    }
+    (request as IncomingMessage & { rawBody?: Buffer }).rawBody = bytes;
+    const call = await callOf(request, paid, bytes, path);
+    if (!call) {
+      app(request, response);
+      return;
+    }
+    const frame = deps.frame.open(headerOf(request, 'X-Request-Id'));
+    const { prepared, http, work } = call;
+    const answerError = (error: unknown) => errorAnswerFor(error, { reqId: frame.requestId, left: incomingClosed(request) }, deps.log);
+    const notes = prepared.notes?.headers();
+    let answered: PaymentAnswer & { delivered?: boolean };
+    try {
+      const traceOf = { capability: paid.operation.capability, route: path, prepared, paid: call.paid };
+      if (prepared.events) {
+        const sink = socketEventSink(response);
+        const head = await traced(deps, traceOf, () => openStream(deps, paid, prepared.events!, http, work.count, sink, answerError), statusOfHead);
+        if (head.kind === 'events') {
+          // every value is a checked request id, digits, a header-safe field list or a constant (see trusted-head.ts)
+          sink.open([...Object.entries(frame.headers), ...Object.entries(head.headers), ...Object.entries(notes ?? {})]);
+          deps.frame.close({ requestId: frame.requestId, method: 'POST', route: path, path, status: 200, started });
+          return;
+        }
+        answered = head.answer;
+      } else {
+        answered = await traced(deps, traceOf, () => answerWhole(deps, paid, http, work.usage), (a) => a.status);
+      }
+      // what the request asked that the call ignored or lowered, as the app's route adds it (withNotes)
+      answered = { ...answered, headers: { ...answered.headers, ...notes } };
+    } catch (error) {
+      const failed = answerError(error);
+      answered = { status: failed.status, body: paid.surface.errorShape(failed), headers: failed.headers };
+    }
+    // a 402's document comes serialised; a result is always JSON, whatever its type
+    const text = typeof answered.body === 'string' && !answered.delivered ? answered.body : JSON.stringify(answered.body);
+    // every value is a checked request id, base64, digits, a header-safe field list or a constant (see trusted-head.ts)
+    writeTrustedHead(response, answered.status, [
+      ...Object.entries(frame.headers),
+      ...Object.entries(answered.headers),
+      ['Content-Type', 'application/json'],
+      ['Content-Length', String(Buffer.byteLength(text))],
+    ]);
+    response.end(text);
+    deps.frame.close({ requestId: frame.requestId, method: 'POST', route: path, path, status: answered.status, started });
+  };
+
+  return (request, response) => {
+    const paid = request.method === 'POST' ? routes.get(request.url ?? '') : undefined;
+    if (!paid || !isPlain(request, limitOf(paid))) return app(request, response);
+    answer(request, response, request.url!, paid).catch((error: unknown) => {
+      // not reached: every step that can fail hands the request to the app or is answered; never an unhandled rejection
+      deps.log.error({ err: error }, 'paid lane failed');
+      response.destroy();
+    });
+  };
+}
+
+function isPlain(request: IncomingMessage, limit: number): boolean {
+  const { headers } = request;
+  for (const name of APP_HEADERS) if (headers[name] !== undefined) return false;
+  const length = headers['content-length'];
+  return length !== undefined && Number(length) <= limit && isJsonType(headers['content-type'] ?? '');
+}
+
+/** A header as the web Headers of the app's request gives it: repeated ones joined with ", ". */
+function headerOf(request: IncomingMessage, name: string): string | undefined {
+  const value = request.headers[name.toLowerCase()];
+  return Array.isArray(value) ? value.join(', ') : value;
+}
+
+const statusOfHead = (head: StreamHead) => (head.kind === 'json' ? head.answer.status : 200);
+
+/**
+ * An EventSink that is the socket: its pieces are written once the head is (`open`), then as they come; past
+ * STREAM_BUFFER_BYTES the client has not read, the next waits for the socket to drain.
+ */
+function socketEventSink(response: ServerResponse): EventSink & { open(headers: readonly (readonly [string, string])[]): void } {
+  const client = new AbortController();
+  const pending: string[] = [];
+  let opened = false;
+  let closed = false;
+  // a write racing the client's leaving fails on the socket; the leaving itself is told by 'close'
+  response.on('error', () => {});
+  response.once('close', () => {
+    if (!response.writableFinished) client.abort(new Error('the client closed the stream before the answer was complete'));
+  });
+  const drained = () =>
+    new Promise<void>((resolve) => {
+      const done = () => {
+        response.off('drain', done);
+        response.off('close', done);
+        resolve();
+      };
+      response.on('drain', done);
+      response.on('close', done);
+    });
+  return {
+    signal: client.signal,
+    open(headers) {
+      writeTrustedHead(response, 200, headers);
+      opened = true;
+      for (const text of pending.splice(0)) response.write(text);
+      if (closed) response.end();
+    },
+    write(text) {
+      if (closed || !text || client.signal.aborted) return undefined;
+      if (!opened) {
+        pending.push(text);
+        return undefined;
+      }
+      // a write over the bound is over the socket's high-water mark too: it returned false, and 'drain' will come
+      const below = response.write(text) || response.writableLength <= STREAM_BUFFER_BYTES;
+      return below ? undefined : drained();
+    },
+    close() {
+      if (closed) return;
+      closed = true;
+      if (opened) response.end();
+    },
+  };
+}
