@@ -17,7 +17,7 @@ import { ApiError } from '../../errors.ts';
 import { SIGN_IN_WITH_X_HEADER } from '../../x402/sign-in-with-x.ts';
 import type { PreparedCall } from '../../api/endpoint.ts';
 import { originOf } from '../origin.ts';
-import { answerWhole, endpointContextAt, httpPaidCall, openStream, paidRoute, STREAM_BUFFER_BYTES, type EventSink, type HttpPaidCall, type PaidRoute, type PaidRouteDeps, type StreamHead } from './paid-route.ts';
+import { answerWhole, endpointContextAt, httpPaidCall, openStream, paidRoute, type HttpPaidCall, type PaidRoute, type PaidRouteDeps, type StreamHead } from './paid-route.ts';
 import { httpRoutes, type PaidOperation } from './operations.ts';
 import { carriesPayment, type PaymentAnswer } from './payment-edge.ts';
 import { countedWork, traced } from './observed-call.ts';
@@ -25,6 +25,7 @@ import { isJsonType, parseJsonBody, readIncoming } from '../read-json.ts';
 import { errorAnswerFor, incomingClosed } from '../render-error.ts';
 import type { AnswerFrame } from '../answer-frame.ts';
 import { writeTrustedHead } from '../trusted-head.ts';
+import { socketEventSink } from './event-sinks.ts';
 
 export interface PaidLaneDeps extends PaidRouteDeps {
   log: Logger;
@@ -147,53 +148,3 @@ function headerOf(request: IncomingMessage, name: string): string | undefined {
 }
 
 const statusOfHead = (head: StreamHead) => (head.kind === 'json' ? head.answer.status : 200);
-
-/**
- * An EventSink that is the socket: its pieces are written once the head is (`open`), then as they come; past
- * STREAM_BUFFER_BYTES the client has not read, the next waits for the socket to drain.
- */
-function socketEventSink(response: ServerResponse): EventSink & { open(headers: readonly (readonly [string, string])[]): void } {
-  const client = new AbortController();
-  const pending: string[] = [];
-  let opened = false;
-  let closed = false;
-  // a write racing the client's leaving fails on the socket; the leaving itself is told by 'close'
-  response.on('error', () => {});
-  response.once('close', () => {
-    if (!response.writableFinished) client.abort(new Error('the client closed the stream before the answer was complete'));
-  });
-  const drained = () =>
-    new Promise<void>((resolve) => {
-      const done = () => {
-        response.off('drain', done);
-        response.off('close', done);
-        resolve();
-      };
-      response.on('drain', done);
-      response.on('close', done);
-    });
-  return {
-    signal: client.signal,
-    open(headers) {
-      writeTrustedHead(response, 200, headers);
-      opened = true;
-      for (const text of pending.splice(0)) response.write(text);
-      if (closed) response.end();
-    },
-    write(text) {
-      if (closed || !text || client.signal.aborted) return undefined;
-      if (!opened) {
-        pending.push(text);
-        return undefined;
-      }
-      // a write over the bound is over the socket's high-water mark too: it returned false, and 'drain' will come
-      const below = response.write(text) || response.writableLength <= STREAM_BUFFER_BYTES;
-      return below ? undefined : drained();
-    },
-    close() {
-      if (closed) return;
-      closed = true;
-      if (opened) response.end();
-    },
-  };
-}

@@ -38,6 +38,7 @@ import { routeExtensions } from './route-extensions.ts';
 import { streamDeadlineSignal } from '../../api/stream-deadline.ts';
 import { currentCallTrace, type Tracing } from '../../tracing/paid-call-trace.ts';
 import { countedWork, traced, traceOutcome } from './observed-call.ts';
+import { webEventSink, type EventSink } from './event-sinks.ts';
 
 export interface PaidRouteDeps {
   config: Config;
@@ -214,28 +215,11 @@ function answerJson(c: Context, answer: PaymentAnswer): Response {
   return jsonResponse(c, answer.body, answer.status, answer.headers);
 }
 
-/** What a stream's body holds that its client has not read yet, before the model is paused. */
-export const STREAM_BUFFER_BYTES = 64 * 1024;
-
-export const SSE_HEADERS = {
+const SSE_HEADERS = {
   'Content-Type': 'text/event-stream; charset=utf-8',
   'Cache-Control': 'no-cache, no-transform',
   'X-Accel-Buffering': 'no',
 };
-
-/** Where a stream's events go: a web ReadableStream in the app's Response, or the socket itself (paid-lane.ts). */
-export interface EventSink {
-  /**
-   * A piece of the stream. Backpressure: the sink holds at most STREAM_BUFFER_BYTES the client has not read; past
-   * that, a promise that resolves once the client reads again or leaves, which the events' run loop awaits before it
-   * reads the next piece from the model.
-   */
-  write(text: string): Promise<void> | undefined;
-  /** the stream's end */
-  close(): void;
-  /** aborted when the client leaves before the stream's end */
-  readonly signal: AbortSignal;
-}
 
 /** A streamed call's first answer: JSON when no work ran (a refusal), else the stream's head, its events in the sink. */
 export type StreamHead = { kind: 'json'; answer: PaymentAnswer } | { kind: 'events'; headers: Record<string, string> };
@@ -252,51 +236,6 @@ async function respondStreamed(
   const head = await openStream(deps, paid, events, http, counted, sink, (error) => errorAnswer(error, c, deps.log));
   if (head.kind === 'json') return answerJson(c, head.answer);
   return new Response(sink.body, { status: 200, headers: head.headers });
-}
-
-/** An EventSink that is a web ReadableStream, for the app's Response. */
-function webEventSink(): EventSink & { body: ReadableStream<Uint8Array> } {
-  const encoder = new TextEncoder();
-  const client = new AbortController();
-  let sink: ReadableStreamDefaultController<Uint8Array> | undefined;
-  let open = true;
-  let room: (() => void) | undefined;
-  const wake = () => {
-    room?.();
-    room = undefined;
-  };
-  const body = new ReadableStream<Uint8Array>(
-    {
-      start(controller) {
-        sink = controller;
-      },
-      pull: wake,
-      cancel() {
-        open = false;
-        wake();
-        client.abort(new Error('the client closed the stream before the answer was complete'));
-      },
-    },
-    new ByteLengthQueuingStrategy({ highWaterMark: STREAM_BUFFER_BYTES }),
-  );
-  return {
-    body,
-    signal: client.signal,
-    write(text) {
-      if (!open || !text) return undefined;
-      sink!.enqueue(encoder.encode(text));
-      if ((sink!.desiredSize ?? 0) > 0) return undefined;
-      return new Promise<void>((resolve) => {
-        const previous = room;
-        room = () => (previous?.(), resolve());
-      });
-    },
-    close() {
-      if (open) sink!.close();
-      open = false;
-      wake();
-    },
-  };
 }
 
 /**
