@@ -1,13 +1,14 @@
 // An OpenAI-compatible chat model (LanguageModelV4) that sends the AI SDK's request and reads the answer itself.
 //
 // @ai-sdk/openai-compatible builds the request body (prepareRequest: the messages, tools, response format and
-// provider options, exactly as its doGenerate would). What it does after that, on every call, costs more than the
+// provider options, exactly as its doGenerate would; a plain text call's body is built directly, the same bytes,
+// plain-request.ts). What it does after that, on every call, costs more than the
 // whole gateway should add to one (bench/upstream-overhead.ts): a fetch Response with web streams around the body,
 // header objects, a zod parse of the answer, and for a stream a TextDecoderStream, an EventSourceParserStream and
 // a zod parse per event. Here the body goes out over node:http and the answer is read from the socket: JSON.parse
 // for a whole answer, eventsource-parser on the bytes for a stream, the fields checked by hand (chat-answer.ts).
 // Failures are the SDK's: an APICallError with the status, the upstream's message and whether a retry may help.
-import { APICallError, type LanguageModelV4, type LanguageModelV4CallOptions, type LanguageModelV4StreamPart } from '@ai-sdk/provider';
+import { APICallError, type LanguageModelV4, type LanguageModelV4CallOptions, type LanguageModelV4StreamPart, type SharedV4Warning } from '@ai-sdk/provider';
 import type { OpenAICompatibleChatLanguageModel } from '@ai-sdk/openai-compatible';
 import { isAbortError } from '@ai-sdk/provider-utils';
 import { createParser } from 'eventsource-parser';
@@ -15,6 +16,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { HttpAnswer, HttpSend } from '../../lib/node-http-fetch.ts';
 import { UpstreamResponseTooLargeError } from './limited-fetch.ts';
 import { ChatStreamReader, UnreadableAnswer, generatedAnswer } from './chat-answer.ts';
+import { plainRequestBody } from './plain-request.ts';
 
 export interface ChatEndpoint {
   /** the provider's base URL (…/v1) */
@@ -89,6 +91,12 @@ export function openAICompatibleChat(sdkModel: LanguageModelV4, endpoint: ChatEn
     });
   };
 
+  /** The request body: built directly for a plain call (plain-request.ts), else by the SDK. */
+  const requestOf = async (options: LanguageModelV4CallOptions): Promise<{ body: Record<string, unknown>; warnings: SharedV4Warning[] }> => {
+    const plain = plainRequestBody(builder.modelId, name, options);
+    return plain ? { body: plain, warnings: [] } : builder.prepareRequest(options);
+  };
+
   return {
     specificationVersion: 'v4',
     provider: builder.provider,
@@ -96,7 +104,7 @@ export function openAICompatibleChat(sdkModel: LanguageModelV4, endpoint: ChatEn
     supportedUrls: {},
 
     async doGenerate(options) {
-      const { body, warnings } = await builder.prepareRequest(options);
+      const { body, warnings } = await requestOf(options);
       const sent = JSON.stringify(body);
       const answer = await post(body, sent, options.abortSignal);
       let text: string | undefined;
@@ -111,7 +119,7 @@ export function openAICompatibleChat(sdkModel: LanguageModelV4, endpoint: ChatEn
     },
 
     async doStream(options) {
-      const prepared = await builder.prepareRequest(options);
+      const prepared = await requestOf(options);
       const body = { ...prepared.body, stream: true, stream_options: { include_usage: true } };
       const sent = JSON.stringify(body);
       const answer = await post(body, sent, options.abortSignal);
