@@ -17,7 +17,7 @@ import { ApiError } from '../../errors.ts';
 import { SIGN_IN_WITH_X_HEADER } from '../../x402/sign-in-with-x.ts';
 import type { PreparedCall } from '../../api/endpoint.ts';
 import { originOf } from '../origin.ts';
-import { answerWhole, endpointContextAt, httpPaidCall, openStream, paidRoute, type HttpPaidCall, type PaidRoute, type PaidRouteDeps, type StreamHead } from './paid-route.ts';
+import { answerText, answerWhole, endpointContextAt, httpPaidCall, openStream, paidRoute, type HttpPaidCall, type PaidRoute, type PaidRouteDeps, type StreamHead } from './paid-route.ts';
 import { httpRoutes, type PaidOperation } from './operations.ts';
 import { carriesPayment, type PaymentAnswer } from './payment-edge.ts';
 import { countedWork, traced } from './observed-call.ts';
@@ -110,8 +110,7 @@ export function withPaidLane(app: RequestListener, deps: PaidLaneDeps): RequestL
       const failed = answerError(error);
       answered = { status: failed.status, body: paid.surface.errorShape(failed), headers: failed.headers };
     }
-    // a 402's document comes serialised; a result is always JSON, whatever its type
-    const text = typeof answered.body === 'string' && !answered.delivered ? answered.body : JSON.stringify(answered.body);
+    const text = answerText(answered);
     // every value is a checked request id, base64, digits, a header-safe field list or a constant (see trusted-head.ts)
     writeTrustedHead(response, answered.status, [
       ...Object.entries(frame.headers),

@@ -136,9 +136,8 @@ async function respondPaid(c: Context, deps: PaidRouteDeps, paid: PaidRoute, bod
   const http = await httpPaidCall(deps, paid, request, body, prepared, () => work.count(() => prepared.run()));
   if (prepared.events) return respondStreamed(c, deps, paid, prepared.events, http, work.count);
   const answer = await answerWhole(deps, paid, http, work.usage);
-  if (!answer.delivered) return answerJson(c, answer);
-  if (paid.deliver) return paid.deliver(answer.body, answer.headers);
-  return jsonResponse(c, answer.body, answer.status, answer.headers);
+  if (answer.delivered && paid.deliver) return paid.deliver(answer.body, answer.headers);
+  return answerJson(c, answer);
 }
 
 /**
@@ -209,10 +208,14 @@ function answersOf(paid: PaidRoute) {
   return { bodyFields: paid.bodyFields, errorShape: paid.surface.errorShape };
 }
 
-function answerJson(c: Context, answer: PaymentAnswer): Response {
-  // an already serialised document (the 402): its headers stay a plain record to the socket
-  if (typeof answer.body === 'string') return plainResponse(c, answer.body, answer.status, { ...answer.headers, 'Content-Type': 'application/json' });
-  return jsonResponse(c, answer.body, answer.status, answer.headers);
+/** An answer's body as sent: a 402's document comes serialised; a result, whatever its type, and a refusal are JSON. */
+export function answerText(answer: PaymentAnswer & { delivered?: boolean }): string {
+  return typeof answer.body === 'string' && !answer.delivered ? answer.body : JSON.stringify(answer.body);
+}
+
+/** An answer whose headers stay a plain record to the socket (plainResponse). */
+function answerJson(c: Context, answer: PaymentAnswer & { delivered?: boolean }): Response {
+  return plainResponse(c, answerText(answer), answer.status, { ...answer.headers, 'Content-Type': 'application/json' });
 }
 
 const SSE_HEADERS = {
