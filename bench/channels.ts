@@ -35,6 +35,8 @@ import { startPeer } from './peer-compare.ts';
 const SHORT_CHAT = { path: '/api/v1/ai/chat', body: { model: 'local/demo-bigram', prompt: 'Hi', max_tokens: 4, options: { seed: 1 } } };
 const IMAGE = { path: '/api/v1/ai/images', body: { prompt: 'a lighthouse at dusk', n: 1, size: '256x256' } };
 const NETWORK = { 'X-Network': 'base' };
+/** how a payment-left-out call is sent to this checkout's gateway: the way a paid call goes */
+const paymentExcluded = paymentExcludedIn();
 /** bench/official-peer.ts's PEER_IMAGE_PATH and PEER_CHAT_PATH (importing that module would start the peer) */
 const PEER_PATHS = { [SHORT_CHAT.path]: '/api/v1/ai/chat', [IMAGE.path]: '/api/v1/ai/images' };
 
@@ -99,7 +101,7 @@ async function workOnlyRound(origin: URL, call: { path: string; body: unknown },
       while (next < requests) {
         next++;
         const callStarted = performance.now();
-        const reply = await send(agent, origin, jsonRequest(paymentExcludedIn()(call).path, call.body, NETWORK));
+        const reply = await send(agent, origin, jsonRequest(paymentExcluded(call).path, call.body, NETWORK));
         if (reply.status === 200) {
           settled++;
           ms.push(performance.now() - callStarted);
