@@ -22,10 +22,14 @@ export function requestBytes(origin: URL, spec: WireRequest): Buffer {
   return Buffer.concat([Buffer.from(`${head.join('\r\n')}\r\n\r\n`, 'latin1'), spec.body ?? Buffer.alloc(0)]);
 }
 
-/** An answer as the connection reads it: its status and its head (status line and headers, as sent). */
+/** An answer as the connection reads it: its status, its head (status line and headers, as sent) and its body. */
 export interface LeanAnswer {
   status: number;
   head: string;
+  /** the body as sent (a chunked one with its chunk framing) */
+  body: Buffer;
+  /** when the body first held the marker the request was sent with (performance.now()), if it did */
+  markerAt?: number;
 }
 
 /** The value of header `name` in an answer's head (the first, if repeated). */
@@ -45,17 +49,22 @@ export class LeanConnection {
   private socket: Socket | undefined;
   private pending: { resolve: (answer: LeanAnswer) => void; reject: (error: Error) => void } | undefined;
   private buffered: Buffer = Buffer.alloc(0);
+  private marker: { bytes: Buffer; seen?: (() => void) | undefined; at?: number } | undefined;
   private readonly origin: URL;
 
   constructor(origin: URL) {
     this.origin = origin;
   }
 
-  /** Sends `bytes` and resolves with the answer's status and head once the whole answer is read. */
-  send(bytes: Buffer): Promise<LeanAnswer> {
+  /**
+   * Sends `bytes` and resolves with the answer once the whole answer is read; with `marker`, also when its body
+   * first held those bytes (a streamed answer's first token), `seen` called then.
+   */
+  send(bytes: Buffer, marker?: Buffer, seen?: () => void): Promise<LeanAnswer> {
     return new Promise((resolve, reject) => {
       this.pending = { resolve, reject };
       this.buffered = Buffer.alloc(0);
+      this.marker = marker ? { bytes: marker, seen } : undefined;
       (this.socket ?? this.open()).write(bytes);
     });
   }
@@ -87,6 +96,10 @@ export class LeanConnection {
     if (headEnd === -1) return;
     const head = this.buffered.toString('latin1', 0, headEnd);
     const bodyStart = headEnd + HEAD_END.length;
+    if (this.marker && this.marker.at === undefined && this.buffered.indexOf(this.marker.bytes, bodyStart) !== -1) {
+      this.marker.at = performance.now();
+      this.marker.seen?.();
+    }
     const length = /\r\ncontent-length:\s*(\d+)/i.exec(head);
     let complete: boolean;
     if (length) complete = this.buffered.length - bodyStart >= Number(length[1]);
@@ -95,9 +108,10 @@ export class LeanConnection {
     if (!complete) return;
     const status = Number(head.slice(9, 12));
     if (/\r\nconnection:\s*close/i.test(head)) this.close();
+    const body = this.buffered.subarray(bodyStart, length ? bodyStart + Number(length[1]) : undefined);
     const pending = this.pending;
     this.pending = undefined;
     this.buffered = Buffer.alloc(0);
-    pending?.resolve({ status, head });
+    pending?.resolve({ status, head, body, ...(this.marker?.at === undefined ? {} : { markerAt: this.marker.at }) });
   }
 }

@@ -23,6 +23,13 @@
 //             on-chain verify, ledger, on-chain settle) is timestamped per call and subtracted from that call.
 //             On-chain steps leave this process idle while anvil works, and on a shared VM a CPU that idled runs
 //             the next milliseconds slower (see `idle`), so this counts that slowdown as gateway time.
+// firstToken: the same gateway's streamed chat (`stream: true`) against the provider's streamed request sent directly,
+//   timed to the first word of the upstream's answer as it reaches the client; the upstream holds the words after the
+//   first until the client has it (as a model's next token comes later), so the first token's time is not also that
+//   of handling the words after it in this one process. BENCH_OVERHEAD_STREAM_ITERATIONS (1000) turns.
+// The client sends every timed call over a lean connection (bench/lean-connection.ts), its bytes serialised before
+// the clock starts: node:http's client would leave ~14 KB of garbage a call in the heap this process's gateway
+// shares, and the young generation's scavenges (~1 ms each) would fall on more of its calls.
 // Per pair: added = (gateway - payment) - direct. It splits, per call, into (they sum to it; their p50s need not):
 //   hop        = client time - the server's handling time (from the request's arrival at the listener to its
 //                answer's last byte handed to the socket): the extra HTTP round trip (node:http, kernel, client);
@@ -53,8 +60,9 @@ import { SqliteLedger } from '../src/store/sqlite-ledger.ts';
 import { FileMediaStore } from '../src/media/file-media-store.ts';
 import { ACCEPTED_ENCODINGS, createNodeHttpClient, type NodeHttpClient } from '../src/lib/node-http-fetch.ts';
 import { startSandbox } from '../src/sandbox/sandbox.ts';
-import { startOpenAIUpstream } from '../test/support/openai-upstream.ts';
-import { jsonRequest, newAgent, send, stats, type LatencyStats, type RequestSpec } from './load.ts';
+import { CHAT_PATH, CHAT_TEXT, startOpenAIUpstream } from '../test/support/openai-upstream.ts';
+import { jsonRequest, sendOnce, stats, type LatencyStats, type RequestSpec } from './load.ts';
+import { LeanConnection, requestBytes, type LeanAnswer } from './lean-connection.ts';
 import { paidHeaders, signProof, type PaymentRequired } from './sign.ts';
 import { runAsStarted } from './as-started.ts';
 
@@ -64,10 +72,15 @@ await runAsStarted(import.meta.filename);
 const iterations = Number(process.env.BENCH_OVERHEAD_ITERATIONS ?? 2000);
 const warmup = Number(process.env.BENCH_OVERHEAD_WARMUP ?? 1000);
 const paidIterations = Number(process.env.BENCH_OVERHEAD_PAID_ITERATIONS ?? 300);
+const streamIterations = Number(process.env.BENCH_OVERHEAD_STREAM_ITERATIONS ?? 1000);
+const streamWarmup = Math.min(warmup, 500);
 const PAID_WARMUP = 50;
 const IDLE_MS = 5;
 const BODY = { model: 'up/chat', prompt: 'Tell me about the sea', max_tokens: 32 };
 const PATH = '/api/v1/ai/chat';
+/** a streamed answer's first token: the first word of the upstream's text, as it arrives through either */
+const FIRST_TOKEN = CHAT_TEXT.split(' ')[0]!;
+const FIRST_TOKEN_BYTES = Buffer.from(FIRST_TOKEN);
 const BASELINE_DIR = process.env.BENCH_BASELINE_DIR;
 
 /** Per call: the app's handling time, and what the gate and the provider's fetch took of it. */
@@ -121,11 +134,15 @@ const upstream = await startOpenAIUpstream();
 // The provider's transport, timed to response headers; its first request is captured so the direct call sends
 // the same bytes.
 const transport = createNodeHttpClient();
-let captured: { url: string; method: string; headers: Record<string, string>; body: string } | undefined;
+type Captured = { url: string; method: string; headers: Record<string, string>; body: string };
+let captured: Captured | undefined;
+let capturedStream: Captured | undefined;
 const timedTransport: NodeHttpClient = {
   fetch: transport.fetch,
   async send(url, call) {
-    captured ??= { url: url.href, method: call.method, headers: { 'accept-encoding': ACCEPTED_ENCODINGS, ...call.headers }, body: String(call.body) };
+    const request = { url: url.href, method: call.method, headers: { 'accept-encoding': ACCEPTED_ENCODINGS, ...call.headers }, body: String(call.body) };
+    if (request.body.includes('"stream":true')) capturedStream ??= request;
+    else captured ??= request;
     const started = performance.now();
     try {
       return await transport.send(url, call);
@@ -160,8 +177,26 @@ const sandbox = await startSandbox(['base'], config.settlementTimeoutMs);
 const ledger = new SqliteLedger(join(dataDir, 'ledger.db'));
 const media = new FileMediaStore(join(dataDir, 'media'));
 const servers: Server[] = [];
-const agent = newAgent(1);
-const upstreamAgent = newAgent(1);
+/** one kept-alive lean connection per origin: the timed calls' client (lean-connection.ts) */
+const connections = new Map<string, LeanConnection>();
+/** each request's bytes, serialised once per origin */
+const wireBytes = new WeakMap<RequestSpec, Map<string, Buffer>>();
+
+/**
+ * A timed call over a lean connection, its bytes serialised before the clock starts: this process is also the
+ * client, and node:http's client would add its own garbage (~14 KB a call, twice a turn) to the heap the gateway's
+ * young generation shares with it.
+ */
+function leanCall(origin: URL, spec: RequestSpec, marker?: Buffer, seen?: () => void): () => Promise<LeanAnswer> {
+  let connection = connections.get(origin.href);
+  if (!connection) connections.set(origin.href, (connection = new LeanConnection(origin)));
+  let byOrigin = wireBytes.get(spec);
+  if (!byOrigin) wireBytes.set(spec, (byOrigin = new Map()));
+  let bytes = byOrigin.get(origin.href);
+  if (!bytes) byOrigin.set(origin.href, (bytes = requestBytes(origin, spec)));
+  const [to, wire] = [connection, bytes];
+  return () => to.send(wire, marker, seen);
+}
 
 /**
  * Serves a request listener on a loopback port, timing each request from its arrival to its answer's last byte
@@ -219,7 +254,7 @@ try {
   const excludedGateway = await ours.listen((Gate) => paymentExcludedGate(Gate, gateDeps, buyer.address));
   const baselineGateway = BASELINE_DIR ? await (await appParts(resolve(BASELINE_DIR))).listen((Gate) => paymentExcludedGate(Gate, gateDeps, buyer.address)) : undefined;
 
-  const quote = await send(agent, paidGateway, jsonRequest(PATH, BODY, { 'X-Network': 'base' }));
+  const quote = await sendOnce(paidGateway, jsonRequest(PATH, BODY, { 'X-Network': 'base' }));
   if (quote.status !== 402) throw new Error(`quote answered ${quote.status}: ${quote.body.toString()}`);
   const required = JSON.parse(quote.body.toString()) as PaymentRequired;
   // A proof is valid for maxTimeoutSeconds after signing: paid calls take theirs from batches of 100, each
@@ -234,8 +269,9 @@ try {
   const excludedCall = jsonRequest(PATH, BODY, { 'X-Network': 'base' });
 
   const callGateway = async (origin: URL, spec: RequestSpec) => {
+    const call = leanCall(origin, spec);
     const started = performance.now();
-    const reply = await send(agent, origin, spec);
+    const reply = await call();
     const body = JSON.parse(reply.body.toString()) as { response?: string };
     const ms = performance.now() - started;
     if (reply.status !== 200 || !body.response) throw new Error(`paid chat answered ${reply.status}: ${reply.body.toString().slice(0, 300)}`);
@@ -244,11 +280,13 @@ try {
   await callGateway(excludedGateway, excludedCall); // captures the provider's request
   if (!captured) throw new Error('the provider made no upstream call');
   const upstreamUrl = new URL(captured.url);
-  const { 'content-length': _length, ...headers } = captured.headers;
-  const direct: RequestSpec = { ...jsonRequest(upstreamUrl.pathname, JSON.parse(captured.body), headers), method: captured.method };
+  /** the provider's request as the direct call sends it */
+  const directOf = ({ method, headers: { 'content-length': _length, ...headers }, body }: Captured): RequestSpec => ({ ...jsonRequest(upstreamUrl.pathname, JSON.parse(body), headers), method });
+  const direct = directOf(captured);
   const callDirect = async () => {
+    const call = leanCall(upstreamUrl, direct);
     const started = performance.now();
-    const reply = await send(upstreamAgent, upstreamUrl, direct);
+    const reply = await call();
     const body = JSON.parse(reply.body.toString()) as { choices?: unknown[] };
     const ms = performance.now() - started;
     if (reply.status !== 200 || !body.choices) throw new Error(`direct upstream call answered ${reply.status}: ${reply.body.toString().slice(0, 300)}`);
@@ -292,6 +330,39 @@ try {
   };
 
   const [excluded, baseline] = await measure([excludedGateway, ...(baselineGateway ? [baselineGateway] : [])], () => excludedCall, warmup, iterations);
+  // Streamed: the time to the first token (the first word of the upstream's answer, as it arrives), the direct
+  // streamed call and each gateway's, in random order each turn. The upstream holds the words after the first until
+  // the client has it, as a model's next token comes later: the first token's time is not also that of the words
+  // after it, which this one process would otherwise be handling before the client reads.
+  const streamedCall = jsonRequest(PATH, { ...BODY, stream: true }, { 'X-Network': 'base' });
+  const firstTokenOf = async (origin: URL, spec: RequestSpec, what: string) => {
+    upstream.fail(CHAT_PATH, { kind: 'stream-hold', afterChunks: 2 }); // the role's event, then the first word's
+    const call = leanCall(origin, spec, FIRST_TOKEN_BYTES, () => upstream.release());
+    const started = performance.now();
+    const reply = await call();
+    if (reply.status !== 200 || reply.markerAt === undefined) throw new Error(`${what} answered ${reply.status} without "${FIRST_TOKEN}": ${reply.body.toString().slice(0, 300)}`);
+    return reply.markerAt - started;
+  };
+  await firstTokenOf(excludedGateway, streamedCall, 'the streamed gateway call'); // captures the provider's streamed request
+  if (!capturedStream) throw new Error('the provider made no streamed upstream call');
+  const directStreamed = directOf(capturedStream);
+  const streamOrigins = [excludedGateway, ...(baselineGateway ? [baselineGateway] : [])];
+  const firstToken = streamOrigins.map(() => ({ direct: [] as number[], gateway: [] as number[], added: [] as number[] }));
+  for (let i = 0; i < streamWarmup + streamIterations; i++) {
+    let d = NaN;
+    const g: number[] = [];
+    for (const k of [-1, ...streamOrigins.keys()].sort(() => Math.random() - 0.5)) {
+      if (k < 0) d = await firstTokenOf(upstreamUrl, directStreamed, 'the direct streamed call');
+      else g[k] = await firstTokenOf(streamOrigins[k]!, streamedCall, 'the streamed gateway call');
+    }
+    if (i < streamWarmup) continue;
+    g.forEach((ms, k) => {
+      firstToken[k]!.direct.push(d);
+      firstToken[k]!.gateway.push(ms);
+      firstToken[k]!.added.push(ms - d);
+    });
+  }
+  const [streamed, baselineStreamed] = firstToken.map((series) => ({ direct: stats(series.direct), gateway: stats(series.gateway), added: stats(series.added) }));
   const [paid] = await measure([paidGateway], paidCall, PAID_WARMUP, paidIterations);
   const backToBack: number[] = [];
   const afterIdle: number[] = [];
@@ -306,14 +377,14 @@ try {
     upstreamRequest: { method: captured.method, path: upstreamUrl.pathname, bytes: captured.body.length },
     warmup,
     excluded,
-    ...(baseline ? { baseline: { dir: BASELINE_DIR, excluded: baseline } } : {}),
+    firstToken: streamed,
+    ...(baseline ? { baseline: { dir: BASELINE_DIR, excluded: baseline, firstToken: baselineStreamed } } : {}),
     paid,
     idle: { ms: IDLE_MS, backToBack: stats(backToBack), afterIdle: stats(afterIdle) },
   };
   process.stdout.write(`${JSON.stringify(result)}\n`);
 } finally {
-  agent.destroy();
-  upstreamAgent.destroy();
+  for (const connection of connections.values()) connection.close();
   await Promise.all(servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve()))));
   await sandbox.stop();
   await ledger.close();

@@ -62,3 +62,20 @@ test('answers of every framing are read to their end, on one kept-alive connecti
     ],
   );
 });
+
+test('an answer comes with its body, and with when its body first held a marker (a streamed first token)', async () => {
+  const connection = new LeanConnection(origin);
+  try {
+    const whole = await connection.send(requestBytes(origin, jsonRequest('/length', {})));
+    assert.equal(whole.body.toString(), 'hello');
+    assert.equal(whole.markerAt, undefined);
+    let told = 0;
+    const sent = performance.now();
+    const streamed = await connection.send(requestBytes(origin, jsonRequest('/chunked', {})), Buffer.from('tail'), () => told++);
+    assert.ok(streamed.markerAt !== undefined && streamed.markerAt >= sent, 'the marker was seen after the request went out');
+    assert.equal(told, 1, 'told once, when seen');
+    assert.ok(streamed.body.toString().includes('tail'));
+  } finally {
+    connection.close();
+  }
+});

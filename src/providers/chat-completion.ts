@@ -3,7 +3,8 @@
 // generateText is an agent loop: steps, tools, approvals, steering, telemetry events, all set up on every
 // call. A completion here is one model call, so this runs the part of generateText that one call needs,
 // from the building blocks `ai` exports for it (ai/internal, pinned with `ai`): prompt standardization and
-// conversion, call-setting validation, retries with backoff on retryable errors, then model.doGenerate.
+// conversion (built directly for a conversation of text turns: plain-prompt.ts), call-setting validation,
+// retries with backoff on retryable errors, then model.doGenerate.
 // Same providers, same request body, same errors (the User-Agent lacks generateText's `ai/<version>` part,
 // and provider warnings are not logged); about 0.12 ms less per call, measured in a micro-benchmark of the
 // two side by side against the local OpenAI-protocol server.
@@ -22,6 +23,7 @@ import type {
 } from '@ai-sdk/provider';
 import { loadAiInternal } from './ai-sdk.ts';
 import type { ChatDelta, ChatReasoningPart, ChatToolCall } from './chat-model.ts';
+import { plainPrompt } from './plain-prompt.ts';
 
 export interface ChatCompletionRequest {
   messages: ModelMessage[];
@@ -84,15 +86,18 @@ async function prepareCall(languageModel: LanguageModel, request: ChatCompletion
     frequencyPenalty: request.frequencyPenalty,
     stopSequences: request.stopSequences,
   });
-  const prompt = await convertToLanguageModelPrompt({
-    // the client's conversation may open with system turns, as chat-completion APIs allow
-    prompt: await standardizePrompt({ messages: request.messages, allowSystemInMessages: true }),
-    // no URL is left for the provider to fetch: the gateway fetches (or refuses) every one itself
-    supportedUrls: {},
-    download: request.download ?? refuseDownloads,
-    abortSignal,
-    provider: model.provider.split('.')[0],
-  });
+  // a conversation of text turns is built directly (plain-prompt.ts), the same object the SDK builds
+  const prompt =
+    plainPrompt(request.messages) ??
+    (await convertToLanguageModelPrompt({
+      // the client's conversation may open with system turns, as chat-completion APIs allow
+      prompt: await standardizePrompt({ messages: request.messages, allowSystemInMessages: true }),
+      // no URL is left for the provider to fetch: the gateway fetches (or refuses) every one itself
+      supportedUrls: {},
+      download: request.download ?? refuseDownloads,
+      abortSignal,
+      provider: model.provider.split('.')[0],
+    }));
   const options: LanguageModelV4CallOptions = {
     ...settings,
     prompt,
