@@ -58,7 +58,7 @@ import { loadConfig } from '../src/config/load.ts';
 import { PaymentGate, type GateDeps, type PaidCall, type PaymentOutcome } from '../src/payments/gate.ts';
 import { SqliteLedger } from '../src/store/sqlite-ledger.ts';
 import { FileMediaStore } from '../src/media/file-media-store.ts';
-import { ACCEPTED_ENCODINGS, createNodeHttpClient, type NodeHttpClient } from '../src/lib/node-http-fetch.ts';
+import { ACCEPTED_ENCODINGS, type NodeHttpClient } from '../src/lib/node-http-fetch.ts';
 import { startSandbox } from '../src/sandbox/sandbox.ts';
 import { CHAT_PATH, CHAT_TEXT, startOpenAIUpstream } from '../test/support/openai-upstream.ts';
 import { jsonRequest, sendOnce, stats, type LatencyStats, type RequestSpec } from './load.ts';
@@ -131,26 +131,27 @@ function paymentExcludedGate(Gate: typeof PaymentGate, deps: GateDeps, payer: st
 
 const upstream = await startOpenAIUpstream();
 
-// The provider's transport, timed to response headers; its first request is captured so the direct call sends
-// the same bytes.
-const transport = createNodeHttpClient();
+// A checkout's provider transport (its own lib/node-http-fetch.ts), timed to response headers; the first requests
+// (whole and streamed) are captured so the direct calls send the same bytes.
 type Captured = { url: string; method: string; headers: Record<string, string>; body: string };
 let captured: Captured | undefined;
 let capturedStream: Captured | undefined;
-const timedTransport: NodeHttpClient = {
-  fetch: transport.fetch,
-  async send(url, call) {
-    const request = { url: url.href, method: call.method, headers: { 'accept-encoding': ACCEPTED_ENCODINGS, ...call.headers }, body: String(call.body) };
-    if (request.body.includes('"stream":true')) capturedStream ??= request;
-    else captured ??= request;
-    const started = performance.now();
-    try {
-      return await transport.send(url, call);
-    } finally {
-      last.upstreamFetchMs = performance.now() - started;
-    }
-  },
-};
+function timedTransport(transport: NodeHttpClient): NodeHttpClient {
+  return {
+    fetch: transport.fetch,
+    async send(url, call) {
+      const request = { url: url.href, method: call.method, headers: { 'accept-encoding': ACCEPTED_ENCODINGS, ...call.headers }, body: String(call.body) };
+      if (request.body.includes('"stream":true')) capturedStream ??= request;
+      else captured ??= request;
+      const started = performance.now();
+      try {
+        return await transport.send(url, call);
+      } finally {
+        last.upstreamFetchMs = performance.now() - started;
+      }
+    },
+  };
+}
 
 const dataDir = mkdtempSync(join(tmpdir(), 'x402-bench-upstream-'));
 const config = loadConfig({}, {
@@ -220,14 +221,14 @@ function listen(listener: RequestListener): Promise<URL> {
  * alone is how its paid calls were served.)
  */
 async function appParts(root: string) {
-  const [app, operations, metrics, gate, edge, frame, catalog, registry, local] = await Promise.all(
-    ['http/app.ts', 'http/paid/operations.ts', 'http/metrics.ts', 'payments/gate.ts', 'http/paid/payment-edge.ts', 'http/answer-frame.ts', 'providers/catalog.ts', 'providers/registry.ts', 'providers/local/index.ts'].map(
+  const [app, operations, metrics, gate, edge, frame, catalog, registry, local, http] = await Promise.all(
+    ['http/app.ts', 'http/paid/operations.ts', 'http/metrics.ts', 'payments/gate.ts', 'http/paid/payment-edge.ts', 'http/answer-frame.ts', 'providers/catalog.ts', 'providers/registry.ts', 'providers/local/index.ts', 'lib/node-http-fetch.ts'].map(
       (path) => import(pathToFileURL(join(root, 'src', path)).href),
     ),
   );
   const lanePath = join(root, 'src/http/paid/paid-lane.ts');
   const lane = existsSync(lanePath) ? ((await import(pathToFileURL(lanePath).href)) as typeof import('../src/http/paid/paid-lane.ts')) : undefined;
-  const providers = await registry.ProviderRegistry.create(config, local.createLocalEngines(config), timedTransport);
+  const providers = await registry.ProviderRegistry.create(config, local.createLocalEngines(config), timedTransport((http as typeof import('../src/lib/node-http-fetch.ts')).createNodeHttpClient()));
   const catalogue = new catalog.ModelCatalog(config.models, config.defaults);
   return {
     listen(gateOf: (Gate: typeof PaymentGate) => PaymentGate): Promise<URL> {
