@@ -216,7 +216,9 @@ export function createNodeHttpClient({ fallback = globalThis.fetch, idleTimeoutM
   let dispatcher: Dispatcher | undefined;
   const loadDispatcher = async () => {
     const { Agent } = await import('undici');
-    return (dispatcher ??= new Agent({ keepAliveTimeout: idleTimeoutMs, ...(lookup ? { connect: { lookup } } : {}) }));
+    // no limits of undici's own on waiting for the head or the next body bytes (300 s each by default): the
+    // caller's signal carries the call's time limit (the provider's timeoutMs), as with node:http
+    return (dispatcher ??= new Agent({ keepAliveTimeout: idleTimeoutMs, headersTimeout: 0, bodyTimeout: 0, ...(lookup ? { connect: { lookup } } : {}) }));
   };
   const send: HttpSend = async (url, call) => {
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new TypeError(`not an http(s) URL: ${url.protocol}`);
