@@ -4,7 +4,8 @@ import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
-import { createNodeHttpFetch } from './node-http-fetch.ts';
+import type { Readable } from 'node:stream';
+import { createNodeHttpClient, createNodeHttpFetch } from './node-http-fetch.ts';
 import { unusedPort } from '../../test/support/ports.ts';
 
 const TEXT = 'The sea is large, salty and mostly blue. '.repeat(50);
@@ -207,6 +208,55 @@ test('an abort during the body errors the body with the signal reason', async ()
 test('the abort listener goes once the body is read: a long-lived signal does not gather one per call', async () => {
   const signal = new AbortController().signal;
   for (let i = 0; i < 3; i++) await (await nodeFetch(`${origin}/echo`, { signal })).arrayBuffer();
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(getEventListeners(signal, 'abort').length, 0);
+});
+
+// `send`: the same calls answered as node:http answers (status, headers, the decoded body stream), over undici.
+const client = createNodeHttpClient();
+const sent = (path: string, signal?: AbortSignal) => client.send(new URL(`${origin}${path}`), { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"sea":1}', signal });
+const textOf = (body: Readable) => new Promise<string>((resolve, reject) => {
+  const chunks: Buffer[] = [];
+  body.on('data', (chunk: Buffer) => chunks.push(chunk)).once('end', () => resolve(Buffer.concat(chunks).toString('utf8'))).once('error', reject);
+});
+
+test('send: the status, the headers and the body, which asks for what it decodes', async () => {
+  const answer = await sent('/echo');
+  assert.equal(answer.status, 201);
+  assert.equal(answer.headers['x-custom'], 'yes');
+  const echoed = JSON.parse(await textOf(answer.body)) as { method: string; body: string; headers: Record<string, string> };
+  assert.deepEqual([echoed.method, echoed.body, echoed.headers['accept-encoding']], ['POST', '{"sea":1}', 'gzip, deflate, br']);
+  for (const path of ['/gzip', '/deflate', '/br']) assert.equal(await textOf((await sent(path)).body), TEXT, path);
+});
+
+test('send: a refused connection rejects as fetch does, TypeError("fetch failed") with the cause', async () => {
+  const port = await unusedPort();
+  await assert.rejects(client.send(new URL(`http://127.0.0.1:${port}/`), { method: 'POST', headers: {} }), (error: Error) => {
+    assert.ok(error instanceof TypeError);
+    assert.equal(error.message, 'fetch failed');
+    assert.equal((error.cause as { code?: string }).code, 'ECONNREFUSED');
+    return true;
+  });
+});
+
+test('send: a connection cut mid-body errors the body with a network code the AI SDK retries', async () => {
+  const answer = await sent('/cut');
+  await assert.rejects(textOf(answer.body), (error: Error & { code?: string }) => error.code === 'UND_ERR_SOCKET');
+});
+
+test('send: an abort rejects with the signal reason before the answer, and errors the body with it during the body', async () => {
+  await assert.rejects(sent('/slow', AbortSignal.timeout(100)), (error: Error) => error.name === 'TimeoutError');
+  await assert.rejects(sent('/echo', AbortSignal.abort()), (error: Error) => error.name === 'AbortError');
+  const controller = new AbortController();
+  const answer = await sent('/slow-body', controller.signal);
+  const text = textOf(answer.body);
+  controller.abort();
+  await assert.rejects(text, (error: Error) => error.name === 'AbortError');
+});
+
+test('send: the abort listener goes once the body is read', async () => {
+  const signal = new AbortController().signal;
+  for (let i = 0; i < 3; i++) await textOf((await sent('/echo', signal)).body);
   await new Promise((resolve) => setImmediate(resolve));
   assert.equal(getEventListeners(signal, 'abort').length, 0);
 });
