@@ -28,7 +28,7 @@
 //   first until the client has it (as a model's next token comes later), so the first token's time is not also that
 //   of handling the words after it in this one process. BENCH_OVERHEAD_STREAM_ITERATIONS (1000) turns.
 // The client sends every timed call over a lean connection (bench/lean-connection.ts), its bytes serialised before
-// the clock starts: node:http's client would leave ~14 KB of garbage a call in the heap this process's gateway
+// the clock starts: node:http's client would leave ~16 KB of garbage a call in the heap this process's gateway
 // shares, and the young generation's scavenges (~1 ms each) would fall on more of its calls.
 // Per pair: added = (gateway - payment) - direct. It splits, per call, into (they sum to it; their p50s need not):
 //   hop        = client time - the server's handling time (from the request's arrival at the listener to its
@@ -183,11 +183,7 @@ const connections = new Map<string, LeanConnection>();
 /** each request's bytes, serialised once per origin */
 const wireBytes = new WeakMap<RequestSpec, Map<string, Buffer>>();
 
-/**
- * A timed call over a lean connection, its bytes serialised before the clock starts: this process is also the
- * client, and node:http's client would add its own garbage (~14 KB a call, twice a turn) to the heap the gateway's
- * young generation shares with it.
- */
+/** A timed call over a lean connection (see the header), its bytes serialised once, before the clock starts. */
 function leanCall(origin: URL, spec: RequestSpec, marker?: Buffer, seen?: () => void): () => Promise<LeanAnswer> {
   let connection = connections.get(origin.href);
   if (!connection) connections.set(origin.href, (connection = new LeanConnection(origin)));
