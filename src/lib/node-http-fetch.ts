@@ -58,11 +58,7 @@ function responseHeaders(message: IncomingMessage): Headers {
   return headers;
 }
 
-/** The body as sent, decoded: gzip, deflate and br bodies through zlib, any other as it is. */
-function decoded(message: IncomingMessage): Readable {
-  return decodedBody(message.headers['content-encoding'], message);
-}
-
+/** The body as sent, decoded by its Content-Encoding: gzip, deflate and br bodies through zlib, any other as it is. */
 function decodedBody(contentEncoding: string | string[] | undefined, body: Readable): Readable {
   const encoding = (Array.isArray(contentEncoding) ? contentEncoding.join(',') : contentEncoding)?.trim().toLowerCase();
   const decoder =
@@ -78,7 +74,7 @@ function decodedBody(contentEncoding: string | string[] | undefined, body: Reada
 
 /** The body as fetch would hand it out: decoded, and a stream that ends or errors with the connection. */
 function responseBody(message: IncomingMessage): ReadableStream<Uint8Array> {
-  const source = decoded(message);
+  const source = decodedBody(message.headers['content-encoding'], message);
   let open = true; // a web stream throws on enqueue or close once it is closed, errored or cancelled
   return new ReadableStream<Uint8Array>({
     start(controller) {
@@ -223,7 +219,6 @@ export function createNodeHttpClient({ fallback = globalThis.fetch, idleTimeoutM
   const send: HttpSend = async (url, call) => {
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new TypeError(`not an http(s) URL: ${url.protocol}`);
     const pool = dispatcher ?? (await loadDispatcher());
-    if (call.signal?.aborted) throw call.signal.reason;
     let answer: Dispatcher.ResponseData;
     try {
       answer = await pool.request({

@@ -2,11 +2,12 @@
 //
 // @ai-sdk/openai-compatible builds the request body (prepareRequest: the messages, tools, response format and
 // provider options, exactly as its doGenerate would; a plain text call's body is built directly, the same bytes,
-// plain-request.ts). What it does after that, on every call, costs more than the
-// whole gateway should add to one (bench/upstream-overhead.ts): a fetch Response with web streams around the body,
-// header objects, a zod parse of the answer, and for a stream a TextDecoderStream, an EventSourceParserStream and
-// a zod parse per event. Here the body goes out over node:http and the answer is read from the socket: JSON.parse
-// for a whole answer, eventsource-parser on the bytes for a stream, the fields checked by hand (chat-answer.ts).
+// plain-request.ts). What it does after that, on every call, costs more than the whole gateway should add to one
+// (bench/upstream-overhead.ts): a fetch Response with web streams around the body, header objects, a zod parse of
+// the answer, and for a stream a TextDecoderStream, an EventSourceParserStream and a zod parse per event. Here the
+// body goes out over undici's request API (lib/node-http-fetch.ts `send`) and the answer is read from its body
+// stream: JSON.parse for a whole answer, eventsource-parser on the bytes for a stream, the fields checked by hand
+// (chat-answer.ts).
 // Failures are the SDK's: an APICallError with the status, the upstream's message and whether a retry may help.
 import { APICallError, type LanguageModelV4, type LanguageModelV4CallOptions, type LanguageModelV4StreamPart, type SharedV4Warning } from '@ai-sdk/provider';
 import type { OpenAICompatibleChatLanguageModel } from '@ai-sdk/openai-compatible';
