@@ -75,3 +75,33 @@ test('the notes as headers: field paths kept printable and comma-free, lowered v
     'X-Clamped-Fields': 'max_tokens=8192',
   });
 });
+
+test('a body checked on the compiled fast path comes out as the schema’s own parser gives it; a bad one gets the same 400', async () => {
+  const { parseOrThrow } = await import('./validate.ts');
+  const { chatRequestSchema, imageRequestSchema, ttsRequestSchema } = await import('./schemas.ts');
+  const { openaiChatRequestSchema } = await import('./openai/schemas.ts');
+  const { responsesRequestSchema } = await import('./openai/responses-schemas.ts');
+  const { messagesRequestSchema } = await import('./anthropic/schemas.ts');
+  const tool = { type: 'function', function: { name: 'get_weather', description: 'Weather', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } } };
+  const valid: [z.ZodType, unknown][] = [
+    [chatRequestSchema, { model: 'local/demo-bigram', prompt: 'Hello', max_tokens: 32 }],
+    [chatRequestSchema, { model: 'm', messages: [{ role: 'system', content: 'Be brief' }, { role: 'user', content: 'Hi' }], stream: true, stream_options: { include_usage: true }, options: { seed: 1 } }],
+    [imageRequestSchema, { prompt: 'a lighthouse at dusk', n: 1, size: '256x256' }],
+    [ttsRequestSchema, { text: 'Hello there', voice: 'en' }],
+    [openaiChatRequestSchema, { model: 'm', messages: [{ role: 'user', content: 'Hi' }], temperature: null, tools: [tool], tool_choice: 'auto', response_format: { type: 'json_object' }, max_completion_tokens: 64 }],
+    [openaiChatRequestSchema, { model: 'm', messages: [{ role: 'user', content: 'Hi' }, { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } }] }, { role: 'tool', tool_call_id: 'c1', content: 'sunny' }] }],
+    [responsesRequestSchema, { model: 'm', input: [{ role: 'user', content: [{ type: 'input_text', text: 'Hi' }] }], instructions: 'Be brief', stream: true }],
+    [messagesRequestSchema, { model: 'm', max_tokens: 256, system: [{ type: 'text', text: 'Be brief', cache_control: { type: 'ephemeral' } }], messages: [{ role: 'user', content: 'Hi' }], thinking: { type: 'enabled', budget_tokens: 1024 } }],
+  ];
+  for (const [schema, body] of valid) {
+    // every route's schema has a fast path (a construct zod cannot compile would leave it on the slow one, silently)
+    assert.doesNotThrow(() => z.compile(schema, { strict: true }));
+    assert.deepStrictEqual(parseOrThrow(schema, body), schema.parse(body));
+  }
+  const refused = (schema: z.ZodType, body: unknown) => assert.throws(() => parseOrThrow(schema, body), (error: unknown) => error instanceof ApiError && error.status === 400);
+  refused(chatRequestSchema, { model: 'm' });
+  refused(chatRequestSchema, { model: 'm', prompt: 'Hi', extra: 1 });
+  refused(imageRequestSchema, { prompt: 'x', size: 'big' });
+  refused(openaiChatRequestSchema, { model: 'm', messages: [], n: 2 });
+  assert.throws(() => parseOrThrow(chatRequestSchema, { model: 'm', prompt: 'Hi', max_tokens: 0 }), /max_tokens/);
+});
