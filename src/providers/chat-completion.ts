@@ -24,6 +24,7 @@ import type {
 import { loadAiInternal } from './ai-sdk.ts';
 import type { ChatDelta, ChatReasoningPart, ChatToolCall } from './chat-model.ts';
 import { plainPrompt } from './plain-prompt.ts';
+import { partReaderOf } from './part-reader.ts';
 
 export interface ChatCompletionRequest {
   messages: ModelMessage[];
@@ -168,7 +169,7 @@ export async function streamChat(
   onDelta: (delta: ChatDelta) => void | Promise<void>,
 ): Promise<ChatCompletion> {
   const { model, options, retry, usageOf } = await prepareCall(languageModel, request);
-  const { stream } = await retry(() => model.doStream(options));
+  const streamed = await retry(() => model.doStream(options));
   const maxEvents = request.holdToMaxOutputTokens ? request.maxOutputTokens : Number.POSITIVE_INFINITY;
   const maxChars = request.holdToMaxOutputTokens ? request.maxOutputTokens * MAX_CHARS_PER_TOKEN : Number.POSITIVE_INFINITY;
   let text = '';
@@ -208,7 +209,7 @@ export async function streamChat(
     return call;
   };
   let finish: { usage: LanguageModelUsage; finishReason: string; stopSequence?: string } | undefined;
-  const reader = stream.getReader();
+  const reader = partReaderOf(streamed);
   try {
     for (;;) {
       request.abortSignal.throwIfAborted();

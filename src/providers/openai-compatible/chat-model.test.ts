@@ -10,6 +10,7 @@ import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { APICallError, type LanguageModelV4, type LanguageModelV4CallOptions, type LanguageModelV4StreamPart } from '@ai-sdk/provider';
 import { createNodeHttpClient } from '../../lib/node-http-fetch.ts';
 import { openAICompatibleChat } from './chat-model.ts';
+import { partReaderOf } from '../part-reader.ts';
 
 /** what the server answers next: a status and a JSON body, or the text of an event stream */
 let next: { status: number; json?: unknown; events?: string } = { status: 200 };
@@ -110,10 +111,15 @@ const streams: Array<[string, string]> = [
   ['cut before its finish', sse(chunk({ content: 'A' }))],
 ];
 
-async function parts(model: LanguageModelV4): Promise<unknown[]> {
-  const { stream } = await model.doStream(options);
+/** The parts of a stream, read from its ReadableStream or, as streamChat reads it, from its part reader. */
+async function parts(model: LanguageModelV4, via: 'stream' | 'reader' = 'stream'): Promise<unknown[]> {
+  const result = await model.doStream(options);
   const seen: LanguageModelV4StreamPart[] = [];
-  for await (const part of stream as unknown as AsyncIterable<LanguageModelV4StreamPart>) seen.push(part);
+  if (via === 'stream') for await (const part of result.stream as unknown as AsyncIterable<LanguageModelV4StreamPart>) seen.push(part);
+  else {
+    const reader = partReaderOf(result);
+    for (let next = await reader.read(); !next.done; next = await reader.read()) seen.push(next.value);
+  }
   // errors are compared by what they say
   return seen.map((part) => (part.type === 'error' ? { type: 'error', error: part.error instanceof Error ? 'an Error' : part.error } : part));
 }
@@ -123,6 +129,7 @@ for (const [name, events] of streams) {
     next = { status: 200, events };
     const [theirs, mine] = [withoutMadeUpIds(await parts(sdk())), withoutMadeUpIds(await parts(ours()))];
     assert.deepEqual(mine, theirs);
+    assert.deepEqual(withoutMadeUpIds(await parts(ours(), 'reader')), theirs, 'read as streamChat reads it');
     const [sentBySdk, sentByUs] = received.slice(-2) as Array<Record<string, unknown>>;
     assert.deepEqual(sentByUs, sentBySdk, 'the same request');
     assert.equal(sentByUs!.stream, true);
@@ -164,5 +171,9 @@ test('an answer past the byte cap is refused', async () => {
   const { stream } = await capped.doStream(options);
   await assert.rejects(async () => {
     for await (const part of stream as unknown as AsyncIterable<LanguageModelV4StreamPart>) void part;
+  }, /limit/);
+  const reader = partReaderOf(await capped.doStream(options));
+  await assert.rejects(async () => {
+    while (!(await reader.read()).done);
   }, /limit/);
 });

@@ -18,6 +18,7 @@ import type { HttpAnswer, HttpSend } from '../../lib/node-http-fetch.ts';
 import { UpstreamResponseTooLargeError } from './limited-fetch.ts';
 import { ChatStreamReader, UnreadableAnswer, generatedAnswer } from './chat-answer.ts';
 import { plainRequestBody } from './plain-request.ts';
+import { withPartReader, type PartRead, type PartReader } from '../part-reader.ts';
 
 export interface ChatEndpoint {
   /** the provider's base URL (…/v1) */
@@ -125,62 +126,91 @@ export function openAICompatibleChat(sdkModel: LanguageModelV4, endpoint: ChatEn
       const sent = JSON.stringify(body);
       const answer = await post(body, sent, options.abortSignal);
       const metadataKey = metadataKeyOf(name, options.providerOptions);
-      return {
-        stream: eventParts(answer, endpoint.maxResponseBytes, (emit) => {
-          emit({ type: 'stream-start', warnings: prepared.warnings });
-          return new ChatStreamReader(emit, metadataKey);
-        }),
-        request: { body: sent },
-        response: { headers: flatHeaders(answer.headers) },
-      };
+      const parts = new EventParts(answer, endpoint.maxResponseBytes, (emit) => {
+        emit({ type: 'stream-start', warnings: prepared.warnings });
+        return new ChatStreamReader(emit, metadataKey);
+      });
+      return withPartReader(parts, { request: { body: sent }, response: { headers: flatHeaders(answer.headers) } });
     },
   };
 }
 
 /**
  * The stream parts of an event-stream answer, read as the reader asks for them: the socket is paused while a part
- * waits to be read, and destroyed when the reader cancels. Past `maxBytes` the stream errors.
+ * waits to be read, and destroyed when the reader cancels. Past `maxBytes` the read fails. Read as a web stream
+ * would be (a failure drops the parts not read yet), without making one (part-reader.ts).
  */
-function eventParts(answer: HttpAnswer, maxBytes: number, open: (emit: (part: LanguageModelV4StreamPart) => void) => ChatStreamReader): ReadableStream<LanguageModelV4StreamPart> {
-  const source = answer.body;
-  let live = true; // a web stream throws on enqueue or close once it is closed, errored or cancelled
-  return new ReadableStream<LanguageModelV4StreamPart>({
-    start(controller) {
-      const emit = (part: LanguageModelV4StreamPart) => {
-        if (live) controller.enqueue(part);
-      };
-      const reader = open(emit);
-      const parser = createParser({ onEvent: (event) => event.data !== '[DONE]' && reader.event(event.data) });
-      const decoder = new TextDecoder();
-      let seen = 0;
-      const fail = (error: unknown) => {
-        if (live) controller.error(error);
-        live = false;
-        source.destroy();
-      };
-      source.on('data', (chunk: Buffer) => {
-        seen += chunk.length;
-        if (seen > maxBytes) return fail(tooLarge(maxBytes));
-        parser.feed(decoder.decode(chunk, { stream: true }));
-        if ((controller.desiredSize ?? 0) <= 0) source.pause();
-      });
-      source.once('end', () => {
-        if (!live) return;
-        parser.feed(decoder.decode());
-        reader.end();
-        controller.close();
-        live = false;
-      });
-      source.on('error', fail);
-    },
-    pull() {
-      source.resume();
-    },
-    cancel() {
-      live = false;
-      source.destroy();
-    },
-  });
+class EventParts implements PartReader {
+  readonly #parts: LanguageModelV4StreamPart[] = [];
+  readonly #source: HttpAnswer['body'];
+  #state: 'open' | 'closed' | 'failed' = 'open';
+  #failure: unknown;
+  #waiting: { resolve: (next: PartRead) => void; reject: (error: unknown) => void } | undefined;
+
+  constructor(answer: HttpAnswer, maxBytes: number, open: (emit: (part: LanguageModelV4StreamPart) => void) => ChatStreamReader) {
+    const source = (this.#source = answer.body);
+    const reader = open((part) => this.#emit(part));
+    const parser = createParser({ onEvent: (event) => event.data !== '[DONE]' && reader.event(event.data) });
+    const decoder = new TextDecoder();
+    let seen = 0;
+    source.on('data', (chunk: Buffer) => {
+      seen += chunk.length;
+      if (seen > maxBytes) return this.#fail(tooLarge(maxBytes));
+      parser.feed(decoder.decode(chunk, { stream: true }));
+      if (this.#parts.length > 0) source.pause();
+    });
+    source.once('end', () => {
+      if (this.#state !== 'open') return;
+      parser.feed(decoder.decode());
+      reader.end();
+      this.#state = 'closed';
+      this.#waiting?.resolve({ done: true, value: undefined });
+      this.#waiting = undefined;
+    });
+    source.on('error', (error) => this.#fail(error));
+  }
+
+  read(): Promise<PartRead> {
+    if (this.#state === 'failed') return Promise.reject(this.#failure);
+    const part = this.#parts.shift();
+    if (this.#parts.length === 0 && this.#state === 'open') this.#source.resume();
+    if (part) return Promise.resolve({ done: false, value: part });
+    if (this.#state === 'closed') return Promise.resolve({ done: true, value: undefined });
+    return new Promise((resolve, reject) => (this.#waiting = { resolve, reject }));
+  }
+
+  cancel(): Promise<void> {
+    this.#close();
+    this.#source.destroy();
+    return Promise.resolve();
+  }
+
+  #emit(part: LanguageModelV4StreamPart): void {
+    if (this.#state !== 'open') return;
+    const waiting = this.#waiting;
+    this.#waiting = undefined;
+    if (waiting) waiting.resolve({ done: false, value: part });
+    else this.#parts.push(part);
+  }
+
+  #fail(error: unknown): void {
+    if (this.#state === 'open') {
+      this.#state = 'failed';
+      this.#failure = error;
+      this.#parts.length = 0;
+      this.#waiting?.reject(error);
+      this.#waiting = undefined;
+    }
+    this.#source.destroy();
+  }
+
+  #close(): void {
+    if (this.#state !== 'open') return;
+    this.#state = 'closed';
+    this.#parts.length = 0;
+    this.#waiting?.resolve({ done: true, value: undefined });
+    this.#waiting = undefined;
+  }
 }
 
 const tooLarge = (maxBytes: number) => new UpstreamResponseTooLargeError(`upstream response exceeds the ${maxBytes}-byte limit`);
