@@ -30,13 +30,14 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { alternatingLoad, jsonRequest, postOnce, sendOnce, timedLoad, type LatencyStats, type LoadResult, type RequestSpec, type TimedLoadOptions } from './load.ts';
+import { alternatingLoad, jsonRequest, postOnce, timedLoad, type LatencyStats, type LoadResult, type RequestSpec, type TimedLoadOptions } from './load.ts';
 import { paidHeaders, type PaymentRequired } from './sign.ts';
 import { evmPayer, solanaPayer } from './payers.ts';
 import { paidThroughput, type PaidRun } from './paid-load.ts';
 import { compareWithOfficial, formatComparison } from './peer-compare.ts';
 import { compareExactAndUpto, formatExactUpto } from './upto-compare.ts';
 import { envNumber } from './env-number.ts';
+import { capture, type Captured } from './captured-answer.ts';
 import { startGatewayChild, startReportingChild, type GatewayChild } from './gateway-child.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -90,29 +91,12 @@ function runChild(script: string, env: Record<string, string>): Promise<string> 
 
 // ---------------------------------------------------------------------------------------------- helpers
 
-const DROPPED_HEADERS = new Set(['date', 'connection', 'keep-alive', 'transfer-encoding']);
-
-interface Captured {
-  status: number;
-  headers: Record<string, string>;
-  body: string;
-}
-
 function headerValue(headers: Record<string, string>, name: string): string | undefined {
   return Object.entries(headers).find(([key]) => key.toLowerCase() === name)?.[1];
 }
 
 function withoutHeader(headers: Record<string, string>, name: string): Record<string, string> {
   return Object.fromEntries(Object.entries(headers).filter(([key]) => key.toLowerCase() !== name));
-}
-
-async function capture(origin: URL, spec: RequestSpec): Promise<Captured> {
-  const reply = await sendOnce(origin, spec);
-  const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(reply.headers)) {
-    if (value !== undefined && !DROPPED_HEADERS.has(name)) headers[name] = Array.isArray(value) ? value.join(', ') : value;
-  }
-  return { status: reply.status, headers, body: reply.body.toString('base64') };
 }
 
 function receiptOf(reply: { status: number; headers: Record<string, string | string[] | undefined> }): { success: boolean; transaction: string } | undefined {

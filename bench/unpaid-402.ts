@@ -2,11 +2,15 @@
 // official @x402/hono middleware's (bench/official-peer.ts), and, with BENCH_BASELINE_DIR naming another
 // checkout of this repository (with node_modules), that checkout's gateway too: closed loop, BENCH_CONNECTIONS
 // (50) connections, BENCH_ROUNDS (10) interleaved rounds over BENCH_SECONDS (10) per side, each gateway with its
-// default logging. Prints req/s, p50, and each server's CPU per answer (from /proc: less sensitive to other
-// jobs on the machine than req/s, which is what the ratio is of).
+// default logging; and the floor under them all, a bare node:http server replaying the gateway's very 402 bytes
+// (bench/bare.ts: the same answer with nothing computed). Prints req/s, p50, and each server's CPU per answer (from
+// /proc: less sensitive to other jobs on the machine than req/s, which is what the ratio is of).
 import { generatePrivateKey } from 'viem/accounts';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startGatewayChild, type GatewayChild } from './gateway-child.ts';
+import { startGatewayChild, startReportingChild, type GatewayChild } from './gateway-child.ts';
+import { capture } from './captured-answer.ts';
 import { alternatingLoad, jsonRequest, type LoadResult, type TimedLoadOptions } from './load.ts';
 import { PAID_IMAGE } from './paid-load.ts';
 import { startPeer } from './peer-compare.ts';
@@ -23,48 +27,55 @@ if (baselineDir) gateways.push([`gateway (${baselineDir})`, await startGatewayCh
 const [, gateway] = gateways[0]!;
 try {
   const health = (await (await fetch(new URL('/healthz', gateway.url))).json()) as { sandboxNetworks: { base: { rpcUrl: string } } };
-  const quote = await fetch(new URL(PAID_IMAGE.path, gateway.url), {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json', 'X-Network': 'base' },
-    body: JSON.stringify(PAID_IMAGE.body),
-  });
-  const accept = ((await quote.json()) as { accepts: { asset: `0x${string}`; payTo: `0x${string}`; maxAmountRequired: string; extra: { name: string; version: string } }[] }).accepts[0]!;
-  const peer = await startPeer({
-    rpcUrl: health.sandboxNetworks.base.rpcUrl,
-    chainId: (NETWORKS.base as EvmNetwork).chainId,
-    asset: accept.asset,
-    payTo: accept.payTo,
-    amount: accept.maxAmountRequired,
-    eip712: accept.extra,
-    settlementKey: generatePrivateKey(),
-  });
+  const quote = await capture(gateway.url, jsonRequest(PAID_IMAGE.path, PAID_IMAGE.body, { 'X-Network': 'base' }));
+  if (quote.status !== 402) throw new Error(`the unpaid image call answered ${quote.status}`);
+  const capturedDir = mkdtempSync(join(tmpdir(), 'x402-bench-402-'));
+  const capturedFile = join(capturedDir, 'captured-402.json');
+  writeFileSync(capturedFile, JSON.stringify({ [PAID_IMAGE.path]: quote }));
+  const bare = await startReportingChild(join(import.meta.dirname, 'bare.ts'), { args: [capturedFile] });
   try {
-    const target = (origin: URL, serverPid: number, headers: Record<string, string>): TimedLoadOptions => ({
-      origin,
-      spec: jsonRequest(PAID_IMAGE.path, PAID_IMAGE.body, headers),
-      connections,
-      seconds,
-      warmupSeconds: 1,
-      expectStatus: 402,
-      serverPid,
+    const accept = (JSON.parse(Buffer.from(quote.body, 'base64').toString()) as { accepts: { asset: `0x${string}`; payTo: `0x${string}`; maxAmountRequired: string; extra: { name: string; version: string } }[] }).accepts[0]!;
+    const peer = await startPeer({
+      rpcUrl: health.sandboxNetworks.base.rpcUrl,
+      chainId: (NETWORKS.base as EvmNetwork).chainId,
+      asset: accept.asset,
+      payTo: accept.payTo,
+      amount: accept.maxAmountRequired,
+      eip712: accept.extra,
+      settlementKey: generatePrivateKey(),
     });
-    const sides: [string, TimedLoadOptions][] = [
-      ...gateways.map(([name, g]): [string, TimedLoadOptions] => [name, target(g.url, g.pid, { 'X-Network': 'base' })]),
-      ['official middleware', target(peer.url, peer.pid, {})],
-    ];
-    const results = await alternatingLoad(sides.map(([, t]) => t), rounds);
-    const official = results.at(-1)!;
-    const cpuPerAnswer = (r: LoadResult) => (r.serverCpuPct === null ? '-' : `${((r.serverCpuPct / 100 / r.rps) * 1e6).toFixed(0)} us`);
-    process.stdout.write(`unpaid 402 of ${PAID_IMAGE.path}, ${connections} connections, ${rounds} interleaved rounds:\n`);
-    for (const [i, [name]] of sides.entries()) {
-      const r = results[i]!;
-      const ratio = i < sides.length - 1 ? `  ratio to official ${(r.rps / official.rps).toFixed(2)}x` : '';
-      process.stdout.write(
-        `  ${name.padEnd(40)}${r.rps.toFixed(0).padStart(7)} req/s  p50 ${r.p50.toFixed(2).padStart(6)} ms  server CPU ${cpuPerAnswer(r)}/answer  (${Object.entries(r.statuses).map(([s, n]) => `${s}x${n}`).join(' ')})${ratio}\n`,
-      );
+    try {
+      const target = (origin: URL, serverPid: number, headers: Record<string, string>): TimedLoadOptions => ({
+        origin,
+        spec: jsonRequest(PAID_IMAGE.path, PAID_IMAGE.body, headers),
+        connections,
+        seconds,
+        warmupSeconds: 1,
+        expectStatus: 402,
+        serverPid,
+      });
+      const sides: [string, TimedLoadOptions][] = [
+        ...gateways.map(([name, g]): [string, TimedLoadOptions] => [name, target(g.url, g.pid, { 'X-Network': 'base' })]),
+        ['floor: node:http replaying those bytes', target(bare.url, bare.pid, {})],
+        ['official middleware', target(peer.url, peer.pid, {})],
+      ];
+      const results = await alternatingLoad(sides.map(([, t]) => t), rounds);
+      const official = results.at(-1)!;
+      const cpuPerAnswer = (r: LoadResult) => (r.serverCpuPct === null ? '-' : `${((r.serverCpuPct / 100 / r.rps) * 1e6).toFixed(0)} us`);
+      process.stdout.write(`unpaid 402 of ${PAID_IMAGE.path}, ${connections} connections, ${rounds} interleaved rounds:\n`);
+      for (const [i, [name]] of sides.entries()) {
+        const r = results[i]!;
+        const ratio = i < sides.length - 1 ? `  ratio to official ${(r.rps / official.rps).toFixed(2)}x` : '';
+        process.stdout.write(
+          `  ${name.padEnd(40)}${r.rps.toFixed(0).padStart(7)} req/s  p50 ${r.p50.toFixed(2).padStart(6)} ms  server CPU ${cpuPerAnswer(r)}/answer  (${Object.entries(r.statuses).map(([s, n]) => `${s}x${n}`).join(' ')})${ratio}\n`,
+        );
+      }
+    } finally {
+      await peer.stop();
     }
   } finally {
-    await peer.stop();
+    await bare.stop();
+    rmSync(capturedDir, { recursive: true, force: true });
   }
 } finally {
   for (const [, g] of gateways) await g.stop();
