@@ -138,7 +138,8 @@ export function openAICompatibleChat(sdkModel: LanguageModelV4, endpoint: ChatEn
 /**
  * The stream parts of an event-stream answer, read as the reader asks for them: the socket is paused while a part
  * waits to be read, and destroyed when the reader cancels. Past `maxBytes` the read fails. Read as a web stream
- * would be (a failure drops the parts not read yet), without making one (part-reader.ts).
+ * would be (a failure drops the parts not read yet), one read at a time (as streamChat and a stream's pull make
+ * them), without making one (part-reader.ts).
  */
 class EventParts implements PartReader {
   readonly #parts: LanguageModelV4StreamPart[] = [];
@@ -163,9 +164,7 @@ class EventParts implements PartReader {
       if (this.#state !== 'open') return;
       parser.feed(decoder.decode());
       reader.end();
-      this.#state = 'closed';
-      this.#waiting?.resolve({ done: true, value: undefined });
-      this.#waiting = undefined;
+      this.#end();
     });
     source.on('error', (error) => this.#fail(error));
   }
@@ -180,7 +179,8 @@ class EventParts implements PartReader {
   }
 
   cancel(): Promise<void> {
-    this.#close();
+    this.#parts.length = 0;
+    this.#end();
     this.#source.destroy();
     return Promise.resolve();
   }
@@ -204,10 +204,10 @@ class EventParts implements PartReader {
     this.#source.destroy();
   }
 
-  #close(): void {
+  /** no part comes after those held: a read waiting gets the end */
+  #end(): void {
     if (this.#state !== 'open') return;
     this.#state = 'closed';
-    this.#parts.length = 0;
     this.#waiting?.resolve({ done: true, value: undefined });
     this.#waiting = undefined;
   }
