@@ -14,14 +14,18 @@ export function parseOrThrow<S extends z.ZodType>(schema: S, value: unknown, at?
 const compiledSchemas = new WeakMap<z.ZodType, z.ZodType>();
 
 /**
- * The schema with zod's compiled fast path (z.compile, made once per schema): a valid body is checked by one
- * generated function instead of a walk through every field's parser, which cost ~12 us of a chat call against ~2
- * (bench/upstream-overhead.ts). An invalid one falls back to the schema's own parser: the same issues, the same 400.
+ * The schema with zod's compiled fast path (z.compile): a valid body is checked by one generated function instead of
+ * a walk through every field's parser, which cost ~12 us of a chat call against ~2 (bench/upstream-overhead.ts). An
+ * invalid one falls back to the schema's own parser: the same issues, the same 400. Generating it takes 5-70 ms for a
+ * surface's schema (Responses' the most), which no request should wait for: the first use of a schema is checked by
+ * the schema itself, and its compiled form is made right after.
  */
 function compiled<S extends z.ZodType>(schema: S): S {
-  let fast = compiledSchemas.get(schema) as S | undefined;
-  if (!fast) compiledSchemas.set(schema, (fast = z.compile(schema)));
-  return fast;
+  const fast = compiledSchemas.get(schema);
+  if (fast) return fast as S;
+  compiledSchemas.set(schema, schema);
+  setImmediate(() => compiledSchemas.set(schema, z.compile(schema)));
+  return schema;
 }
 
 /** how many times a body is pruned of ignored keys and checked again (each pass finds every such key it can) */
