@@ -2,7 +2,7 @@
 // official @x402/evm upto client: real signatures throughout, balances read on-chain.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestClient, createWalletClient, http, maxUint256, parseAbi, type Address } from 'viem';
+import { createPublicClient, createTestClient, createWalletClient, http, maxUint256, parseAbi, type Address } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { NETWORKS, type EvmNetwork } from '../../../x402/networks.ts';
 import { PERMIT2_ADDRESS } from '../../../x402/upto.ts';
@@ -163,7 +163,9 @@ test('an approve that can no longer be mined (its nonce spent elsewhere) is a re
   const testClient = createTestClient({ chain: sandbox.chain, transport: http(sandbox.rpcUrl), mode: 'anvil' });
   await testClient.setBalance({ address: account.address, value: 10n ** 16n });
   const wallet = createWalletClient({ chain: sandbox.chain, transport: http(sandbox.rpcUrl), account });
-  await wallet.sendTransaction({ to: account.address, value: 0n });
+  const spent = await wallet.sendTransaction({ to: account.address, value: 0n });
+  // mined before the facilitator looks: under load anvil may answer with the hash before its block is in
+  await createPublicClient({ chain: sandbox.chain, transport: http(sandbox.rpcUrl) }).waitForTransactionReceipt({ hash: spent, pollingInterval: 50 });
   await testClient.setBalance({ address: account.address, value: 0n });
 
   const before = await balances(account.address);
