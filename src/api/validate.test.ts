@@ -4,7 +4,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { z } from 'zod';
-import { parseRequest } from './validate.ts';
+import { parseOrThrow, parseRequest } from './validate.ts';
+import { chatRequestSchema, imageRequestSchema, ttsRequestSchema } from './schemas.ts';
+import { openaiChatRequestSchema } from './openai/schemas.ts';
+import { responsesRequestSchema } from './openai/responses-schemas.ts';
+import { messagesRequestSchema } from './anthropic/schemas.ts';
 import { RequestNotes } from './request-notes.ts';
 import { ApiError } from '../errors.ts';
 
@@ -77,11 +81,6 @@ test('the notes as headers: field paths kept printable and comma-free, lowered v
 });
 
 test('a body checked on the compiled fast path comes out as the schema’s own parser gives it; a bad one gets the same 400', async () => {
-  const { parseOrThrow } = await import('./validate.ts');
-  const { chatRequestSchema, imageRequestSchema, ttsRequestSchema } = await import('./schemas.ts');
-  const { openaiChatRequestSchema } = await import('./openai/schemas.ts');
-  const { responsesRequestSchema } = await import('./openai/responses-schemas.ts');
-  const { messagesRequestSchema } = await import('./anthropic/schemas.ts');
   const tool = { type: 'function', function: { name: 'get_weather', description: 'Weather', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } } };
   const valid: [z.ZodType, unknown][] = [
     [chatRequestSchema, { model: 'local/demo-bigram', prompt: 'Hello', max_tokens: 32 }],
