@@ -5,12 +5,7 @@
 import { createServer } from 'node:http';
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-
-interface Captured {
-  status: number;
-  headers: Record<string, string>;
-  body: string;
-}
+import type { Captured } from './captured-answer.ts';
 
 const file = process.argv[2];
 if (!file) throw new Error('usage: bare.ts <captured.json>');
