@@ -62,6 +62,12 @@ async function connect(options: { extension: boolean; fetch?: typeof fetch }): P
 }
 
 const exactPayer = (buyer: PrivateKeyAccount) => registerExactEvmScheme(new x402Client(), { signer: buyer });
+const chain = () => createPublicClient({ transport: http(service.sandbox!.chains.get('base')!.rpcUrl) });
+/** The official batch-settlement client of `buyer`, its channel state its own (in memory), over MCP. */
+const channelAgent = (buyer: PrivateKeyAccount, extension = true) => {
+  const payer = new x402Client().register(BASE, new BatchSettlementEvmScheme(toClientEvmSigner(buyer, chain()), { depositStrategy: () => '3000000' }));
+  return connect({ extension, fetch: paidMcpFetch({ payer, maxPrice: 1_000_000n, network: 'base' }) });
+};
 const payTo = () => service.rails.get('base')!.payTo;
 const receiptOf = (result: CallToolResult) => result._meta?.['x402/payment-response'] as { success: boolean; transaction: string; payer: string; amount: string; extra?: any };
 
@@ -161,13 +167,6 @@ describe('a 2026-07-28 client that does not advertise the extension: the tool-re
 });
 
 describe('payment channels over MCP', () => {
-  const chain = () => createPublicClient({ transport: http(service.sandbox!.chains.get('base')!.rpcUrl) });
-  /** The official batch-settlement client of `buyer`, its channel state its own (in memory), over MCP. */
-  const channelAgent = (buyer: PrivateKeyAccount, extension = true) => {
-    const payer = new x402Client().register(BASE, new BatchSettlementEvmScheme(toClientEvmSigner(buyer, chain()), { depositStrategy: () => '3000000' }));
-    return connect({ extension, fetch: paidMcpFetch({ payer, maxPrice: 1_000_000n, network: 'base' }) });
-  };
-
   test('a batch-settlement client pays three calls with one deposit, then vouchers alone', async () => {
     const buyer = await fundedEvmBuyer(service, ['base'], 20_000_000n);
     const mcp = await channelAgent(buyer);
@@ -243,6 +242,36 @@ describe('a paid image is an MCP resource of its payer', () => {
     await assert.rejects(read(), /sign in with _meta\["x402\/sign-in-with-x"\]/);
     await assert.rejects(read(signIn), /nonce was already used/, 'a sign-in is good for one read');
     await mcp.close();
+  });
+
+  test('an image paid on a payment channel is read back through that channel by its payer, never through another payer\'s channel', async () => {
+    const owner = await fundedEvmBuyer(service, ['base'], 20_000_000n);
+    const ownerAgent = await channelAgent(owner);
+    const result = (await ownerAgent.callTool({ name: IMAGE.name, arguments: { ...IMAGE.input, network: 'base' } })) as CallToolResult;
+    await ownerAgent.close();
+    const image = result.content.find((block) => block.type === 'image') as { data: string };
+    const link = result.content.find((block) => block.type === 'resource_link') as { uri: string; name: string };
+    const ownChannel = receiptOf(result).extra.channelState.channelId as string;
+    assert.equal(link.uri, `x402-ai://payments/${ownChannel}/media/${link.name}`);
+
+    // another payer opens a channel of its own, then names it with the owner's file
+    const other = await fundedEvmBuyer(service, ['base'], 20_000_000n);
+    const otherAgent = await channelAgent(other);
+    const otherChannel = receiptOf((await otherAgent.callTool({ name: CHAT.name, arguments: { ...CHAT.input, network: 'base' } })) as CallToolResult).extra.channelState.channelId as string;
+    await otherAgent.close();
+    assert.notEqual(otherChannel, ownChannel);
+
+    const read = async (uri: string, buyer: PrivateKeyAccount) => {
+      const reader = await connect({ extension: true });
+      try {
+        return await reader.readResource({ uri, _meta: { 'x402/sign-in-with-x': await mcpSignIn(buyer, `${service.url}/mcp`, 'base') } });
+      } finally {
+        await reader.close();
+      }
+    };
+    assert.deepEqual((await read(link.uri, owner)).contents, [{ uri: link.uri, mimeType: 'image/png', blob: image.data }]);
+    await assert.rejects(read(`x402-ai://payments/${otherChannel}/media/${link.name}`, other), /no such paid file/);
+    await assert.rejects(read(link.uri, other), /did not pay for/);
   });
 
   test('the price list and the model catalog are resources, listed with caching hints', async () => {

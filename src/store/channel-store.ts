@@ -82,6 +82,8 @@ export interface ChannelStore {
   commit(channelId: string, change: (current: ChannelRecord | undefined) => ChannelRecord | undefined, charge: ChannelCharge): Promise<ChannelRecord | undefined>;
   /** the charge a channel committed under the voucher of ceiling `cumulative` */
   chargeAt(channelId: string, cumulative: bigint): Promise<ChannelCharge | undefined>;
+  /** A charge on the channel whose result holds the stored file `mediaId` (what its payer may read back), if any. */
+  chargeHolding(channelId: string, mediaId: string): Promise<ChannelCharge | undefined>;
   /** Deletes up to `limit` charges made before `olderThan` (their results and their revenue); returns how many went. */
   pruneCharges(olderThan: Date, limit: number): Promise<number>;
   /** Takes `name` (a channel id, or a lease name) for `holder` until `leaseMs` from now; false while another holds it. */

@@ -379,7 +379,7 @@ function ledgerSuite(name: string, open: () => Promise<Opened>): void {
       assert.deepEqual(await ledger.revenue({ from: new Date('2031-01-01T00:00:00Z') }), []);
     });
 
-    test('revenue counts the calls paid on payment channels (their charges) beside settled payments; a charge keeps its result', async () => {
+    test('revenue counts the calls paid on payment channels (their charges) beside settled payments; a charge keeps its result and its files', async () => {
       const channels = ledger.channels!;
       const config = {
         payer: '0x1111111111111111111111111111111111111111',
@@ -395,7 +395,7 @@ function ledgerSuite(name: string, open: () => Promise<Opened>): void {
         channels.commit(
           channelId,
           (current) => ({ ...(current ?? newChannelRecord(channelId, 'base', config, at.getTime())), chargedCumulative: cumulative, signedMaxClaimable: cumulative }),
-          { channelId, cumulative, network: 'base', payer: config.payer, model, amount, requestHash: `h${cumulative}`, result: { status: 200, body: { n: Number(cumulative) }, media: [] }, createdAt: at.getTime() },
+          { channelId, cumulative, network: 'base', payer: config.payer, model, amount, requestHash: `h${cumulative}`, result: { status: 200, body: { n: Number(cumulative) }, media: [`file-${cumulative}`] }, createdAt: at.getTime() },
         );
       const day = new Date('2030-04-01T10:00:00Z');
       const p = payment({ amount: '500', model: 'm-chat' });
@@ -414,6 +414,10 @@ function ledgerSuite(name: string, open: () => Promise<Opened>): void {
       const kept = await channels.chargeAt(channelId, 1_000n);
       assert.deepEqual([kept?.amount, kept?.requestHash, kept?.result.body], [300n, 'h1000', { n: 1000 }]);
       assert.equal((await channels.get(channelId))?.chargedCumulative, 1_009_007_199_254_740_993n);
+      // a file is its charge's: found on the channel that paid for it, and on no other
+      assert.equal((await channels.chargeHolding(channelId, 'file-1000'))?.cumulative, 1_000n);
+      assert.equal(await channels.chargeHolding(channelId, 'file-1'), undefined);
+      assert.equal(await channels.chargeHolding(`0x${'cd'.repeat(32)}`, 'file-1000'), undefined);
       assert.equal(await channels.pruneCharges(new Date('2030-04-02T00:00:00Z'), 10), 2, 'charges made before the cutoff');
       assert.equal(await channels.chargeAt(channelId, 1_000n), undefined);
       assert.ok(await channels.get(channelId), 'the channel itself stays');

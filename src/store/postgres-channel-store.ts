@@ -134,6 +134,14 @@ export class PostgresChannelStore implements ChannelStore {
     return rows[0] && chargeFromRow({ ...rows[0], amount: String(rows[0].amount) });
   }
 
+  async chargeHolding(channelId: string, mediaId: string): Promise<ChannelCharge | undefined> {
+    const { rows } = await this.query<ChargeRow>(
+      "SELECT * FROM channel_charges WHERE channel_id = $1 AND (result::jsonb -> 'media') @> jsonb_build_array($2::text) LIMIT 1",
+      [channelId.toLowerCase(), mediaId],
+    );
+    return rows[0] && chargeFromRow({ ...rows[0], amount: String(rows[0].amount) });
+  }
+
   async pruneCharges(olderThan: Date, limit: number): Promise<number> {
     const outcome = await this.query(
       `DELETE FROM channel_charges WHERE (channel_id, cumulative) IN (

@@ -166,6 +166,13 @@ export class SqliteChannelStore implements ChannelStore {
     return row && chargeFromRow(row);
   }
 
+  async chargeHolding(channelId: string, mediaId: string): Promise<ChannelCharge | undefined> {
+    const row = this.sql(
+      "SELECT * FROM channel_charges WHERE channel_id = ? AND EXISTS (SELECT 1 FROM json_each(result, '$.media') WHERE value = ?) LIMIT 1",
+    ).get(channelId.toLowerCase(), mediaId) as ChargeRow | undefined;
+    return row && chargeFromRow(row);
+  }
+
   async pruneCharges(olderThan: Date, limit: number): Promise<number> {
     const outcome = this.sql(
       'DELETE FROM channel_charges WHERE rowid IN (SELECT rowid FROM channel_charges WHERE created_at < ? LIMIT ?)',

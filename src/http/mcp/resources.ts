@@ -97,11 +97,14 @@ async function readPaidMedia(uri: string, payment: string, media: string, ctx: S
   return { contents: [{ uri, mimeType: info.contentType, blob: await base64Of(deps.media, media) }] };
 }
 
-/** Who paid for the media of a payment (a settled one whose result holds it), or of a payment channel. */
+/**
+ * Who paid for `media` under `payment`: a settled payment whose result holds it, or a charge on a payment channel
+ * whose result does (a channel's payer reads only what its own charges made).
+ */
 async function payerOf(ledger: Ledger, payment: string, media: string): Promise<string | undefined> {
   const record = await findPayment(ledger, payment);
   if (record) return record.state === 'settled' && record.result?.media.includes(media) ? record.payer : undefined;
-  return (await ledger.channels?.get(payment))?.config.payer;
+  return (await ledger.channels?.chargeHolding(payment, media))?.payer;
 }
 
 /** The address a sign-in in `_meta` proves, the way SIGN-IN-WITH-X does on HTTP (origin-bound, single-use nonce). */
