@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { clientSchema } from './client-schema.ts';
 import { schemaProblem } from '../answer-plan.ts';
-import { MAX_SCHEMA_NODES, UnsupportedSchemaError } from './schema-shape.ts';
+import { MAX_LEAST, MAX_SCHEMA_NODES, UnsupportedSchemaError } from './schema-shape.ts';
 import { fitsSchema } from './schema-validator.ts';
 import { linearRegExp } from './linear-regexp.ts';
 import { patternGrammar } from './pattern-grammar.ts';
@@ -75,6 +75,19 @@ test('huge enums, deep nesting and long patterns are refused by size, naming the
   assert.ok(cpuMs(() => (refusal = problemOf(deep))) < 300);
   assert.match(refusal!.why, /nested deeper than 64 levels/);
   assert.match(problemOf({ type: 'string', pattern: 'a'.repeat(5_000) })!.why, /not a valid regular expression/);
+  // a chain of references is as deep as its length (each target a level below its reference)
+  const defs = Object.fromEntries(Array.from({ length: 5_000 }, (_, i) => [`d${i}`, i === 4_999 ? { type: 'string' } : { $ref: `#/$defs/d${i + 1}` }]));
+  assert.ok(cpuMs(() => (refusal = problemOf({ $ref: '#/$defs/d0', $defs: defs }))) < 300);
+  assert.match(refusal!.why, /^\/\$defs\/d64: nested deeper than 64 levels/);
+  // counts asked for at least are bounded before any item is laid out (a minItems of 10^8 took 25 s and 2 GB)
+  for (const [keyword, schema] of [
+    ['minItems', { type: 'array', items: { type: 'string' }, minItems: 100_000_001 }],
+    ['minProperties', { type: 'object', minProperties: 2 ** 32 }],
+    ['minLength', { type: 'string', minLength: 1e9 }],
+  ] as const) {
+    assert.ok(cpuMs(() => (refusal = problemOf({ type: 'object', properties: { a: schema }, required: ['a'] }))) < 300);
+    assert.match(refusal!.why, new RegExp(`^/properties/a/${keyword}: ${keyword} \\d+ asks for more than any answer holds \\(at most ${MAX_LEAST}\\)`));
+  }
   // a schema of 3,000 properties (Ajv's compiler took ~10 s on it) is read in milliseconds
   const wide = { type: 'object', properties: Object.fromEntries(Array.from({ length: 3_000 }, (_, i) => [`p${i}`, { type: 'string' }])) };
   assert.ok(cpuMs(() => assert.equal(problemOf(wide), undefined)) < 300);

@@ -1,8 +1,9 @@
 // A client's JSON Schema read into the shapes the grammar writer knows (shape-grammar.ts): types with their
 // bounds, objects, arrays, choices, literals, references. Reading is bounded by the schema's own size, whatever
 // the schema says: each subschema is read once (a $ref target too, however many places name it: references stay
-// references), at most MAX_SCHEMA_NODES of them per request, at most MAX_NESTING deep, so a refusal costs
-// milliseconds.
+// references), at most MAX_SCHEMA_NODES of them per request, at most MAX_NESTING deep (a reference's target read
+// one level below it), with counts that ask for at least so many items, properties or characters at most MAX_LEAST,
+// so a refusal costs milliseconds.
 // Keywords a grammar cannot state are left free (never a refusal): not, if/then/else, contains, dependent*,
 // patternProperties, propertyNames, unevaluated*, and a second pattern on one string. The engine checks every
 // answer against the whole schema with Ajv, so what is left free is still checked.
@@ -12,8 +13,13 @@ import { parsePattern } from './linear-regexp.ts';
 
 /** subschemas read per request (every tool's parameters and the response schema together) */
 export const MAX_SCHEMA_NODES = 10_000;
-/** how deep a schema's own nesting may go (references do not count: they are not expanded here) */
+/** how deep a schema's nesting may go, a reference's target counting one level below the reference */
 export const MAX_NESTING = 64;
+/**
+ * the most a schema may ask for at least (minItems, minProperties, minLength): no answer of an embedded engine is that
+ * long, and the grammar writer lays out each required item, so a larger count would only cost time before the refusal
+ */
+export const MAX_LEAST = 10_000;
 /** union branches kept when allOf combines choices (each is a whole shape) */
 const MAX_BRANCHES = 64;
 
@@ -86,7 +92,7 @@ export function shapeOf(schema: unknown, allowance: NodeAllowance = { left: MAX_
     if (allowance.left < 0) throw new UnsupportedSchemaError(pointer, `the schemas of this request hold more than ${MAX_SCHEMA_NODES} subschemas`);
   };
 
-  const target = (ref: string, pointer: string): Shape => {
+  const target = (ref: string, pointer: string, depth: number): Shape => {
     if (!ref.startsWith('#')) throw new UnsupportedSchemaError(pointer, `$ref ${ref.slice(0, 100)} is not within the schema (only #... references are read)`);
     const path = decodeURIComponent(ref.slice(1));
     if (!targets.has(path) && !reading.has(path)) {
@@ -97,7 +103,8 @@ export function shapeOf(schema: unknown, allowance: NodeAllowance = { left: MAX_
       }
       if (node === undefined) throw new UnsupportedSchemaError(pointer, `$ref ${ref.slice(0, 100)} names nothing in the schema`);
       reading.add(path);
-      targets.set(path, read(node, path, 0));
+      // one level below the reference: a chain of references is as deep as its length, and bounded the same way
+      targets.set(path, read(node, path, depth + 1));
       reading.delete(path);
     }
     return { kind: 'ref', pointer: path };
@@ -117,7 +124,7 @@ export function shapeOf(schema: unknown, allowance: NodeAllowance = { left: MAX_
     const merging: Merging = { resolved, tick: () => count(pointer) };
     const sub = (value: unknown, key: string) => read(value, `${pointer}/${key}`, depth + 1);
     const parts: Shape[] = [ownShape(raw, pointer, sub, count, merging)];
-    if (typeof raw.$ref === 'string') parts.push(target(raw.$ref, `${pointer}/$ref`));
+    if (typeof raw.$ref === 'string') parts.push(target(raw.$ref, `${pointer}/$ref`, depth));
     for (const keyword of ['anyOf', 'oneOf'] as const) {
       const branches = raw[keyword];
       if (Array.isArray(branches) && branches.length > 0) parts.push(union(branches.map((branch, i) => sub(branch, `${keyword}/${i}`))));
@@ -162,6 +169,13 @@ function inferredTypes(raw: Raw): string[] {
 const num = (value: unknown) => (typeof value === 'number' && Number.isFinite(value) ? value : undefined);
 const count = (value: unknown) => (typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : undefined);
 
+/** a count the schema asks for at least (undefined: none); refused past MAX_LEAST */
+function least(raw: Raw, keyword: 'minItems' | 'minProperties' | 'minLength', pointer: string): number | undefined {
+  const value = count(raw[keyword]);
+  if (value !== undefined && value > MAX_LEAST) throw new UnsupportedSchemaError(`${pointer}/${keyword}`, `${keyword} ${value} asks for more than any answer holds (at most ${MAX_LEAST})`);
+  return value;
+}
+
 function typeShape(type: unknown, raw: Raw, pointer: string, sub: (value: unknown, key: string) => Shape, counted: (pointer: string, nodes?: number) => void): Shape {
   switch (type) {
     case 'null':
@@ -172,7 +186,7 @@ function typeShape(type: unknown, raw: Raw, pointer: string, sub: (value: unknow
       if (typeof raw.pattern === 'string') checkPattern(raw.pattern, `${pointer}/pattern`);
       return {
         kind: 'string',
-        minLength: count(raw.minLength) ?? 0,
+        minLength: least(raw, 'minLength', pointer) ?? 0,
         maxLength: count(raw.maxLength),
         format: typeof raw.format === 'string' ? raw.format : undefined,
         patterns: typeof raw.pattern === 'string' ? [raw.pattern] : [],
@@ -210,7 +224,7 @@ function typeShape(type: unknown, raw: Raw, pointer: string, sub: (value: unknow
         properties,
         required: new Set(Array.isArray(raw.required) ? raw.required.filter((name): name is string => typeof name === 'string') : []),
         additional: additional.kind === 'never' ? false : additional,
-        minProperties: count(raw.minProperties) ?? 0,
+        minProperties: least(raw, 'minProperties', pointer) ?? 0,
         maxProperties: count(raw.maxProperties),
       };
     }
@@ -225,7 +239,7 @@ function typeShape(type: unknown, raw: Raw, pointer: string, sub: (value: unknow
         kind: 'array',
         prefix,
         items: items.kind === 'never' ? false : items,
-        minItems: count(raw.minItems) ?? 0,
+        minItems: least(raw, 'minItems', pointer) ?? 0,
         maxItems: count(raw.maxItems),
         unique: raw.uniqueItems === true,
       };
