@@ -150,6 +150,29 @@ describe('other errors: one JSON shape, the right status, never a 500', () => {
     });
   }
 
+  test('JSON nested thousands of levels deep, on every chat surface: a 400, never a 500 (or a stack overflow while pricing)', async () => {
+    const deep = (levels: number) => `${'{"a":'.repeat(levels)}1${'}'.repeat(levels)}`;
+    const model = 'local/demo-bigram';
+    const toolTurn = (input: string) => `[{"role":"user","content":"q"},{"role":"assistant","content":[{"type":"tool_use","id":"x","name":"f","input":${input}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"x","content":"r"}]}]`;
+    const bodies: [string, string][] = [
+      ['/v1/messages', `{"model":"${model}","max_tokens":10,"messages":${toolTurn(deep(5_000))}}`],
+      ['/v1/messages/count_tokens', `{"model":"${model}","messages":${toolTurn(deep(5_000))}}`],
+      ['/v1/messages/count_tokens', `{"model":"${model}","messages":[{"role":"user","content":"hi"}],"tools":[{"name":"f","input_schema":{"type":"object","properties":${deep(5_000)}}}]}`],
+      ['/api/v1/ai/chat', `{"model":"${model}","prompt":"hi","options":${deep(300)}}`],
+    ];
+    for (const [path, body] of bodies) {
+      const response = await postJson(`${service.url}${path}`, body, { 'X-Network': 'base' });
+      assert.equal(response.status, 400, path);
+      assert.match(await response.text(), /nests deeper than 256 levels/, path);
+    }
+    // a tool call's arguments are a string: nested too deep, they are kept as that text (priced by its length), not parsed
+    const calls = [
+      ['/v1/chat/completions', { model, messages: [{ role: 'user', content: 'q' }, { role: 'assistant', content: null, tool_calls: [{ id: 'x', type: 'function', function: { name: 'f', arguments: deep(5_000) } }] }, { role: 'tool', tool_call_id: 'x', content: 'r' }] }],
+      ['/v1/responses', { model, input: [{ role: 'user', content: 'q' }, { type: 'function_call', call_id: 'x', name: 'f', arguments: deep(5_000) }, { type: 'function_call_output', call_id: 'x', output: 'r' }] }],
+    ] as const;
+    for (const [path, body] of calls) assert.equal((await postJson(`${service.url}${path}`, body, { 'X-Network': 'base' })).status, 402, path);
+  });
+
   test('a paid request whose body is invalid gets 400, whatever the proof', async () => {
     const response = await postJson(`${service.url}/api/v1/ai/chat`, { model: 'local/demo-bigram' }, { 'X-Network': 'base', 'X-PAYMENT': 'e30=' });
     assert.equal(response.status, 400);

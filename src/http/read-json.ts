@@ -5,6 +5,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Context } from 'hono';
 import { ApiError } from '../errors.ts';
+import { jsonProblem, MAX_JSON_NESTING } from '../lib/json-nesting.ts';
 
 const JSON_TYPE = /^application\/([a-z0-9.+-]+\+)?json\s*(;|$)/i;
 
@@ -37,7 +38,10 @@ export function isJsonType(contentType: string): boolean {
   return JSON_TYPE.test(contentType);
 }
 
-/** A request body's text as JSON: 400 when it is empty, does not parse, or holds a key named __proto__. */
+/**
+ * A request body's text as JSON: 400 when it is empty, does not parse, nests deeper than MAX_JSON_NESTING or holds a
+ * key named __proto__.
+ */
 export function parseJsonBody(text: string): unknown {
   if (text.trim() === '') throw new ApiError(400, 'invalid_json', 'request body is empty; a JSON object is required');
   let body: unknown;
@@ -47,23 +51,18 @@ export function parseJsonBody(text: string): unknown {
     throw new ApiError(400, 'invalid_json', `request body is not valid JSON: ${(error as Error).message}`);
   }
   // JSON.parse makes "__proto__" an ordinary key, but validation drops it unseen; refuse it by name. Any
-  // spelling of it holds either the plain name or a \u escape, so only such bodies are walked.
-  if ((text.includes('__proto__') || text.includes('\\u')) && hasProtoKey(body)) {
+  // spelling of it holds either the plain name or a \u escape, so only such bodies are walked for it; nesting
+  // MAX_JSON_NESTING deep needs twice as many characters, so only longer bodies are walked for that
+  const protoKeys = text.includes('__proto__') || text.includes('\\u');
+  if (!protoKeys && text.length <= 2 * MAX_JSON_NESTING) return body;
+  const problem = jsonProblem(body, { protoKeys });
+  if (problem?.kind === 'proto_key') {
     throw new ApiError(400, 'invalid_request', 'a key named __proto__ is not accepted anywhere in the body', { field: '__proto__' });
   }
-  return body;
-}
-
-/** Walks with a stack of its own: a body may nest deeper than the call stack goes. */
-function hasProtoKey(root: unknown): boolean {
-  const pending = [root];
-  while (pending.length > 0) {
-    const value = pending.pop();
-    if (typeof value !== 'object' || value === null) continue;
-    if (Object.hasOwn(value, '__proto__')) return true;
-    for (const child of Object.values(value)) pending.push(child);
+  if (problem?.kind === 'too_deep') {
+    throw new ApiError(400, 'invalid_request', `the body nests deeper than ${MAX_JSON_NESTING} levels${problem.field === undefined ? '' : ` under ${problem.field}`}`, problem.field === undefined ? {} : { field: problem.field });
   }
-  return false;
+  return body;
 }
 
 /** The common case: a Node request with a Content-Length, not read yet. */

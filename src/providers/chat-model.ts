@@ -17,6 +17,7 @@
 //   Remote URLs are fetched by the gateway itself at call time, public addresses only, bounded (image-input.ts).
 import type { JSONSchema7, SharedV4ProviderOptions } from '@ai-sdk/provider';
 import type { ModelMessage } from 'ai';
+import { nestsTooDeep } from '../lib/json-nesting.ts';
 
 /** A function the model may call. `parameters` is a JSON Schema (an object schema). */
 export interface ChatTool {
@@ -105,11 +106,14 @@ export function toolNameOf(messages: readonly ModelMessage[], toolCallId: string
   return undefined;
 }
 
-/** Arguments as a tool-call part holds them: the parsed JSON, or the text itself when it is not JSON. */
+/** Arguments as a tool-call part holds them: the parsed JSON, or the text itself when it is not JSON (or nests too deep). */
 export function parseToolArguments(text: string): unknown {
+  let parsed: unknown;
   try {
-    return JSON.parse(text);
+    parsed = JSON.parse(text);
   } catch {
     return text;
   }
+  // nested past what can be serialised again (the upstream request, the answer): kept as the text it came as
+  return nestsTooDeep(parsed, text.length) ? text : parsed;
 }
