@@ -11,7 +11,7 @@ import { wrapFetchWithPayment as wrapFetchV1 } from 'x402-fetch';
 import { wrapFetchWithPayment as wrapFetchV2, x402Client } from '@x402/fetch';
 import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import type { PrivateKeyAccount } from 'viem/accounts';
-import { startTestService, postJson } from './support/service.ts';
+import { capturedLogger, startTestService, postJson } from './support/service.ts';
 import { balanceOf, decodeReceipt, fundedEvmBuyer } from './support/sandbox-wallet.ts';
 import { signEvmProof } from './support/evm-proof.ts';
 import { CHAT_TEXT, CHAT_USAGE, startOpenAIUpstream, type OpenAIUpstream } from './support/openai-upstream.ts';
@@ -29,6 +29,7 @@ const FUNDS = 10_000_000n;
 
 let upstream: OpenAIUpstream;
 let service: RunningService;
+const logged = capturedLogger('debug');
 
 before(async () => {
   upstream = await startOpenAIUpstream();
@@ -51,6 +52,7 @@ before(async () => {
       // polygon chat settles before the work runs (as Solana work would): the other order of the money rules
       settleFirst: ['polygon:chat'],
     },
+    log: logged.log,
   });
 });
 after(async () => {
@@ -242,8 +244,12 @@ describe('streamed chat from an OpenAI-compatible upstream: the money rules', ()
     assert.equal(await spent(buyer), BigInt(last.x402.amount));
   });
 
-  /** Opens a paid stream with `proof`, reads until the first piece of text, then leaves. */
+  /**
+   * Opens a paid stream with `proof`, reads until the first piece of text, then leaves: quietly, as a client that
+   * left (logged at debug), not as a failed generation (a warning).
+   */
   async function leaveAfterFirstText(proof: string): Promise<void> {
+    const linesBefore = logged.lines.length;
     const leaving = new AbortController();
     const response = await fetch(`${service.url}/v1/chat/completions`, {
       method: 'POST',
@@ -255,6 +261,9 @@ describe('streamed chat from an OpenAI-compatible upstream: the money rules', ()
     for await (const data of sseData(response)) if (JSON.parse(data).choices[0]?.delta?.content) break;
     leaving.abort();
     await until('the gateway to stop reading the model', () => upstream.streamsClosedEarly === 1);
+    const since = () => logged.lines.slice(linesBefore);
+    await until('the stream\'s end to be logged', () => since().some((line) => line.msg === 'client closed the request'));
+    assert.deepEqual(since().filter((line) => (line.level as number) >= 40), [], 'nothing logged as a failure');
   }
 
   /** The whole stream paid by `proof`: its text and its last chunk. */

@@ -86,7 +86,9 @@ export function withPaidLane(app: RequestListener, deps: PaidLaneDeps): RequestL
     }
     const frame = deps.frame.open(headerOf(request, 'X-Request-Id'));
     const { prepared, http, work } = call;
-    const answerError = (error: unknown) => errorAnswerFor(error, { reqId: frame.requestId, left: incomingClosed(request) }, deps.log);
+    // a stream's client may leave once its request is whole: its socket's closing before the answer's end says so
+    const clientLeft = () => incomingClosed(request) || (response.destroyed && !response.writableFinished);
+    const answerError = (error: unknown) => errorAnswerFor(error, { reqId: frame.requestId, left: clientLeft() }, deps.log);
     const notes = prepared.notes?.headers();
     let answered: PaymentAnswer & { delivered?: boolean };
     try {
