@@ -4,6 +4,7 @@
 // the reference server's "X-PAYMENT header is required" does not meet, so the client does not apply it).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { request } from 'node:http';
 import { PaymentRequirementsSchema } from 'x402/types';
 import { startTestService, postJson } from './support/service.ts';
 import type { RunningService } from '../src/service.ts';
@@ -171,6 +172,35 @@ describe('other errors: one JSON shape, the right status, never a 500', () => {
       ['/v1/responses', { model, input: [{ role: 'user', content: 'q' }, { type: 'function_call', call_id: 'x', name: 'f', arguments: deep(5_000) }, { type: 'function_call_output', call_id: 'x', output: 'r' }] }],
     ] as const;
     for (const [path, body] of calls) assert.equal((await postJson(`${service.url}${path}`, body, { 'X-Network': 'base' })).status, 402, path);
+  });
+
+  test('a chunked body past the limit (no size declared) is a 413, not a client that left, on every surface', async () => {
+    /** a JSON body sent in chunks, without end, until the gateway answers */
+    const endless = (path: string) =>
+      new Promise<{ status: number; text: string }>((resolve, reject) => {
+        const chunk = Buffer.alloc(64 * 1024, 'x');
+        const sending = request(`${service.url}${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' } });
+        let answered = false;
+        sending.on('response', async (response) => {
+          answered = true;
+          let text = '';
+          for await (const piece of response) text += piece;
+          resolve({ status: response.statusCode!, text });
+          sending.destroy();
+        });
+        sending.on('error', (error) => answered || reject(error));
+        sending.write('{"prompt":"');
+        const pump = () => {
+          while (!answered && sending.write(chunk));
+          if (!answered) sending.once('drain', pump);
+        };
+        pump();
+      });
+    for (const [path, limit] of [['/api/v1/ai/chat', '262144'], ['/v1/chat/completions', '33554432'], ['/mcp', '262144']] as const) {
+      const answer = await endless(path);
+      assert.equal(answer.status, 413, `${path}: ${answer.text}`);
+      assert.match(answer.text, new RegExp(`request body must be at most ${limit} bytes`), path);
+    }
   });
 
   test('a paid request whose body is invalid gets 400, whatever the proof', async () => {

@@ -25,10 +25,11 @@ export async function readJsonBody(c: Context, limitBytes: number, plainTextToo 
   const incoming = (c.env as { incoming?: IncomingMessage & { rawBody?: unknown } } | undefined)?.incoming;
   // read already by the paid lane (paid-lane.ts), which handed it over
   if (incoming?.rawBody instanceof Buffer) return parseJsonBody(incoming.rawBody.toString('utf8'));
-  // With a Content-Length (at most the limit, checked above) Node's parser delivers exactly that many bytes,
-  // so the limit cannot be crossed while reading; chunked bodies keep the iterator and its early stop.
+  // A Node request's bytes come from its events, the limit checked at each (a chunked body declares no size): past
+  // it the request is left as it is, not destroyed, so the 413 is answered (a destroyed request reads as a client
+  // that left). A web stream (app.request() in tests) is read through its iterator.
   const bytes =
-    incoming && incoming.headers['content-length'] !== undefined && !incoming.readableEnded && !incoming.destroyed
+    incoming && !incoming.readableEnded && !incoming.destroyed
       ? await readIncoming(incoming, limitBytes, tooLarge)
       : await readIterable(incoming ?? (c.req.raw.body as unknown as AsyncIterable<Uint8Array> | null), limitBytes, tooLarge);
   return parseJsonBody(bytes.toString('utf8'));
@@ -79,7 +80,8 @@ export function readIncoming(incoming: IncomingMessage, limitBytes: number, tooL
     const onData = (chunk: Buffer) => {
       size += chunk.byteLength;
       if (size > limitBytes) {
-        // not reached (see readJsonBody); the rest is left to @hono/node-server, which drains unread bodies
+        // a chunked body past the limit: nothing more is kept; once the 413 is written, @hono/node-server drains
+        // what the client still sends (at most 500 ms or 64 MB, then it closes the connection)
         done();
         reject(tooLarge());
         return;

@@ -43,7 +43,7 @@ export function mcpRoutes(deps: McpDeps & { config: Config }): Hono {
     } catch (error) {
       const apiError = toApiError(error);
       if (!apiError) throw error;
-      return jsonRpcError(apiError.status, apiError.code === 'invalid_json' ? PARSE_ERROR : INVALID_REQUEST, apiError.message);
+      return jsonRpcError(apiError.status, apiError.code === 'invalid_json' ? PARSE_ERROR : INVALID_REQUEST, apiError.message, apiError.headers);
     }
     const batch = Array.isArray(body) ? batchRefusal(body, c.req.header('Mcp-Protocol-Version')?.trim()) : undefined;
     if (batch) return jsonRpcError(400, INVALID_REQUEST, batch);
