@@ -7,7 +7,8 @@ import { createServer, type Server } from 'node:http';
 import { getRequestListener } from '@hono/node-server';
 import type { Logger } from 'pino';
 import { createLogger } from './logging.ts';
-import type { Config } from './config/load.ts';
+import { InvalidConfigurationError, type Config } from './config/load.ts';
+import { operatorTokenProblems } from './http/admin/admin-auth.ts';
 import { openLedger } from './store/open-ledger.ts';
 import { mediaStoreFromConfig } from './media/media-store-from-config.ts';
 import { startMediaRetention } from './media/media-retention.ts';
@@ -72,7 +73,12 @@ export async function startService(config: Config, options: { log?: Logger } = {
   // rails first: a missing secret stops startup before the ledger is opened
   // (a shared ledger also coordinates settlement keys' nonces: the rails ask for it at their first send)
   let openedLedger: Ledger | undefined;
-  const rails = await configuredRails(config, process.env, () => openedLedger, log);
+  // and the operator's tokens: every missing or malformed secret named in one message
+  const tokenProblems = operatorTokenProblems(config);
+  const rails = await configuredRails(config, process.env, () => openedLedger, log).catch((error: unknown) => {
+    throw error instanceof InvalidConfigurationError && tokenProblems.length > 0 ? new InvalidConfigurationError([...error.problems, ...tokenProblems]) : error;
+  });
+  if (tokenProblems.length > 0) throw new InvalidConfigurationError(tokenProblems);
   const { ledger, engine } = await openLedger(config, log);
   openedLedger = ledger;
   log.info({ engine }, 'payments ledger ready');

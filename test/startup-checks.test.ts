@@ -97,6 +97,20 @@ test('a malformed Solana fee-payer secret is reported without any part of its va
   }
 });
 
+test("the operator's tokens are secrets too: named in the one message with a missing key, before the ledger is opened", async () => {
+  const { code, stderr } = await start({ networks: { base: { payTo: PAY_TO, facilitator: localEvm('http://127.0.0.1:9') } } }, {
+    ADMIN_TOKEN: 'short-token',
+    METRICS_TOKEN: 'has a space in it, long enough',
+    DATABASE_URL: `postgres://gateway:hunter2secret@127.0.0.1:${await unusedPort()}/ledger`,
+  });
+  assert.equal(code, 2, stderr);
+  assert.match(stderr, /invalid configuration \(3 problems\)/);
+  assert.match(stderr, /networks\.base: .*BASE_KEY/);
+  assert.match(stderr, /ADMIN_TOKEN \(or ADMIN_TOKEN_FILE\) must hold at least 16 printable characters/);
+  assert.match(stderr, /METRICS_TOKEN \(or METRICS_TOKEN_FILE\) must hold at least 16 printable characters/);
+  assert.doesNotMatch(stderr, /short-token|has a space|PostgreSQL/);
+});
+
 test('an unreachable PostgreSQL stops startup with a clear message (no password, no stack trace)', async () => {
   const port = await unusedPort();
   const { code, stderr } = await start({ networks: { base: { payTo: PAY_TO, facilitator: localEvm('http://127.0.0.1:9') } } }, {

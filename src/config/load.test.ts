@@ -115,6 +115,21 @@ test('bad sandbox listen settings stop startup, each one named', () => {
   assert.throws(() => loadConfig({ LOG_FORMAT: 'yaml' }), /logFormat/);
 });
 
+test('PORT and DATABASE_URL that would not work are named at once, never the password', () => {
+  assert.throws(
+    () => loadConfig({ PORT: '1e3', DATABASE_URL: 'postgres://gateway:hunter2secret@db.internal:notaport/ledger' }),
+    (error: Error) => {
+      assert.match(error.message, /2 problems/);
+      assert.match(error.message, /port: /);
+      assert.match(error.message, /databaseUrl: not a valid URL/);
+      assert.doesNotMatch(error.message, /hunter2secret/);
+      return true;
+    },
+  );
+  assert.equal(loadConfig({ PORT: ' 8080 ' }).port, 8080);
+  assert.equal(loadConfig({ DATABASE_URL: 'postgresql:///ledger?host=/var/run/postgresql' }).databaseUrl, 'postgresql:///ledger?host=/var/run/postgresql');
+});
+
 test("the Docker image's sandbox listen settings are harmless in live mode: live networks, no sandbox", () => {
   const env = { SANDBOX_HOST: '0.0.0.0', SANDBOX_PORT_BASE: '8545', SANDBOX_PUBLIC_HOST: 'localhost' };
   const live = loadConfig(env, {

@@ -16,6 +16,15 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
+/** Settings found wrong together: one message naming each, so an operator fixes them all in one go. */
+export class InvalidConfigurationError extends ConfigError {
+  readonly problems: readonly string[];
+  constructor(problems: readonly string[]) {
+    super(`invalid configuration (${problems.length} problem${problems.length === 1 ? '' : 's'}):\n  ${problems.join('\n  ')}`);
+    this.problems = problems;
+  }
+}
+
 type Env = Record<string, string | undefined>;
 
 /** A whole number from the environment; anything else stays text so the schema names it. */
@@ -25,7 +34,7 @@ const envNumber = (text: string): unknown => (/^\d+$/.test(text.trim()) ? Number
 function fromEnvironment(env: Env, file: Record<string, unknown>): Record<string, unknown> {
   const overrides: Record<string, unknown> = {};
   if (env.HOST) overrides.host = env.HOST;
-  if (env.PORT) overrides.port = Number(env.PORT);
+  if (env.PORT) overrides.port = envNumber(env.PORT);
   if (env.PUBLIC_URL) overrides.publicUrl = env.PUBLIC_URL;
   if (env.TRUSTED_PROXIES) overrides.trustedProxies = env.TRUSTED_PROXIES.split(',').map((s) => s.trim()).filter(Boolean);
   if (env.DATA_DIR) overrides.dataDir = env.DATA_DIR;
@@ -102,7 +111,7 @@ export function loadConfig(env: Env = process.env, input?: Record<string, unknow
     problems.unshift(...parsed.error.issues.map((issue) => `${issue.path.length > 0 ? issue.path.join('.') : '(top level)'}: ${issue.message}`));
   }
   if (problems.length > 0 || !config) {
-    throw new ConfigError(`invalid configuration (${problems.length} problem${problems.length === 1 ? '' : 's'}):\n  ${problems.join('\n  ')}`);
+    throw new InvalidConfigurationError(problems);
   }
   return config;
 }

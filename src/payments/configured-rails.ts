@@ -6,7 +6,7 @@
 // payer's witness names the address that already holds the gas.
 import type { Config } from '../config/load.ts';
 import type { NetworkConfig } from '../config/schema.ts';
-import { ConfigError } from '../config/load.ts';
+import { ConfigError, InvalidConfigurationError } from '../config/load.ts';
 import { readSecret } from '../config/secret.ts';
 import { NETWORKS, type Network, type NetworkName } from '../x402/networks.ts';
 import { libsecp256k1Account } from '../x402/libsecp256k1-account.ts';
@@ -184,6 +184,6 @@ export async function configuredRails(
       problems.push(`networks.${name}: ${error.message}`);
     }
   }
-  if (problems.length > 0) throw new ConfigError(`invalid configuration (${problems.length} problem${problems.length === 1 ? '' : 's'}):\n  ${problems.join('\n  ')}`);
+  if (problems.length > 0) throw new InvalidConfigurationError(problems);
   return rails;
 }

@@ -32,6 +32,8 @@ export const storageFields = {
   databaseUrl: z
     .string()
     .regex(/^postgres(ql)?:\/\//, 'a postgres:// or postgresql:// connection string')
+    // the driver reads it as a URL: one that does not parse (a port that is not a number) fails here, not at connect
+    .refine((url) => URL.canParse(url), 'not a valid URL (check the host, the port, and that special characters in the password are percent-encoded)')
     .optional(),
   /** where generated media is kept */
   media: mediaConfig.default({ store: 'file' }),

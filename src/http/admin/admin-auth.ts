@@ -20,6 +20,20 @@ export function metricsToken(config: Pick<Config, 'metricsTokenEnv'>, env: Recor
   return bearerToken(config.metricsTokenEnv, env);
 }
 
+/** What is wrong with the operator's tokens (admin, metrics), each named; none when both are unset or good. */
+export function operatorTokenProblems(config: Pick<Config, 'adminTokenEnv' | 'metricsTokenEnv'>, env: Record<string, string | undefined> = process.env): string[] {
+  const problems: string[] = [];
+  for (const name of [config.adminTokenEnv, config.metricsTokenEnv]) {
+    try {
+      bearerToken(name, env);
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      problems.push(error.message);
+    }
+  }
+  return problems;
+}
+
 /** A bearer token from the variable `name` (or NAME_FILE), checked for length and characters; undefined if unset. */
 function bearerToken(name: string, env: Record<string, string | undefined>): string | undefined {
   const token = optionalSecret(env, name);
