@@ -17,6 +17,7 @@ import { RemoteFacilitator } from './payments/facilitators/remote.ts';
 import type { NetworkName } from './x402/networks.ts';
 import type { Ledger } from './store/ledger.ts';
 import type { MediaStore } from './media/media-store.ts';
+import { operatorTokenProblems } from './http/admin/admin-auth.ts';
 
 export interface Finding {
   /** fatal: a paid call would fail (or a payment be lost) until it is fixed; warning: works, but less well */
@@ -76,6 +77,8 @@ export async function preflight(env: Env = process.env): Promise<Finding[]> {
       findings.push(...configProblems('config', error)); // secrets, an upto setting the chain or facilitator cannot honour
     }
   }
+
+  findings.push(...operatorTokenProblems(config, env).map((problem) => fatal('config', problem)));
 
   mkdirSync(config.dataDir, { recursive: true });
   const ledger = await attempt(() => openLedger(config).then(({ ledger }) => ledger));

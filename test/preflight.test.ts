@@ -90,7 +90,7 @@ test('the EIP-712 domain is compared with what the token answers', async () => {
   assert.match(stdout, /FATAL {3}networks\.base: asset 0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913 is named "USD Coin" but the EIP-712 domain says "USDC"/);
 });
 
-test('a settlement key without gas, and a missing secret, are findings too', async () => {
+test('a settlement key without gas, a missing secret and a malformed admin token are findings too', async () => {
   const { code, stdout } = await preflight(
     {
       networks: {
@@ -99,9 +99,11 @@ test('a settlement key without gas, and a missing secret, are findings too', asy
       },
     },
     'secret',
-    { NO_GAS_KEY: generatePrivateKey() },
+    { NO_GAS_KEY: generatePrivateKey(), ADMIN_TOKEN: 'too-short' },
   );
   assert.equal(code, 1, stdout);
+  assert.match(stdout, /FATAL {3}config: ADMIN_TOKEN \(or ADMIN_TOKEN_FILE\) must hold at least 16 printable characters/);
+  assert.doesNotMatch(stdout, /too-short/);
   assert.match(stdout, /FATAL {3}networks\.base: base: settlement account 0x[0-9a-fA-F]{40} has no native gas/);
   assert.match(stdout, /FATAL {3}config: networks\.polygon: secret UNSET_KEY is not set/);
   assert.match(stdout, /ok {6}media: media store is writable/, 'the other checks still run');
