@@ -1,8 +1,8 @@
 // /mcp's edges, from raw HTTP: a Host or Origin the gateway is not known by is refused before any work (DNS
 // rebinding), and so is a behind-proxy request whose forwarded host is foreign; a JSON-RPC batch is served only
-// under the one protocol version that has batches (2025-03-26) and is bounded there; malformed params are
-// -32602, not a parse or internal error; a request without Host is answered in JSON-RPC; the 2026-07-28 wire
-// echoes the request id on its errors.
+// under the one protocol version that has batches (2025-03-26), bounded there, its answer an array and its ids
+// distinct; malformed params are -32602, not a parse or internal error; a request without Host is answered in
+// JSON-RPC; the 2026-07-28 wire echoes the request id on its errors.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestService } from './support/service.ts';
@@ -63,6 +63,13 @@ test('a JSON-RPC batch is refused under a protocol version without batches, serv
   const huge = await post(Array.from({ length: 100 }, (_, id) => rpc('tools/list', undefined, id)), { ...LEGACY, 'Mcp-Protocol-Version': '2025-03-26' });
   assert.equal(huge.status, 400);
   assert.match(huge.body.error.message, /at most 16 messages/);
+  // a batch's answer is an array, even of one; two requests of one id would share one answer: refused
+  const one = await post([rpc('tools/list', undefined, 5)], { ...LEGACY, 'Mcp-Protocol-Version': '2025-03-26' });
+  assert.equal(one.status, 200);
+  assert.deepEqual(one.body.map((answer: { id: number }) => answer.id), [5]);
+  const twins = await post([rpc('tools/list', undefined, 1), rpc('ping', undefined, 1)], { ...LEGACY, 'Mcp-Protocol-Version': '2025-03-26' });
+  assert.equal(twins.status, 400);
+  assert.match(twins.body.error.message, /an id of its own/);
 });
 
 test('malformed params are invalid params, on either wire: arguments as an array, _meta as a string', async () => {

@@ -1,9 +1,9 @@
 // /mcp: the MCP Streamable HTTP transport, stateless, on both MCP wires (wire.ts). Each POST carries its JSON-RPC
 // message(s) and gets the answer(s) in one response, so any instance behind a load balancer can answer any request.
 // Before any work: the Host and Origin check against DNS rebinding (host-guard.ts), the body's size and JSON, and
-// no JSON-RPC batch unless the request's protocol version has batches (2025-03-26 alone). GET (a standalone event
-// stream) and DELETE (ending a session) have nothing to serve without sessions: 405, as the MCP SDK's stateless
-// server answers them. Every error here is JSON-RPC. The MCP SDK (~0.2 s to load) is imported at the first POST: a
+// no JSON-RPC batch unless the request's protocol version has batches (2025-03-26 alone; its answer an array, its
+// requests' ids distinct). GET (a standalone event stream) and DELETE (ending a session) have nothing to serve
+// without sessions: 405, as the MCP SDK's stateless server answers them. Every error here is JSON-RPC. The MCP SDK (~0.2 s to load) is imported at the first POST: a
 // gateway no agent reaches over MCP never loads it.
 import { Hono } from 'hono';
 import type { Config } from '../../config/load.ts';
@@ -25,7 +25,20 @@ const MAX_BATCH = 16;
 function batchRefusal(messages: unknown[], version: string | undefined): string | undefined {
   if ((version ?? BATCHING_VERSION) !== BATCHING_VERSION) return `JSON-RPC batches are not part of MCP ${version}: send one message per POST`;
   if (messages.length > MAX_BATCH) return `a batch holds at most ${MAX_BATCH} messages`;
+  // the transport pairs answers with requests by id: two requests of one id would get one answer
+  const ids = messages.flatMap((message) => (typeof message === 'object' && message !== null && 'method' in message && 'id' in message ? [JSON.stringify(message.id)] : []));
+  if (new Set(ids).size !== ids.length) return 'each request of a batch needs an id of its own';
   return undefined;
+}
+
+/** A batch's answer is an array (JSON-RPC 2.0), even of one: the MCP SDK answers a batch of one with the bare object. */
+async function asBatchAnswer(response: Response): Promise<Response> {
+  if (!response.headers.get('content-type')?.startsWith('application/json')) return response;
+  const text = await response.text();
+  if (!text.trimStart().startsWith('{')) return new Response(text, response);
+  const headers = new Headers(response.headers);
+  headers.delete('content-length');
+  return new Response(`[${text}]`, { status: response.status, headers });
 }
 
 export function mcpRoutes(deps: McpDeps & { config: Config }): Hono {
@@ -51,7 +64,7 @@ export function mcpRoutes(deps: McpDeps & { config: Config }): Hono {
       const wire = await load();
       const response = await wire.handle(c.req.raw, body, requestOrigin(c, deps.config));
       if (response.status >= 500) deps.log.error({ status: response.status }, 'MCP request failed');
-      return response;
+      return Array.isArray(body) ? await asBatchAnswer(response) : response;
     } catch (error) {
       deps.log.error({ err: error }, 'MCP request failed');
       return jsonRpcError(500, INTERNAL_ERROR, 'internal error');
