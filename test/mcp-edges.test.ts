@@ -88,6 +88,15 @@ test('malformed params are invalid params, on either wire: arguments as an array
     assert.notEqual(answer.body.error.code, -32700, 'the body is JSON: not a parse error');
     assert.notEqual(answer.body.error.code, -32603, 'the client is at fault: not an internal error');
   }
+  // params the SDK's own schemas refuse: invalid params in one line, not an internal error quoting zod
+  for (const [message, field] of [
+    [rpc('initialize', { protocolVersion: 5, capabilities: {}, clientInfo: { name: 'x', version: '1' } }), 'params.protocolVersion'],
+    [rpc('resources/read', { uri: 7 }), 'params.uri'],
+  ] as const) {
+    const answer = await post(message);
+    assert.equal(answer.body.error.code, -32602, JSON.stringify(answer.body));
+    assert.match(answer.body.error.message, new RegExp(`^Invalid params: ${field.replace('.', '\\.')}: Invalid input: expected string`));
+  }
 });
 
 test('a request without Host is answered in JSON-RPC, naming the header', async () => {

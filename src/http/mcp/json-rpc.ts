@@ -5,9 +5,10 @@ import type { ErrorShape } from '../render-error.ts';
 
 export const MCP_PATH = '/mcp';
 
-/** JSON-RPC 2.0 error codes (the spec's): the body is no JSON, or no valid request; a failure of ours. */
+/** JSON-RPC 2.0 error codes (the spec's): the body is no JSON, no valid request, bad params; a failure of ours. */
 export const PARSE_ERROR = -32700;
 export const INVALID_REQUEST = -32600;
+export const INVALID_PARAMS = -32602;
 export const INTERNAL_ERROR = -32603;
 /** what the MCP SDK answers for a transport-level refusal (405 and the like) */
 export const TRANSPORT_ERROR = -32000;

@@ -11,7 +11,7 @@ import { readJsonBody } from '../read-json.ts';
 import { requestOrigin } from '../origin.ts';
 import { toApiError } from '../render-error.ts';
 import { SERVER_JSON_PATH, serverJson } from './discovery.ts';
-import { INTERNAL_ERROR, INVALID_REQUEST, jsonRpcError, MCP_PATH, PARSE_ERROR, TRANSPORT_ERROR } from './json-rpc.ts';
+import { INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, jsonRpcError, MCP_PATH, PARSE_ERROR, TRANSPORT_ERROR } from './json-rpc.ts';
 import { allowedHostnames, rebindingRefusal } from './host-guard.ts';
 import type { McpDeps } from './server.ts';
 import type { McpWire } from './wire.ts';
@@ -31,14 +31,35 @@ function batchRefusal(messages: unknown[], version: string | undefined): string 
   return undefined;
 }
 
-/** A batch's answer is an array (JSON-RPC 2.0), even of one: the MCP SDK answers a batch of one with the bare object. */
-async function asBatchAnswer(response: Response): Promise<Response> {
+/**
+ * The SDK's JSON answer as JSON-RPC 2.0 has it: a batch's answer an array even of one (the SDK answers a batch of one
+ * with the bare object), and params its schema refuses invalid params (-32602) in one line, not an internal error
+ * (-32603) quoting zod's issues (the SDK's answer to a malformed `initialize` or `resources/read`).
+ */
+async function asJsonRpc(response: Response, batch: boolean): Promise<Response> {
   if (!response.headers.get('content-type')?.startsWith('application/json')) return response;
   const text = await response.text();
-  if (!text.trimStart().startsWith('{')) return new Response(text, response);
+  const refused = text.includes(`"code":${INTERNAL_ERROR}`);
+  if (!refused && !(batch && text.trimStart().startsWith('{'))) return new Response(text, response);
+  let answers = JSON.parse(text) as unknown;
+  if (refused) answers = Array.isArray(answers) ? answers.map(invalidParams) : invalidParams(answers);
   const headers = new Headers(response.headers);
   headers.delete('content-length');
-  return new Response(`[${text}]`, { status: response.status, headers });
+  return new Response(JSON.stringify(batch && !Array.isArray(answers) ? [answers] : answers), { status: response.status, headers });
+}
+
+function invalidParams(answer: unknown): unknown {
+  const error = (answer as { error?: { code?: unknown; message?: unknown } }).error;
+  if (error?.code !== INTERNAL_ERROR || typeof error.message !== 'string' || !error.message.startsWith('[')) return answer;
+  let issues: { path?: unknown; message?: unknown }[];
+  try {
+    issues = JSON.parse(error.message) as typeof issues;
+  } catch {
+    return answer;
+  }
+  if (!Array.isArray(issues) || !issues.every((issue) => Array.isArray(issue.path) && typeof issue.message === 'string')) return answer;
+  const said = issues.map((issue) => `${(issue.path as unknown[]).join('.')}: ${issue.message as string}`).join('; ');
+  return { ...(answer as object), error: { code: INVALID_PARAMS, message: `Invalid params: ${said}` } };
 }
 
 export function mcpRoutes(deps: McpDeps & { config: Config }): Hono {
@@ -64,7 +85,7 @@ export function mcpRoutes(deps: McpDeps & { config: Config }): Hono {
       const wire = await load();
       const response = await wire.handle(c.req.raw, body, requestOrigin(c, deps.config));
       if (response.status >= 500) deps.log.error({ status: response.status }, 'MCP request failed');
-      return Array.isArray(body) ? await asBatchAnswer(response) : response;
+      return await asJsonRpc(response, Array.isArray(body));
     } catch (error) {
       deps.log.error({ err: error }, 'MCP request failed');
       return jsonRpcError(500, INTERNAL_ERROR, 'internal error');
