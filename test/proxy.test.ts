@@ -5,6 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
+import { request as httpRequest } from 'node:http';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
 import { getBase58Decoder } from '@solana/kit';
@@ -131,6 +132,45 @@ test('a 402 asking to pay another payee than --pay-to is refused, in the clientâ
     assert.match(refused.message, /pays only 0xdede.* \(--pay-to\); nothing was signed/);
     assert.equal(await dropped(), 0n);
     assert.equal((await stats()).spent.atomic, '0');
+  } finally {
+    await proxy.stop();
+  }
+});
+
+test('a web page cannot spend the wallet: a foreign Origin or Host is refused before any quote; no CORS header goes back', async () => {
+  const { proxy, dropped, stats } = await proxyFor('web-page');
+  const { port } = new URL(proxy.url);
+  const call = (path: string, headers: Record<string, string>, body?: string) =>
+    new Promise<{ status: number; headers: Record<string, unknown>; text: string }>((resolve, reject) => {
+      const sent = httpRequest({ host: '127.0.0.1', port, path, method: body === undefined ? 'GET' : 'POST', headers }, async (answer) => {
+        let text = '';
+        for await (const piece of answer) text += piece;
+        resolve({ status: answer.statusCode!, headers: answer.headers, text });
+      });
+      sent.on('error', reject);
+      sent.end(body);
+    });
+  const chat = JSON.stringify({ model: CHAT, messages: [{ role: 'user', content: 'Hello' }], max_tokens: 8 });
+  try {
+    // a page's simple POST (text/plain: no preflight), a page from a file (Origin null), a rebound name
+    for (const headers of [
+      { Origin: 'https://evil.example', 'Content-Type': 'text/plain' },
+      { Origin: 'null', 'Content-Type': 'application/json' },
+      { Host: `evil.example:${port}`, 'Content-Type': 'application/json' },
+    ] as Record<string, string>[]) {
+      const refused = await call('/v1/chat/completions', headers, chat);
+      assert.equal(refused.status, 403, JSON.stringify(headers));
+      assert.match(JSON.parse(refused.text).error.message, /programs on this machine only/);
+    }
+    assert.equal(await dropped(), 0n);
+    assert.equal((await stats()).spent.atomic, '0');
+    // a page of this machine (a local web UI) is served; the gateway's CORS headers stay behind
+    const local = await call('/v1/models', { Origin: 'http://localhost:3000' });
+    assert.equal(local.status, 200);
+    assert.equal(local.headers['access-control-allow-origin'], undefined);
+    // a model's path cannot climb to another route of the gateway
+    assert.equal((await call('/v1/models/../../healthz', {})).status, 404);
+    assert.equal((await call('/v1/models/%2e%2e/%2E%2E/healthz', {})).status, 404);
   } finally {
     await proxy.stop();
   }

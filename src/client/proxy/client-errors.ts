@@ -9,7 +9,7 @@ export type Dialect = 'anthropic' | 'openai';
 export const dialectOf = (path: string): Dialect => (path.startsWith('/v1/messages') ? 'anthropic' : 'openai');
 
 /** what the proxy refuses with, as OpenAI's `code` */
-export type ProxyErrorCode = 'spending_cap_reached' | 'payee_refused' | 'payment_refused' | 'payment_failed' | 'gateway_unreachable' | 'not_found' | 'payload_too_large';
+export type ProxyErrorCode = 'spending_cap_reached' | 'payee_refused' | 'payment_refused' | 'payment_failed' | 'gateway_unreachable' | 'not_found' | 'payload_too_large' | 'forbidden';
 
 export function proxyErrorBody(dialect: Dialect, status: number, code: ProxyErrorCode, message: string): AnthropicErrorBody | OpenAIErrorBody {
   return dialect === 'openai' ? openaiErrorBody(status, code, message, undefined) : anthropicErrorBody(status, message);

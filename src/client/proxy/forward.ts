@@ -19,11 +19,13 @@ const DROPPED_REQUEST_HEADERS = new Set([
   'upgrade',
   'content-length',
   'expect',
-  // the agent's API key is for the proxy (which takes any): it never leaves this machine
+  // the agent's API key is for the proxy (which takes any): it never leaves this machine (and see CREDENTIAL below)
   'authorization',
   'x-api-key',
   'api-key',
   'cookie',
+  'openai-organization',
+  'openai-project',
   // the proxy pays: a client's own payment headers would be spent by nobody's consent
   'payment-signature',
   'x-payment',
@@ -33,7 +35,12 @@ const DROPPED_REQUEST_HEADERS = new Set([
   'accept-encoding',
 ]);
 
+/** any other header that looks like it carries a credential (x-goog-api-key, anthropic-api-key, x-auth-token, ...) */
+const CREDENTIAL = /api[-_]?key|auth|token|secret|password|credential|session|cookie/i;
+
+/** hop-by-hop ones, and the gateway's CORS headers: the proxy serves no web page (local-only.ts) */
 const DROPPED_RESPONSE_HEADERS = new Set(['connection', 'keep-alive', 'transfer-encoding', 'proxy-connection', 'upgrade', 'trailer']);
+const isDroppedResponseHeader = (name: string) => DROPPED_RESPONSE_HEADERS.has(name) || name.startsWith('access-control-');
 
 export interface Gateway {
   /** the gateway's URL without a trailing slash (a path prefix is kept) */
@@ -69,7 +76,7 @@ export function gatewayAt(base: string): Gateway {
 export function forwardedHeaders(incoming: IncomingHttpHeaders, network: string, body: Buffer | undefined, extra: Record<string, string> = {}): OutgoingHttpHeaders {
   const headers: OutgoingHttpHeaders = {};
   for (const [name, value] of Object.entries(incoming)) {
-    if (value !== undefined && !DROPPED_REQUEST_HEADERS.has(name)) headers[name] = value;
+    if (value !== undefined && !DROPPED_REQUEST_HEADERS.has(name) && !CREDENTIAL.test(name)) headers[name] = value;
   }
   headers['x-network'] = network;
   if (body !== undefined) headers['content-length'] = String(body.length);
@@ -118,7 +125,7 @@ export async function readAll(answer: IncomingMessage): Promise<Buffer> {
 export function relay(answer: IncomingMessage, client: ServerResponse, look?: (chunk: Buffer) => void): Promise<boolean> {
   const headers: OutgoingHttpHeaders = {};
   for (const [name, value] of Object.entries(answer.headers)) {
-    if (value !== undefined && !DROPPED_RESPONSE_HEADERS.has(name)) headers[name] = value;
+    if (value !== undefined && !isDroppedResponseHeader(name)) headers[name] = value;
   }
   client.writeHead(answer.statusCode ?? 502, headers);
   return new Promise((resolve) => {

@@ -12,6 +12,7 @@ import { CapExceeded, type Budget } from './budget.ts';
 import { capMessage } from './caps.ts';
 import { dialectOf, proxyErrorBody, type ProxyErrorCode } from './client-errors.ts';
 import { forwardedHeaders, readAll, readBody, relay, type Gateway } from './forward.ts';
+import { foreignRequest } from './local-only.ts';
 import { PayeeRefused } from './payment-policy.ts';
 import { MAX_PAYMENTS_PER_CALL, PENDING_RETRIES, type Attempt, type Payer } from './payer.ts';
 import { QuoteCache } from './quote-cache.ts';
@@ -21,9 +22,14 @@ import { CHAT_PATHS, SUBSTITUTED_HEADER, requestModel, withGatewayModel, type Ch
 
 /** the surfaces the gateway sells, each paid per call */
 const PAID_ROUTES = new Set(['/v1/chat/completions', '/v1/responses', '/v1/messages', '/v1/images/generations', '/v1/audio/speech']);
-/** free routes passed through as they are: the models (and one model), token counting */
+/** free routes passed through as they are: the models (and one model, its id without dot segments), token counting */
 const isFree = (method: string | undefined, path: string) =>
-  (method === 'GET' && (path === '/v1/models' || path.startsWith('/v1/models/'))) || (method === 'POST' && path === '/v1/messages/count_tokens');
+  (method === 'GET' && (path === '/v1/models' || (path.startsWith('/v1/models/') && !hasDotSegment(path)))) || (method === 'POST' && path === '/v1/messages/count_tokens');
+
+/** `.` or `..` as a segment, spelled out or percent-encoded: /v1/models/../../healthz must not reach /healthz */
+function hasDotSegment(path: string): boolean {
+  return path.split('/').some((segment) => /^(\.|%2e){1,2}$/i.test(segment));
+}
 
 
 /** One paid call as the account line shows it. */
@@ -96,6 +102,8 @@ export async function startProxyServer(options: ProxyServerOptions): Promise<Pro
     const path = canonicalPath(query === -1 ? target : target.slice(0, query));
     const forwardPath = query === -1 ? path : `${path}${target.slice(query)}`;
     const dialect = dialectOf(path);
+    const foreign = foreignRequest(req.headers);
+    if (foreign) return answer(res, dialect, 403, 'forbidden', `x402-ai proxy: ${foreign}; it serves programs on this machine only`);
     if (req.method === 'GET' && path === '/stats') return json(res, 200, { ...options.describe?.(), ...account() });
     const paid = req.method === 'POST' && PAID_ROUTES.has(path);
     if (!paid && !isFree(req.method, path)) {
