@@ -5,7 +5,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { request as httpRequest } from 'node:http';
+import { createServer, request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
 import { getBase58Decoder } from '@solana/kit';
@@ -119,6 +120,43 @@ test('on Solana the proxy pays exact with the Solana key: /stats equal to the ba
     assert.equal(BigInt(account.spent.atomic), start - (await balanceOf(bed.service(), 'solana', buyer.address)));
   } finally {
     await proxy.stop();
+  }
+});
+
+test('--max-total holds when a hop between proxy and gateway loses the answer or its receipt: an unknown outcome stays counted', async () => {
+  const gatewayUrl = new URL(bed.service().url);
+  for (const mode of ['cut', 'strip'] as const) {
+    // in front of the gateway: paid calls are served (and settled) there, then answered 504, or without PAYMENT-RESPONSE
+    const hop = createServer((req, res) => {
+      const forwarded = httpRequest({ host: gatewayUrl.hostname, port: gatewayUrl.port, path: req.url, method: req.method, headers: req.headers }, async (answer) => {
+        const chunks: Buffer[] = [];
+        for await (const chunk of answer) chunks.push(chunk as Buffer);
+        const paid = req.headers['payment-signature'] !== undefined;
+        if (paid && mode === 'cut') return res.writeHead(504, { 'content-type': 'text/html' }).end('<html>gateway timeout</html>');
+        const { 'payment-response': _receipt, 'content-length': _length, 'transfer-encoding': _encoding, ...headers } = answer.headers;
+        res.writeHead(answer.statusCode!, paid ? headers : answer.headers).end(Buffer.concat(chunks));
+      });
+      req.pipe(forwarded);
+    });
+    await new Promise<void>((resolve) => hop.listen(0, '127.0.0.1', resolve));
+    const buyer = await fundedEvmBuyerKey(bed.service(), ['base'], 5_000_000n);
+    const start = await balanceOf(bed.service(), 'base', buyer.address);
+    const hopUrl = `http://127.0.0.1:${(hop.address() as AddressInfo).port}`;
+    const proxy = await startProxy(['--gateway', hopUrl, '--network', 'base', '--scheme', 'exact', '--max-total', '0.004', '--spend-file', join(bed.dir(), `lossy-${mode}.jsonl`)], { X402_EVM_PRIVATE_KEY: buyer.key });
+    try {
+      const refusals: string[] = [];
+      for (let i = 0; i < 6; i++) {
+        await openaiAt(proxy)
+          .chat.completions.create({ model: CHAT, messages: [{ role: 'user', content: `Hello ${i}` }], max_tokens: 8 })
+          .catch((error: unknown) => refusals.push((error as { code?: string }).code ?? String(error)));
+      }
+      assert.ok(refusals.includes('spending_cap_reached'), `${mode}: ${refusals.join(', ')}`);
+      const dropped = start - (await balanceOf(bed.service(), 'base', buyer.address));
+      assert.ok(dropped > 0n && dropped <= 4_000n, `${mode}: the buyer is down ${dropped}, the cap is 4000`);
+    } finally {
+      await proxy.stop();
+      await new Promise((resolve) => hop.close(resolve));
+    }
   }
 });
 

@@ -16,7 +16,7 @@ import { foreignRequest } from './local-only.ts';
 import { PayeeRefused } from './payment-policy.ts';
 import { MAX_PAYMENTS_PER_CALL, PENDING_RETRIES, type Attempt, type Payer } from './payer.ts';
 import { QuoteCache } from './quote-cache.ts';
-import { StreamTap, type Receipt } from './receipts.ts';
+import { AnswerTail, StreamTap, type Receipt } from './receipts.ts';
 import { failureReason } from '../reach.ts';
 import { CHAT_PATHS, SUBSTITUTED_HEADER, requestModel, withGatewayModel, type ChatModels } from './chat-models.ts';
 
@@ -133,14 +133,14 @@ export async function startProxyServer(options: ProxyServerOptions): Promise<Pro
         await relay(await send(), res);
         return;
       }
-      await payCall(path, body!, send, res);
+      await payCall(path, body!, send, res, client.signal);
     } catch (error) {
       if (error instanceof Unreachable && !res.headersSent) return answer(res, dialect, 502, 'gateway_unreachable', `x402-ai proxy: ${error.message}`);
       throw error;
     }
   }
 
-  async function payCall(path: string, body: Buffer, send: (extra?: Record<string, string>) => Promise<IncomingMessage>, res: ServerResponse): Promise<void> {
+  async function payCall(path: string, body: Buffer, send: (extra?: Record<string, string>) => Promise<IncomingMessage>, res: ServerResponse, client: AbortSignal): Promise<void> {
     const dialect = dialectOf(path);
     const key = QuoteCache.key(path, options.network, body);
     let required = quotes.get(key, Date.now());
@@ -159,6 +159,8 @@ export async function startProxyServer(options: ProxyServerOptions): Promise<Pro
     }
 
     for (let payments = 0; payments < MAX_PAYMENTS_PER_CALL; payments++) {
+      // a client that left (an agent cancelling, a queued call given up) is not paid for
+      if (client.aborted) return;
       let attempt: Attempt;
       try {
         attempt = await options.payer.pay(required, path);
@@ -169,6 +171,11 @@ export async function startProxyServer(options: ProxyServerOptions): Promise<Pro
       }
       // the same base64 of the same JSON as the official encodePaymentSignatureHeader, ~10x cheaper (Buffer, not btoa)
       const header = { 'payment-signature': encodeHeader(attempt.payload) };
+      if (client.aborted) {
+        // it left while this was signed: the payment never leaves this machine
+        await attempt.failed(true);
+        return;
+      }
       let reply: IncomingMessage;
       try {
         reply = await sendSettling(send, header);
@@ -210,18 +217,18 @@ export async function startProxyServer(options: ProxyServerOptions): Promise<Pro
     const ok = (reply.statusCode ?? 500) < 300;
     const streamed = String(reply.headers['content-type'] ?? '').startsWith('text/event-stream');
     const tap = ok && streamed ? new StreamTap() : undefined;
-    const whole = await relay(reply, res, tap ? (chunk) => tap.push(chunk) : undefined);
+    const tail = new AnswerTail();
+    const whole = await relay(reply, res, (chunk) => {
+      tap?.push(chunk);
+      tail.push(chunk);
+    });
     tap?.end();
     const headerReceipt = receiptOf(reply.headers);
     const receipt: Receipt | undefined = tap?.receipt ?? (headerReceipt?.success ? headerReceipt : undefined);
-    if (!ok) {
-      // the gateway never charges for work that failed; its error went to the client as it was
-      await attempt.failed(true);
-      return;
-    }
-    if (!receipt?.success) {
-      // a stream that ended whole without a receipt ended with the gateway's failure event: nothing charged
-      await attempt.failed(whole);
+    if (!ok || !receipt?.success) {
+      // released only when the gateway's whole answer (its error, a stream's failure event) says nothing was charged;
+      // work that failed after a settled payment, or an answer some hop cut or stripped, keeps the hold counted
+      await attempt.failed(whole && tail.saysNothingCharged());
       return;
     }
     const usage = tap?.usage ?? usageHeaders(reply.headers);

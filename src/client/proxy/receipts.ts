@@ -89,3 +89,28 @@ export class StreamTap {
     if (typeof completion === 'number') this.usage.completionTokens = completion;
   }
 }
+
+/** the words every gateway answer uses when a paid call moved nothing (its error body, a stream's failure event) */
+const NOTHING_CHARGED = Buffer.from('nothing was charged');
+/** an answer's last bytes kept: an error body or a stream's last event is far shorter */
+const TAIL_BYTES = 16 * 1024;
+
+/**
+ * The last bytes of a paid call's answer without a receipt, as they pass: whether the gateway said that nothing was
+ * charged. Anything else (a 504 of a load balancer, a receipt some hop stripped) leaves the outcome unknown, and the
+ * hold counted.
+ */
+export class AnswerTail {
+  #chunks: Buffer[] = [];
+  #bytes = 0;
+
+  push(chunk: Buffer): void {
+    this.#chunks.push(chunk);
+    this.#bytes += chunk.length;
+    while (this.#bytes - this.#chunks[0]!.length >= TAIL_BYTES) this.#bytes -= this.#chunks.shift()!.length;
+  }
+
+  saysNothingCharged(): boolean {
+    return Buffer.concat(this.#chunks).includes(NOTHING_CHARGED);
+  }
+}
