@@ -160,6 +160,21 @@ test('--max-total holds when a hop between proxy and gateway loses the answer or
   }
 });
 
+test('calls sent in parallel under a --max-total one deposit fills wait for that lane, none refused', async () => {
+  const { proxy, dropped, stats } = await proxyFor('parallel-cap', ['--max-total', '0.5']);
+  try {
+    const openai = openaiAt(proxy);
+    const answers = await Promise.allSettled(
+      Array.from({ length: 4 }, (_, i) => openai.chat.completions.create({ model: CHAT, messages: [{ role: 'user', content: `Hello ${i}` }], max_tokens: 8 })),
+    );
+    assert.deepEqual(answers.map((answer) => answer.status), ['fulfilled', 'fulfilled', 'fulfilled', 'fulfilled'], JSON.stringify(answers.map((answer) => (answer.status === 'rejected' ? String(answer.reason) : 'ok'))));
+    assert.equal((await stats()).calls, 4);
+    assert.ok((await dropped()) <= 500_000n);
+  } finally {
+    await proxy.stop();
+  }
+});
+
 test('a 402 asking to pay another payee than --pay-to is refused, in the client’s shape, before anything is signed', async () => {
   const { proxy, dropped, stats } = await proxyFor('payee', ['--pay-to', `0x${'de'.repeat(20)}`]);
   try {

@@ -18,7 +18,7 @@ import {
   updateChannelFromSettle,
 } from '@x402/evm/batch-settlement/client';
 import type { Hex } from 'viem';
-import type { Budget } from './budget.ts';
+import { CapExceeded, type Budget } from './budget.ts';
 import type { Receipt } from './receipts.ts';
 
 /**
@@ -102,13 +102,22 @@ export class ChannelLanes {
 
   /** Signs the payment for a call on a free lane (waiting for one when all are busy and no more may open). */
   async pay(requirement: PaymentRequirements): Promise<ChannelPayment> {
-    const lane = await this.#acquire(requirement);
-    try {
-      const payload = await this.#payload(lane, requirement);
-      return this.#payment(lane, requirement, payload);
-    } catch (error) {
-      this.#release(requirement, lane);
-      throw error;
+    for (let mayOpen = true; ; mayOpen = false) {
+      const { lane, opened } = await this.#acquire(requirement, mayOpen);
+      try {
+        const payload = await this.#payload(lane, requirement);
+        return this.#payment(lane, requirement, payload);
+      } catch (error) {
+        const lanes = this.#lanes.get(shapeKey(requirement))!;
+        if (error instanceof CapExceeded && opened && lanes.length > 1) {
+          // no room under the caps for another lane's deposit, while lanes of this shape hold theirs: the call waits
+          // for one of them rather than being refused (calls sent in parallel, as agents send them)
+          lanes.splice(lanes.indexOf(lane), 1);
+          continue;
+        }
+        this.#release(requirement, lane);
+        throw error;
+      }
     }
   }
 
@@ -144,25 +153,31 @@ export class ChannelLanes {
     return outcome;
   }
 
-  async #acquire(requirement: PaymentRequirements): Promise<Lane> {
+  /** An idle lane of this shape, else a new one (`opened`) while `mayOpen` and there are fewer than maxLanes, else the next one freed. */
+  async #acquire(requirement: PaymentRequirements, mayOpen: boolean): Promise<{ lane: Lane; opened: boolean }> {
     const key = shapeKey(requirement);
     const lanes = this.#lanes.get(key) ?? [];
     this.#lanes.set(key, lanes);
     const idle = lanes.find((lane) => !lane.busy);
     if (idle) {
       idle.busy = true;
-      return idle;
+      return { lane: idle, opened: false };
     }
-    if (lanes.length < this.#options.maxLanes) {
-      const lane = new Lane(this.#options.signer, laneSalt(this.#options.owner, lanes.length), requirement, (l, needed, amount) => this.#sizeDeposit(l, needed, amount));
+    if (mayOpen && lanes.length < this.#options.maxLanes) {
+      // the first salt no lane holds (a lane dropped in pay() leaves a gap)
+      const held = new Set(lanes.map((lane) => lane.salt));
+      let index = 0;
+      while (held.has(laneSalt(this.#options.owner, index))) index++;
+      const lane = new Lane(this.#options.signer, laneSalt(this.#options.owner, index), requirement, (l, needed, amount) => this.#sizeDeposit(l, needed, amount));
       lanes.push(lane);
-      return lane;
+      return { lane, opened: true };
     }
-    return new Promise((resolve) => {
+    const lane = await new Promise<Lane>((resolve) => {
       const queue = this.#waiting.get(key) ?? [];
       queue.push(resolve);
       this.#waiting.set(key, queue);
     });
+    return { lane, opened: false };
   }
 
   #release(requirement: PaymentRequirements, lane: Lane): void {
