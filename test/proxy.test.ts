@@ -11,7 +11,7 @@ import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
 import { getBase58Decoder } from '@solana/kit';
 import { balanceOf, fundedEvmBuyerKey, fundedSolanaBuyerKey } from './support/sandbox-wallet.ts';
-import { proxyTestBed, startProxy, type RunningProxy } from './support/proxy-cli.ts';
+import { proxyTestBed, runCli, startProxy, type RunningProxy } from './support/proxy-cli.ts';
 
 const CHAT = 'local/demo-bigram';
 
@@ -170,6 +170,22 @@ test('calls sent in parallel under a --max-total one deposit fills wait for that
     assert.deepEqual(answers.map((answer) => answer.status), ['fulfilled', 'fulfilled', 'fulfilled', 'fulfilled'], JSON.stringify(answers.map((answer) => (answer.status === 'rejected' ? String(answer.reason) : 'ok'))));
     assert.equal((await stats()).calls, 4);
     assert.ok((await dropped()) <= 500_000n);
+  } finally {
+    await proxy.stop();
+  }
+});
+
+test('x402-ai proxy --refund while the proxy runs: its next call opens the channel again and is served', async () => {
+  const buyer = await fundedEvmBuyerKey(bed.service(), ['base'], 5_000_000n);
+  const args = ['--gateway', bed.service().url, '--network', 'base', '--spend-file', join(bed.dir(), 'refund-live.jsonl')];
+  const proxy = await startProxy(args, { X402_EVM_PRIVATE_KEY: buyer.key });
+  try {
+    const openai = openaiAt(proxy);
+    await openai.chat.completions.create({ model: CHAT, messages: [{ role: 'user', content: 'Hello' }], max_tokens: 8 });
+    const refund = await runCli(['proxy', '--refund', ...args], { X402_EVM_PRIVATE_KEY: buyer.key });
+    assert.equal(refund.code, 0, refund.stderr);
+    const after = await openai.chat.completions.create({ model: CHAT, messages: [{ role: 'user', content: 'Hello again' }], max_tokens: 8 });
+    assert.ok(after.choices[0]?.message.content);
   } finally {
     await proxy.stop();
   }

@@ -235,7 +235,12 @@ export class ChannelLanes {
       },
       refused: async (required) => {
         await this.#depositLanded(lane, deposit);
-        return required !== undefined && (await lane.scheme.processCorrectivePaymentRequired(required));
+        if (required !== undefined && (await lane.scheme.processCorrectivePaymentRequired(required))) return true;
+        // refused for another reason (its channel refunded by `--refund` under it, a balance it no longer has): what
+        // the lane knew of its channel is stale; forgotten, the next payment learns it again from the escrow
+        const stale = (await lane.storage.get(lane.channelId)) !== undefined;
+        await lane.storage.delete(lane.channelId);
+        return stale && required !== undefined;
       },
       failed: async (known) => {
         await this.#depositLanded(lane, deposit);
