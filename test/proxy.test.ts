@@ -175,6 +175,22 @@ test('calls sent in parallel under a --max-total one deposit fills wait for that
   }
 });
 
+test('--scheme upto with calls in parallel: each served and settled in turn, /stats equal to the balance drop', async () => {
+  const { proxy, dropped, stats } = await proxyFor('upto-parallel', ['--scheme', 'upto']);
+  try {
+    const openai = openaiAt(proxy);
+    const answers = await Promise.allSettled(
+      Array.from({ length: 5 }, (_, i) => openai.chat.completions.create({ model: CHAT, messages: [{ role: 'user', content: `Hello ${i}` }], max_tokens: 8 })),
+    );
+    assert.deepEqual(answers.map((answer) => answer.status), Array(5).fill('fulfilled'), JSON.stringify(answers.map((answer) => (answer.status === 'rejected' ? String(answer.reason) : 'ok'))));
+    const account = await stats();
+    assert.equal(account.perScheme.upto.calls, 5);
+    assert.equal(BigInt(account.spent.atomic), await dropped());
+  } finally {
+    await proxy.stop();
+  }
+});
+
 test('x402-ai proxy --refund while the proxy runs: its next call opens the channel again and is served', async () => {
   const buyer = await fundedEvmBuyerKey(bed.service(), ['base'], 5_000_000n);
   const args = ['--gateway', bed.service().url, '--network', 'base', '--spend-file', join(bed.dir(), 'refund-live.jsonl')];

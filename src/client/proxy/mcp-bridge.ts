@@ -92,8 +92,9 @@ export async function startMcpBridge(options: McpBridgeOptions): Promise<McpBrid
       }
       const again = paymentRequiredOf(result);
       if (!again) {
-        // the work failed (the gateway charges nothing for it): the host gets the gateway's error
-        await attempt.failed(true);
+        // the work failed: the host gets the gateway's error; the hold goes only if the gateway says nothing was charged
+        // (work that failed after a settled payment says otherwise)
+        await attempt.failed(JSON.stringify(result.content ?? []).includes('nothing was charged'));
         return result;
       }
       if (!(await attempt.refused(again))) return toolError(`x402-ai mcp: the gateway refused the payment (${again.error ?? 'no reason given'}); nothing was charged`);

@@ -39,6 +39,11 @@ export interface PayerOptions {
 
 export class Payer {
   readonly #options: PayerOptions;
+  /**
+   * upto payments go one at a time, from signing to their outcome: each signs its own allowance for Permit2 (the
+   * official client's permit, one nonce), which one signed in parallel would spend first
+   */
+  #uptoTail: Promise<void> = Promise.resolve();
 
   constructor(options: PayerOptions) {
     this.#options = options;
@@ -65,7 +70,38 @@ export class Payer {
     throw lastError;
   }
 
+  /** Waits for the upto payment before this one to end; resolves to what ends this one's turn. */
+  async #uptoTurn(): Promise<() => void> {
+    let end!: () => void;
+    const previous = this.#uptoTail;
+    this.#uptoTail = new Promise<void>((resolve) => (end = resolve));
+    await previous;
+    return end;
+  }
+
   async #sign(required: PaymentRequired, offer: PaymentRequirements, scheme: SchemeName, hold: string): Promise<Attempt> {
+    const endTurn = scheme === 'upto' ? await this.#uptoTurn() : undefined;
+    try {
+      return this.#told(await this.#signed(required, offer, scheme, hold), endTurn);
+    } catch (error) {
+      endTurn?.();
+      throw error;
+    }
+  }
+
+  /** `attempt`, calling `after` once its outcome is told */
+  #told(attempt: Attempt, after: (() => void) | undefined): Attempt {
+    if (!after) return attempt;
+    const then = <T>(told: Promise<T>) => told.finally(after);
+    return {
+      ...attempt,
+      delivered: (receipt, facts) => then(attempt.delivered(receipt, facts)),
+      refused: (corrective) => then(attempt.refused(corrective)),
+      failed: (known) => then(attempt.failed(known)),
+    };
+  }
+
+  async #signed(required: PaymentRequired, offer: PaymentRequirements, scheme: SchemeName, hold: string): Promise<Attempt> {
     const { budget } = this.#options;
     let channel: ChannelPayment | undefined;
     let payload: PaymentPayload;
