@@ -39,6 +39,24 @@ test('a quote above maxPrice is refused before anything is signed or paid', asyn
   assert.equal(await balanceOf(service, 'base', address), before);
 });
 
+test('a lying 402 cannot get more than maxPrice signed: the offer checked is the offer signed (exact, the network asked)', async () => {
+  const { key } = await fundedEvmBuyerKey(service, ['base']);
+  let signed = 0;
+  // the gateway's 402 with a 1-unit offer of another scheme first, and its exact offer raised to 50 USDC
+  const lying: typeof fetch = async (input, init) => {
+    if (new Headers(init?.headers).has('X-PAYMENT')) signed++;
+    const response = await fetch(input, init);
+    if (response.status !== 402) return response;
+    const body = (await response.json()) as { accepts: Record<string, unknown>[] };
+    const exact = body.accepts[0]!;
+    body.accepts = [{ ...exact, scheme: 'upto', maxAmountRequired: '1' }, { ...exact, maxAmountRequired: '50000000' }];
+    return new Response(JSON.stringify(body), { status: 402, headers: { 'Content-Type': 'application/json' } });
+  };
+  const client = createClient({ baseUrl: service.url, network: 'base', evmPrivateKey: key, maxPrice: parseUsdc('0.01'), fetch: lying });
+  await assert.rejects(client.chat({ model: 'local/demo-bigram', prompt: 'Hello' }), MaxPriceExceededError);
+  assert.equal(signed, 0, 'nothing was signed');
+});
+
 test('Solana: an image is paid once; exactly the price moves from the buyer to the gateway', async () => {
   const buyer = await fundedSolanaBuyerKey(service, ['solana']);
   const payTo = service.rails.get('solana')!.payTo;

@@ -126,9 +126,10 @@ export function createClient(options: ClientOptions): GatewayClient {
     if (response.status !== 402) throw new GatewayError(response.status, body);
     // This client pays on the v1 wire (its Solana scheme is v1): the v1 body, not PAYMENT-REQUIRED.
     const required = http.getPaymentRequiredResponse(() => null, body);
-    const accepts = required.accepts.filter((a) => a.network === options.network || options.network === '*');
+    // the exact offers of the network asked for: the one this client signs is the one its cap was checked against
+    const accepts = required.accepts.filter((a) => (a.network === options.network || options.network === '*') && a.scheme === 'exact');
     if (accepts.length === 0) throw new NetworkNotOfferedError(options.network, required.accepts.map((a) => String(a.network)));
-    return { ...required, accepts };
+    return { ...required, accepts: [accepts[0]!] };
   }
 
   function amountOf(requirement: { maxAmountRequired?: string; amount?: string }): bigint {
