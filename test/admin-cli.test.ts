@@ -116,4 +116,11 @@ test('exit codes: 2 for usage errors (no token, unknown command, stray option), 
   assert.match(invalid.stderr, /400.*state/);
   const fallback = await cli(['payments', '--limit', '1'], { ADMIN_TOKEN: TOKEN });
   assert.equal(fallback.code, 0, 'ADMIN_TOKEN works too');
+  // a token a header cannot carry, a token file that is not there: usage errors, the token never quoted
+  const broken = await cli(['payments'], { X402_ADMIN_TOKEN: 'SECRETPART1\nSECRETPART2' });
+  assert.equal(broken.code, 2);
+  assert.equal(broken.stderr.includes('SECRETPART'), false, broken.stderr);
+  const missing = await cli(['payments', '--token-file', '/nonexistent/token']);
+  assert.equal(missing.code, 2);
+  assert.match(missing.stderr, /cannot read the admin token from \/nonexistent\/token \(ENOENT\)/);
 });

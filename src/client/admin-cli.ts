@@ -2,9 +2,8 @@
 // x402-ai-admin: the operator's view of a gateway's payments ledger, over its admin API (/api/v1/admin/*).
 // The admin token comes from the environment (X402_ADMIN_TOKEN, or ADMIN_TOKEN) or a file (--token-file),
 // never from arguments, and is never printed.
-import { readFileSync } from 'node:fs';
 import { GatewayError } from './errors.ts';
-import { gatewayUrl, parseCommandLine, runCommand, UsageError } from './command-line.ts';
+import { gatewayUrl, parseCommandLine, readSecretFile, runCommand, UsageError } from './command-line.ts';
 import { formatUsdc } from './usdc.ts';
 import { formatTable } from './text-table.ts';
 import { explainingFetch } from './reach.ts';
@@ -34,8 +33,10 @@ const { values, positionals } = parseCommandLine('x402-ai-admin', {
 
 
 function adminToken(): string {
-  const token = values['token-file'] ? readFileSync(values['token-file'], 'utf8').trim() : process.env.X402_ADMIN_TOKEN || process.env.ADMIN_TOKEN;
+  const token = values['token-file'] ? readSecretFile(values['token-file'], 'the admin token') : process.env.X402_ADMIN_TOKEN || process.env.ADMIN_TOKEN;
   if (!token) throw new UsageError('no admin token: set X402_ADMIN_TOKEN (or ADMIN_TOKEN), or pass --token-file');
+  // a header carries printable characters only; said before fetch would refuse it quoting the value
+  if (!/^[\x21-\x7e]+$/.test(token)) throw new UsageError('the admin token holds a space, a line break or another character a header cannot carry');
   return token;
 }
 

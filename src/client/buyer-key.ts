@@ -1,9 +1,8 @@
 // The buyer's key for a network, from where every x402-ai command reads it: a key file (--key-file), else the
 // environment (X402_EVM_PRIVATE_KEY on EVM networks, X402_SOLANA_SECRET_KEY on Solana). Never from arguments, and
 // never quoted in a message.
-import { readFileSync } from 'node:fs';
 import type { ChainFamily } from '../x402/networks.ts';
-import { UsageError } from './command-line.ts';
+import { readSecretFile, UsageError } from './command-line.ts';
 import { solanaSecretKeyBytes } from './solana-key.ts';
 
 export type BuyerKey = { evmPrivateKey: `0x${string}` } | { solanaSecretKey: Uint8Array };
@@ -12,7 +11,7 @@ export const KEY_ENV = { evm: 'X402_EVM_PRIVATE_KEY', svm: 'X402_SOLANA_SECRET_K
 
 /** The key's text: the key file's, else the environment variable's; a UsageError when there is none. */
 export function keyText(envName: string, keyFile: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
-  const key = keyFile ? readFileSync(keyFile, 'utf8').trim() : env[envName];
+  const key = keyFile ? readSecretFile(keyFile, 'the key') : env[envName];
   if (!key) throw new UsageError(`no key: set ${envName} or pass --key-file`);
   return key;
 }

@@ -146,6 +146,8 @@ const receiptJson = (receipt: Receipt) => ({ ...receipt, amountUsdc: formatUsdc(
 async function download(url: string, path: string): Promise<string> {
   progress.step(`saving ${path}`);
   try {
+    // the gateway names the URL: only a web address is fetched (never data:, file: and the like)
+    if (!/^https?:$/.test(URL.canParse(url) ? new URL(url).protocol : '')) throw new Error('not an http(s) URL');
     const response = await doFetch(url);
     if (!response.ok) throw new Error(`the download answered ${response.status}`);
     return await saveWithoutOverwriting(path, new Uint8Array(await response.arrayBuffer()));

@@ -6,6 +6,15 @@ import { parseArgs, type ParseArgsOptionsConfig } from 'node:util';
 /** A mistake in how the command was called: its reason printed first, then where the usage is; exit code 2. */
 export class UsageError extends Error {}
 
+/** A secret's file (a key, a token): one missing or unreadable is a usage error naming the file, never its content. */
+export function readSecretFile(path: string, what: string): string {
+  try {
+    return readFileSync(path, 'utf8').trim();
+  } catch (error) {
+    throw new UsageError(`cannot read ${what} from ${path} (${(error as NodeJS.ErrnoException).code ?? 'unreadable'})`);
+  }
+}
+
 /** this package's version, as package.json states it */
 export const packageVersion = (): string =>
   (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;

@@ -40,4 +40,9 @@ test('a media URL saves under its id, never under a name starting with "-" (it w
   assert.equal(mediaFileName('http://127.0.0.1:4021/media/-Ab3.png'), '_Ab3.png');
   assert.equal(mediaFileName('http://127.0.0.1:4021/media/--x.wav'), '__x.wav');
   assert.equal(mediaFileName('http://127.0.0.1:4021/media/a-b.wav'), 'a-b.wav');
+  // the gateway chooses the URL: no name that climbs out of the folder chosen, and no throw after paying
+  for (const url of ['http://host/', 'http://host/media/%2e%2e', 'http://host/a/..', 'data:,/..', 'http://host/a%2F..%2F..%2Fx', '/relative', 'not a url', 'http://host/%E0%A4%A']) {
+    const name = mediaFileName(url);
+    assert.ok(!['', '.', '..'].includes(name) && !/[/\\]/.test(name), `${url}: ${name}`);
+  }
 });

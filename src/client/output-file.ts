@@ -37,12 +37,24 @@ export function speechFormat(format: string | undefined, out: string | undefined
   return named;
 }
 
+/** the name a media URL saves under when its own would not do (none, `.` or `..`: a path up and out of --out) */
+const FALLBACK_NAME = 'media';
+
 /**
  * The local file name of a paid media URL: the last segment of its path, never starting with `-` (media ids are
- * base64url: a name like `-x1.png` would read as an option to the next command given it, e.g. `rm -x1.png`).
+ * base64url: a name like `-x1.png` would read as an option to the next command given it, e.g. `rm -x1.png`), never
+ * empty, `.` or `..` (the gateway chooses the URL: the file stays in the folder the user chose). Never throws: it
+ * is called after paying.
  */
 export function mediaFileName(url: string): string {
-  return basename(new URL(url).pathname).replace(/^-+/, (dashes) => '_'.repeat(dashes.length));
+  let name = '';
+  try {
+    name = basename(decodeURIComponent(new URL(url).pathname));
+  } catch {
+    // not a URL, or a malformed escape in its path: the fallback name
+  }
+  const safe = name === '' || name === '.' || name === '..' || /[/\\]/.test(name) ? FALLBACK_NAME : name;
+  return safe.replace(/^-+/, (dashes) => '_'.repeat(dashes.length));
 }
 
 /** Before paying: the file must not exist yet, and its folder must exist or be made. */
