@@ -16,7 +16,7 @@ import { CapExceeded, type Budget } from './budget.ts';
 import { capMessage } from './caps.ts';
 import { PayeeRefused } from './payment-policy.ts';
 import { MAX_PAYMENTS_PER_CALL, PENDING_RETRIES, type Payer } from './payer.ts';
-import type { Receipt } from './receipts.ts';
+import { NOTHING_CHARGED, type Receipt } from './receipts.ts';
 import type { PaidCallFacts } from './proxy-server.ts';
 
 const PAYMENT_META = 'x402/payment';
@@ -94,7 +94,7 @@ export async function startMcpBridge(options: McpBridgeOptions): Promise<McpBrid
       if (!again) {
         // the work failed: the host gets the gateway's error; the hold goes only if the gateway says nothing was charged
         // (work that failed after a settled payment says otherwise)
-        await attempt.failed(JSON.stringify(result.content ?? []).includes('nothing was charged'));
+        await attempt.failed(JSON.stringify(result.content ?? []).includes(NOTHING_CHARGED));
         return result;
       }
       if (!(await attempt.refused(again))) return toolError(`x402-ai mcp: the gateway refused the payment (${again.error ?? 'no reason given'}); nothing was charged`);

@@ -90,8 +90,8 @@ export class StreamTap {
   }
 }
 
-/** the words every gateway answer uses when a paid call moved nothing (its error body, a stream's failure event) */
-const NOTHING_CHARGED = Buffer.from('nothing was charged');
+/** the words every gateway answer uses when a paid call moved nothing (its error body, a stream's failure event, a tool's error) */
+export const NOTHING_CHARGED = 'nothing was charged';
 /** an answer's last bytes kept: an error body or a stream's last event is far shorter */
 const TAIL_BYTES = 16 * 1024;
 

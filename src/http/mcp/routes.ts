@@ -3,8 +3,8 @@
 // Before any work: the Host and Origin check against DNS rebinding (host-guard.ts), the body's size and JSON, and
 // no JSON-RPC batch unless the request's protocol version has batches (2025-03-26 alone; its answer an array, its
 // requests' ids distinct). GET (a standalone event stream) and DELETE (ending a session) have nothing to serve
-// without sessions: 405, as the MCP SDK's stateless server answers them. Every error here is JSON-RPC. The MCP SDK (~0.2 s to load) is imported at the first POST: a
-// gateway no agent reaches over MCP never loads it.
+// without sessions: 405, as the MCP SDK's stateless server answers them. Every error here is JSON-RPC. The MCP SDK
+// (~0.2 s to load) is imported at the first POST: a gateway no agent reaches over MCP never loads it.
 import { Hono } from 'hono';
 import type { Config } from '../../config/load.ts';
 import { readJsonBody } from '../read-json.ts';
