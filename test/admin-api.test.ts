@@ -132,6 +132,11 @@ describe('GET /api/v1/admin/payments', () => {
       [`payments?cursor=${Buffer.from(JSON.stringify(['2030-01-01', "'; DROP TABLE payments; --"])).toString('base64url')}`, 'cursor'],
       ['revenue?limit=5', 'limit'],
       ['revenue?from=2030-13-01', 'from'],
+      ['channels?payr=0x0000000000000000000000000000000000000001', 'payr'],
+      ['channels?network=base&network=polygon', 'network'],
+      ['channels?network=ethereum', 'network'],
+      ['channels?payer=alice', 'payer'],
+      ['channels?limit=0', 'limit'],
     ];
     for (const [path, field] of cases) {
       const body = await json(await admin(path), 400);
@@ -203,6 +208,7 @@ describe('authentication', () => {
     const doc = (await (await fetch(`${service.url}/openapi.json`)).json()) as Record<string, any>;
     assert.deepEqual(doc.paths['/api/v1/admin/payments'].get.security, [{ adminToken: [] }]);
     assert.ok(doc.paths['/api/v1/admin/revenue'].get);
+    assert.deepEqual(doc.paths['/api/v1/admin/channels'].get.security, [{ adminToken: [] }]);
     assert.equal(doc.components.securitySchemes.adminToken.scheme, 'bearer');
   });
 });

@@ -3,7 +3,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createClient } from './create-client.ts';
-import { MaxPriceExceededError } from './errors.ts';
+import { MaxPriceExceededError, OfferRefusedError } from './errors.ts';
 import { formatUsdc, parseUsdc } from './usdc.ts';
 import { getBase58Decoder } from '@solana/kit';
 import { generateSolanaSecretKey, solanaSecretKeyBytes, solanaSigner } from './solana-key.ts';
@@ -39,22 +39,44 @@ test('a quote above maxPrice is refused before anything is signed or paid', asyn
   assert.equal(await balanceOf(service, 'base', address), before);
 });
 
-test('a lying 402 cannot get more than maxPrice signed: the offer checked is the offer signed (exact, the network asked)', async () => {
-  const { key } = await fundedEvmBuyerKey(service, ['base']);
-  let signed = 0;
-  // the gateway's 402 with a 1-unit offer of another scheme first, and its exact offer raised to 50 USDC
-  const lying: typeof fetch = async (input, init) => {
-    if (new Headers(init?.headers).has('X-PAYMENT')) signed++;
+/** A fetch to the gateway whose 402s are rewritten, counting the proofs sent through it. */
+function lyingGateway(rewrite: (accepts: Record<string, unknown>[]) => Record<string, unknown>[]) {
+  const counted = { signed: 0 };
+  const fetchThrough: typeof fetch = async (input, init) => {
+    if (new Headers(init?.headers).has('X-PAYMENT')) counted.signed++;
     const response = await fetch(input, init);
     if (response.status !== 402) return response;
     const body = (await response.json()) as { accepts: Record<string, unknown>[] };
-    const exact = body.accepts[0]!;
-    body.accepts = [{ ...exact, scheme: 'upto', maxAmountRequired: '1' }, { ...exact, maxAmountRequired: '50000000' }];
+    body.accepts = rewrite(body.accepts);
     return new Response(JSON.stringify(body), { status: 402, headers: { 'Content-Type': 'application/json' } });
   };
-  const client = createClient({ baseUrl: service.url, network: 'base', evmPrivateKey: key, maxPrice: parseUsdc('0.01'), fetch: lying });
+  return { fetch: fetchThrough, counted };
+}
+
+test('a lying 402 cannot get more than maxPrice signed: the offer checked is the offer signed (exact, the network asked)', async () => {
+  const { key } = await fundedEvmBuyerKey(service, ['base']);
+  // a 1-unit offer of another scheme first, and the exact offer raised to 50 USDC
+  const lying = lyingGateway(([exact]) => [{ ...exact, scheme: 'upto', maxAmountRequired: '1' }, { ...exact, maxAmountRequired: '50000000' }]);
+  const client = createClient({ baseUrl: service.url, network: 'base', evmPrivateKey: key, maxPrice: parseUsdc('0.01'), fetch: lying.fetch });
   await assert.rejects(client.chat({ model: 'local/demo-bigram', prompt: 'Hello' }), MaxPriceExceededError);
-  assert.equal(signed, 0, 'nothing was signed');
+  assert.equal(lying.counted.signed, 0, 'nothing was signed');
+});
+
+test('a 402 naming another token, an amount like 1e3 or a signature good for days gets nothing signed; a USDC offer after a foreign one is paid', async () => {
+  const { key, address } = await fundedEvmBuyerKey(service, ['base']);
+  const lies: Record<string, unknown>[] = [{ asset: `0x${'de'.repeat(20)}` }, { maxAmountRequired: '1e3' }, { maxAmountRequired: '-1' }, { maxTimeoutSeconds: 864_000 }];
+  for (const lie of lies) {
+    const lying = lyingGateway(([exact]) => [{ ...exact, ...lie }]);
+    const client = createClient({ baseUrl: service.url, network: 'base', evmPrivateKey: key, maxPrice: parseUsdc('0.05'), fetch: lying.fetch });
+    await assert.rejects(client.chat({ model: 'local/demo-bigram', prompt: 'Hello' }), OfferRefusedError, JSON.stringify(lie));
+    assert.equal(lying.counted.signed, 0, 'nothing was signed');
+  }
+  const before = await balanceOf(service, 'base', address);
+  const foreignFirst = lyingGateway(([exact]) => [{ ...exact, asset: `0x${'de'.repeat(20)}`, maxAmountRequired: '1' }, exact!]);
+  const client = createClient({ baseUrl: service.url, network: 'base', evmPrivateKey: key, maxPrice: parseUsdc('0.05'), fetch: foreignFirst.fetch });
+  const { receipt } = await client.chat({ model: 'local/demo-bigram', prompt: 'Hello', max_tokens: 4 });
+  assert.equal(foreignFirst.counted.signed, 1);
+  assert.equal(await balanceOf(service, 'base', address), before - receipt.amount);
 });
 
 test('Solana: an image is paid once; exactly the price moves from the buyer to the gateway', async () => {

@@ -6,6 +6,7 @@ import { ExactSvmSchemeV1 } from '@x402/svm/exact/v1/client';
 import { getBase58Decoder, signBytes, type KeyPairSigner } from '@solana/kit';
 import type { ChatRequest, ChatResponse, ImageRequest, ImageResponse, TtsRequest, TtsResponse } from '../api/schemas.ts';
 import { GatewayError, MaxPriceExceededError, NetworkNotOfferedError } from './errors.ts';
+import { offerAmount, signableOffers } from './offer-terms.ts';
 import { explainingFetch } from './reach.ts';
 import { fastEvmSigner } from './fast-signer.ts';
 import { libsecp256k1Account } from '../x402/libsecp256k1-account.ts';
@@ -129,22 +130,18 @@ export function createClient(options: ClientOptions): GatewayClient {
     // the exact offers of the network asked for: the one this client signs is the one its cap was checked against
     const accepts = required.accepts.filter((a) => (a.network === options.network || options.network === '*') && a.scheme === 'exact');
     if (accepts.length === 0) throw new NetworkNotOfferedError(options.network, required.accepts.map((a) => String(a.network)));
-    return { ...required, accepts: [accepts[0]!] };
-  }
-
-  function amountOf(requirement: { maxAmountRequired?: string; amount?: string }): bigint {
-    return BigInt(requirement.maxAmountRequired ?? requirement.amount ?? '0');
+    return { ...required, accepts: [signableOffers(accepts, options.network)[0]!] };
   }
 
   async function quote(path: string, body: unknown): Promise<bigint> {
     const required = await paymentRequired(await post(path, body));
-    return amountOf(required.accepts[0]!);
+    return offerAmount(required.accepts[0]!);
   }
 
   async function pay<T>(path: string, body: unknown): Promise<Paid<T>> {
     progress('quoting');
     const required = await paymentRequired(await post(path, body));
-    const price = amountOf(required.accepts[0]!);
+    const price = offerAmount(required.accepts[0]!);
     if (price > options.maxPrice) throw new MaxPriceExceededError(price, options.maxPrice);
 
     progress('signing');

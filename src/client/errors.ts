@@ -47,3 +47,8 @@ export class NetworkNotOfferedError extends Error {
     this.offered = offered;
   }
 }
+
+/** Every offer of a 402 on the network asked for names terms this library does not sign (offer-terms.ts): nothing was signed. */
+export class OfferRefusedError extends Error {
+  override name = 'OfferRefusedError';
+}

@@ -9,6 +9,7 @@ import type { x402Client } from '@x402/core/client';
 import type { PaymentPayload, PaymentRequired, SettleResponse } from '@x402/core/types';
 import { MaxPriceExceededError, NetworkNotOfferedError } from './errors.ts';
 import { NETWORKS, resolveNetworkName } from '../x402/networks.ts';
+import { offerAmount, signableOffers } from './offer-terms.ts';
 
 export interface McpPaymentOptions {
   /** signs the payment: an x402Client with the v2 schemes of the buyer's chains (see mcpPayer) */
@@ -51,8 +52,9 @@ export function paidMcpFetch(options: McpPaymentOptions): typeof fetch {
   async function sign(required: PaymentRequired): Promise<PaymentPayload> {
     const onNetwork = required.accepts.filter((accept) => !network || accept.network === NETWORKS[network].caip2);
     if (onNetwork.length === 0) throw new NetworkNotOfferedError(options.network!, required.accepts.map((accept) => accept.network));
-    const affordable = onNetwork.filter((accept) => BigInt(accept.amount) <= options.maxPrice);
-    if (affordable.length === 0) throw new MaxPriceExceededError(BigInt(onNetwork[0]!.amount), options.maxPrice);
+    const signable = signableOffers(onNetwork, options.network ?? 'any network');
+    const affordable = signable.filter((accept) => offerAmount(accept) <= options.maxPrice);
+    if (affordable.length === 0) throw new MaxPriceExceededError(offerAmount(signable[0]!), options.maxPrice);
     return options.payer.createPaymentPayload({ ...required, accepts: affordable });
   }
 

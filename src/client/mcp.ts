@@ -10,6 +10,7 @@ import { ExactSvmScheme } from '@x402/svm/exact/client';
 import { createSIWxPayload, encodeSIWxHeader, type SIWxSigner } from '@x402/extensions/sign-in-with-x';
 import { randomBytes } from 'node:crypto';
 import { GatewayError, MaxPriceExceededError, NetworkNotOfferedError } from './errors.ts';
+import { offerAmount, signableOffers } from './offer-terms.ts';
 import { solanaSigner, type SolanaSecretKey } from './solana-key.ts';
 import { fastEvmSigner } from './fast-signer.ts';
 import { libsecp256k1Account } from '../x402/libsecp256k1-account.ts';
@@ -84,9 +85,10 @@ export async function callPaidTool(mcp: ToolCaller, name: string, args: Record<s
   const network = resolveNetworkName(options.network);
   const accepts = required.accepts.filter((accept) => network !== undefined && accept.network === NETWORKS[network].caip2 && accept.scheme === 'exact');
   if (accepts.length === 0) throw new NetworkNotOfferedError(options.network, required.accepts.map((accept) => accept.network));
-  const price = BigInt(accepts[0]!.amount);
+  const offer = signableOffers(accepts, options.network)[0]!;
+  const price = offerAmount(offer);
   if (price > options.maxPrice) throw new MaxPriceExceededError(price, options.maxPrice);
-  const payment = await options.payer.createPaymentPayload({ ...required, accepts: [accepts[0]!] });
+  const payment = await options.payer.createPaymentPayload({ ...required, accepts: [offer] });
 
   for (let attempt = 0; ; attempt++) {
     const result = (await mcp.callTool({ name, arguments: input, _meta: { 'x402/payment': payment } })) as CallToolResult;

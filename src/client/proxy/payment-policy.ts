@@ -2,9 +2,11 @@
 // of those, the cheapest scheme first (payment channels: a voucher per call and no transaction; then `upto`: one
 // transaction for what the call used; then `exact`: one transaction for the quote), unless --scheme forces one.
 // The payee is --pay-to when given, else what the gateway's first 402 asked for on this network (kept in the spend
-// file, so a restart does not learn it again); the asset is the network's USDC.
+// file, so a restart does not learn it again); the asset is the network's USDC, the amount whole atomic units and
+// the validity at most an hour (offer-terms.ts, as for the client library).
 import type { PaymentRequired, PaymentRequirements } from '@x402/core/types';
 import { NETWORKS, type NetworkName } from '../../x402/networks.ts';
+import { offerProblem, sameAddress } from '../offer-terms.ts';
 import type { Budget } from './budget.ts';
 import { payeeKey } from './spend-state.ts';
 
@@ -32,17 +34,13 @@ export interface PolicyOptions {
   signable: readonly SchemeName[];
 }
 
-const sameAddress = (a: string, b: string) => (a.startsWith('0x') ? a.toLowerCase() === b.toLowerCase() : a === b);
-
 export class PaymentPolicy {
   readonly #options: PolicyOptions;
   readonly #caip2: string;
-  readonly #asset: string;
 
   constructor(options: PolicyOptions) {
     this.#options = options;
     this.#caip2 = NETWORKS[options.network].caip2;
-    this.#asset = NETWORKS[options.network].usdc;
   }
 
   /** The offers to try, best first; throws PayeeRefused when none goes to the allowed payee in the allowed asset. */
@@ -52,14 +50,15 @@ export class PaymentPolicy {
       throw new PayeeRefused(`the gateway asks for payment on ${required.accepts.map((offer) => offer.network).join(', ') || 'no network'}, not on ${this.#options.network} (${this.#caip2}); nothing was signed`);
     }
     const payTo = this.#payee(onNetwork[0]!);
-    const allowed = onNetwork.filter((offer) => sameAddress(offer.payTo, payTo) && sameAddress(offer.asset, this.#asset));
-    if (allowed.length === 0) {
-      const asked = onNetwork[0]!;
+    const toPayee = onNetwork.filter((offer) => sameAddress(offer.payTo, payTo));
+    if (toPayee.length === 0) {
       throw new PayeeRefused(
-        `the gateway asks to pay ${asked.payTo} in ${asked.asset}, but this proxy pays only ${payTo} in USDC (${this.#asset}) on ${this.#options.network}` +
+        `the gateway asks to pay ${onNetwork[0]!.payTo}, but this proxy pays only ${payTo} on ${this.#options.network}` +
           `${this.#options.payTo ? ' (--pay-to)' : ' (the payee of its first 402, kept in the spend file; pass --pay-to to accept another)'}; nothing was signed`,
       );
     }
+    const allowed = toPayee.filter((offer) => offerProblem(offer) === undefined);
+    if (allowed.length === 0) throw new PayeeRefused(`the gateway's offer on ${this.#options.network} cannot be signed: ${offerProblem(toPayee[0]!)}; nothing was signed`);
     const order = this.#options.scheme ? [this.#options.scheme] : this.#options.signable;
     const ranked = order.flatMap((scheme) => allowed.filter((offer) => offer.scheme === scheme));
     if (ranked.length === 0) {
@@ -75,7 +74,7 @@ export class PaymentPolicy {
     const key = payeeKey(gateway, network);
     const known = budget.refresh().payees.get(key);
     if (known) return known.payTo;
-    budget.record({ kind: 'payee', gateway, network, payTo: first.payTo, asset: this.#asset });
+    budget.record({ kind: 'payee', gateway, network, payTo: first.payTo, asset: NETWORKS[network].usdc });
     return budget.state.payees.get(key)!.payTo;
   }
 }

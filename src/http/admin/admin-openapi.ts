@@ -44,6 +44,29 @@ const revenueSchema = z.object({
   totals: z.array(z.object({ network: z.string(), count: z.number().int(), amount: atomic })),
 });
 
+const channelSchema = z.object({
+  channelId: z.string(),
+  scheme: z.literal('batch-settlement'),
+  network: z.string(),
+  payer: z.string(),
+  payTo: z.string(),
+  asset: z.string(),
+  withdrawDelay: z.number().int(),
+  deposited: atomic.describe('Deposits this server submitted'),
+  charged: atomic.describe('What this server charged, cumulative'),
+  claimed: atomic,
+  settled: atomic,
+  refunded: atomic,
+  balance: atomic,
+  withdrawRequestedAt: z.number().int().describe('When the payer asked to withdraw (chain time); 0 when it has not'),
+  lastClaimTransaction: z.string().nullable(),
+  lastRefundTransaction: z.string().nullable(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+
+const channelsSchema = z.object({ channels: z.array(channelSchema), limit: z.number().int() });
+
 const query = (name: string, description: string, extra: Record<string, unknown> = {}) => ({
   name,
   in: 'query',
@@ -65,7 +88,11 @@ export function adminOpenApi(): { paths: Record<string, unknown>; schemas: Recor
   const security = [{ adminToken: [] }];
   return {
     securitySchemes: { adminToken: { type: 'http', scheme: 'bearer', description: 'The admin token (env ADMIN_TOKEN or the variable adminTokenEnv names)' } },
-    schemas: { AdminPaymentsPage: jsonSchema(paymentsPageSchema, 'output'), AdminRevenue: jsonSchema(revenueSchema, 'output') },
+    schemas: {
+      AdminPaymentsPage: jsonSchema(paymentsPageSchema, 'output'),
+      AdminRevenue: jsonSchema(revenueSchema, 'output'),
+      AdminChannels: jsonSchema(channelsSchema, 'output'),
+    },
     paths: {
       [`${ADMIN_PREFIX}/payments`]: {
         get: {
@@ -94,6 +121,20 @@ export function adminOpenApi(): { paths: Record<string, unknown>; schemas: Recor
           security,
           parameters: dateRange,
           responses: { '200': { description: 'The summary', content: jsonContent('AdminRevenue') }, ...errors },
+        },
+      },
+      [`${ADMIN_PREFIX}/channels`]: {
+        get: {
+          operationId: 'adminChannels',
+          summary: 'Operator: payment channels (batch-settlement), newest first',
+          description: 'Deposited, charged, claimed, settled and refunded per channel, exact (decimal strings, atomic units).',
+          security,
+          parameters: [
+            query('network', 'Network', { enum: [...NETWORK_NAMES] }),
+            query('payer', 'Payer address (0x and 40 hex digits)'),
+            query('limit', `Page size, default 100, at most ${MAX_PAGE_SIZE} (larger values are capped)`),
+          ],
+          responses: { '200': { description: 'The channels', content: jsonContent('AdminChannels') }, ...errors },
         },
       },
     },

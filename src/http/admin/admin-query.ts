@@ -37,6 +37,7 @@ const network = z
   });
 
 const timeRange = { from: when.optional(), to: when.optional() };
+const limit = z.string().regex(/^\d{1,9}$/, `a whole number from 1 (at most ${MAX_PAGE_SIZE} are returned)`).optional();
 
 const paymentsQuery = z
   .object({
@@ -45,12 +46,27 @@ const paymentsQuery = z
     model: z.string().min(1).max(100).optional(),
     payer: z.string().min(1).max(100).optional(),
     ...timeRange,
-    limit: z.string().regex(/^\d{1,9}$/, `a whole number from 1 (at most ${MAX_PAGE_SIZE} are returned)`).optional(),
+    limit,
     cursor: z.string().max(1_000).optional(),
   })
   .strict();
 
 const revenueQuery = z.object(timeRange).strict();
+
+const channelsQuery = z
+  .object({
+    network: network.optional(),
+    payer: z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'an EVM address').optional(),
+    limit,
+  })
+  .strict();
+
+/** limit= of a listing: at least 1, larger values capped at MAX_PAGE_SIZE */
+function pageSize(text: string | undefined, fallback: number): number {
+  const size = text === undefined ? fallback : Number(text);
+  if (size < 1) throw new ApiError(400, 'invalid_request', 'limit: must be at least 1', { field: 'limit' });
+  return Math.min(size, MAX_PAGE_SIZE);
+}
 
 function queryObject(url: string): Record<string, string> {
   const params = new URL(url).searchParams;
@@ -100,8 +116,6 @@ export interface PaymentsQuery {
 
 export function parsePaymentsQuery(url: string): PaymentsQuery {
   const query = parseOrThrow(paymentsQuery, queryObject(url));
-  const limit = query.limit === undefined ? DEFAULT_PAGE_SIZE : Number(query.limit);
-  if (limit < 1) throw new ApiError(400, 'invalid_request', 'limit: must be at least 1', { field: 'limit' });
   const filter: PaymentFilter = {
     ...(query.state ? { state: query.state } : {}),
     ...(query.network ? { network: query.network } : {}),
@@ -109,9 +123,15 @@ export function parsePaymentsQuery(url: string): PaymentsQuery {
     ...(query.payer ? { payer: query.payer } : {}),
     ...range(query),
   };
-  return { filter, limit: Math.min(limit, MAX_PAGE_SIZE), after: query.cursor === undefined ? undefined : decodeCursor(query.cursor) };
+  return { filter, limit: pageSize(query.limit, DEFAULT_PAGE_SIZE), after: query.cursor === undefined ? undefined : decodeCursor(query.cursor) };
 }
 
 export function parseRevenueQuery(url: string): Pick<PaymentFilter, 'from' | 'before'> {
   return range(parseOrThrow(revenueQuery, queryObject(url)));
+}
+
+/** ?network=&payer=&limit= of the payment channel listing (limit 100 unless given). */
+export function parseChannelsQuery(url: string): { network?: string; payer?: string; limit: number } {
+  const query = parseOrThrow(channelsQuery, queryObject(url));
+  return { ...(query.network ? { network: query.network } : {}), ...(query.payer ? { payer: query.payer } : {}), limit: pageSize(query.limit, 100) };
 }

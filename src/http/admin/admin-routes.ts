@@ -10,8 +10,8 @@ import type { Logger } from 'pino';
 import type { Config } from '../../config/load.ts';
 import type { Ledger, PaymentSummary, RevenueRow } from '../../store/ledger.ts';
 import { adminToken, requireAdminToken } from './admin-auth.ts';
-import { encodeCursor, parsePaymentsQuery, parseRevenueQuery } from './admin-query.ts';
-import { parseChannelsQuery, publicChannel } from '../paid/channel-views.ts';
+import { encodeCursor, parseChannelsQuery, parsePaymentsQuery, parseRevenueQuery } from './admin-query.ts';
+import { publicChannel } from '../paid/channel-views.ts';
 
 export const ADMIN_PREFIX = '/api/v1/admin';
 
