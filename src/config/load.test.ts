@@ -90,6 +90,13 @@ test('failed attempts per proof: 3 unsettled and 5 settled first by default, eac
   );
 });
 
+test('a payment validity longer than the x402-ai clients sign (an hour) stops startup, naming the capability', () => {
+  assert.throws(
+    () => loadConfig({}, { maxTimeoutSeconds: { chat: 60, image: 7200, speech: 60 } }),
+    (error: Error) => error instanceof ConfigError && /maxTimeoutSeconds\.image/.test(error.message) && /3600/.test(error.message),
+  );
+});
+
 test('the sandbox chains listen where SANDBOX_HOST, SANDBOX_PORT_BASE and SANDBOX_PUBLIC_HOST say, over the file', () => {
   assert.deepEqual(loadConfig({}).sandbox.host, '127.0.0.1');
   const fromEnv = loadConfig({ SANDBOX_HOST: '0.0.0.0', SANDBOX_PORT_BASE: '8545', SANDBOX_PUBLIC_HOST: 'localhost', SANDBOX_NETWORKS: 'base,solana' });

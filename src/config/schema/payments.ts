@@ -11,13 +11,18 @@ const settleFirstRule = z.enum([
   ...NETWORK_NAMES.flatMap((network) => CAPABILITIES.map((capability) => `${network}:${capability}`)),
 ]);
 
+const validitySeconds = z.number().int().positive().max(3600, 'at most 3600 (an hour): the longest validity the x402-ai clients sign');
+
 export const paymentFields = {
-  /** seconds a client has to complete payment, per capability (Solana blockhashes live ~60-90 s) */
+  /**
+   * seconds a client has to complete payment, per capability (Solana blockhashes live ~60-90 s); at most an hour,
+   * the longest validity this project's clients sign (client/offer-terms.ts)
+   */
   maxTimeoutSeconds: z
     .object({
-      chat: z.number().int().positive(),
-      image: z.number().int().positive(),
-      speech: z.number().int().positive(),
+      chat: validitySeconds,
+      image: validitySeconds,
+      speech: validitySeconds,
     })
     .default({ chat: 60, image: 120, speech: 60 }),
   /**
