@@ -75,6 +75,19 @@ test('--max-price below the quote refuses to sign: exit 3, nothing moves', async
   assert.equal(await balanceOf(service, 'base', buyer.address), before);
 });
 
+test('--pay-to another address than the gateway asks for refuses to sign: exit 1 naming both, nothing moves; a malformed one is a usage error', async () => {
+  const buyer = await fundedEvmBuyerKey(service, ['base']);
+  const before = await balanceOf(service, 'base', buyer.address);
+  const refused = await cli(['chat', 'Hello', '--pay-to', `0x${'de'.repeat(20)}`], buyer.key);
+  assert.equal(refused.code, 1);
+  assert.match(refused.stderr, /asks to pay "0x[0-9a-fA-F]{40}", not 0xdede.*nothing was signed/);
+  assert.equal(await balanceOf(service, 'base', buyer.address), before);
+  const payTo = service.rails.get('base')!.payTo;
+  const paid = await cli(['chat', 'Hello', '--max-tokens', '4', '--pay-to', payTo.toLowerCase()], buyer.key);
+  assert.equal(paid.code, 0, paid.stderr);
+  assert.equal((await cli(['chat', 'Hello', '--pay-to', 'nobody'], buyer.key)).code, 2);
+});
+
 test('models lists the catalog; receipt shows a payment, and its result to the payer; a missing key is a usage error', async () => {
   const buyer = await fundedEvmBuyerKey(service, ['base']);
   const models = await cli(['models'], buyer.key);

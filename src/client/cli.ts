@@ -18,7 +18,7 @@ import { NETWORK_NAMES, NETWORKS, type NetworkName } from '../x402/networks.ts';
 import { addressOfKey, newWallet, saveKeyFile } from './wallet.ts';
 import { balanceRpcUrl, readBalances } from './balance.ts';
 import { formatUnits } from 'viem';
-import { PROXY_OPTIONS, PROXY_USAGE } from './proxy/options.ts';
+import { PROXY_OPTIONS, PROXY_USAGE, payToOption } from './proxy/options.ts';
 import { firstChatModel, readModels, type ListedModel } from './catalog.ts';
 
 const USAGE = `usage: x402-ai <command> [options]
@@ -35,6 +35,7 @@ const USAGE = `usage: x402-ai <command> [options]
   receipt <tx>      show a payment by transaction hash; with the payer's key at hand, its result too
 ${PROXY_USAGE}
 options: --url (X402_AI_URL, default http://127.0.0.1:4021)  --max-price USDC (default 0.10)  --key-file path  --json
+         --pay-to address  chat, image, tts and proxy pay only this payee (an offer to another is never signed)
          --network (X402_AI_NETWORK, default base): ${NETWORK_NAMES.join(', ')}
          --rpc-url (X402_SOLANA_RPC_URL) Solana payments and balance; for proxy and mcp, the chain read on any
                    network; default: the sandbox RPC a sandbox gateway reports, else public
@@ -124,7 +125,8 @@ function maxPrice(): bigint {
 /** Everything about how the call is paid, checked before any request: a mistake here never costs anything. */
 function payingClient(baseUrl: string) {
   const cap = maxPrice();
-  return createClient({ baseUrl, network, ...buyerKey(), maxPrice: cap, onProgress: (step) => progress.step(STEPS[step]) });
+  const payTo = payToOption(values);
+  return createClient({ baseUrl, network, ...buyerKey(), maxPrice: cap, ...(payTo ? { payTo } : {}), onProgress: (step) => progress.step(STEPS[step]) });
 }
 
 /** The price and the transaction; an explorer link only where a public explorer can see it (not a sandbox chain). */

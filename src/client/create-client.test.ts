@@ -62,7 +62,7 @@ test('a lying 402 cannot get more than maxPrice signed: the offer checked is the
   assert.equal(lying.counted.signed, 0, 'nothing was signed');
 });
 
-test('a 402 naming another token, an amount like 1e3 or a signature good for days gets nothing signed; a USDC offer after a foreign one is paid', async () => {
+test('a 402 naming another token, an amount like 1e3, a signature good for days or a payee other than payTo gets nothing signed; a USDC offer after a foreign one is paid', async () => {
   const { key, address } = await fundedEvmBuyerKey(service, ['base']);
   const lies: Record<string, unknown>[] = [{ asset: `0x${'de'.repeat(20)}` }, { maxAmountRequired: '1e3' }, { maxAmountRequired: '-1' }, { maxTimeoutSeconds: 864_000 }];
   for (const lie of lies) {
@@ -71,6 +71,8 @@ test('a 402 naming another token, an amount like 1e3 or a signature good for day
     await assert.rejects(client.chat({ model: 'local/demo-bigram', prompt: 'Hello' }), OfferRefusedError, JSON.stringify(lie));
     assert.equal(lying.counted.signed, 0, 'nothing was signed');
   }
+  const elsewhere = createClient({ baseUrl: service.url, network: 'base', evmPrivateKey: key, maxPrice: parseUsdc('0.05'), payTo: `0x${'de'.repeat(20)}` });
+  await assert.rejects(elsewhere.chat({ model: 'local/demo-bigram', prompt: 'Hello' }), /asks to pay "0x[0-9a-fA-F]{40}", not 0xdede.*nothing was signed/);
   const before = await balanceOf(service, 'base', address);
   const foreignFirst = lyingGateway(([exact]) => [{ ...exact, asset: `0x${'de'.repeat(20)}`, maxAmountRequired: '1' }, exact!]);
   const client = createClient({ baseUrl: service.url, network: 'base', evmPrivateKey: key, maxPrice: parseUsdc('0.05'), fetch: foreignFirst.fetch });

@@ -29,6 +29,8 @@ export interface ClientOptions {
   solanaRpcUrl?: string;
   /** hard cap per request in USDC atomic units; a higher quote is refused before signing */
   maxPrice: bigint;
+  /** pay only this address (the gateway operator's payTo); an offer to another is never signed. Default: any payee */
+  payTo?: string;
   /** how many times a pending settlement is asked about again (with the same proof); default 20 */
   pendingRetries?: number;
   fetch?: typeof fetch;
@@ -130,7 +132,7 @@ export function createClient(options: ClientOptions): GatewayClient {
     // the exact offers of the network asked for: the one this client signs is the one its cap was checked against
     const accepts = required.accepts.filter((a) => (a.network === options.network || options.network === '*') && a.scheme === 'exact');
     if (accepts.length === 0) throw new NetworkNotOfferedError(options.network, required.accepts.map((a) => String(a.network)));
-    return { ...required, accepts: [signableOffers(accepts, options.network)[0]!] };
+    return { ...required, accepts: [signableOffers(accepts, options.network, options.payTo)[0]!] };
   }
 
   async function quote(path: string, body: unknown): Promise<bigint> {

@@ -19,7 +19,8 @@ const usdcOffer = { scheme: 'exact', network: NETWORKS.base.caip2, asset: NETWOR
 test('an offer in the network’s USDC, for whole atomic units, valid up to an hour, may be signed (v1 and v2 wires)', () => {
   assert.equal(offerProblem(usdcOffer), undefined);
   assert.equal(offerProblem({ ...usdcOffer, asset: NETWORKS.base.usdc.toLowerCase() }), undefined);
-  assert.equal(offerProblem({ network: 'solana', asset: NETWORKS.solana.usdc, maxAmountRequired: '1', maxTimeoutSeconds: MAX_VALIDITY_SECONDS }), undefined);
+  assert.equal(offerProblem({ network: 'solana', asset: NETWORKS.solana.usdc, payTo: 'x', maxAmountRequired: '1', maxTimeoutSeconds: MAX_VALIDITY_SECONDS }), undefined);
+  assert.equal(offerProblem(usdcOffer, payTo.toUpperCase().replace('0X', '0x')), undefined, 'the payee named, in any letter case');
 });
 
 test('another token, a lying amount or a long-lived signature is named as the reason nothing is signed', () => {
@@ -29,11 +30,12 @@ test('another token, a lying amount or a long-lived signature is named as the re
     { ...usdcOffer, network: 'eip155:1' },
     ...['1e3', '0.5', '-1', '', ' 1', '9'.repeat(31)].map((amount) => ({ ...usdcOffer, amount })),
     ...[0, -1, 1.5, MAX_VALIDITY_SECONDS + 1, 864_000].map((maxTimeoutSeconds) => ({ ...usdcOffer, maxTimeoutSeconds })),
-  ].map(offerProblem);
+  ].map((offer) => offerProblem(offer));
   for (const problem of problems) assert.equal(typeof problem, 'string');
   assert.match(problems[0]!, /not in USDC on base/);
   assert.match(problems[3]!, /"1e3" is not a whole number of atomic units/);
   assert.match(problems.at(-1)!, /valid for 864000 seconds \(at most 3600/);
+  assert.match(offerProblem(usdcOffer, `0x${'cd'.repeat(20)}`)!, /asks to pay "0xabab.*", not 0xcdcd.* \(payTo\)/);
 });
 
 test('a foreign-token offer listed first is passed over for the USDC one; with only bad offers, OfferRefusedError', () => {

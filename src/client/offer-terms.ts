@@ -1,5 +1,5 @@
 // What this library signs, whatever a gateway's 402 says: an offer on a network it knows, in that network's USDC,
-// for a whole number of atomic units, valid for at most an hour. An offer naming another token, an amount like
+// for a whole number of atomic units, valid for at most an hour, to the payee the buyer named if it named one. An offer naming another token, an amount like
 // "1e3", "0.5" or "-1", or an authorization good for days is passed over; when no offer is left, nothing is signed.
 import { NETWORKS, resolveNetworkName } from '../x402/networks.ts';
 import { OfferRefusedError } from './errors.ts';
@@ -11,6 +11,7 @@ export const MAX_VALIDITY_SECONDS = 3600;
 export interface Offer {
   network: string;
   asset: string;
+  payTo: string;
   maxTimeoutSeconds: number;
   amount?: string;
   maxAmountRequired?: string;
@@ -20,8 +21,9 @@ const ATOMIC_UNITS = /^\d{1,30}$/;
 
 export const sameAddress = (a: string, b: string): boolean => (a.startsWith('0x') ? a.toLowerCase() === b.toLowerCase() : a === b);
 
-/** why this library will not sign the offer; undefined when it may */
-export function offerProblem(offer: Offer): string | undefined {
+/** why this library will not sign the offer (to `payTo` only, when given); undefined when it may */
+export function offerProblem(offer: Offer, payTo?: string): string | undefined {
+  if (payTo !== undefined && (typeof offer.payTo !== 'string' || !sameAddress(offer.payTo, payTo))) return `it asks to pay ${JSON.stringify(offer.payTo)}, not ${payTo} (payTo)`;
   const name = resolveNetworkName(String(offer.network));
   if (!name) return `network ${JSON.stringify(offer.network)} is not one this client knows`;
   const usdc = NETWORKS[name].usdc;
@@ -36,10 +38,10 @@ export function offerProblem(offer: Offer): string | undefined {
 }
 
 /** The offers this library may sign, in the gateway's order; OfferRefusedError, naming why, when there are none. */
-export function signableOffers<T extends Offer>(offers: T[], network: string): T[] {
-  const signable = offers.filter((offer) => offerProblem(offer) === undefined);
+export function signableOffers<T extends Offer>(offers: T[], network: string, payTo?: string): T[] {
+  const signable = offers.filter((offer) => offerProblem(offer, payTo) === undefined);
   if (signable.length === 0 && offers.length > 0) {
-    throw new OfferRefusedError(`the gateway's offer on ${network} cannot be signed: ${offerProblem(offers[0]!)}; nothing was signed`);
+    throw new OfferRefusedError(`the gateway's offer on ${network} cannot be signed: ${offerProblem(offers[0]!, payTo)}; nothing was signed`);
   }
   return signable;
 }

@@ -81,19 +81,24 @@ export function capsOf(values: ProxyValues, defaults = true): Caps {
   return caps;
 }
 
+/** --pay-to: the only payee paid, an EVM or Solana address; undefined when not given */
+export function payToOption(values: Pick<ProxyValues, 'pay-to'>): string | undefined {
+  const payTo = values['pay-to'];
+  if (payTo !== undefined && !/^(0x[0-9a-fA-F]{40}|[1-9A-HJ-NP-Za-km-z]{32,44})$/.test(payTo)) throw new UsageError(`--pay-to ${payTo} is not an EVM or Solana address`);
+  return payTo;
+}
+
 export function payingOptions(values: ProxyValues, network: string): PayingOptions {
   if (!(NETWORK_NAMES as readonly string[]).includes(network)) throw new UsageError(`unknown network "${network}": use one of ${NETWORK_NAMES.join(', ')}`);
   const scheme = values.scheme === undefined ? undefined : SCHEME_FLAGS[values.scheme];
   if (values.scheme !== undefined && !scheme) throw new UsageError(`--scheme ${values.scheme}: use channel, upto or exact`);
-  if (values['pay-to'] !== undefined && !/^(0x[0-9a-fA-F]{40}|[1-9A-HJ-NP-Za-km-z]{32,44})$/.test(values['pay-to'])) {
-    throw new UsageError(`--pay-to ${values['pay-to']} is not an EVM or Solana address`);
-  }
+  const payTo = payToOption(values);
   const deposit = usdc('deposit', values.deposit);
   return {
     network: network as NetworkName,
     caps: capsOf(values),
     ...(scheme ? { scheme } : {}),
-    ...(values['pay-to'] ? { payTo: values['pay-to'] } : {}),
+    ...(payTo ? { payTo } : {}),
     channels: whole('channels', values.channels, 4, 64),
     ...(deposit === undefined ? {} : { deposit }),
   };
