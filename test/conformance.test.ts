@@ -78,6 +78,11 @@ describe('402 Payment Required (spec 4 rule 1-2, 7)', () => {
     assert.equal(response.status, 402);
     assert.match(body.error, /"dogecoin" is not a supported X-Network/);
     assert.equal(body.accepts.length, ALL_NETWORKS.length);
+    // a long one is quoted short: the reason also travels base64-encoded in PAYMENT-REQUIRED, under clients' header limits
+    const long = await unpaid('/api/v1/ai/tts', ENDPOINTS[2].body, 'b'.repeat(8000));
+    assert.equal(long.response.status, 402);
+    assert.match(long.body.error, new RegExp(`"${'b'.repeat(48)}…" is not a supported X-Network`));
+    assert.ok(long.response.headers.get('PAYMENT-REQUIRED')!.length < 4000);
   });
 
   test('the price follows the body and is an exact integer', async () => {

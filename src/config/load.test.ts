@@ -97,6 +97,28 @@ test('a payment validity longer than the x402-ai clients sign (an hour) stops st
   );
 });
 
+test('a timer setting past what setTimeout takes, or a retention past a century, stops startup, each named', () => {
+  assert.throws(
+    () => loadConfig({}, { reconcileIntervalMs: 3_000_000_000, readinessCheckIntervalMs: 2 ** 31, ledgerRetentionDays: 1e12, mediaRetentionDays: 1e12 }),
+    (error: Error) =>
+      error instanceof ConfigError &&
+      ['reconcileIntervalMs', 'readinessCheckIntervalMs', 'ledgerRetentionDays', 'mediaRetentionDays'].every((name) => error.message.includes(name)) &&
+      /24\.8 days/.test(error.message),
+  );
+  assert.equal(loadConfig({}, { reconcileIntervalMs: 2 ** 31 - 1 }).reconcileIntervalMs, 2 ** 31 - 1);
+});
+
+test('publicUrl is an http(s) origin: a path, query, fragment, credentials or another scheme stops startup, the password never quoted', () => {
+  for (const publicUrl of ['https://gw.example', 'https://gw.example/', 'http://127.0.0.1:4021']) assert.equal(loadConfig({}, { publicUrl }).publicUrl, publicUrl);
+  for (const publicUrl of ['https://gw.example/prefix', 'https://gw.example/?t=1', 'https://user:s3cret@gw.example', 'https://gw.example#f', 'javascript:alert(1)//', 'file:///etc']) {
+    assert.throws(
+      () => loadConfig({}, { publicUrl }),
+      (error: Error) => error instanceof ConfigError && /publicUrl: an (origin only|http\(s\) URL)/.test(error.message) && !error.message.includes('s3cret'),
+      publicUrl,
+    );
+  }
+});
+
 test('the sandbox chains listen where SANDBOX_HOST, SANDBOX_PORT_BASE and SANDBOX_PUBLIC_HOST say, over the file', () => {
   assert.deepEqual(loadConfig({}).sandbox.host, '127.0.0.1');
   const fromEnv = loadConfig({ SANDBOX_HOST: '0.0.0.0', SANDBOX_PORT_BASE: '8545', SANDBOX_PUBLIC_HOST: 'localhost', SANDBOX_NETWORKS: 'base,solana' });

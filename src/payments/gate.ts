@@ -212,7 +212,8 @@ export class PaymentGate {
     if (call.payment === undefined) {
       if ('kind' in fallbackRails) return fallbackRails;
       if (namedRail) return required(call.names.noPayment, fallbackRails);
-      const why = requested ? `"${requested}" is not a supported ${call.names.network}` : call.names.noNetwork;
+      // quoted short: the longest network name is 39 characters, and the reason travels in a response header
+      const why = requested ? `${JSON.stringify(requested.length > 48 ? `${requested.slice(0, 48)}…` : requested)} is not a supported ${call.names.network}` : call.names.noNetwork;
       return required(`${call.names.noPayment}; ${why} (supported: ${this.enabledNetworks.join(', ')})`, fallbackRails);
     }
     const received = call.payment;

@@ -19,6 +19,8 @@ export const CHANNEL_BUSY = 'invalid_batch_settlement_evm_channel_busy';
 export const INVALID_VOUCHER_SIGNATURE = 'invalid_batch_settlement_evm_voucher_signature';
 export const CUMULATIVE_EXCEEDS_BALANCE = 'invalid_batch_settlement_evm_cumulative_exceeds_balance';
 export const CUMULATIVE_BELOW_CLAIMED = 'invalid_batch_settlement_evm_cumulative_below_claimed';
+/** a voucher whose ceiling a charge was already made at (ours: the official server charges whole prices, where none can recur) */
+export const VOUCHER_ALREADY_USED = 'invalid_batch_settlement_evm_voucher_already_used';
 export const REFUND_PAYLOAD = 'invalid_batch_settlement_evm_refund_payload';
 export const REFUND_NO_BALANCE = 'invalid_batch_settlement_evm_refund_no_balance';
 export const REFUND_AMOUNT_INVALID = 'invalid_batch_settlement_evm_refund_amount_invalid';

@@ -1,5 +1,6 @@
 // The payment networks a live gateway takes money on: where payments go and who verifies and settles them.
 import { z } from 'zod';
+import { milliseconds } from './duration.ts';
 import { NETWORK_NAMES } from '../../x402/networks.ts';
 
 export const networkName = z.enum(NETWORK_NAMES);
@@ -15,7 +16,7 @@ const remoteFacilitator = z.object({
   url: z.url(),
   /** name of an environment variable whose value is sent as the Authorization header */
   authorizationEnv: z.string().optional(),
-  timeoutMs: z.number().int().positive().default(30_000),
+  timeoutMs: milliseconds().default(30_000),
   /**
    * payment channels: name of an environment variable holding an EVM key that is the channels' receiverAuthorizer
    * (it signs claims and refunds here, docs/channels.md); unset, that role is delegated to the facilitator's

@@ -1,5 +1,6 @@
 // What an operator reads and controls: logs, traces, and the tokens of the operator API and of /metrics.
 import { z } from 'zod';
+import { milliseconds } from './duration.ts';
 
 const envVarName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name');
 
@@ -20,7 +21,7 @@ export const operationsFields = {
       endpoint: z.url().optional(),
       serviceName: z.string().min(1).default('x402-ai-gateway'),
       /** how long finished spans wait to be exported together */
-      exportDelayMs: z.number().int().positive().default(5_000),
+      exportDelayMs: milliseconds().default(5_000),
     })
     .default({ serviceName: 'x402-ai-gateway', exportDelayMs: 5_000 }),
   /**

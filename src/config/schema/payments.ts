@@ -1,6 +1,7 @@
 // When and how payments are taken: proof lifetimes, settle-first rules, settlement, channels, reconciliation,
 // readiness checks, reservation leases and the bound on failed attempts.
 import { z } from 'zod';
+import { milliseconds } from './duration.ts';
 import { NETWORK_NAMES } from '../../x402/networks.ts';
 
 const CAPABILITIES = ['chat', 'image', 'speech'] as const;
@@ -33,7 +34,7 @@ export const paymentFields = {
    */
   settleFirst: z.array(settleFirstRule).default([]),
   /** how long a settlement may wait for confirmation before it is treated as 'unknown' */
-  settlementTimeoutMs: z.number().int().positive().default(30_000),
+  settlementTimeoutMs: milliseconds().default(30_000),
   /**
    * EVM exact settlements that queue up while the settlement key is sending go out together in one Multicall3
    * aggregate3 transaction, each transfer allowed to fail alone (needs Multicall3 at its canonical address;
@@ -53,9 +54,9 @@ export const paymentFields = {
     .object({
       withdrawDelay: z.number().int().min(900).max(2_592_000).default(900),
       depositMethod: z.enum(['eip3009', 'permit2']).default('eip3009'),
-      claimIntervalMs: z.number().int().positive().default(60_000),
+      claimIntervalMs: milliseconds().default(60_000),
       claimThreshold: z.string().regex(/^\d{1,30}$/, 'atomic units, a decimal string').default('1000000'),
-      claimMaxAgeMs: z.number().int().positive().default(300_000),
+      claimMaxAgeMs: milliseconds().default(300_000),
       maxClaimsPerBatch: z.number().int().min(1).max(500).default(100),
     })
     .refine((c) => c.claimMaxAgeMs + c.claimIntervalMs < c.withdrawDelay * 1000, {
@@ -63,31 +64,31 @@ export const paymentFields = {
     })
     .default({ withdrawDelay: 900, depositMethod: 'eip3009', claimIntervalMs: 60_000, claimThreshold: '1000000', claimMaxAgeMs: 300_000, maxClaimsPerBatch: 100 }),
   /** how often pending settlements are reconciled */
-  reconcileIntervalMs: z.number().int().positive().default(15_000),
+  reconcileIntervalMs: milliseconds().default(15_000),
   /** how often each network's payment readiness (asset code, gas, fee payer, token accounts) is checked again */
-  readinessCheckIntervalMs: z.number().int().min(1_000).default(60_000),
+  readinessCheckIntervalMs: milliseconds(1_000).default(60_000),
   /**
    * an instance reconciling a pending payment holds it this long (instances sharing a database never check one
    * payment at once; a check outliving it is abandoned); a payment whose instance died mid-check waits this long
    */
-  reconcileLeaseMs: z.number().int().positive().default(5_000),
+  reconcileLeaseMs: milliseconds().default(5_000),
   /**
    * a pending payment updated more recently than this is left to the request that may still be settling it.
    * 0 (default) is safe with the built-in facilitators, whose checks tell "in flight" from "failed"; raise it
    * to spare the RPC calls a check of an in-flight settlement costs.
    */
-  settlingGraceMs: z.number().int().nonnegative().default(0),
+  settlingGraceMs: milliseconds(0).default(0),
   /**
    * a reservation this old that never reached settlement belongs to a request that died (a crash mid-work);
    * it is released so its proof can be used again. Keep it above the slowest generation.
    */
-  abandonedAfterMs: z.number().int().positive().default(10 * 60_000),
+  abandonedAfterMs: milliseconds().default(10 * 60_000),
   /**
    * a reservation is held by its instance this long past that instance's last heartbeat (sent every quarter of
    * it): a reservation of an instance that died mid-work is taken over by the next use of its proof, or
    * released, this long after the death, whatever abandonedAfterMs says. Keep it above the longest event-loop stall.
    */
-  reservationLeaseMs: z.number().int().min(1_000).default(10_000),
+  reservationLeaseMs: milliseconds(1_000).default(10_000),
   /**
    * A paid call whose work fails (upstream error, model failure) is never charged and its proof is released, so
    * the same proof may be sent again: its work may fail `unsettled` times in all, then the proof is refused

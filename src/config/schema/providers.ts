@@ -1,5 +1,6 @@
 // An upstream AI provider the catalog's models may be served by.
 import { z } from 'zod';
+import { milliseconds } from './duration.ts';
 
 export const upstreamProvider = z.object({
   /**
@@ -10,7 +11,7 @@ export const upstreamProvider = z.object({
   baseURL: z.url(),
   /** name of the environment variable holding the API key */
   apiKeyEnv: z.string().optional(),
-  timeoutMs: z.number().int().positive().default(60_000),
+  timeoutMs: milliseconds().default(60_000),
   maxRetries: z.number().int().min(0).max(5).default(2),
   /** largest upstream response accepted, API answers and images fetched from URLs the upstream returns */
   maxResponseBytes: z

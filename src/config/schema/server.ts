@@ -5,8 +5,15 @@ import { isProxyEntry } from '../../lib/proxy-entry.ts';
 export const serverFields = {
   host: z.string().default('127.0.0.1'),
   port: z.number().int().min(0).max(65535).default(4021),
-  /** absolute base URL clients reach us at (behind a proxy); else derived from the request */
-  publicUrl: z.url().optional(),
+  /**
+   * the origin clients reach us at (behind a proxy), e.g. https://ai.example.com; else derived from the request.
+   * An origin only: the routes live at its root, and sign-in-with-x challenges name it (no path, query, fragment
+   * or credentials)
+   */
+  publicUrl: z
+    .url({ protocol: /^https?$/, error: 'an http(s) URL, e.g. https://ai.example.com', abort: true })
+    .refine(isOrigin, 'an origin only (scheme, host and port): no path, query, fragment or credentials; the routes live at its root')
+    .optional(),
   /**
    * addresses (or CIDR ranges, e.g. "10.0.0.0/8") of the reverse proxies in front: only a request whose
    * connection comes from one of them has its X-Forwarded-Proto/Host believed. Default none: URLs come from
@@ -28,3 +35,9 @@ export const serverFields = {
    */
   bodyMemoryLimitBytes: z.number().int().positive().default(256 * 1024 * 1024),
 };
+
+/** https://host[:port] with at most a trailing slash */
+function isOrigin(text: string): boolean {
+  const url = new URL(text);
+  return url.pathname === '/' && url.search === '' && url.hash === '' && url.username === '' && url.password === '' && !/[?#]/.test(text);
+}

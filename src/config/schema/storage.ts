@@ -23,6 +23,9 @@ const s3MediaStore = z.object({
 export const mediaConfig = z.discriminatedUnion('store', [fileMediaStore, s3MediaStore]);
 export type MediaConfig = z.infer<typeof mediaConfig>;
 
+/** days until deletion; a century at most (a date past that is no date: pruning would fail every hour) */
+const retentionDays = z.number().nonnegative().max(36_500, 'at most 36500 (a century); 0 keeps everything forever');
+
 export const storageFields = {
   dataDir: z.string().default('.data'),
   /**
@@ -38,10 +41,10 @@ export const storageFields = {
   /** where generated media is kept */
   media: mediaConfig.default({ store: 'file' }),
   /** generated media is deleted this many days after it was made (checked hourly and at startup); 0 keeps it forever */
-  mediaRetentionDays: z.number().nonnegative().default(30),
+  mediaRetentionDays: retentionDays.default(30),
   /**
    * ledger rows in a final state (settled, failed, released), and payment identifiers, are deleted this many days after their last change
    * (checked hourly and at startup, in every instance); rows still in flight never are. 0 keeps them forever.
    */
-  ledgerRetentionDays: z.number().int().nonnegative().default(90),
+  ledgerRetentionDays: retentionDays.int().default(90),
 };

@@ -30,6 +30,7 @@ import {
   REFUND_NO_BALANCE,
   REFUND_PAYLOAD,
   stillPayable,
+  VOUCHER_ALREADY_USED,
   voucherSignedByAuthorizer,
   ZERO_ADDRESS,
   type ChannelPayload,
@@ -203,6 +204,9 @@ export class ChannelGate {
       if (!eoa && !(await this.#signatureHolds(proof, input))) return this.#refused(labels, rail, INVALID_VOUCHER_SIGNATURE, payload.channelConfig.payer);
       return this.#corrective(input, record);
     }
+    // a voucher pays once. Charges below their price (metered calls) leave an earlier voucher's ceiling ahead of
+    // what was charged, where a later call's price can meet it; its signature is public once a claim carried it
+    if (record && (await this.#store.chargeAt(channelId, ceiling))) return this.#refused(labels, rail, VOUCHER_ALREADY_USED, payload.channelConfig.payer);
 
     // verification: the mirrored state while fresh and no withdrawal is under way (the signature was recovered
     // above), else the chain, through the facilitator
