@@ -82,7 +82,7 @@ describe('402 Payment Required (spec 4 rule 1-2, 7)', () => {
     const long = await unpaid('/api/v1/ai/tts', ENDPOINTS[2].body, 'b'.repeat(8000));
     assert.equal(long.response.status, 402);
     assert.match(long.body.error, new RegExp(`"${'b'.repeat(48)}…" is not a supported X-Network`));
-    assert.ok(long.response.headers.get('PAYMENT-REQUIRED')!.length < 4000);
+    assert.ok(long.response.headers.get('PAYMENT-REQUIRED')!.length < response.headers.get('PAYMENT-REQUIRED')!.length + 100);
   });
 
   test('the price follows the body and is an exact integer', async () => {
