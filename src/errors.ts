@@ -45,18 +45,21 @@ export class ApiError extends Error {
   readonly code: ErrorCode;
   readonly field: string | undefined;
   readonly headers: Record<string, string>;
+  /** what a surface's error shape carries beside the message for a client's SDK to act on (Anthropic's error.details) */
+  readonly details: Record<string, unknown> | undefined;
 
   constructor(
     status: number,
     code: ErrorCode,
     message: string,
-    options: { field?: string; headers?: Record<string, string>; cause?: unknown } = {},
+    options: { field?: string; headers?: Record<string, string>; cause?: unknown; details?: Record<string, unknown> } = {},
   ) {
     super(message, { cause: options.cause });
     this.status = status;
     this.code = code;
     this.field = options.field;
     this.headers = options.headers ?? {};
+    this.details = options.details;
   }
 
   toBody(): ErrorBody {

@@ -13,6 +13,9 @@ import { THINKING, type AgentUpstream } from './support/agent-upstreams.ts';
 import { startAgentGateway, UP_ANTHROPIC, UP_OPENAI, type AgentGateway } from './support/agent-gateway.ts';
 import { sseData } from './support/sse.ts';
 import { DEMO_CHAT_MODEL } from '../src/config/engines.ts';
+import Anthropic from '@anthropic-ai/sdk';
+import { betaZodTool } from '@anthropic-ai/sdk/helpers/beta/zod';
+import { z } from 'zod';
 import type { RunningService } from '../src/service.ts';
 
 const SANDBOX = DEMO_CHAT_MODEL.id;
@@ -143,6 +146,42 @@ describe('/v1/messages takes what Claude Code sends', () => {
     await refused({ tools: [{ ...readTool, input_schema: { type: 'objekt' } }] }, /^tools\.0\.input_schema: /);
     await refused({ messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }, { type: 'video', url: 'x' }] }] }, /^messages\.0\.content\.1\.type: unknown type "video"/);
     await refused({ tools: [{ type: 'custom', name: 'bad name!', input_schema: {} }] }, /^tools\.0\.name: /);
+  });
+
+  test('what the Anthropic SDK types is taken: hints named, nulls as not given, top_k honoured, output_format as output_config.format', async () => {
+    const hints = { cache_control: { type: 'ephemeral' }, speed: 'standard', inference_geo: null, diagnostics: { previous_message_id: 'msg_1' } };
+    const nulls = { temperature: null, top_p: null, stop_sequences: null, thinking: { type: 'adaptive', display: null }, output_config: { effort: null } };
+    const tools = [{ ...readTool, type: null }];
+    const { headers } = await paid('/v1/messages', { model: SANDBOX, max_tokens: 64, messages: [{ role: 'user', content: 'hi' }], ...hints, ...nulls, tools, top_k: -1 });
+    assert.deepEqual(ignoredOf(headers).sort(), ['cache_control', 'diagnostics', 'speed', 'thinking']);
+    const between = await paid('/v1/messages', { model: SANDBOX, max_tokens: 16, messages: [{ role: 'user', content: 'hi' }], thinking: { type: 'between_tools' } });
+    assert.deepEqual(ignoredOf(between.headers), ['thinking']);
+    await paid('/v1/messages', { model: UP_ANTHROPIC, max_tokens: 16, messages: [{ role: 'user', content: 'hi' }], top_k: 40, stop_sequences: ['a', 'b', 'c', 'd', 'e', 'f'] });
+    assert.equal(anthropicUp.received.at(-1)!.top_k, 40);
+    assert.deepEqual(anthropicUp.received.at(-1)!.stop_sequences, ['a', 'b', 'c', 'd', 'e', 'f']);
+    const schema = { type: 'object', properties: { answer: { type: 'string' } }, required: ['answer'], additionalProperties: false };
+    const { json } = await paid('/v1/messages', { model: SANDBOX, max_tokens: 64, messages: [{ role: 'user', content: 'hi' }], output_format: { type: 'json_schema', schema } });
+    assert.equal(typeof JSON.parse(json.content.at(-1).text).answer, 'string');
+  });
+
+  test('a thread is refused in the shape the SDK reads: its tool runner goes on without threads', async () => {
+    const response = await post('/v1/messages', { model: SANDBOX, max_tokens: 16, messages: [{ role: 'user', content: 'hi' }], thread: { type: 'create' } });
+    assert.equal(response.status, 400);
+    assert.deepEqual(((await response.json()) as { error: { details: unknown } }).error.details, { error_code: 'thread_unsupported_request', unsupported: ['thread'] });
+    const sent: unknown[] = [];
+    const weather = betaZodTool({ name: 'get_weather', description: 'Weather at a place', inputSchema: z.object({ city: z.string() }), run: async () => 'sunny' });
+    const watched = new Anthropic({
+      baseURL: service.url,
+      apiKey: 'sk-ant-not-needed',
+      maxRetries: 0,
+      fetch: async (url, init) => {
+        sent.push(JSON.parse(String(init?.body ?? '{}')).thread);
+        return exactPayingFetch(buyer)(url, init);
+      },
+    });
+    const final = await watched.beta.messages.toolRunner({ model: SANDBOX, max_tokens: 32, max_iterations: 2, tools: [weather], messages: [{ role: 'user', content: 'Weather in Paris?' }] });
+    assert.equal(final.role, 'assistant');
+    assert.deepEqual(sent.slice(0, 2), [{ type: 'create' }, undefined], 'threaded first, then on without');
   });
 
   test('a tool Anthropic runs itself is left out and named, not refused', async () => {

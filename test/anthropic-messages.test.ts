@@ -314,7 +314,7 @@ describe('errors in Anthropic’s shape, refused before any price', () => {
     const client = anthropicClient(exactPayingFetch(buyer));
     const base = { model: LOCAL_CHAT, max_tokens: 16, messages: [{ role: 'user' as const, content: 'hi' }] };
     const cases: [Record<string, unknown>, string][] = [
-      [{ top_k: 5 }, 'top_k'],
+      [{ mcp_servers: [{ type: 'url', url: 'https://mcp.example', name: 'x' }] }, 'mcp_servers'],
       [{ frobnicate: true }, 'frobnicate'],
       [{ max_tokens: undefined }, 'max_tokens'],
       [{ messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'text', data: 'x' } }] }] }, 'messages.0.content.0.type: unknown type "document"'],
@@ -374,7 +374,10 @@ describe('count_tokens', () => {
     const without = await client.messages.countTokens({ model: LOCAL_CHAT, messages: [{ role: 'user', content: [text] }] });
     const withImage = await client.messages.countTokens({ model: LOCAL_CHAT, messages: [{ role: 'user', content: [text, image] }] });
     assert.equal(withImage.input_tokens - without.input_tokens, 750);
-    await assert.rejects(client.messages.countTokens({ model: LOCAL_CHAT, messages: [{ role: 'user', content: 'hi' }], max_tokens: 5 } as never), Anthropic.BadRequestError);
+    // the body the client will send to /v1/messages: what only shapes the answer is taken, and counts nothing
+    const asSent = await client.messages.countTokens({ model: LOCAL_CHAT, messages: [{ role: 'user', content: 'Tell me about the sea' }], system: 'Be brief.', max_tokens: 5, stream: true, temperature: 0.2 } as never);
+    assert.equal(asSent.input_tokens, plain.input_tokens);
+    await assert.rejects(client.messages.countTokens({ model: LOCAL_CHAT, messages: [{ role: 'user', content: 'hi' }], frobnicate: 5 } as never), Anthropic.BadRequestError);
   });
 });
 

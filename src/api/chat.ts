@@ -29,6 +29,8 @@ export interface ChatCall extends ChatToolsRequest {
   maxTokens?: number | undefined;
   temperature?: number | undefined;
   topP?: number | undefined;
+  /** sample from the k likeliest tokens (Anthropic's top_k) */
+  topK?: number | undefined;
   presencePenalty?: number | undefined;
   frequencyPenalty?: number | undefined;
   stop?: string[] | undefined;
@@ -125,6 +127,7 @@ export function prepareChat(call: ChatCall, { catalog, providers }: EndpointCont
     maxOutputTokens: maxTokens - budget,
     temperature: call.temperature,
     topP: call.topP,
+    topK: call.topK,
     presencePenalty: call.presencePenalty,
     frequencyPenalty: call.frequencyPenalty,
     stopSequences: call.stop,

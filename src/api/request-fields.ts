@@ -22,8 +22,8 @@ export function fieldPath(path: readonly PropertyKey[], style: PathStyle): strin
 
 /** What a surface does with top-level fields its schema does not take. */
 export interface FieldRules {
-  /** fields it cannot honour, each with why: a 400 naming the field, before any price */
-  refused: Readonly<Record<string, string>>;
+  /** fields it cannot honour, each with why (and details of the 400 a client's SDK reads): a 400 naming the field, before any price */
+  refused: Readonly<Record<string, string | { why: string; details: Record<string, unknown> }>>;
   /** fields whose every value changes nothing the client relies on here: accepted, left out and reported */
   ignored: readonly string[];
 }
@@ -47,10 +47,13 @@ export function refuseFields(body: unknown, rules: FieldRules, notes: RequestNot
     if (!isEmpty(value)) notes.ignore(field);
     drop(field);
   }
-  for (const [field, why] of Object.entries(rules.refused)) {
+  for (const [field, rule] of Object.entries(rules.refused)) {
     const value = (body as Record<string, unknown>)[field];
     if (value === undefined) continue;
-    if (!isEmpty(value)) throw new ApiError(400, 'invalid_request', `${field}: ${why}`, { field });
+    if (!isEmpty(value)) {
+      const { why, details } = typeof rule === 'string' ? { why: rule, details: undefined } : rule;
+      throw new ApiError(400, 'invalid_request', `${field}: ${why}`, { field, ...(details ? { details } : {}) });
+    }
     drop(field);
   }
   return rest ?? body;

@@ -36,6 +36,8 @@ export interface ErrorAnswer {
   /** the request field at fault, as a dotted path */
   field?: string | undefined;
   headers: Record<string, string>;
+  /** ApiError.details, for the surfaces whose shape carries them */
+  details?: Record<string, unknown> | undefined;
 }
 
 /** A surface's JSON for an error answer. */
@@ -75,7 +77,7 @@ export function errorAnswerFor(error: unknown, { reqId, left }: Asker, log: Logg
   const apiError = toApiError(error);
   if (apiError) {
     if (apiError.status >= 500) log.warn({ cause: describeError(apiError.cause ?? apiError), reqId }, apiError.message);
-    return { status: apiError.status, code: apiError.code, message: apiError.message, field: apiError.field, headers: apiError.headers };
+    return { status: apiError.status, code: apiError.code, message: apiError.message, field: apiError.field, headers: apiError.headers, details: apiError.details };
   }
   log.error({ cause: describeError(error), reqId }, 'unhandled error');
   return { status: 500, code: 'internal_error', message: 'internal error; nothing was charged', headers: {} };

@@ -31,6 +31,7 @@ export interface ChatCompletionRequest {
   maxOutputTokens: number;
   temperature?: number | undefined;
   topP?: number | undefined;
+  topK?: number | undefined;
   presencePenalty?: number | undefined;
   frequencyPenalty?: number | undefined;
   stopSequences?: string[] | undefined;
@@ -83,6 +84,7 @@ async function prepareCall(languageModel: LanguageModel, request: ChatCompletion
     maxOutputTokens: request.maxOutputTokens,
     temperature: request.temperature,
     topP: request.topP,
+    topK: request.topK,
     presencePenalty: request.presencePenalty,
     frequencyPenalty: request.frequencyPenalty,
     stopSequences: request.stopSequences,

@@ -3,7 +3,7 @@ import type { ModelCatalog } from '../../providers/catalog.ts';
 import { parseRequest } from '../validate.ts';
 import { RequestNotes } from '../request-notes.ts';
 import { systemText } from './messages.ts';
-import { countTokensRequestSchema, MESSAGES_FIELD_RULES, type AnthropicMessage } from './schemas.ts';
+import { COUNT_TOKENS_FIELD_RULES, countTokensRequestSchema, type AnthropicMessage } from './schemas.ts';
 
 /** characters per token of the estimate count_tokens gives (English text with common tokenizers) */
 const CHARS_PER_TOKEN = 4;
@@ -18,7 +18,7 @@ const TOKENS_PER_MESSAGE = 4;
  */
 export function countTokens(body: unknown, catalog: ModelCatalog): { count: { input_tokens: number }; notes: RequestNotes } {
   const notes = new RequestNotes();
-  const request = parseRequest(countTokensRequestSchema, body, { style: 'dots', notes, rules: MESSAGES_FIELD_RULES });
+  const request = parseRequest(countTokensRequestSchema, body, { style: 'dots', notes, rules: COUNT_TOKENS_FIELD_RULES });
   const { imageInputChars } = catalog.resolve('chat', request.model); // an unknown model is the same 400 as on /v1/messages
   let chars = (systemText(request.system) ?? '').length + JSON.stringify(request.tools ?? []).length - 2;
   for (const message of request.messages) {

@@ -3,7 +3,7 @@
 
 export interface AnthropicErrorBody {
   type: 'error';
-  error: { type: string; message: string };
+  error: { type: string; message: string; details?: Record<string, unknown> };
 }
 
 /** Anthropic's error types by status: what its SDK and clients read. */
@@ -19,6 +19,7 @@ export function anthropicErrorType(status: number): string {
   return 'invalid_request_error';
 }
 
-export function anthropicErrorBody(status: number, message: string): AnthropicErrorBody {
-  return { type: 'error', error: { type: anthropicErrorType(status), message } };
+/** `details`: what the SDK acts on beside the message (error_code thread_unsupported_request: go on without threads) */
+export function anthropicErrorBody(status: number, message: string, details?: Record<string, unknown>): AnthropicErrorBody {
+  return { type: 'error', error: { type: anthropicErrorType(status), message, ...(details ? { details } : {}) } };
 }

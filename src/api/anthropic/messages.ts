@@ -37,17 +37,20 @@ export function prepareMessage(body: unknown, context: EndpointContext): Prepare
   const cacheFields: string[] = [];
   const { messages, imageFields } = toMessages(request, cacheFields);
   const tools = toolsOf(request.tools, notes, cacheFields);
-  const format = request.output_config?.format;
-  const thinking = request.thinking && request.thinking.type !== 'disabled';
+  const format = request.output_config?.format ?? request.output_format;
+  const thinking = request.thinking && request.thinking.type !== 'disabled' && request.thinking.type !== 'between_tools';
+  if (request.thinking?.type === 'between_tools') notes.ignore('thinking');
   const chat = withFieldNames({ prompt: 'messages' }, () =>
     prepareChat(
       {
         model: request.model,
         messages,
         maxTokens: request.max_tokens,
-        temperature: request.temperature,
-        topP: request.top_p,
-        stop: request.stop_sequences,
+        temperature: request.temperature ?? undefined,
+        topP: request.top_p ?? undefined,
+        // 0 or less (LangChain's -1): not restricted
+        topK: request.top_k && request.top_k > 0 ? request.top_k : undefined,
+        stop: request.stop_sequences ?? undefined,
         tools: tools.map(({ tool }) => tool),
         toolChoice: toolChoice(request.tool_choice),
         parallelToolCalls: request.tool_choice && 'disable_parallel_tool_use' in request.tool_choice && request.tool_choice.disable_parallel_tool_use ? false : undefined,
@@ -149,7 +152,7 @@ function toolChoice(choice: MessagesRequest['tool_choice']): ChatToolChoice | un
 }
 
 function reasoningOf(request: MessagesRequest): ChatReasoning | undefined {
-  const { thinking } = request;
+  const thinking = request.thinking?.type === 'between_tools' ? undefined : request.thinking;
   const effort = request.output_config?.effort;
   if (!thinking && !effort) return undefined;
   return {
@@ -210,7 +213,7 @@ function toolsOf(tools: readonly AnthropicTool[] | undefined, notes: RequestNote
 }
 
 function isCustomTool(tool: AnthropicTool): tool is CustomTool {
-  return tool.type === undefined || tool.type === 'custom';
+  return tool.type === undefined || tool.type === null || tool.type === 'custom';
 }
 
 export function systemText(system: MessagesRequest['system']): string | undefined {

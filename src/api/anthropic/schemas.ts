@@ -67,7 +67,7 @@ export type AnthropicMessage = z.infer<typeof message>;
 
 const customTool = z
   .object({
-    type: z.literal('custom').optional(),
+    type: z.literal('custom').nullable().optional(),
     name: z.string().regex(/^[a-zA-Z0-9_-]{1,128}$/, 'a tool name is 1 to 128 letters, digits, _ or -'),
     description: z.string().optional(),
     input_schema: z.record(z.string(), z.unknown()).describe('A JSON Schema (type: object) of the tool input'),
@@ -92,20 +92,22 @@ const toolChoice = z.discriminatedUnion('type', [
 
 const system = z.union([z.string(), z.array(textBlock)]).describe('A string, or text blocks (each with its cache_control)');
 
+const display = z.enum(['summarized', 'omitted']).nullable().optional();
 const thinking = z
   .discriminatedUnion('type', [
-    z.object({ type: z.literal('enabled'), budget_tokens: z.number().int().min(1), display: z.enum(['summarized', 'omitted']).optional() }).strict(),
-    z.object({ type: z.literal('adaptive'), display: z.enum(['summarized', 'omitted']).optional() }).strict(),
+    z.object({ type: z.literal('enabled'), budget_tokens: z.number().int().min(1), display }).strict(),
+    z.object({ type: z.literal('adaptive'), display }).strict(),
     z.object({ type: z.literal('disabled') }).strict(),
+    z.looseObject({ type: z.literal('between_tools') }).describe('Accepted and ignored (X-Ignored-Fields): no upstream here takes it'),
   ])
   .describe('Passed to models that think (supports.reasoning) on an Anthropic-protocol upstream; accepted and ignored elsewhere');
 
+const outputFormat = z.object({ type: z.literal('json_schema'), schema: z.record(z.string(), z.unknown()) }).strict();
+
 const outputConfig = z
   .object({
-    effort: z.enum(['low', 'medium', 'high', 'xhigh', 'max']).optional().describe('Passed to models that think; accepted and ignored elsewhere'),
-    format: z
-      .object({ type: z.literal('json_schema'), schema: z.record(z.string(), z.unknown()) })
-      .strict()
+    effort: z.enum(['low', 'medium', 'high', 'xhigh', 'max']).nullable().optional().describe('Passed to models that think; accepted and ignored elsewhere'),
+    format: outputFormat
       .nullable()
       .optional()
       .describe('Structured output: the answer is JSON following the schema (models whose supports.jsonSchema is true)'),
@@ -130,12 +132,14 @@ export const messagesRequestSchema = z
   .object({
     ...promptFields,
     max_tokens: z.number().int().min(1).describe("Required, as Anthropic requires it: upper bound of the answer; above the model's ceiling it is lowered to it (X-Clamped-Fields)"),
-    stop_sequences: z.array(z.string().min(1).max(200)).max(4).optional(),
-    temperature: z.number().min(0).max(1).optional(),
-    top_p: z.number().min(0).max(1).optional(),
+    stop_sequences: z.array(z.string().min(1).max(1_000)).max(64).nullable().optional(),
+    temperature: z.number().min(0).max(1).nullable().optional(),
+    top_p: z.number().min(0).max(1).nullable().optional(),
+    top_k: z.number().int().nullable().optional().describe('Sample from the k likeliest tokens; 0 or less (LangChain sends -1): not restricted'),
     stream: z.boolean().optional().describe("true: Anthropic's server-sent events, message_start to message_stop"),
     thinking: thinking.optional(),
     output_config: outputConfig.optional(),
+    output_format: outputFormat.nullable().optional().describe('The beta name of output_config.format (@anthropic-ai/sdk beta.messages.parse): the same'),
     context_management: contextManagement.nullable().optional(),
     service_tier: z.enum(['auto', 'standard_only']).optional().describe('Accepted: one tier here'),
   })
@@ -145,11 +149,19 @@ export type MessagesRequest = z.infer<typeof messagesRequestSchema>;
 /** What /v1/messages does with top-level fields outside the schema. */
 export const MESSAGES_FIELD_RULES: FieldRules = {
   refused: {
-    top_k: 'not supported by this gateway',
     container: 'containers need stored state; not supported',
     mcp_servers: 'MCP servers are not supported by this gateway',
+    // the shape @anthropic-ai/sdk reads to go on without threads (its tool runner threads by default)
+    thread: { why: 'message threads need stored state; not supported (send the whole conversation)', details: { error_code: 'thread_unsupported_request', unsupported: ['thread'] } },
   },
-  ignored: ['metadata'],
+  // hints about caching (cache_control at the top: automatic caching), speed, region and diagnostics: nothing here reads them
+  ignored: ['metadata', 'cache_control', 'speed', 'inference_geo', 'diagnostics'],
+};
+
+/** count_tokens takes the body the client will send to /v1/messages: what only shapes the answer is dropped and noted */
+export const COUNT_TOKENS_FIELD_RULES: FieldRules = {
+  refused: MESSAGES_FIELD_RULES.refused,
+  ignored: [...MESSAGES_FIELD_RULES.ignored, 'max_tokens', 'stream', 'temperature', 'top_p', 'top_k', 'stop_sequences', 'service_tier', 'output_format'],
 };
 
 export const countTokensRequestSchema = z

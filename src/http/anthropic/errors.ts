@@ -7,4 +7,4 @@ import type { ErrorShape } from '../render-error.ts';
 import { anthropicErrorBody } from '../../api/anthropic/error-body.ts';
 
 /** The Anthropic surface's ErrorShape. */
-export const anthropicErrorShape: ErrorShape = ({ status, message }) => anthropicErrorBody(status, message);
+export const anthropicErrorShape: ErrorShape = ({ status, message, details }) => anthropicErrorBody(status, message, details);
