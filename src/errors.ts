@@ -4,6 +4,7 @@
 export type ErrorCode =
   | 'invalid_json'
   | 'invalid_request'
+  | 'context_length_exceeded'
   | 'unsupported_media_type'
   | 'payload_too_large'
   | 'headers_too_large'

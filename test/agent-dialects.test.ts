@@ -321,6 +321,22 @@ describe('/v1/responses takes what Codex sends', () => {
   });
 });
 
+describe('a tool call left without its result', () => {
+  test('is a 400 naming the call on every agent surface, before any price (never a paid call that fails)', async () => {
+    const cases: [string, Record<string, unknown>, string][] = [
+      ['/v1/chat/completions', { messages: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'Read', arguments: '{}' } }] }, { role: 'user', content: 'again' }] }, 'messages'],
+      ['/v1/responses', { input: [{ role: 'user', content: 'hi' }, { type: 'function_call', call_id: 'call_1', name: 'Read', arguments: '{}' }, { role: 'user', content: 'again' }] }, 'input'],
+      ['/v1/messages', { max_tokens: 16, messages: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'Read', input: {} }] }, { role: 'user', content: 'again' }] }, 'messages'],
+    ];
+    for (const [path, body, field] of cases) {
+      const response = await post(path, { model: SANDBOX, ...body, tools: path === '/v1/messages' ? [readTool] : undefined });
+      assert.equal(response.status, 400, path);
+      const text = await response.text();
+      assert.match(text, new RegExp(`${field}: tool call \\\\?"(call_1|toolu_1)\\\\?" has no result`), path);
+    }
+  });
+});
+
 describe('/v1/chat/completions takes what agent SDKs send', () => {
   test('extra keys of parts (annotations), name on a tool message, logprobs false, metadata, store: named, not refused', async () => {
     const messages = [

@@ -41,9 +41,9 @@ async function assertRefused(body: unknown, headers: Record<string, string> = {}
   assert.equal(response.status, 400);
   assert.equal(response.headers.get('payment-required'), null);
   const error = (await response.json()) as { code: string; field: string; error: string };
-  assert.equal(error.code, 'invalid_request');
+  assert.equal(error.code, 'context_length_exceeded');
   assert.equal(error.field, 'prompt');
-  assert.match(error.error, new RegExp(`limit of ${LIMIT}`));
+  assert.match(error.error, new RegExp(`^the prompt is too long: \\d+ characters .* > ${LIMIT}, the maximum context length of model`));
 }
 
 test('a prompt over the model limit gets 400 instead of a quote, with or without a payment attached', async () => {

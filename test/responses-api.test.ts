@@ -5,6 +5,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
+import { createOpenAI } from '@ai-sdk/openai';
+import { generateText, streamText, type ModelMessage } from 'ai';
 import { wrapFetchWithPayment as wrapFetchV1 } from 'x402-fetch';
 import type { PrivateKeyAccount } from 'viem/accounts';
 import { postJson } from './support/service.ts';
@@ -133,6 +135,42 @@ describe('an answer cut at max_output_tokens', () => {
     assert.equal(final.output[0]!.type === 'message' && final.output[0]!.status, 'incomplete');
     assert.equal(final.output_text, TOOL_UPSTREAM_TEXT.split(' ').slice(0, 3).join(' ') + ' ');
     assert.equal(await spent(buyer), BigInt(last.x402.amount));
+  });
+});
+
+describe('an earlier answer named by its item id (item_reference)', () => {
+  test("the AI SDK's default OpenAI provider goes on past its first turn, whole and streamed: its earlier answer resolved from its id", async () => {
+    const buyer = await fundedEvmBuyer(service, ['base'], FUNDS);
+    const sent: unknown[] = [];
+    const paying = exactPayingFetch(buyer);
+    const watched: typeof fetch = async (url, init) => {
+      if (init?.body) sent.push(JSON.parse(String(init.body)));
+      return paying(url, init);
+    };
+    // the Responses API is the provider's default, `store` true: an earlier answer goes back as { type: "item_reference", id }
+    const openai = createOpenAI({ baseURL: `${service.url}/v1`, apiKey: 'not-needed', fetch: watched });
+    const messages: ModelMessage[] = [{ role: 'user', content: 'Tell me about the sea' }];
+    const first = await generateText({ model: openai(LOCAL_CHAT), messages, maxOutputTokens: 24 });
+    assert.ok(first.text.length > 0);
+    messages.push(...first.response.messages, { role: 'user', content: 'And then?' });
+    const second = await generateText({ model: openai(LOCAL_CHAT), messages, maxOutputTokens: 24 });
+    assert.ok(second.text.length > 0);
+    const reference = (sent.at(-1) as { input: { type?: string; id?: string }[] }).input.find((item) => item.type === 'item_reference');
+    assert.match(reference?.id ?? '', /^msg_/, 'the first answer went back by reference');
+    let streamed = '';
+    for await (const part of streamText({ model: openai(LOCAL_CHAT), messages, maxOutputTokens: 24 }).fullStream) {
+      if (part.type === 'error') throw part.error;
+      if (part.type === 'text-delta') streamed += part.text;
+    }
+    assert.ok(streamed.length > 0);
+  });
+
+  test('an id this gateway did not give (or no longer keeps) is a 400 naming the input item, before any price', async () => {
+    const response = await postJson(`${service.url}/v1/responses`, { model: LOCAL_CHAT, input: [{ role: 'user', content: 'hi' }, { type: 'item_reference', id: 'msg_unknown' }, { role: 'user', content: 'again' }] }, { 'X-Network': 'base' });
+    assert.equal(response.status, 400);
+    const { error } = (await response.json()) as { error: { param: string; message: string } };
+    assert.equal(error.param, 'input[1].id');
+    assert.match(error.message, /not known here .* send the item itself/);
   });
 });
 

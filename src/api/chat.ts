@@ -105,6 +105,7 @@ export function prepareChat(call: ChatCall, { catalog, providers }: EndpointCont
   // a thinking budget is part of the answer's tokens; @ai-sdk/anthropic adds it on top of the answer's own share
   const budget = reasoning?.thinking?.type === 'enabled' ? reasoning.thinking.budgetTokens : 0;
   refuseUnsupported(model, call);
+  refuseUnansweredToolCalls(call.messages);
   const tools = toolsOf(call);
   refuseUnfollowableSchemas(model, call, tools, maxTokens, providers);
   const options = allowedOptions(model, call.options, providers.optionsSchema(model));
@@ -112,10 +113,12 @@ export function prepareChat(call: ChatCall, { catalog, providers }: EndpointCont
   // before the quote: a prompt the model cannot hold would be paid for and then fail
   const promptSize = messageChars + PROMPT_CHARS_PER_MESSAGE * call.messages.length;
   if (model.maxInputChars !== undefined && promptSize > model.maxInputChars) {
+    // in the words agents look for to compact their conversation and go on (Claude Code: "prompt is too long";
+    // OpenAI's clients: the code context_length_exceeded, "maximum context length")
     throw new ApiError(
       400,
-      'invalid_request',
-      `prompt: ${promptSize} characters (${PROMPT_CHARS_PER_MESSAGE} per message included) is over model ${model.id}'s limit of ${model.maxInputChars}`,
+      'context_length_exceeded',
+      `the prompt is too long: ${promptSize} characters (${PROMPT_CHARS_PER_MESSAGE} per message included) > ${model.maxInputChars}, the maximum context length of model ${model.id}`,
       { field: 'prompt' },
     );
   }
@@ -222,6 +225,34 @@ function reasoningFor(call: ChatCall, features: ChatProviderFeatures, maxTokens:
 }
 
 /** A feature the model does not list in `supports` is a 400 naming the request's field, before any price. */
+/**
+ * A tool call must have its result before the conversation goes on (as OpenAI and Anthropic require): a 400 naming
+ * it, before any price. The AI SDK refuses the same prompt only once the model is called (MissingToolResultsError),
+ * which would be a paid call failing; its rule, kept here: results may come in any tool turn before the next user or
+ * system turn, and calls the provider ran itself need none.
+ */
+function refuseUnansweredToolCalls(messages: readonly ModelMessage[]): void {
+  const open = new Set<string>();
+  const refuse = () => {
+    const ids = [...open].slice(0, 3).map((id) => JSON.stringify(id)).join(', ');
+    throw new ApiError(400, 'invalid_request', `prompt: tool call ${ids} has no result: each tool call needs its result (a tool message, tool_result block or function_call_output) before the conversation goes on`, {
+      field: 'prompt',
+    });
+  };
+  for (const message of messages) {
+    if (typeof message.content === 'string') {
+      if ((message.role === 'user' || message.role === 'system') && open.size > 0) refuse();
+      continue;
+    }
+    if (message.role === 'assistant') {
+      for (const part of message.content) if (part.type === 'tool-call' && !part.providerExecuted) open.add(part.toolCallId);
+    } else if (message.role === 'tool') {
+      for (const part of message.content) if (part.type === 'tool-result') open.delete(part.toolCallId);
+    } else if (open.size > 0) refuse();
+  }
+  if (open.size > 0) refuse();
+}
+
 function refuseUnsupported(model: ChatModelConfig, call: ChatCall): void {
   const refuse = (field: string, what: string) => {
     throw new ApiError(400, 'invalid_request', `${field}: model ${model.id} does not support ${what}`, { field });

@@ -59,9 +59,9 @@ export function refuseFields(body: unknown, rules: FieldRules, notes: RequestNot
   return rest ?? body;
 }
 
-/** a value that asks for nothing: null, false, an empty array or object */
+/** a value that asks for nothing: null, false, 0 (top_logprobs: 0), an empty array or object */
 export function isEmpty(value: unknown): boolean {
-  if (value === null || value === false) return true;
+  if (value === null || value === false || value === 0) return true;
   if (Array.isArray(value)) return value.length === 0;
   return typeof value === 'object' && Object.keys(value).length === 0;
 }

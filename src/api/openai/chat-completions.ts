@@ -29,7 +29,7 @@ export function prepareChatCompletion(body: unknown, context: EndpointContext): 
   const request = parseRequest(openaiChatRequestSchema, body, { style: 'brackets', notes, rules: CHAT_COMPLETIONS_FIELD_RULES });
   const { messages, imageFields } = toModelMessages(request.messages);
   const tools = functionTools(request.tools, notes);
-  const chat = withFieldNames({ 'options.seed': 'seed' }, () =>
+  const chat = withFieldNames({ 'options.seed': 'seed', prompt: 'messages' }, () =>
     prepareChat(
       {
         model: request.model,

@@ -177,9 +177,13 @@ const additionalToolsItem = z
   .object({ type: z.literal('additional_tools'), id: z.string().max(200).optional(), role: z.literal('developer').optional(), tools: z.array(responsesTool) })
   .strict();
 
+/** an earlier answer's output item named by its id: resolved from what this instance keeps (kept-items.ts) */
+const itemReference = z.object({ type: z.literal('item_reference'), id: z.string().min(1).max(200) }).strict();
+
 export const responsesInputItem = z.union([
   messageItem,
   z.discriminatedUnion('type', [
+    itemReference,
     functionCallItem,
     callOutputItem('function_call_output'),
     customToolCallItem,
@@ -236,7 +240,7 @@ export const responsesRequestSchema = z
     stream_options: z.object({}).strict().nullable().optional(),
     store: z.boolean().nullable().optional().describe('Always false here: nothing is stored; the answer says store: false'),
     metadata: z.record(z.string().max(64), z.string().max(512)).nullable().optional().describe('Echoed in the answer'),
-    truncation: z.literal('disabled').nullable().optional(),
+    truncation: z.enum(['disabled', 'auto']).nullable().optional().describe('Echoed; auto: a prompt longer than the context loses its start (the embedded engine always does), else as disabled'),
     prompt_cache_key: z.string().max(1_000).nullable().optional().describe('Passed to OpenAI-protocol upstreams; accepted and ignored elsewhere'),
   })
   .strict();
@@ -250,8 +254,11 @@ export const RESPONSES_FIELD_RULES: FieldRules = {
     prompt: 'stored prompt templates are not kept here: send instructions and input',
     background: 'background responses need stored state; not supported',
     top_logprobs: 'not supported by this gateway',
+    moderation: 'not offered by this gateway',
+    image: 'not supported by this gateway (text and tool-calling responses only)',
+    access_programs: 'not supported by this gateway',
   },
-  ignored: ['client_metadata', 'user', 'safety_identifier', 'service_tier', 'max_tool_calls', 'context_management', 'prompt_cache_retention'],
+  ignored: ['client_metadata', 'user', 'safety_identifier', 'service_tier', 'max_tool_calls', 'context_management', 'prompt_cache_retention', 'prompt_cache_options'],
 };
 
 const usage = z.object({
@@ -331,7 +338,7 @@ export const responsesResponseSchema = z.object({
   tool_choice: z.unknown(),
   tools: z.array(z.unknown()),
   top_p: z.number().nullable(),
-  truncation: z.literal('disabled'),
+  truncation: z.enum(['disabled', 'auto']),
   usage: usage.nullable(),
   user: z.string().nullable(),
   metadata: z.record(z.string(), z.string()),

@@ -31,6 +31,8 @@ import {
   type ResponsesResponse,
 } from './responses-schemas.ts';
 
+import { KEPT_ITEM_MS, keptItems } from './kept-items.ts';
+
 const ENCRYPTED_REASONING = 'reasoning.encrypted_content';
 
 export function prepareResponse(body: unknown, context: EndpointContext): PreparedCall {
@@ -107,7 +109,7 @@ export function prepareResponse(body: unknown, context: EndpointContext): Prepar
     tool_choice: request.tool_choice ?? 'auto',
     tools: request.tools ?? [],
     top_p: request.top_p ?? 1,
-    truncation: 'disabled',
+    truncation: request.truncation ?? 'disabled',
     usage,
     user: null,
     metadata: request.metadata ?? {},
@@ -127,6 +129,7 @@ export function prepareResponse(body: unknown, context: EndpointContext): Prepar
       output.push({ type: 'message', id: messageId, status, role: 'assistant', content: [{ type: 'output_text', text: outcome.text, annotations: [], logprobs: [] }] });
     }
     outcome.toolCalls.forEach((call, index) => output.push(toolset.callItem(call, callItemId(index, call.name))));
+    keptItems.keep(output);
     return response(status, output, responsesUsage(outcome.usage), cut ? 'max_output_tokens' : undefined);
   };
   return {
@@ -212,7 +215,8 @@ function toMessages(request: ResponsesRequest, toolset: ResponsesToolset): { mes
     if (last?.role === 'tool') last.content.push(result);
     else messages.push({ role: 'tool', content: [result] });
   };
-  request.input.forEach((item, index) => {
+  request.input.forEach((given, index) => {
+    const item = given.type === 'item_reference' ? referenced(given.id, index) : given;
     switch (item.type) {
       case 'function_call':
         assistantPart({ type: 'tool-call', toolCallId: item.call_id, toolName: toolset.modelName(item.name, item.namespace), input: parseToolArguments(item.arguments) });
@@ -255,6 +259,19 @@ function toMessages(request: ResponsesRequest, toolset: ResponsesToolset): { mes
     throw new ApiError(400, 'invalid_request', 'input: no user, assistant or tool item to answer', { field: 'input' });
   }
   return { messages, imageFields };
+}
+
+/** The output item an item_reference names, as an input item (this gateway's output items are valid input items). */
+function referenced(id: string, index: number): Exclude<ResponsesInputItem, { type: 'item_reference' }> {
+  const item = keptItems.get(id);
+  if (item) return item as Exclude<ResponsesInputItem, { type: 'item_reference' }>;
+  const field = `input[${index}].id`;
+  throw new ApiError(
+    400,
+    'invalid_request',
+    `${field}: item ${JSON.stringify(id)} is not known here (an answer's output items are kept ${KEPT_ITEM_MS / 60_000} minutes by the instance that gave them): send the item itself (the AI SDK: providerOptions.openai.store false)`,
+    { field },
+  );
 }
 
 /** A message item as the turn it is: developer and system messages are system turns. */

@@ -138,10 +138,11 @@ export const CHAT_COMPLETIONS_FIELD_RULES: FieldRules = {
     top_logprobs: 'not supported by this gateway (text and tool-calling chat completions only)',
     logit_bias: 'not supported by this gateway (text and tool-calling chat completions only)',
     audio: 'not supported by this gateway (text and tool-calling chat completions only)',
-    prediction: 'not supported by this gateway (text and tool-calling chat completions only)',
     web_search_options: 'not supported by this gateway (text and tool-calling chat completions only)',
+    moderation: 'not offered by this gateway',
   },
-  ignored: ['metadata', 'store', 'user', 'safety_identifier', 'service_tier', 'verbosity', 'prompt_cache_retention'],
+  // prediction (predicted output) only speeds an answer up: the answer is the same without it
+  ignored: ['metadata', 'store', 'user', 'safety_identifier', 'service_tier', 'verbosity', 'prompt_cache_retention', 'prompt_cache_options', 'prediction'],
 };
 
 const usage = z.object({
