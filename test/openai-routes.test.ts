@@ -201,6 +201,20 @@ describe('the openai SDK pays through the official x402 clients, one charge per 
     assert.equal(await spent(buyer), price);
   });
 
+  test("what OpenAI's clients send by default is taken: image hints and size auto, OpenAI's voices, instructions; each named", async () => {
+    const buyer = await fundedEvmBuyer(service, ['base'], FUNDS);
+    const client = openaiClient(payingV1(buyer));
+    const image = { model: 'preview-image', prompt: 'a lighthouse', size: 'auto', quality: 'auto', style: 'vivid', moderation: 'auto', output_format: 'png', background: 'auto' } as const;
+    const { data, response } = await client.images.generate(image as never).withResponse();
+    assert.equal(data.data!.length, 1);
+    assert.deepEqual(response.headers.get('x-ignored-fields')!.split(', ').sort(), ['moderation', 'quality', 'style']);
+    const speech = await client.audio.speech.create({ model: 'espeak-ng', input: 'Hello', voice: 'alloy', instructions: 'cheerful', stream_format: 'audio' } as never);
+    assert.equal(speech.status, 200);
+    assert.deepEqual(speech.headers.get('x-ignored-fields')!.split(', ').sort(), ['instructions', 'voice']);
+    const sse = await postJson(`${service.url}/v1/audio/speech`, { model: 'espeak-ng', input: 'Hello', voice: 'en-us', stream_format: 'sse' }, { 'X-Network': 'base' });
+    assert.equal(sse.status, 400);
+  });
+
   test('a 400 costs nothing and names the field, in OpenAI’s error shape', async () => {
     const buyer = await fundedEvmBuyer(service, ['base'], FUNDS);
     const client = openaiClient(payingV1(buyer));
@@ -213,7 +227,7 @@ describe('the openai SDK pays through the official x402 clients, one charge per 
       assert.equal(error.type, 'invalid_request_error');
       return true;
     });
-    await assert.rejects(client.audio.speech.create({ model: 'espeak-ng', input: 'hi', voice: 'alloy' }), (error: unknown) => {
+    await assert.rejects(client.audio.speech.create({ model: 'espeak-ng', input: 'hi', voice: 'robot' as never }), (error: unknown) => {
       assert.ok(error instanceof OpenAI.BadRequestError);
       assert.equal(error.param, 'voice');
       return true;

@@ -5,15 +5,18 @@ import { imagesEndpoint } from '../images.ts';
 import type { EndpointContext, PreparedCall } from '../endpoint.ts';
 import { withFallback } from '../fallback.ts';
 import type { ImageResponse } from '../schemas.ts';
-import { parseOrThrow } from '../validate.ts';
-import { openaiImageRequestSchema, type OpenAIImageResponse } from './schemas.ts';
+import { parseRequest } from '../validate.ts';
+import { RequestNotes } from '../request-notes.ts';
+import { IMAGE_FIELD_RULES, openaiImageRequestSchema, type OpenAIImageResponse } from './schemas.ts';
 
 export function prepareImageGeneration(body: unknown, context: EndpointContext): PreparedCall {
-  const request = parseOrThrow(openaiImageRequestSchema, body);
-  const spec = { model: request.model, prompt: request.prompt, n: request.n, size: request.size };
+  const notes = new RequestNotes();
+  const request = parseRequest(openaiImageRequestSchema, body, { style: 'brackets', notes, rules: IMAGE_FIELD_RULES });
+  const spec = { model: request.model, prompt: request.prompt, n: request.n ?? undefined, size: request.size === 'auto' ? undefined : (request.size ?? undefined) };
   const prepared = withFallback(imagesEndpoint, spec, context, imagesEndpoint.prepare(spec, context));
   return {
     ...prepared,
+    notes,
     async run() {
       const result = await prepared.run();
       const urls = (result.body as ImageResponse).images;

@@ -216,12 +216,23 @@ export const openaiImageRequestSchema = z
   .object({
     model: modelId.optional().describe('Defaults to the configured image model'),
     prompt: z.string().min(1).max(4000),
-    n: z.number().int().min(1).optional(),
-    size: z.string().regex(/^\d{1,5}x\d{1,5}$/, 'size must look like <width>x<height>').optional(),
-    response_format: z.enum(['url', 'b64_json']).optional().describe('Default url: a GET /media/<id> URL of this service'),
-    user: z.string().max(200).optional().describe('Accepted and not used'),
+    n: z.number().int().min(1).nullable().optional(),
+    size: z
+      .union([z.literal('auto'), z.string().regex(/^\d{1,5}x\d{1,5}$/, 'size must look like <width>x<height>, or auto')])
+      .nullable()
+      .optional()
+      .describe("auto: the model's default size"),
+    response_format: z.enum(['url', 'b64_json']).nullable().optional().describe('Default url: a GET /media/<id> URL of this service'),
+    output_format: z.literal('png').nullable().optional().describe('The images are PNG'),
+    background: z.enum(['auto', 'opaque']).nullable().optional().describe('The images are opaque'),
   })
   .strict();
+
+/** What /v1/images/generations does with top-level fields outside the schema: rendering hints no model here reads. */
+export const IMAGE_FIELD_RULES: FieldRules = {
+  refused: { stream: 'images are answered whole here', partial_images: 'images are answered whole here' },
+  ignored: ['user', 'quality', 'style', 'moderation', 'output_compression'],
+};
 export type OpenAIImageRequest = z.infer<typeof openaiImageRequestSchema>;
 
 export const openaiImageResponseSchema = z.object({
@@ -237,8 +248,18 @@ export const openaiSpeechRequestSchema = z
     voice: z.string().min(1).max(100).optional().describe('One of the model voices'),
     response_format: z.string().min(1).max(20).optional().describe('One of the model formats (e.g. wav, mp3)'),
     speed: z.number().optional().describe('Only for models that list speed in their options, in their range'),
+    stream_format: z.literal('audio').nullable().optional().describe('The audio answered whole'),
   })
   .strict();
+
+/** What /v1/audio/speech does with top-level fields outside the schema. */
+export const SPEECH_FIELD_RULES: FieldRules = { refused: {}, ignored: ['instructions', 'user'] };
+
+/**
+ * OpenAI's voices, which its SDK makes every caller name: one a model here does not offer is read as "the default
+ * voice" (and named in X-Ignored-Fields); any other voice it does not offer is a 400.
+ */
+export const OPENAI_VOICES: ReadonlySet<string> = new Set(['alloy', 'ash', 'ballad', 'coral', 'echo', 'fable', 'nova', 'onyx', 'sage', 'shimmer', 'verse', 'marin', 'cedar']);
 export type OpenAISpeechRequest = z.infer<typeof openaiSpeechRequestSchema>;
 
 export const openaiModelListSchema = z.object({

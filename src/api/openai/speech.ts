@@ -6,10 +6,11 @@ import { ttsEndpoint } from '../tts.ts';
 import type { EndpointContext, PreparedCall } from '../endpoint.ts';
 import { withFallback } from '../fallback.ts';
 import type { TtsResponse } from '../schemas.ts';
-import { parseOrThrow } from '../validate.ts';
+import { parseRequest } from '../validate.ts';
+import { RequestNotes } from '../request-notes.ts';
 import type { MediaStore } from '../../media/media-store.ts';
 import { ApiError } from '../../errors.ts';
-import { openaiSpeechRequestSchema } from './schemas.ts';
+import { OPENAI_VOICES, openaiSpeechRequestSchema, SPEECH_FIELD_RULES } from './schemas.ts';
 import { withFieldNames } from '../request-fields.ts';
 
 /** What is kept with the payment: where the audio is, so it can be answered again. */
@@ -21,7 +22,8 @@ export interface KeptSpeech {
 }
 
 export function prepareSpeech(body: unknown, context: EndpointContext): PreparedCall {
-  const request = parseOrThrow(openaiSpeechRequestSchema, body);
+  const notes = new RequestNotes();
+  const request = parseRequest(openaiSpeechRequestSchema, body, { style: 'brackets', notes, rules: SPEECH_FIELD_RULES });
   const spec = {
     model: request.model,
     text: request.input,
@@ -29,11 +31,20 @@ export function prepareSpeech(body: unknown, context: EndpointContext): Prepared
     format: request.response_format,
     ...(request.speed === undefined ? {} : { options: { speed: request.speed } }),
   };
-  const prepared = withFieldNames({ text: 'input', format: 'response_format', 'options.speed': 'speed' }, () =>
-    withFallback(ttsEndpoint, spec, context, ttsEndpoint.prepare(spec, context)),
-  );
+  const prepare = (asked: typeof spec) =>
+    withFieldNames({ text: 'input', format: 'response_format', 'options.speed': 'speed' }, () => withFallback(ttsEndpoint, asked, context, ttsEndpoint.prepare(asked, context)));
+  let prepared: PreparedCall;
+  try {
+    prepared = prepare(spec);
+  } catch (error) {
+    // OpenAI's SDK makes every caller name a voice: one of OpenAI's that the model lacks is its default voice
+    if (!(error instanceof ApiError && error.field === 'voice' && OPENAI_VOICES.has(spec.voice ?? ''))) throw error;
+    notes.ignore('voice');
+    prepared = prepare({ ...spec, voice: undefined });
+  }
   return {
     ...prepared,
+    notes,
     async run() {
       const result = await prepared.run();
       const kept: KeptSpeech = { object: 'audio.speech', model: prepared.model.id, url: (result.body as TtsResponse).audioUrl, media_id: result.media[0]! };
