@@ -184,7 +184,7 @@ describe('refused before any price, naming the field', () => {
       [{ background: true }, 'background'],
       [{ prompt: { id: 'pmpt_1' } }, 'prompt'],
       [{ frobnicate: 1 }, 'frobnicate'],
-      [{ input: [{ type: 'item_reference', id: 'msg_1' }] }, 'input[0].type'],
+      [{ input: [{ type: 'item_reference', id: 'msg_1' }] }, 'input[0].id'],
       // a tool result must answer a call sent before it (the gateway keeps no earlier response to find it in)
       [{ input: [{ role: 'user', content: 'hi' }, { type: 'function_call_output', call_id: 'call_9', output: 'x' }] }, 'input[1].call_id'],
       [{ input: [{ role: 'user', content: [{ type: 'input_image', image_url: 'ftp://example.com/a.png' }] }] }, 'input[0].content[0]'],
