@@ -321,6 +321,33 @@ describe('/v1/responses takes what Codex sends', () => {
   });
 });
 
+describe('an image a tool returned', () => {
+  test('is said in its place and named, on /v1/messages (Claude Code reading a screenshot) and /v1/responses (Codex view_image)', async () => {
+    const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
+    const messages = await paid('/v1/messages', {
+      model: SANDBOX,
+      max_tokens: 16,
+      tools: [readTool],
+      messages: [
+        { role: 'user', content: 'Look at shot.png' },
+        { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'Read', input: { file_path: 'shot.png' } }] },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: png } }] }] },
+      ],
+    });
+    assert.deepEqual(ignoredOf(messages.headers), ['messages.*.content.*.content.*']);
+    const responses = await paid('/v1/responses', {
+      model: SANDBOX,
+      max_output_tokens: 16,
+      input: [
+        { role: 'user', content: 'Look at shot.png' },
+        { type: 'function_call', call_id: 'call_1', name: 'view_image', arguments: '{"path":"shot.png"}' },
+        { type: 'function_call_output', call_id: 'call_1', output: [{ type: 'input_image', image_url: `data:image/png;base64,${png}` }] },
+      ],
+    });
+    assert.deepEqual(ignoredOf(responses.headers), ['input[].output[]']);
+  });
+});
+
 describe('a tool call left without its result', () => {
   test('is a 400 naming the call on every agent surface, before any price (never a paid call that fails)', async () => {
     const cases: [string, Record<string, unknown>, string][] = [

@@ -19,6 +19,9 @@ import type { DownloadFunction } from 'ai/internal';
 import { isStreamDeadline } from './stream-deadline.ts';
 import { withCallTimeout } from '../lib/call-timeout.ts';
 
+/** what a model reads where a tool result held an image (images in tool results are not passed to models here) */
+export const TOOL_RESULT_IMAGE = '[an image the tool returned; images in tool results are not passed to the model here]';
+
 /** what each message counts toward a model's maxInputChars beyond its text: its role markers */
 export const PROMPT_CHARS_PER_MESSAGE = 16;
 

@@ -11,7 +11,7 @@ import type { AssistantContent, ImagePart, ModelMessage, TextPart, ToolResultPar
 import type { JSONSchema7, JSONValue, SharedV4ProviderOptions } from '@ai-sdk/provider';
 import { ApiError } from '../../errors.ts';
 import type { EndpointContext, PreparedCall } from '../endpoint.ts';
-import { newChatId, prepareChat, type ChatOutcome } from '../chat.ts';
+import { newChatId, prepareChat, TOOL_RESULT_IMAGE, type ChatOutcome } from '../chat.ts';
 import { parseRequest } from '../validate.ts';
 import { chatCall } from '../chat-output.ts';
 import { parseToolArguments, toolNameOf, type ChatFinishReason, type ChatReasoning, type ChatTool, type ChatToolChoice } from '../../providers/chat-model.ts';
@@ -35,7 +35,7 @@ export function prepareMessage(body: unknown, context: EndpointContext): Prepare
   const notes = new RequestNotes();
   const request = parseRequest(messagesRequestSchema, body, { style: 'dots', notes, rules: MESSAGES_FIELD_RULES });
   const cacheFields: string[] = [];
-  const { messages, imageFields } = toMessages(request, cacheFields);
+  const { messages, imageFields } = toMessages(request, cacheFields, notes);
   const tools = toolsOf(request.tools, notes, cacheFields);
   const format = request.output_config?.format ?? request.output_format;
   const thinking = request.thinking && request.thinking.type !== 'disabled' && request.thinking.type !== 'between_tools';
@@ -234,7 +234,7 @@ function systemMessages(system: MessagesRequest['system'], field: string, cacheF
  * `imageFields` names where each image sits (by its URL; inline ones by their order), for the 400 of a model
  * without vision and of an image that cannot be fetched. Each cache_control mark rides on its part.
  */
-function toMessages(request: MessagesRequest, cacheFields: string[]): { messages: ModelMessage[]; imageFields: Map<string, string> } {
+function toMessages(request: MessagesRequest, cacheFields: string[], notes: RequestNotes): { messages: ModelMessage[]; imageFields: Map<string, string> } {
   const messages: ModelMessage[] = systemMessages(request.system, 'system', cacheFields);
   const imageFields = new Map<string, string>();
   request.messages.forEach((turn, index) => {
@@ -274,7 +274,7 @@ function toMessages(request: MessagesRequest, cacheFields: string[]): { messages
         if (turn.role !== 'user') refuse('tool_result blocks only in user turns');
         const toolName = toolNameOf(messages, block.tool_use_id);
         if (!toolName) refuse(`tool_use_id ${block.tool_use_id} answers no tool_use block of an earlier assistant turn`);
-        const value = toolResultText(block.content, field);
+        const value = toolResultText(block.content, field, notes);
         results.push({ type: 'tool-result', toolCallId: block.tool_use_id, toolName: toolName!, output: { type: block.is_error ? 'error-text' : 'text', value }, ...cache });
       }
     });
@@ -295,8 +295,18 @@ function textOnly<B extends { type: string }>(block: B, field: string, where: st
   return block as Extract<B, { type: 'text' }>;
 }
 
-function toolResultText(content: Extract<AnthropicContentBlock, { type: 'tool_result' }>['content'], field: string): string {
+/**
+ * A tool result as the text the model reads. An image in it (Claude Code reading a screenshot) is not passed to a
+ * model here: it is said in its place, and the block named in X-Ignored-Fields, so the session goes on.
+ */
+function toolResultText(content: Extract<AnthropicContentBlock, { type: 'tool_result' }>['content'], field: string, notes: RequestNotes): string {
   if (content === undefined) return '';
   if (typeof content === 'string') return content;
-  return content.map((block, at) => textOnly(block, `${field}.content.${at}`, 'tool results').text).join('');
+  return content
+    .map((block, at) => {
+      if (block.type === 'text') return block.text;
+      notes.ignore(`${field}.content.${at}`);
+      return TOOL_RESULT_IMAGE;
+    })
+    .join('');
 }

@@ -11,7 +11,7 @@ import type { AssistantContent, ModelMessage, TextPart, ImagePart, ToolResultPar
 import type { JSONSchema7, SharedV4ProviderOptions } from '@ai-sdk/provider';
 import { ApiError } from '../../errors.ts';
 import type { EndpointContext, PreparedCall } from '../endpoint.ts';
-import { newChatId, prepareChat, type ChatOutcome } from '../chat.ts';
+import { newChatId, prepareChat, TOOL_RESULT_IMAGE, type ChatOutcome } from '../chat.ts';
 import { parseToolArguments, toolNameOf, type ChatReasoningPart, type ChatResponseFormat, type ChatToolChoice } from '../../providers/chat-model.ts';
 import { parseRequest } from '../validate.ts';
 import { chatCall } from '../chat-output.ts';
@@ -40,7 +40,7 @@ export function prepareResponse(body: unknown, context: EndpointContext): Prepar
   const request = parseRequest(responsesRequestSchema, body, { style: 'brackets', notes, rules: RESPONSES_FIELD_RULES });
   const toolset = new ResponsesToolset(notes);
   toolset.add(request.tools ?? [], 'tools');
-  const { messages, imageFields } = toMessages(request, toolset);
+  const { messages, imageFields } = toMessages(request, toolset, notes);
   const include = request.include ?? [];
   include.forEach((value, index) => value !== ENCRYPTED_REASONING && notes.ignore(`include[${index}]`));
   const reasoning = request.reasoning ?? undefined;
@@ -196,7 +196,7 @@ function responseFormat(format: NonNullable<ResponsesRequest['text']>['format'])
  * `imageFields` names where each image sits (by its URL; inline ones by their order), for the 400 of a model
  * without vision and of an image that cannot be fetched.
  */
-function toMessages(request: ResponsesRequest, toolset: ResponsesToolset): { messages: ModelMessage[]; imageFields: Map<string, string> } {
+function toMessages(request: ResponsesRequest, toolset: ResponsesToolset, notes: RequestNotes): { messages: ModelMessage[]; imageFields: Map<string, string> } {
   const messages: ModelMessage[] = [];
   const imageFields = new Map<string, string>();
   if (request.instructions) messages.push({ role: 'system', content: request.instructions });
@@ -210,7 +210,7 @@ function toMessages(request: ResponsesRequest, toolset: ResponsesToolset): { mes
     const toolName = toolNameOf(messages, callId);
     const field = `input[${index}].call_id`;
     if (!toolName) throw new ApiError(400, 'invalid_request', `${field}: no call item before it has call_id ${callId}`, { field });
-    const result: ToolResultPart = { type: 'tool-result', toolCallId: callId, toolName, output: { type: 'text', value: outputText(output) } };
+    const result: ToolResultPart = { type: 'tool-result', toolCallId: callId, toolName, output: { type: 'text', value: outputText(output, `input[${index}].output`, notes) } };
     const last = messages.at(-1);
     if (last?.role === 'tool') last.content.push(result);
     else messages.push({ role: 'tool', content: [result] });
@@ -237,7 +237,7 @@ function toMessages(request: ResponsesRequest, toolset: ResponsesToolset): { mes
       case 'custom_tool_call_output':
         if (item.call_id !== undefined) toolResult(item.call_id, item.output, index);
         // no call of the model's to answer: what the client's tool says, for the model to read as context
-        else messages.push({ role: 'user', content: `[${[item.namespace, item.name ?? 'tool'].filter(Boolean).join('.')} output]\n${outputText(item.output)}` });
+        else messages.push({ role: 'user', content: `[${[item.namespace, item.name ?? 'tool'].filter(Boolean).join('.')} output]\n${outputText(item.output, `input[${index}].output`, notes)}` });
         return;
       case 'tool_search_output':
         toolset.add(item.tools, `input[${index}].tools`);
@@ -297,9 +297,16 @@ function messageOf(item: Extract<ResponsesInputItem, { role: string }>, index: n
   return [{ role, content: item.content.map(textOf).join('') } as ModelMessage];
 }
 
-/** A call output's text (its image parts are not text). */
-function outputText(output: Extract<ResponsesInputItem, { type: 'function_call_output' }>['output']): string {
-  return typeof output === 'string' ? output : output.map((part) => (part.type === 'input_text' ? part.text : '')).join('');
+/** A call output's text; an image in it (Codex's view_image) is said in its place and named, as on /v1/messages. */
+function outputText(output: Extract<ResponsesInputItem, { type: 'function_call_output' }>['output'], field: string, notes: RequestNotes): string {
+  if (typeof output === 'string') return output;
+  return output
+    .map((part, at) => {
+      if (part.type === 'input_text') return part.text;
+      notes.ignore(`${field}[${at}]`);
+      return TOOL_RESULT_IMAGE;
+    })
+    .join('');
 }
 
 function textOf(part: { type: string; text?: string; refusal?: string }): string {
