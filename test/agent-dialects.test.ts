@@ -348,6 +348,43 @@ describe('an image a tool returned', () => {
   });
 });
 
+describe('blocks that hold text in another form, and the blocks of tools Anthropic ran', () => {
+  test('a plain-text document, a search result and a tool reference are read as text; a PDF, citations and web search history are named', async () => {
+    const { headers } = await paid('/v1/messages', {
+      model: SANDBOX,
+      max_tokens: 16,
+      tools: [readTool],
+      messages: [
+        { role: 'user', content: [{ type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'Notes: the sea is large.' }, title: 'notes.txt' }, { type: 'text', text: 'Summarise.' }] },
+        {
+          role: 'assistant',
+          content: [
+            { type: 'server_tool_use', id: 'srvtoolu_1', name: 'web_search', input: { query: 'sea' } },
+            { type: 'web_search_tool_result', tool_use_id: 'srvtoolu_1', content: [] },
+            { type: 'text', text: 'The sea is large.', citations: [{ type: 'web_search_result_location', url: 'https://example.com', title: 'x', cited_text: 'y', encrypted_index: 'z' }] },
+            { type: 'tool_use', id: 'toolu_1', name: 'Read', input: { file_path: 'a.pdf' } },
+          ],
+        },
+        {
+          role: 'user',
+          content: [
+            {
+              type: 'tool_result',
+              tool_use_id: 'toolu_1',
+              content: [
+                { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0=' } },
+                { type: 'search_result', title: 'Sea', source: 'https://example.com', content: [{ type: 'text', text: 'Large.' }] },
+                { type: 'tool_reference', tool_name: 'Later' },
+              ],
+            },
+          ],
+        },
+      ],
+    });
+    assert.deepEqual(ignoredOf(headers).sort(), ['messages.*.content.*', 'messages.*.content.*.citations', 'messages.*.content.*.content.*']);
+  });
+});
+
 describe('a tool call left without its result', () => {
   test('is a 400 naming the call on every agent surface, before any price (never a paid call that fails)', async () => {
     const cases: [string, Record<string, unknown>, string][] = [

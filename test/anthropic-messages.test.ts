@@ -317,7 +317,7 @@ describe('errors in Anthropic’s shape, refused before any price', () => {
       [{ mcp_servers: [{ type: 'url', url: 'https://mcp.example', name: 'x' }] }, 'mcp_servers'],
       [{ frobnicate: true }, 'frobnicate'],
       [{ max_tokens: undefined }, 'max_tokens'],
-      [{ messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'text', data: 'x' } }] }] }, 'messages.0.content.0.type: unknown type "document"'],
+      [{ messages: [{ role: 'user', content: [{ type: 'video', source: { type: 'text', data: 'x' } }] }] }, 'messages.0.content.0.type: unknown type "video"'],
       [{ messages: [{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_9', content: 'x' }] }] }, 'messages.0.content.0'],
       [{ messages: [{ role: 'user', content: [{ type: 'tool_use', id: 'toolu_1', name: 'f', input: {} }] }] }, 'messages.0.content.0'],
       [{ tool_choice: { type: 'any' } }, 'tool_choice'],

@@ -41,5 +41,8 @@ function blockChars(block: Exclude<AnthropicMessage['content'], string>[number],
       return typeof block.content === 'string' ? block.content.length : JSON.stringify(block.content ?? []).length;
     case 'image':
       return imageChars;
+    default:
+      // documents, search results and the blocks of tools Anthropic runs: as sent
+      return JSON.stringify(block).length;
   }
 }

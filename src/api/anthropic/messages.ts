@@ -22,6 +22,7 @@ import { RequestNotes } from '../request-notes.ts';
 import { messagesEvents } from './message-events.ts';
 import {
   MESSAGES_FIELD_RULES,
+  SERVER_TOOL_BLOCKS,
   messagesRequestSchema,
   type AnthropicContentBlock,
   type AnthropicTool,
@@ -255,9 +256,14 @@ function toMessages(request: MessagesRequest, cacheFields: string[], notes: Requ
       const refuse = (why: string) => {
         throw new ApiError(400, 'invalid_request', `${field}: ${why}`, { field });
       };
+      if ((SERVER_TOOL_BLOCKS as readonly string[]).includes(block.type)) {
+        notes.ignore(field); // a tool Anthropic ran in an earlier answer: nothing a model here can be handed
+        return;
+      }
       const cache = 'cache_control' in block ? cacheOptions(block.cache_control, field, cacheFields) : {};
-      if (block.type === 'text') (turn.role === 'user' ? user : assistant).push({ type: 'text', text: block.text, ...cache });
-      else if (block.type === 'image') {
+      if (block.type === 'text' || block.type === 'document' || block.type === 'search_result') {
+        (turn.role === 'user' ? user : assistant).push({ type: 'text', text: blockText(block, field, notes), ...cache });
+      } else if (block.type === 'image') {
         if (turn.role !== 'user') refuse('images only in user turns');
         const url = block.source.type === 'base64' ? `data:${block.source.media_type};base64,${block.source.data}` : block.source.url;
         const { image, mediaType } = imageInput(url, field);
@@ -270,7 +276,7 @@ function toMessages(request: MessagesRequest, cacheFields: string[], notes: Requ
       } else if (block.type === 'tool_use') {
         if (turn.role !== 'assistant') refuse('tool_use blocks only in assistant turns');
         assistant.push({ type: 'tool-call', toolCallId: block.id, toolName: block.name, input: block.input, ...cache });
-      } else {
+      } else if (block.type === 'tool_result') {
         if (turn.role !== 'user') refuse('tool_result blocks only in user turns');
         const toolName = toolNameOf(messages, block.tool_use_id);
         if (!toolName) refuse(`tool_use_id ${block.tool_use_id} answers no tool_use block of an earlier assistant turn`);
@@ -304,9 +310,42 @@ function toolResultText(content: Extract<AnthropicContentBlock, { type: 'tool_re
   if (typeof content === 'string') return content;
   return content
     .map((block, at) => {
-      if (block.type === 'text') return block.text;
+      if (block.type !== 'image') return blockText(block, `${field}.content.${at}`, notes);
       notes.ignore(`${field}.content.${at}`);
       return TOOL_RESULT_IMAGE;
     })
     .join('');
+}
+
+type TextLike = Extract<AnthropicContentBlock, { type: 'text' | 'document' | 'search_result' }> | { type: 'tool_reference'; tool_name: string };
+
+/**
+ * What a model reads of a block that holds text: a text block without its citations (named), a plain-text document,
+ * a search result's title, source and text, a tool reference's name. A PDF or a document by URL is not read by a
+ * model here: a sentence says it was there, and it is named.
+ */
+function blockText(block: TextLike, field: string, notes: RequestNotes): string {
+  switch (block.type) {
+    case 'text':
+      if (block.citations?.length) notes.ignore(`${field}.citations`);
+      return block.text;
+    case 'document': {
+      const { source } = block;
+      const text = source.type === 'text' ? source.data : source.type === 'content' ? contentText(source.content) : undefined;
+      if (typeof text === 'string') return block.title ? `${block.title}\n${text}` : text;
+      notes.ignore(field);
+      return `[a document (${source.type}) that is not passed to the model here]`;
+    }
+    case 'search_result':
+      return [block.title, block.source, ...(block.content ?? []).map((part) => part.text ?? '')].filter(Boolean).join('\n');
+    case 'tool_reference':
+      return `[tool ${block.tool_name}]`;
+  }
+}
+
+/** a document's `content` source: a string or text blocks */
+function contentText(content: unknown): string | undefined {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return undefined;
+  return content.map((part) => (typeof part === 'object' && part !== null && typeof (part as { text?: unknown }).text === 'string' ? (part as { text: string }).text : '')).join('');
 }

@@ -15,8 +15,47 @@ const cacheControl = z
   .describe('Passed to an Anthropic-protocol upstream as given; accepted and not used by other models');
 
 const textBlock = z
-  .object({ type: z.literal('text'), text: z.string(), cache_control: cacheControl, citations: z.array(z.unknown()).max(0).nullable().optional() })
+  .object({
+    type: z.literal('text'),
+    text: z.string(),
+    cache_control: cacheControl,
+    citations: z.array(z.unknown()).nullable().optional().describe("An answer's sources (Anthropic's web search): left out, and named"),
+  })
   .strict();
+
+/**
+ * A document: a plain-text one (`text` or `content` source) is read as its text; a PDF or one by URL is not read by a
+ * model here, said in its place and named (Claude Code's Read of a PDF)
+ */
+const documentBlock = z.looseObject({
+  type: z.literal('document'),
+  source: z.looseObject({ type: z.string(), data: z.unknown().optional(), content: z.unknown().optional() }),
+  title: z.string().nullable().optional(),
+  cache_control: cacheControl,
+});
+/** a search result a client's tool returned: read as its title and text */
+const searchResultBlock = z.looseObject({
+  type: z.literal('search_result'),
+  title: z.string().optional(),
+  source: z.string().optional(),
+  content: z.array(z.looseObject({ type: z.string(), text: z.string().optional() })).optional(),
+  cache_control: cacheControl,
+});
+/** a tool Claude Code's tool search found: every tool is loaded here up front, so it reads as that tool's name */
+const toolReferenceBlock = z.looseObject({ type: z.literal('tool_reference'), tool_name: z.string().max(200) });
+/** an earlier answer's call of a tool Anthropic runs, and its result (web search): left out, and named */
+export const SERVER_TOOL_BLOCKS = [
+  'server_tool_use',
+  'web_search_tool_result',
+  'web_fetch_tool_result',
+  'code_execution_tool_result',
+  'bash_code_execution_tool_result',
+  'text_editor_code_execution_tool_result',
+  'tool_search_tool_result',
+  'mcp_tool_use',
+  'mcp_tool_result',
+] as const;
+const serverToolBlock = z.looseObject({ type: z.enum(SERVER_TOOL_BLOCKS), cache_control: cacheControl });
 
 const imageSource = z.discriminatedUnion('type', [
   z
@@ -44,7 +83,7 @@ const toolResultBlock = z
   .object({
     type: z.literal('tool_result'),
     tool_use_id: z.string().min(1).max(200),
-    content: z.union([z.string(), z.array(z.discriminatedUnion('type', [textBlock, imageBlock]))]).optional(),
+    content: z.union([z.string(), z.array(z.discriminatedUnion('type', [textBlock, imageBlock, documentBlock, searchResultBlock, toolReferenceBlock]))]).optional(),
     is_error: z.boolean().optional(),
     cache_control: cacheControl,
   })
@@ -54,7 +93,17 @@ const toolResultBlock = z
 const thinkingBlock = z.object({ type: z.literal('thinking'), thinking: z.string(), signature: z.string().optional() }).strict();
 const redactedThinkingBlock = z.object({ type: z.literal('redacted_thinking'), data: z.string() }).strict();
 
-const contentBlock = z.discriminatedUnion('type', [textBlock, imageBlock, toolUseBlock, toolResultBlock, thinkingBlock, redactedThinkingBlock]);
+const contentBlock = z.discriminatedUnion('type', [
+  textBlock,
+  imageBlock,
+  toolUseBlock,
+  toolResultBlock,
+  thinkingBlock,
+  redactedThinkingBlock,
+  documentBlock,
+  searchResultBlock,
+  serverToolBlock,
+]);
 export type AnthropicContentBlock = z.infer<typeof contentBlock>;
 
 const message = z
