@@ -385,6 +385,47 @@ describe('blocks that hold text in another form, and the blocks of tools Anthrop
   });
 });
 
+describe("OpenAI's newer tool choices and the items of tools OpenAI ran", () => {
+  const weather = { type: 'function', name: 'weather', description: 'Weather at a place', parameters: { type: 'object', properties: { place: { type: 'string' } }, required: ['place'] } };
+  const time = { type: 'function', name: 'time', description: 'The time', parameters: { type: 'object', properties: {} } };
+
+  test('allowed_tools offers only the tools it names, in its mode, on /v1/responses and /v1/chat/completions', async () => {
+    const responses = await paid('/v1/responses', {
+      model: UP_OPENAI,
+      input: 'Weather in Oslo?',
+      tools: [weather, time],
+      tool_choice: { type: 'allowed_tools', mode: 'required', tools: [{ type: 'function', name: 'weather' }] },
+    });
+    assert.deepEqual(openaiUp.received.at(-1)!.tools.map((tool: { function: { name: string } }) => tool.function.name), ['weather']);
+    assert.equal(openaiUp.received.at(-1)!.tool_choice, 'required');
+    assert.equal(responses.json.status, 'completed');
+    const chatTools = [weather, time].map(({ type, ...fn }) => ({ type, function: fn }));
+    await paid('/v1/chat/completions', {
+      model: UP_OPENAI,
+      messages: [{ role: 'user', content: 'Weather in Oslo?' }],
+      tools: chatTools,
+      tool_choice: { type: 'allowed_tools', allowed_tools: { mode: 'auto', tools: [{ type: 'function', function: { name: 'time' } }] } },
+    });
+    assert.deepEqual(openaiUp.received.at(-1)!.tools.map((tool: { function: { name: string } }) => tool.function.name), ['time']);
+  });
+
+  test('a choice of a tool OpenAI runs reads as auto, and the items of such tools in the history are left out; each named', async () => {
+    const { headers } = await paid('/v1/responses', {
+      model: SANDBOX,
+      max_output_tokens: 16,
+      tool_choice: { type: 'web_search_preview' },
+      tools: [{ type: 'web_search_preview' }],
+      input: [
+        { role: 'user', content: 'News?' },
+        { type: 'web_search_call', id: 'ws_1', status: 'completed', action: { type: 'search', query: 'news' } },
+        { type: 'compaction', id: 'cmp_1', encrypted_content: 'opaque' },
+        { role: 'user', content: 'Go on.' },
+      ],
+    });
+    assert.deepEqual(ignoredOf(headers).sort(), ['input[]', 'tool_choice', 'tools[]']);
+  });
+});
+
 describe('a tool call left without its result', () => {
   test('is a 400 naming the call on every agent surface, before any price (never a paid call that fails)', async () => {
     const cases: [string, Record<string, unknown>, string][] = [

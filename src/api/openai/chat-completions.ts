@@ -28,7 +28,7 @@ export function prepareChatCompletion(body: unknown, context: EndpointContext): 
   const notes = new RequestNotes();
   const request = parseRequest(openaiChatRequestSchema, body, { style: 'brackets', notes, rules: CHAT_COMPLETIONS_FIELD_RULES });
   const { messages, imageFields } = toModelMessages(request.messages);
-  const tools = functionTools(request.tools, notes);
+  const tools = allowedOnly(functionTools(request.tools, notes), request.tool_choice);
   const chat = withFieldNames({ 'options.seed': 'seed', prompt: 'messages' }, () =>
     prepareChat(
       {
@@ -42,7 +42,7 @@ export function prepareChatCompletion(body: unknown, context: EndpointContext): 
         stop: typeof request.stop === 'string' ? [request.stop] : (request.stop ?? undefined),
         options: request.seed == null ? undefined : { seed: request.seed },
         tools: tools.map(({ tool }) => tool),
-        toolChoice: toolChoiceOf(request.tool_choice),
+        toolChoice: toolChoiceOf(request.tool_choice, notes),
         parallelToolCalls: request.parallel_tool_calls ?? undefined,
         responseFormat: responseFormatOf(request.response_format),
         stream: request.stream ?? undefined,
@@ -185,9 +185,21 @@ function toModelMessages(messages: OpenAIMessage[]): { messages: ModelMessage[];
   return { messages: converted, imageFields };
 }
 
-function toolChoiceOf(choice: OpenAIChatRequest['tool_choice']): ChatToolChoice | undefined {
+function toolChoiceOf(choice: OpenAIChatRequest['tool_choice'], notes: RequestNotes): ChatToolChoice | undefined {
   if (choice === undefined || typeof choice === 'string') return choice;
+  if (choice.type === 'allowed_tools') return choice.allowed_tools.mode;
+  if (choice.type === 'custom') {
+    notes.ignore('tool_choice'); // custom tools are left out here, as is a choice naming one
+    return 'auto';
+  }
   return { tool: choice.function.name };
+}
+
+/** tool_choice allowed_tools: only the function tools it names are offered */
+function allowedOnly<T extends { tool: { name: string } }>(tools: T[], choice: OpenAIChatRequest['tool_choice']): T[] {
+  if (typeof choice !== 'object' || choice === null || choice.type !== 'allowed_tools') return tools;
+  const allowed = new Set(choice.allowed_tools.tools.map((tool) => tool.function?.name));
+  return tools.filter(({ tool }) => allowed.has(tool.name));
 }
 
 function responseFormatOf(format: OpenAIChatRequest['response_format']): ChatResponseFormat | undefined {

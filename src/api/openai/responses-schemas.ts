@@ -177,6 +177,27 @@ const additionalToolsItem = z
   .object({ type: z.literal('additional_tools'), id: z.string().max(200).optional(), role: z.literal('developer').optional(), tools: z.array(responsesTool) })
   .strict();
 
+/**
+ * the items of tools OpenAI ran in an earlier answer (web search, a hosted shell, ...) and a compaction's encrypted
+ * summary: nothing a model here can be handed; left out, and named
+ */
+export const FOREIGN_ITEMS = [
+  'web_search_call',
+  'file_search_call',
+  'code_interpreter_call',
+  'image_generation_call',
+  'computer_call',
+  'computer_call_output',
+  'local_shell_call',
+  'local_shell_call_output',
+  'mcp_call',
+  'mcp_list_tools',
+  'mcp_approval_request',
+  'mcp_approval_response',
+  'compaction',
+] as const;
+const foreignItem = z.looseObject({ type: z.enum(FOREIGN_ITEMS) });
+
 /** an earlier answer's output item named by its id: resolved from what this instance keeps (kept-items.ts) */
 const itemReference = z.object({ type: z.literal('item_reference'), id: z.string().min(1).max(200) }).strict();
 
@@ -184,6 +205,7 @@ export const responsesInputItem = z.union([
   messageItem,
   z.discriminatedUnion('type', [
     itemReference,
+    foreignItem,
     functionCallItem,
     callOutputItem('function_call_output'),
     customToolCallItem,
@@ -199,6 +221,17 @@ export type ResponsesInputItem = z.infer<typeof responsesInputItem>;
 const toolChoice = z.union([
   z.enum(['auto', 'none', 'required']),
   z.object({ type: z.enum(['function', 'custom']), name: z.string().min(1).max(128), namespace: z.string().max(64).optional() }).strict(),
+  z
+    .object({
+      type: z.literal('allowed_tools'),
+      mode: z.enum(['auto', 'required']),
+      tools: z.array(z.looseObject({ type: z.string(), name: z.string().optional(), namespace: z.string().optional() })).max(1_000),
+    })
+    .strict()
+    .describe('Only these tools are offered to the model, in this mode'),
+  z
+    .looseObject({ type: z.string().regex(/^(?!function$|custom$|allowed_tools$)/) })
+    .describe('A tool OpenAI runs (web_search, mcp, ...) is left out here: read as auto, and named'),
 ]);
 
 const textFormat = z.discriminatedUnion('type', [

@@ -27,6 +27,7 @@ import {
   type OutputItem,
   type OutputReasoning,
   type ResponsesInputItem,
+  FOREIGN_ITEMS,
   type ResponsesRequest,
   type ResponsesResponse,
 } from './responses-schemas.ts';
@@ -44,7 +45,7 @@ export function prepareResponse(body: unknown, context: EndpointContext): Prepar
   const include = request.include ?? [];
   include.forEach((value, index) => value !== ENCRYPTED_REASONING && notes.ignore(`include[${index}]`));
   const reasoning = request.reasoning ?? undefined;
-  const offered = toolset.offered;
+  const offered = allowedOnly(toolset, request.tool_choice);
   const chat = withFieldNames({ max_tokens: 'max_output_tokens', prompt: 'input' }, () =>
     prepareChat(
       {
@@ -54,7 +55,7 @@ export function prepareResponse(body: unknown, context: EndpointContext): Prepar
         temperature: request.temperature ?? undefined,
         topP: request.top_p ?? undefined,
         tools: offered.map(({ tool }) => tool),
-        toolChoice: toolChoice(request.tool_choice, toolset),
+        toolChoice: toolChoice(request.tool_choice, toolset, notes),
         parallelToolCalls: request.parallel_tool_calls ?? undefined,
         responseFormat: responseFormat(request.text?.format),
         stream: request.stream ?? undefined,
@@ -179,9 +180,22 @@ function handBackOf(encrypted: string | null | undefined, itemId: string | undef
   return { openai: { itemId: itemId ?? null, reasoningEncryptedContent: encrypted } };
 }
 
-function toolChoice(choice: ResponsesRequest['tool_choice'], toolset: ResponsesToolset): ChatToolChoice | undefined {
+function toolChoice(choice: ResponsesRequest['tool_choice'], toolset: ResponsesToolset, notes: RequestNotes): ChatToolChoice | undefined {
   if (choice === undefined || typeof choice === 'string') return choice;
-  return { tool: toolset.modelName(choice.name, choice.namespace) };
+  if (choice.type === 'allowed_tools') return choice.mode as 'auto' | 'required';
+  if (choice.type !== 'function' && choice.type !== 'custom') {
+    notes.ignore('tool_choice'); // a tool OpenAI runs: left out here, as is a choice naming it
+    return 'auto';
+  }
+  return { tool: toolset.modelName(choice.name as string, choice.namespace as string | undefined) };
+}
+
+/** tool_choice allowed_tools: only the tools it names are offered */
+function allowedOnly(toolset: ResponsesToolset, choice: ResponsesRequest['tool_choice']) {
+  if (typeof choice !== 'object' || choice === null || choice.type !== 'allowed_tools') return toolset.offered;
+  const tools = choice.tools as { name?: string; namespace?: string }[];
+  const allowed = new Set(tools.map((tool) => (tool.name ? toolset.modelName(tool.name, tool.namespace) : undefined)));
+  return toolset.offered.filter(({ tool }) => allowed.has(tool.name));
 }
 
 function responseFormat(format: NonNullable<ResponsesRequest['text']>['format']): ChatResponseFormat | undefined {
@@ -217,6 +231,10 @@ function toMessages(request: ResponsesRequest, toolset: ResponsesToolset, notes:
   };
   request.input.forEach((given, index) => {
     const item = given.type === 'item_reference' ? referenced(given.id, index) : given;
+    if (isForeign(item)) {
+      notes.ignore(`input[${index}]`);
+      return;
+    }
     switch (item.type) {
       case 'function_call':
         assistantPart({ type: 'tool-call', toolCallId: item.call_id, toolName: toolset.modelName(item.name, item.namespace), input: parseToolArguments(item.arguments) });
@@ -260,6 +278,9 @@ function toMessages(request: ResponsesRequest, toolset: ResponsesToolset, notes:
   }
   return { messages, imageFields };
 }
+
+const isForeign = (item: ResponsesInputItem): item is Extract<ResponsesInputItem, { type: (typeof FOREIGN_ITEMS)[number] }> =>
+  (FOREIGN_ITEMS as readonly (string | undefined)[]).includes(item.type);
 
 /** The output item an item_reference names, as an input item (this gateway's output items are valid input items). */
 function referenced(id: string, index: number): Exclude<ResponsesInputItem, { type: 'item_reference' }> {

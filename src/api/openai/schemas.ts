@@ -83,6 +83,16 @@ export type OpenAIChatTool = z.infer<typeof functionTool> | z.infer<typeof other
 const toolChoice = z.union([
   z.enum(['none', 'auto', 'required']),
   z.object({ type: z.literal('function'), function: z.object({ name: toolName }).strict() }).strict(),
+  z
+    .object({
+      type: z.literal('allowed_tools'),
+      allowed_tools: z
+        .object({ mode: z.enum(['auto', 'required']), tools: z.array(z.looseObject({ type: z.string(), function: z.looseObject({ name: z.string() }).optional() })).max(1_000) })
+        .strict(),
+    })
+    .strict()
+    .describe('Only these tools are offered to the model, in this mode'),
+  z.looseObject({ type: z.literal('custom') }).describe('Custom tools are left out here: read as auto, and named'),
 ]);
 
 const responseFormat = z.discriminatedUnion('type', [
