@@ -209,6 +209,19 @@ test('x402-ai proxy --refund while the proxy runs: its next call opens the chann
   }
 });
 
+test('HEAD of the model list, and a doubled or trailing slash (a base URL ending in "/" joined by hand), reach the route', async () => {
+  const { proxy } = await proxyFor('paths');
+  try {
+    assert.equal((await fetch(`${proxy.url}/v1/models`, { method: 'HEAD' })).status, 200);
+    assert.equal((await fetch(`${proxy.url}//v1/models`)).status, 200);
+    assert.equal((await fetch(`${proxy.url}/v1/models/`)).status, 200);
+    const paid = await fetch(`${proxy.url}/v1//chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: CHAT, messages: [{ role: 'user', content: 'Hello' }], max_tokens: 4 }) });
+    assert.equal(paid.status, 200, await paid.clone().text());
+  } finally {
+    await proxy.stop();
+  }
+});
+
 test('a 402 asking to pay another payee than --pay-to is refused, in the client’s shape, before anything is signed', async () => {
   const { proxy, dropped, stats } = await proxyFor('payee', ['--pay-to', `0x${'de'.repeat(20)}`]);
   try {

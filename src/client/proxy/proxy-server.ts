@@ -24,7 +24,8 @@ import { CHAT_PATHS, SUBSTITUTED_HEADER, requestModel, withGatewayModel, type Ch
 const PAID_ROUTES = new Set(['/v1/chat/completions', '/v1/responses', '/v1/messages', '/v1/images/generations', '/v1/audio/speech']);
 /** free routes passed through as they are: the models (and one model, its id without dot segments), token counting */
 const isFree = (method: string | undefined, path: string) =>
-  (method === 'GET' && (path === '/v1/models' || (path.startsWith('/v1/models/') && !hasDotSegment(path)))) || (method === 'POST' && path === '/v1/messages/count_tokens');
+  ((method === 'GET' || method === 'HEAD') && (path === '/v1/models' || (path.startsWith('/v1/models/') && !hasDotSegment(path)))) ||
+  (method === 'POST' && path === '/v1/messages/count_tokens');
 
 /** `.` or `..` as a segment, spelled out or percent-encoded: /v1/models/../../healthz must not reach /healthz */
 function hasDotSegment(path: string): boolean {
@@ -261,8 +262,12 @@ export async function startProxyServer(options: ProxyServerOptions): Promise<Pro
 
 class Unreachable extends Error {}
 
-/** `/chat/completions` and `/v1/chat/completions` alike: some clients are configured without the /v1. */
-function canonicalPath(path: string): string {
+/**
+ * `/chat/completions` and `/v1/chat/completions` alike: some clients are configured without the /v1; and a doubled
+ * or trailing slash (a base URL ending in "/" joined by hand) is read as one.
+ */
+function canonicalPath(given: string): string {
+  const path = given.replace(/\/{2,}/g, '/').replace(/(.)\/$/, '$1');
   if (path.startsWith('/v1/') || path === '/stats') return path;
   const prefixed = `/v1${path}`;
   return PAID_ROUTES.has(prefixed) || isFree('GET', prefixed) || isFree('POST', prefixed) ? prefixed : path;
