@@ -209,7 +209,7 @@ test('x402-ai proxy --refund while the proxy runs: its next call opens the chann
   }
 });
 
-test('HEAD of the model list, and a doubled or trailing slash (a base URL ending in "/" joined by hand), reach the route', async () => {
+test('HEAD of the model list, a doubled or trailing slash (a base URL ending in "/" joined by hand), and OpenAI\'s speech model name reach the route', async () => {
   const { proxy } = await proxyFor('paths');
   try {
     assert.equal((await fetch(`${proxy.url}/v1/models`, { method: 'HEAD' })).status, 200);
@@ -217,6 +217,10 @@ test('HEAD of the model list, and a doubled or trailing slash (a base URL ending
     assert.equal((await fetch(`${proxy.url}/v1/models/`)).status, 200);
     const paid = await fetch(`${proxy.url}/v1//chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: CHAT, messages: [{ role: 'user', content: 'Hello' }], max_tokens: 4 }) });
     assert.equal(paid.status, 200, await paid.clone().text());
+    // OpenAI's SDK makes a speech caller name a model: one the gateway does not sell is its first speech model
+    const speech = await openaiAt(proxy).audio.speech.create({ model: 'tts-1', input: 'Hi', voice: 'alloy' }).asResponse();
+    assert.equal(speech.status, 200);
+    assert.match(speech.headers.get('x-model-substituted') ?? '', /^tts-1 -> /);
   } finally {
     await proxy.stop();
   }

@@ -1,4 +1,4 @@
-// Which chat model a request names at the gateway. An agent left at its defaults names its vendor's model (Claude
+// Which model a request names at the gateway (chat; images and speech alike). An agent left at its defaults names its vendor's model (Claude
 // Code: claude-opus-…, Codex: gpt-…), which this gateway does not sell and would refuse with a 400: such a request
 // is sent with the gateway's chat model instead (`--model`, else the first chat model its catalog lists), and the
 // answer says so in X-Model-Substituted. A model the gateway sells passes as it is, the body untouched.
@@ -14,6 +14,19 @@ export interface ChatModels {
   known: ReadonlySet<string>;
   /** the chat model a request naming an unknown one is sent with; none: such a request goes as it is (and is refused) */
   fallback: string | undefined;
+  /**
+   * the same for images and speech, by path: the gateway's first model of each (OpenAI's SDK makes a speech caller
+   * name a model: tts-1, gpt-4o-mini-tts)
+   */
+  media?: Readonly<Record<string, string | undefined>>;
+}
+
+/** the routes whose body names an image or speech model, and the capability of that model */
+const MEDIA_PATHS: Readonly<Record<string, string>> = { '/v1/images/generations': 'image', '/v1/audio/speech': 'speech' };
+
+/** The model a request to `path` naming an unknown one is sent with; undefined: it goes as it is. */
+export function fallbackFor(models: ChatModels, path: string): string | undefined {
+  return CHAT_PATHS.has(path) ? models.fallback : models.media?.[path];
 }
 
 /** The gateway's catalog, and the chat model to fall back on: `chosen`, else its first chat model. */
@@ -24,7 +37,8 @@ export async function gatewayChatModels(gateway: string, chosen?: string): Promi
   } catch {
     // the gateway is not reachable yet: requests go as they are, and the gateway's own answer says what is wrong
   }
-  return { known: new Set(models.map((model) => model.id)), fallback: chosen ?? firstChatModel(models)?.id };
+  const media = Object.fromEntries(Object.entries(MEDIA_PATHS).map(([path, capability]) => [path, models.find((model) => model.capability === capability)?.id]));
+  return { known: new Set(models.map((model) => model.id)), fallback: chosen ?? firstChatModel(models)?.id, media };
 }
 
 /** a "model" field naming a string */
@@ -65,9 +79,9 @@ export function requestModel(body: Buffer): string | undefined {
   }
 }
 
-/** The body to send: the same bytes when its model is one the gateway sells, else the fallback put in its place. */
-export function withGatewayModel(body: Buffer, models: ChatModels): { body: Buffer; substituted?: string } {
-  if (!models.fallback) return { body };
+/** The body to send: the same bytes when its model is one the gateway sells, else `fallback` put in its place. */
+export function withGatewayModel(body: Buffer, models: ChatModels, fallback = models.fallback): { body: Buffer; substituted?: string } {
+  if (!fallback) return { body };
   const named = leadingModel(body);
   if (named !== undefined && models.known.has(named)) return { body };
   let parsed: unknown;
@@ -79,6 +93,6 @@ export function withGatewayModel(body: Buffer, models: ChatModels): { body: Buff
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return { body };
   const request = parsed as { model?: unknown };
   if (typeof request.model !== 'string' || models.known.has(request.model)) return { body };
-  const substituted = `${request.model} -> ${models.fallback}`;
-  return { body: Buffer.from(JSON.stringify({ ...request, model: models.fallback })), substituted };
+  const substituted = `${request.model} -> ${fallback}`;
+  return { body: Buffer.from(JSON.stringify({ ...request, model: fallback })), substituted };
 }

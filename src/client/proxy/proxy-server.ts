@@ -18,7 +18,7 @@ import { MAX_PAYMENTS_PER_CALL, PENDING_RETRIES, type Attempt, type Payer } from
 import { QuoteCache } from './quote-cache.ts';
 import { AnswerTail, StreamTap, type Receipt } from './receipts.ts';
 import { failureReason } from '../reach.ts';
-import { CHAT_PATHS, SUBSTITUTED_HEADER, requestModel, withGatewayModel, type ChatModels } from './chat-models.ts';
+import { fallbackFor, SUBSTITUTED_HEADER, requestModel, withGatewayModel, type ChatModels } from './chat-models.ts';
 
 /** the surfaces the gateway sells, each paid per call */
 const PAID_ROUTES = new Set(['/v1/chat/completions', '/v1/responses', '/v1/messages', '/v1/images/generations', '/v1/audio/speech']);
@@ -115,8 +115,9 @@ export async function startProxyServer(options: ProxyServerOptions): Promise<Pro
       return answer(res, dialect, 413, 'payload_too_large', `x402-ai proxy: the request body is over ${bodyLimit} bytes`);
     }
     let body = read;
-    if (read !== undefined && options.models && CHAT_PATHS.has(path)) {
-      const sent = withGatewayModel(read, options.models);
+    const fallback = options.models && fallbackFor(options.models, path);
+    if (read !== undefined && options.models && fallback) {
+      const sent = withGatewayModel(read, options.models, fallback);
       body = sent.body;
       if (sent.substituted) res.setHeader(SUBSTITUTED_HEADER, sent.substituted);
     }
