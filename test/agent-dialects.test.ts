@@ -426,6 +426,25 @@ describe("OpenAI's newer tool choices and the items of tools OpenAI ran", () => 
   });
 });
 
+describe('a file in a message', () => {
+  test('a text file sent inline is read as its text; a PDF is said in its place and named, on /v1/chat/completions and /v1/responses', async () => {
+    const notes = `data:text/plain;base64,${Buffer.from('The sea is large.').toString('base64')}`;
+    const pdf = 'data:application/pdf;base64,JVBERi0xLjQK';
+    const chat = await paid('/v1/chat/completions', {
+      model: UP_OPENAI,
+      messages: [{ role: 'user', content: [{ type: 'file', file: { file_data: notes, filename: 'notes.txt' } }, { type: 'file', file: { file_data: pdf, filename: 'a.pdf' } }, { type: 'text', text: 'Summarise.' }] }],
+    });
+    assert.deepEqual(ignoredOf(chat.headers), ['messages[].content[]']);
+    assert.match(JSON.stringify(openaiUp.received.at(-1)!.messages), /notes\.txt\\nThe sea is large\..*a file \(a\.pdf\) that is not passed/);
+    const responses = await paid('/v1/responses', {
+      model: UP_OPENAI,
+      input: [{ role: 'user', content: [{ type: 'input_file', file_data: notes, filename: 'notes.txt' }, { type: 'input_text', text: 'Summarise.' }] }],
+    });
+    assert.equal(ignoredOf(responses.headers).length, 0);
+    assert.match(JSON.stringify(openaiUp.received.at(-1)!.messages), /The sea is large\./);
+  });
+});
+
 describe('a tool call left without its result', () => {
   test('is a 400 naming the call on every agent surface, before any price (never a paid call that fails)', async () => {
     const cases: [string, Record<string, unknown>, string][] = [

@@ -23,11 +23,12 @@ import { CHAT_COMPLETIONS_FIELD_RULES, openaiChatRequestSchema, type OpenAIChatR
 import { openaiErrorBody } from './error-body.ts';
 import { withFieldNames } from '../request-fields.ts';
 import { chatCall, type StreamedChat } from '../chat-output.ts';
+import { fileText } from '../file-input.ts';
 
 export function prepareChatCompletion(body: unknown, context: EndpointContext): PreparedCall {
   const notes = new RequestNotes();
   const request = parseRequest(openaiChatRequestSchema, body, { style: 'brackets', notes, rules: CHAT_COMPLETIONS_FIELD_RULES });
-  const { messages, imageFields } = toModelMessages(request.messages);
+  const { messages, imageFields } = toModelMessages(request.messages, notes);
   const tools = allowedOnly(functionTools(request.tools, notes), request.tool_choice);
   const chat = withFieldNames({ 'options.seed': 'seed', prompt: 'messages' }, () =>
     prepareChat(
@@ -126,7 +127,7 @@ const textOf = (content: string | Array<{ text: string } | { refusal: string }>)
  * OpenAI's messages as the gateway's (chat-model.ts), and where each remote or inline image sits in the
  * request (its URL -> `messages[i].content[j]`), so a refusal or a failed fetch names the part.
  */
-function toModelMessages(messages: OpenAIMessage[]): { messages: ModelMessage[]; imageFields: Map<string, string> } {
+function toModelMessages(messages: OpenAIMessage[], notes: RequestNotes): { messages: ModelMessage[]; imageFields: Map<string, string> } {
   const imageFields = new Map<string, string>();
   const converted: ModelMessage[] = [];
   messages.forEach((message, i) => {
@@ -143,6 +144,7 @@ function toModelMessages(messages: OpenAIMessage[]): { messages: ModelMessage[];
         const parts: UserContent = message.content.map((part, j) => {
           if (part.type === 'text') return { type: 'text', text: part.text };
           const field = `messages[${i}].content[${j}]`;
+          if (part.type === 'file') return { type: 'text', text: fileText(part.file, field, notes) };
           const { image, mediaType } = imageInput(part.image_url.url, field);
           imageFields.set(image instanceof URL ? image.href : `inline:${imageFields.size}`, field);
           return { type: 'image', image, ...(mediaType ? { mediaType } : {}) };

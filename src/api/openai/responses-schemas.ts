@@ -21,7 +21,17 @@ const inputImage = z
 /** an earlier assistant answer sent back as history */
 const outputText = z.object({ type: z.literal('output_text'), text }).strict();
 const refusal = z.object({ type: z.literal('refusal'), refusal: text }).strict();
-const contentPart = z.discriminatedUnion('type', [inputText, inputImage, outputText, refusal]);
+/** a file: a text file sent inline is read as its text; any other is said in its place, and named */
+const inputFile = z
+  .object({
+    type: z.literal('input_file'),
+    file_data: z.string().nullable().optional(),
+    file_id: z.string().nullable().optional(),
+    file_url: z.string().nullable().optional(),
+    filename: z.string().max(500).nullable().optional(),
+  })
+  .strict();
+const contentPart = z.discriminatedUnion('type', [inputText, inputImage, inputFile, outputText, refusal]);
 
 const messageItem = z
   .object({

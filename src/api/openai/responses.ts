@@ -33,6 +33,7 @@ import {
 } from './responses-schemas.ts';
 
 import { KEPT_ITEM_MS, keptItems } from './kept-items.ts';
+import { fileText } from '../file-input.ts';
 
 const ENCRYPTED_REASONING = 'reasoning.encrypted_content';
 
@@ -270,7 +271,7 @@ function toMessages(request: ResponsesRequest, toolset: ResponsesToolset, notes:
           assistantPart({ type: 'text', text: typeof item.content === 'string' ? item.content : item.content.map(textOf).join('') });
           return;
         }
-        messages.push(...messageOf(item, index, imageFields));
+        messages.push(...messageOf(item, index, imageFields, notes));
     }
   });
   if (messages.every((message) => message.role === 'system')) {
@@ -296,7 +297,7 @@ function referenced(id: string, index: number): Exclude<ResponsesInputItem, { ty
 }
 
 /** A message item as the turn it is: developer and system messages are system turns. */
-function messageOf(item: Extract<ResponsesInputItem, { role: string }>, index: number, imageFields: Map<string, string>): ModelMessage[] {
+function messageOf(item: Extract<ResponsesInputItem, { role: string }>, index: number, imageFields: Map<string, string>, notes: RequestNotes): ModelMessage[] {
   const role = item.role === 'developer' ? 'system' : item.role;
   if (typeof item.content === 'string') return [{ role, content: item.content } as ModelMessage];
   if (role === 'user') {
@@ -308,6 +309,7 @@ function messageOf(item: Extract<ResponsesInputItem, { role: string }>, index: n
         imageFields.set(image instanceof URL ? image.href : `inline:${imageFields.size}`, field);
         return { type: 'image', image, ...(mediaType ? { mediaType } : {}) };
       }
+      if (part.type === 'input_file') return { type: 'text', text: fileText(part, field, notes) };
       return { type: 'text', text: textOf(part) };
     });
     return [{ role: 'user', content: parts }];
@@ -315,7 +317,7 @@ function messageOf(item: Extract<ResponsesInputItem, { role: string }>, index: n
   item.content.forEach((part, at) => {
     if (part.type === 'input_image') throw new ApiError(400, 'invalid_request', `input[${index}].content[${at}]: images only in user messages`, { field: `input[${index}].content[${at}]` });
   });
-  return [{ role, content: item.content.map(textOf).join('') } as ModelMessage];
+  return [{ role, content: item.content.map((part, at) => (part.type === 'input_file' ? fileText(part, `input[${index}].content[${at}]`, notes) : textOf(part))).join('') } as ModelMessage];
 }
 
 /** A call output's text; an image in it (Codex's view_image) is said in its place and named, as on /v1/messages. */

@@ -32,12 +32,20 @@ const toolCall = z
   })
   .strict();
 
+/** a file: a text file sent inline is read as its text; any other is said in its place, and named */
+const filePart = z
+  .object({
+    type: z.literal('file'),
+    file: z.object({ file_data: z.string().nullable().optional(), file_id: z.string().nullable().optional(), filename: z.string().max(500).nullable().optional() }).strict(),
+  })
+  .strict();
+
 const chatMessage = z.discriminatedUnion('role', [
   z.object({ role: z.enum(['system', 'developer']), content: textContent }).strict(),
   z
     .object({
       role: z.literal('user'),
-      content: z.union([z.string(), z.array(z.discriminatedUnion('type', [textPart, imagePart])).min(1)]),
+      content: z.union([z.string(), z.array(z.discriminatedUnion('type', [textPart, imagePart, filePart])).min(1)]),
     })
     .strict(),
   z
