@@ -462,6 +462,16 @@ describe('a tool call left without its result', () => {
 });
 
 describe('/v1/chat/completions takes what agent SDKs send', () => {
+  test('a 64-bit seed (-1, a random one) is folded into the 31 bits the models take, the same way every time, and said', async () => {
+    const body = { model: SANDBOX, messages: [{ role: 'user', content: 'Tell me about the sea' }], max_tokens: 16, temperature: 1.5 };
+    const first = await paid('/v1/chat/completions', { ...body, seed: -1 });
+    const again = await paid('/v1/chat/completions', { ...body, seed: -1 });
+    assert.equal(first.headers.get('x-clamped-fields'), `seed=${2 ** 31 - 1}`);
+    assert.equal(first.json.choices[0].message.content, again.json.choices[0].message.content);
+    const big = await paid('/v1/chat/completions', { ...body, seed: 2 ** 40 + 5 });
+    assert.equal(big.headers.get('x-clamped-fields'), 'seed=5');
+  });
+
   test('extra keys of parts (annotations), name on a tool message, logprobs false, metadata, store: named, not refused', async () => {
     const messages = [
       { role: 'system', content: 'Be brief.' },

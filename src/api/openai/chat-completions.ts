@@ -41,7 +41,7 @@ export function prepareChatCompletion(body: unknown, context: EndpointContext): 
         presencePenalty: request.presence_penalty ?? undefined,
         frequencyPenalty: request.frequency_penalty ?? undefined,
         stop: typeof request.stop === 'string' ? [request.stop] : (request.stop ?? undefined),
-        options: request.seed == null ? undefined : { seed: request.seed },
+        options: request.seed == null ? undefined : { seed: seedIn31Bits(request.seed, notes) },
         tools: tools.map(({ tool }) => tool),
         toolChoice: toolChoiceOf(request.tool_choice, notes),
         parallelToolCalls: request.parallel_tool_calls ?? undefined,
@@ -185,6 +185,15 @@ function toModelMessages(messages: OpenAIMessage[], notes: RequestNotes): { mess
     }
   });
   return { messages: converted, imageFields };
+}
+
+/** OpenAI takes any 64-bit seed (-1, a random one); the models here take 0 to 2^31-1: the same seed folds to the same one */
+function seedIn31Bits(seed: number, notes: RequestNotes): number {
+  const RANGE = 2 ** 31;
+  if (seed >= 0 && seed < RANGE) return seed;
+  const folded = ((seed % RANGE) + RANGE) % RANGE;
+  notes.clamp('seed', folded);
+  return folded;
 }
 
 function toolChoiceOf(choice: OpenAIChatRequest['tool_choice'], notes: RequestNotes): ChatToolChoice | undefined {

@@ -132,7 +132,7 @@ export const openaiChatRequestSchema = z
     max_tokens: z.number().int().min(1).nullable().optional().describe("Upper bound of the completion; above the model's ceiling it is lowered to it (X-Clamped-Fields)"),
     max_completion_tokens: z.number().int().min(1).nullable().optional().describe('Same as max_tokens; wins when both are given'),
     stop: z.union([z.string().min(1).max(200), z.array(z.string().min(1).max(200)).max(4)]).nullable().optional(),
-    seed: z.number().int().min(0).max(2 ** 31 - 1).nullable().optional().describe('Only for models that list seed in their options'),
+    seed: z.number().int().nullable().optional().describe('Only for models that list seed in their options; outside 0 to 2^31-1 it is folded into that range (X-Clamped-Fields)'),
     n: z.literal(1, { error: 'only one choice per request (n = 1)' }).nullable().optional().describe('Only 1'),
     stream: z.boolean().nullable().optional().describe('true: server-sent events of chat.completion.chunk objects, then data: [DONE]'),
     stream_options: z.object({ include_usage: z.boolean().optional() }).strict().nullable().optional(),
