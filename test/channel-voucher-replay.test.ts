@@ -1,4 +1,4 @@
-// A payment-channel voucher pays once. A metered call (chat, charged its tokens) is charged less than the ceiling
+// A payment-channel voucher pays once, ledger retention or not. A metered call (chat, charged its tokens) is charged less than the ceiling
 // its voucher signed, so a later call's price can meet an earlier voucher's ceiling exactly. That voucher, sent
 // again by anyone who read it (a claim puts it on chain; the channel's charged amount is public), must not pay for a
 // second call on the payer's channel. Paid by the unmodified official client on the sandbox base chain.
@@ -50,10 +50,19 @@ test('an earlier voucher whose ceiling a later price meets is refused, by anyone
   const length = 1 + Number(target - (await channelPrice(body(1))));
   assert.equal(await channelPrice(body(length)), target, 'a request priced at the rest of the first ceiling');
   const replay = { ...first, accepted: { ...first.accepted, amount: target.toString() }, payload: { type: 'voucher', channelConfig: first.payload.channelConfig, voucher: first.payload.voucher } };
-  const again = await postJson(`${service.url}${CHAT}`, body(length), { 'X-Network': 'base', 'PAYMENT-SIGNATURE': Buffer.from(JSON.stringify(replay)).toString('base64') });
+  const sendAgain = () => postJson(`${service.url}${CHAT}`, body(length), { 'X-Network': 'base', 'PAYMENT-SIGNATURE': Buffer.from(JSON.stringify(replay)).toString('base64') });
+  const again = await sendAgain();
   assert.equal(again.status, 402);
   assert.equal(decodeHeader(again.headers.get('PAYMENT-REQUIRED')).error, 'invalid_batch_settlement_evm_voucher_already_used');
   assert.equal(await charged(), before, 'nothing charged to the payer');
+
+  // ledger retention past every charge: a charge whose ceiling is above what the channel charged stays (it tells the voucher was used)
+  await service.ledger.channels!.pruneCharges(new Date(Date.now() + 86_400_000), 1_000);
+  assert.ok(await service.ledger.channels!.chargeAt(channelId, BigInt(first.payload.voucher.maxClaimableAmount)));
+  const afterRetention = await sendAgain();
+  assert.equal(afterRetention.status, 402);
+  assert.equal(decodeHeader(afterRetention.headers.get('PAYMENT-REQUIRED')).error, 'invalid_batch_settlement_evm_voucher_already_used');
+  assert.equal(await charged(), before, 'nothing charged to the payer after retention either');
 
   // the payer pays on with the official client
   assert.equal((await payer.pay(service.url, { path: CHAT, body: { model: 'local/demo-bigram', prompt: 'Hello', max_tokens: 8 } })).status, 200);

@@ -84,7 +84,11 @@ export interface ChannelStore {
   chargeAt(channelId: string, cumulative: bigint): Promise<ChannelCharge | undefined>;
   /** A charge on the channel whose result holds the stored file `mediaId` (what its payer may read back), if any. */
   chargeHolding(channelId: string, mediaId: string): Promise<ChannelCharge | undefined>;
-  /** Deletes up to `limit` charges made before `olderThan` (their results and their revenue); returns how many went. */
+  /**
+   * Deletes up to `limit` charges made before `olderThan` (their results and their revenue); returns how many went.
+   * A charge whose voucher's ceiling is above what its channel has charged is kept: it is what tells that voucher was
+   * used (channel-gate.ts), and a later price could meet it.
+   */
   pruneCharges(olderThan: Date, limit: number): Promise<number>;
   /** Takes `name` (a channel id, or a lease name) for `holder` until `leaseMs` from now; false while another holds it. */
   lock(name: string, holder: string, leaseMs: number): Promise<boolean>;

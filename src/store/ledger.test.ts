@@ -421,6 +421,15 @@ function ledgerSuite(name: string, open: () => Promise<Opened>): void {
       assert.equal(await channels.pruneCharges(new Date('2030-04-02T00:00:00Z'), 10), 2, 'charges made before the cutoff');
       assert.equal(await channels.chargeAt(channelId, 1_000n), undefined);
       assert.ok(await channels.get(channelId), 'the channel itself stays');
+      // a voucher whose ceiling is above what its channel charged (a metered call's): its charge stays, whatever its age
+      const metered = `0x${'ef'.repeat(32)}`;
+      await channels.commit(
+        metered,
+        (current) => ({ ...(current ?? newChannelRecord(metered, 'base', config, day.getTime())), chargedCumulative: 20n, signedMaxClaimable: 10_000n }),
+        { channelId: metered, cumulative: 10_000n, network: 'base', payer: config.payer, model: 'm-chat', amount: 20n, requestHash: 'h', result: { status: 200, body: {}, media: [] }, createdAt: day.getTime() },
+      );
+      assert.equal(await channels.pruneCharges(new Date('2030-05-01T00:00:00Z'), 10), 1, 'only the one the channel caught up with');
+      assert.ok(await channels.chargeAt(metered, 10_000n));
     });
 
     test('pruneFinal: only final rows last updated before the cutoff; in-flight and recent rows stay', async () => {

@@ -145,7 +145,9 @@ export class PostgresChannelStore implements ChannelStore {
   async pruneCharges(olderThan: Date, limit: number): Promise<number> {
     const outcome = await this.query(
       `DELETE FROM channel_charges WHERE (channel_id, cumulative) IN (
-         SELECT channel_id, cumulative FROM channel_charges WHERE created_at < $1 LIMIT $2 FOR UPDATE SKIP LOCKED)`,
+         SELECT c.channel_id, c.cumulative FROM channel_charges c LEFT JOIN channels ch ON ch.channel_id = c.channel_id
+         WHERE c.created_at < $1 AND (ch.channel_id IS NULL OR c.cumulative::numeric <= ch.charged_cumulative::numeric)
+         LIMIT $2 FOR UPDATE OF c SKIP LOCKED)`,
       [olderThan, limit],
     );
     return outcome.rowCount ?? 0;

@@ -174,8 +174,13 @@ export class SqliteChannelStore implements ChannelStore {
   }
 
   async pruneCharges(olderThan: Date, limit: number): Promise<number> {
+    // decimal strings without leading zeros compare as numbers by length, then text: no 64-bit overflow
     const outcome = this.sql(
-      'DELETE FROM channel_charges WHERE rowid IN (SELECT rowid FROM channel_charges WHERE created_at < ? LIMIT ?)',
+      `DELETE FROM channel_charges WHERE rowid IN (
+         SELECT c.rowid FROM channel_charges c LEFT JOIN channels ch ON ch.channel_id = c.channel_id
+         WHERE c.created_at < ? AND (ch.channel_id IS NULL OR length(c.cumulative) < length(ch.charged_cumulative)
+           OR (length(c.cumulative) = length(ch.charged_cumulative) AND c.cumulative <= ch.charged_cumulative))
+         LIMIT ?)`,
     ).run(olderThan.toISOString(), limit);
     return Number(outcome.changes);
   }
