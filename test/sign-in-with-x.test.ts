@@ -191,6 +191,26 @@ describe('EVM payer (EIP-191)', () => {
   });
 });
 
+test('one transaction that settled several payments (settlementBatching): each payer signing in gets its own result; anyone else the count only', async () => {
+  const buyers = [await fundedEvmBuyer(service, ['base']), await fundedEvmBuyer(service, ['base'])];
+  const bodies = [{ ...BODY, prompt: 'a red boat' }, { ...BODY, prompt: 'a blue boat' }];
+  const paid = [await payEvm(`${service.url}${PATH}`, bodies[0], buyers[0]!), await payEvm(`${service.url}${PATH}`, bodies[1], buyers[1]!)];
+  // as a Multicall3 batch leaves them: the second payment's row names the first's transaction
+  const [second] = await service.ledger.findByTransaction(paid[1]!.transaction);
+  assert.ok(await service.ledger.transition(second!.key, ['settled'], { state: 'settled', txHash: paid[0]!.transaction }));
+  const shared = paid[0]!.transaction;
+  for (const [index, buyer] of buyers.entries()) {
+    const response = await lookup(shared, await signIn(buyer, 'base'));
+    assert.equal(response.status, 200);
+    const body = (await response.json()) as { payer: string; result: { images: string[] } };
+    assert.equal(body.payer.toLowerCase(), buyer.address.toLowerCase(), `payer ${index} sees its own payment`);
+    assert.ok(body.result.images.length === 1);
+  }
+  const stranger = privateKeyToAccount(generatePrivateKey());
+  assert.equal((await lookup(shared, await signIn(stranger, 'base'))).status, 401);
+  assert.deepEqual(await (await fetch(`${service.url}/api/v1/payments/${shared}`)).json(), { transaction: shared, network: 'base', state: 'settled', payments: 2, resultAvailable: true });
+});
+
 /** Signs an edited challenge; the helper checks the challenge against the URL it is given, so give it the challenge's own. */
 async function signInAt(signer: SIWxSigner, edit: (info: ChallengeInfo) => ChallengeInfo, chainId = NETWORKS.base.caip2): Promise<string> {
   const info = edit((await challenge()).info);

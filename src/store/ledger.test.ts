@@ -175,12 +175,17 @@ function ledgerSuite(name: string, open: () => Promise<Opened>): void {
       assert.equal((await ledger.get(p.key))?.result, null);
     });
 
-    test('findByTransaction', async () => {
+    test('findByTransaction: every payment the transaction settled (several when batched)', async () => {
       const p = payment();
+      const tx = `0xtx${serial}`;
       await ledger.reserve(p);
-      await ledger.transition(p.key, ['reserved'], { state: 'settled', txHash: `0xtx${serial}` });
-      assert.equal((await ledger.findByTransaction(`0xtx${serial}`))?.key, p.key);
-      assert.equal(await ledger.findByTransaction('0xnothing'), undefined);
+      await ledger.transition(p.key, ['reserved'], { state: 'settled', txHash: tx });
+      assert.deepEqual((await ledger.findByTransaction(tx)).map((found) => found.key), [p.key]);
+      const q = payment();
+      await ledger.reserve(q);
+      await ledger.transition(q.key, ['reserved'], { state: 'settled', txHash: tx });
+      assert.deepEqual((await ledger.findByTransaction(tx)).map((found) => found.key).sort(), [p.key, q.key].sort());
+      assert.deepEqual(await ledger.findByTransaction('0xnothing'), []);
     });
 
     test('claimPending: a claimed row is not claimed again until its lease runs out', async () => {

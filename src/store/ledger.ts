@@ -161,7 +161,8 @@ export interface Ledger {
   /** Moves a payment to a new state; `from` guards against racing writers. Returns false if the state was not `from`. */
   transition(key: string, from: PaymentState[], update: PaymentUpdate): Promise<boolean>;
   get(key: string): Promise<PaymentRecord | undefined>;
-  findByTransaction(txHash: string): Promise<PaymentRecord | undefined>;
+  /** the payments a transaction settled: one, or several when settlement batching put them in one transaction */
+  findByTransaction(txHash: string): Promise<PaymentRecord[]>;
   /** payments whose settlement outcome is not known yet */
   listPending(limit: number): Promise<PaymentRecord[]>;
   /**

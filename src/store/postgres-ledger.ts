@@ -283,9 +283,9 @@ export class PostgresLedger implements Ledger {
     return rows[0] && toRecord(rows[0]);
   }
 
-  async findByTransaction(txHash: string): Promise<PaymentRecord | undefined> {
-    const { rows } = await this.query<Row>('SELECT * FROM payments WHERE tx_hash = $1 LIMIT 1', [txHash]);
-    return rows[0] && toRecord(rows[0]);
+  async findByTransaction(txHash: string): Promise<PaymentRecord[]> {
+    const { rows } = await this.query<Row>('SELECT * FROM payments WHERE tx_hash = $1 ORDER BY created_at LIMIT 500', [txHash]);
+    return rows.map(toRecord);
   }
 
   async listPending(limit: number): Promise<PaymentRecord[]> {

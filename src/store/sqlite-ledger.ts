@@ -240,9 +240,9 @@ export class SqliteLedger implements Ledger {
     return row && toRecord(row);
   }
 
-  async findByTransaction(txHash: string): Promise<PaymentRecord | undefined> {
-    const row = this.sql('SELECT * FROM payments WHERE tx_hash = ?').get(txHash) as Row | undefined;
-    return row && toRecord(row);
+  async findByTransaction(txHash: string): Promise<PaymentRecord[]> {
+    const rows = this.sql('SELECT * FROM payments WHERE tx_hash = ? ORDER BY created_at LIMIT 500').all(txHash) as unknown as Row[];
+    return rows.map(toRecord);
   }
 
   async listPending(limit: number): Promise<PaymentRecord[]> {

@@ -16,7 +16,7 @@ import type { ModelCatalog } from '../../providers/catalog.ts';
 import type { PaymentGate } from '../../payments/gate.ts';
 import { verifySignIn } from '../../x402/sign-in-with-x.ts';
 import { NETWORKS } from '../../x402/networks.ts';
-import { findPayment } from '../paid/payments-route.ts';
+import { findPayments } from '../paid/payments-route.ts';
 import { toolResource, type PaidTool } from './tools.ts';
 
 export const PRICES_URI = 'x402-ai://prices';
@@ -102,8 +102,8 @@ async function readPaidMedia(uri: string, payment: string, media: string, ctx: S
  * whose result does (a channel's payer reads only what its own charges made).
  */
 async function payerOf(ledger: Ledger, payment: string, media: string): Promise<string | undefined> {
-  const record = await findPayment(ledger, payment);
-  if (record) return record.state === 'settled' && record.result?.media.includes(media) ? record.payer : undefined;
+  const records = await findPayments(ledger, payment);
+  if (records.length > 0) return records.find((record) => record.state === 'settled' && record.result?.media.includes(media))?.payer;
   return (await ledger.channels?.chargeHolding(payment, media))?.payer;
 }
 

@@ -48,25 +48,28 @@ export function publicPayment(payment: PaymentRecord): Record<string, unknown> {
   };
 }
 
-/** false when the caller did not try to prove anything; throws 401 when it tried and failed */
-async function callerIsPayer(c: Context, id: string, payment: PaymentRecord, ledger: Ledger, options: PaymentRoutesOptions): Promise<boolean> {
+/**
+ * Which of `candidates` (the payments a transaction settled, or the one a key names) the caller proves it paid: none
+ * when it proves nothing; a 401 when it tries and none is its own. One transaction settles several payments when
+ * settlementBatching is on: the proof picks the caller's own.
+ */
+async function callersPayment(c: Context, id: string, candidates: PaymentRecord[], ledger: Ledger, options: PaymentRoutesOptions): Promise<PaymentRecord | undefined> {
   const signIn = c.req.header(SIGN_IN_WITH_X_HEADER);
   if (signIn !== undefined) {
     const { address } = await verifySignIn(signIn, requestOrigin(c, options.config), options.networks, ledger);
-    if (!payment.payer || !isSamePayer(address, payment.payer)) {
-      throw new ApiError(401, 'unauthorized', `${SIGN_IN_WITH_X_HEADER}: ${address} is not the payer of this payment`, { field: SIGN_IN_WITH_X_HEADER });
-    }
-    return true;
+    const own = candidates.find((payment) => payment.payer && isSamePayer(address, payment.payer));
+    if (!own) throw new ApiError(401, 'unauthorized', `${SIGN_IN_WITH_X_HEADER}: ${address} is not the payer of this payment`, { field: SIGN_IN_WITH_X_HEADER });
+    return own;
   }
-  return callerSignedReceipt(c, id, payment);
+  return callerSignedReceipt(c, id, candidates);
 }
 
 /** The deprecated X-Payer-Timestamp / X-Payer-Signature proof. */
-async function callerSignedReceipt(c: Context, id: string, payment: PaymentRecord): Promise<boolean> {
+async function callerSignedReceipt(c: Context, id: string, candidates: PaymentRecord[]): Promise<PaymentRecord | undefined> {
   const timestamp = c.req.header(PAYER_TIMESTAMP_HEADER);
   const signature = c.req.header(PAYER_SIGNATURE_HEADER);
-  if (timestamp === undefined && signature === undefined) return false;
-  const refuse = (why: string, field: string) => {
+  if (timestamp === undefined && signature === undefined) return undefined;
+  const refuse = (why: string, field: string): never => {
     throw new ApiError(401, 'unauthorized', why, { field });
   };
   if (!timestamp || !/^\d{1,12}$/.test(timestamp)) refuse(`${PAYER_TIMESTAMP_HEADER} must be unix seconds`, PAYER_TIMESTAMP_HEADER);
@@ -74,15 +77,31 @@ async function callerSignedReceipt(c: Context, id: string, payment: PaymentRecor
   if (Math.abs(Date.now() / 1000 - Number(timestamp)) > RECEIPT_PROOF_MAX_SKEW_SECONDS) {
     refuse(`${PAYER_TIMESTAMP_HEADER} is more than ${RECEIPT_PROOF_MAX_SKEW_SECONDS} s from the server's clock`, PAYER_TIMESTAMP_HEADER);
   }
-  const network = NETWORKS[payment.network as NetworkName];
-  const signed = network && payment.payer && (await isSignedByPayer(network.family, payment.payer, receiptChallenge(id, Number(timestamp)), signature!));
-  if (!signed) refuse(`${PAYER_SIGNATURE_HEADER} is not the payer's signature of this payment's receipt challenge`, PAYER_SIGNATURE_HEADER);
-  return true;
+  for (const payment of candidates) {
+    const network = NETWORKS[payment.network as NetworkName];
+    if (network && payment.payer && (await isSignedByPayer(network.family, payment.payer, receiptChallenge(id, Number(timestamp)), signature!))) return payment;
+  }
+  return refuse(`${PAYER_SIGNATURE_HEADER} is not the payer's signature of this payment's receipt challenge`, PAYER_SIGNATURE_HEADER);
 }
 
-/** A payment by the id GET /api/v1/payments/:id takes: its transaction hash, or its key. */
-export async function findPayment(ledger: Ledger, id: string): Promise<PaymentRecord | undefined> {
-  return (await ledger.findByTransaction(id)) ?? (await ledger.get(id));
+/** The payments GET /api/v1/payments/:id names: those its transaction hash settled, or the one its key names. */
+export async function findPayments(ledger: Ledger, id: string): Promise<PaymentRecord[]> {
+  const settled = await ledger.findByTransaction(id);
+  if (settled.length > 0) return settled;
+  const byKey = await ledger.get(id);
+  return byKey ? [byKey] : [];
+}
+
+/** A transaction that settled several payments, to a caller who proved none its own: only what the chain shows of it. */
+function publicTransaction(payments: PaymentRecord[]): Record<string, unknown> {
+  const [first] = payments;
+  return {
+    transaction: first!.txHash,
+    network: first!.network,
+    state: first!.state,
+    payments: payments.length,
+    resultAvailable: payments.some((payment) => payment.result !== null),
+  };
 }
 
 export function paymentRoutes(ledger: Ledger, options: PaymentRoutesOptions): Hono {
@@ -90,16 +109,18 @@ export function paymentRoutes(ledger: Ledger, options: PaymentRoutesOptions): Ho
   app.get('/api/v1/payments/:id', async (c) => {
     const id = c.req.param('id');
     if (id.length > 300) throw new ApiError(404, 'not_found', 'no such payment');
-    const payment = await findPayment(ledger, id);
-    if (!payment) {
+    const candidates = await findPayments(ledger, id);
+    if (candidates.length === 0) {
       // a payment channel, by its id: what went through it
       const channel = CHANNEL_ID.test(id) ? await ledger.channels?.get(id) : undefined;
       if (channel) return c.json(publicChannel(channel));
       throw new ApiError(404, 'not_found', 'no such payment');
     }
+    const own = await callersPayment(c, id, candidates, ledger, options);
+    if (!own && candidates.length > 1) return c.json(publicTransaction(candidates));
+    const payment = own ?? candidates[0]!;
     const deliverable = payment.state === 'settled' && payment.result !== null;
-    const ownResult = (await callerIsPayer(c, id, payment, ledger, options)) && deliverable ? { result: payment.result!.body } : {};
-    return c.json({ ...publicPayment(payment), ...ownResult });
+    return c.json({ ...publicPayment(payment), ...(own && deliverable ? { result: payment.result!.body } : {}) });
   });
   return app;
 }
