@@ -437,15 +437,16 @@ function ledgerSuite(name: string, open: () => Promise<Opened>): void {
       assert.ok(await channels.chargeAt(metered, 10_000n));
     });
 
-    test('pruneFinal: only final rows last updated before the cutoff; in-flight and recent rows stay', async () => {
+    test('pruneFinal: only final rows last updated before the cutoff; in-flight rows, recent rows and refunds owed stay', async () => {
       const old = new Date(Date.now() - 100 * DAY);
       const cutoff = new Date(Date.now() - 90 * DAY);
       const gone: string[] = [];
       const kept: string[] = [];
+      const result = { status: 200, body: {}, media: [] };
       for (const state of ['settled', 'failed', 'released'] as const) {
         const oldRow = payment();
         await ledger.reserve(oldRow);
-        await ledger.transition(oldRow.key, ['reserved'], { state });
+        await ledger.transition(oldRow.key, ['reserved'], { state, ...(state === 'settled' ? { result } : {}) });
         await backdate(oldRow.key, old);
         gone.push(oldRow.key);
         const recent = payment();
@@ -460,6 +461,12 @@ function ledgerSuite(name: string, open: () => Promise<Opened>): void {
         await backdate(inFlight.key, old);
         kept.push(inFlight.key);
       }
+      // settled, its work failed after: no result, owed a refund
+      const owed = payment();
+      await ledger.reserve(owed);
+      await ledger.transition(owed.key, ['reserved'], { state: 'settled', error: 'payment_attempts_exhausted' });
+      await backdate(owed.key, old);
+      kept.push(owed.key);
       assert.equal(await ledger.pruneFinal(cutoff, 2), 2, 'the limit is honoured');
       assert.equal(await ledger.pruneFinal(cutoff, 100), 1);
       assert.equal(await ledger.pruneFinal(cutoff, 100), 0, 'nothing left to prune');

@@ -187,7 +187,8 @@ export interface Ledger {
   revenue(filter: Pick<PaymentFilter, 'from' | 'before'>): Promise<RevenueRow[]>;
   /**
    * Deletes up to `limit` rows in a final state (settled, failed, released) last updated before `olderThan`;
-   * returns how many went. Rows still in flight (reserved, verified, pending) are never touched.
+   * returns how many went. Rows still in flight (reserved, verified, pending) are never touched, nor a settled payment
+   * without a result (its work failed after it settled: owed a refund).
    */
   pruneFinal(olderThan: Date, limit: number): Promise<number>;
   /**

@@ -370,7 +370,8 @@ export class PostgresLedger implements Ledger {
     // SKIP LOCKED: instances pruning at the same moment take different rows instead of queueing on each other
     const outcome = await this.query(
       `DELETE FROM payments WHERE key IN (
-         SELECT key FROM payments WHERE state = ANY($1::text[]) AND updated_at < $2 LIMIT $3 FOR UPDATE SKIP LOCKED)`,
+         SELECT key FROM payments WHERE state = ANY($1::text[]) AND updated_at < $2 AND NOT (state = 'settled' AND result IS NULL)
+         LIMIT $3 FOR UPDATE SKIP LOCKED)`,
       [FINAL_STATES, olderThan, limit],
     );
     return outcome.rowCount ?? 0;

@@ -333,7 +333,7 @@ export class SqliteLedger implements Ledger {
     const states = FINAL_STATES.map(() => '?').join(', ');
     const outcome = this.sql(
       `DELETE FROM payments WHERE key IN (
-         SELECT key FROM payments WHERE state IN (${states}) AND updated_at < ? LIMIT ?)`,
+         SELECT key FROM payments WHERE state IN (${states}) AND updated_at < ? AND NOT (state = 'settled' AND result IS NULL) LIMIT ?)`,
     )
       .run(...FINAL_STATES, olderThan.toISOString(), limit);
     return Number(outcome.changes);
