@@ -2,11 +2,12 @@
 // same model, price, payment and provider call as /v1/chat/completions), and its answer shaped as a Responses
 // `response` object, whole or streamed (responses-events.ts).
 //
-// Stateless: nothing is stored, so the answer always says `store: false`, and the fields that need stored
-// state (previous_response_id, conversation, prompt, background) are a 400 naming the field before any price. A
-// conversation is sent whole as input items, as a stateless client of the Responses API (Codex) does: messages,
-// the model's earlier calls (function, custom, tool_search) and reasoning, and the client's outputs. Codex's tool
-// kinds are translated by responses-tools.ts.
+// Stateless: no response or conversation is stored, so the answer always says `store: false`, and the fields that
+// need stored state (previous_response_id, conversation, prompt, background) are a 400 naming the field before any
+// price. A conversation is sent whole as input items, as a stateless client of the Responses API (Codex) does:
+// messages, the model's earlier calls (function, custom, tool_search) and reasoning, and the client's outputs. An
+// `item_reference` to an earlier answer's output item is resolved from the items kept an hour (kept-items.ts).
+// Codex's tool kinds are translated by responses-tools.ts.
 import type { AssistantContent, ModelMessage, TextPart, ImagePart, ToolResultPart } from 'ai';
 import type { JSONSchema7, SharedV4ProviderOptions } from '@ai-sdk/provider';
 import { ApiError } from '../../errors.ts';
@@ -31,7 +32,6 @@ import {
   type ResponsesRequest,
   type ResponsesResponse,
 } from './responses-schemas.ts';
-
 import { KEPT_ITEM_MS, keptItems } from './kept-items.ts';
 import { fileText } from '../file-input.ts';
 
