@@ -39,7 +39,8 @@ async function rows(ledger: SqliteLedger, state: PaymentState, count: number): P
   for (let i = 0; i < count; i++) {
     const p = payment();
     await ledger.reserve(p);
-    if (state !== 'reserved') await ledger.transition(p.key, ['reserved'], { state });
+    // a settled payment has its result (one without is owed a refund, and is kept)
+    if (state !== 'reserved') await ledger.transition(p.key, ['reserved'], { state, ...(state === 'settled' ? { result: { status: 200, body: {}, media: [] } } : {}) });
     keys.push(p.key);
   }
   return keys;
