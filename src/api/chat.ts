@@ -227,7 +227,6 @@ function reasoningFor(call: ChatCall, features: ChatProviderFeatures, maxTokens:
   return { ...reasoning, thinking: { type: 'enabled', budgetTokens: maxTokens - 1 } };
 }
 
-/** A feature the model does not list in `supports` is a 400 naming the request's field, before any price. */
 /**
  * A tool call must have its result before the conversation goes on (as OpenAI and Anthropic require): a 400 naming
  * it, before any price. The AI SDK refuses the same prompt only once the model is called (MissingToolResultsError),
@@ -243,12 +242,8 @@ function refuseUnansweredToolCalls(messages: readonly ModelMessage[]): void {
     });
   };
   for (const message of messages) {
-    if (typeof message.content === 'string') {
-      if ((message.role === 'user' || message.role === 'system') && open.size > 0) refuse();
-      continue;
-    }
     if (message.role === 'assistant') {
-      for (const part of message.content) if (part.type === 'tool-call' && !part.providerExecuted) open.add(part.toolCallId);
+      if (typeof message.content !== 'string') for (const part of message.content) if (part.type === 'tool-call' && !part.providerExecuted) open.add(part.toolCallId);
     } else if (message.role === 'tool') {
       for (const part of message.content) if (part.type === 'tool-result') open.delete(part.toolCallId);
     } else if (open.size > 0) refuse();
@@ -256,6 +251,7 @@ function refuseUnansweredToolCalls(messages: readonly ModelMessage[]): void {
   if (open.size > 0) refuse();
 }
 
+/** A feature the model does not list in `supports` is a 400 naming the request's field, before any price. */
 function refuseUnsupported(model: ChatModelConfig, call: ChatCall): void {
   const refuse = (field: string, what: string) => {
     throw new ApiError(400, 'invalid_request', `${field}: model ${model.id} does not support ${what}`, { field });

@@ -1,6 +1,7 @@
 // What this library signs, whatever a gateway's 402 says: an offer on a network it knows, in that network's USDC,
-// for a whole number of atomic units, valid for at most an hour, to the payee the buyer named if it named one. An offer naming another token, an amount like
-// "1e3", "0.5" or "-1", or an authorization good for days is passed over; when no offer is left, nothing is signed.
+// for a whole number of atomic units, valid for at most an hour, to the payee the buyer named if it named one. An
+// offer naming another token, an amount like "1e3", "0.5" or "-1", or an authorization good for days is passed over;
+// when no offer is left, nothing is signed.
 import { NETWORKS, resolveNetworkName } from '../x402/networks.ts';
 import { OfferRefusedError } from './errors.ts';
 

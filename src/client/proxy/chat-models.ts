@@ -1,7 +1,8 @@
-// Which model a request names at the gateway (chat; images and speech alike). An agent left at its defaults names its vendor's model (Claude
-// Code: claude-opus-…, Codex: gpt-…), which this gateway does not sell and would refuse with a 400: such a request
-// is sent with the gateway's chat model instead (`--model`, else the first chat model its catalog lists), and the
-// answer says so in X-Model-Substituted. A model the gateway sells passes as it is, the body untouched.
+// Which model a request names at the gateway. An agent left at its defaults names its vendor's model (Claude Code:
+// claude-opus-…, Codex: gpt-…), which this gateway does not sell and would refuse with a 400: such a request is sent
+// with the gateway's chat model instead (`--model`, else the first chat model its catalog lists), and the answer says
+// so in X-Model-Substituted; an image or speech model it does not sell, with its first image or speech model. A model
+// the gateway sells passes as it is, the body untouched.
 import { firstChatModel, readModels, type ListedModel } from '../catalog.ts';
 
 /** the routes whose body names a chat model */

@@ -4,7 +4,7 @@ import { PAYMENT_STATES } from '../../store/ledger.ts';
 import { NETWORK_NAMES } from '../../x402/networks.ts';
 import { ADMIN_PREFIX } from './admin-routes.ts';
 import { jsonContent, jsonSchema } from '../discovery/openapi-schema.ts';
-import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './admin-query.ts';
+import { DEFAULT_CHANNELS_PAGE_SIZE, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './admin-query.ts';
 
 const atomic = z.string().describe('Decimal integer string in the asset atomic units (USDC: 6 decimals), exact');
 
@@ -132,7 +132,7 @@ export function adminOpenApi(): { paths: Record<string, unknown>; schemas: Recor
           parameters: [
             query('network', 'Network', { enum: [...NETWORK_NAMES] }),
             query('payer', 'Payer address (0x and 40 hex digits)'),
-            query('limit', `Page size, default 100, at most ${MAX_PAGE_SIZE} (larger values are capped)`),
+            query('limit', `Page size, default ${DEFAULT_CHANNELS_PAGE_SIZE}, at most ${MAX_PAGE_SIZE} (larger values are capped)`),
           ],
           responses: { '200': { description: 'The channels', content: jsonContent('AdminChannels') }, ...errors },
         },

@@ -7,6 +7,8 @@ import { PAYMENT_STATES, type PaymentCursor, type PaymentFilter } from '../../st
 import { NETWORK_NAMES, resolveNetworkName } from '../../x402/networks.ts';
 
 export const DEFAULT_PAGE_SIZE = 50;
+/** the channel listing's page when none is asked (channels are fewer than payments) */
+export const DEFAULT_CHANNELS_PAGE_SIZE = 100;
 export const MAX_PAGE_SIZE = 500;
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -130,8 +132,8 @@ export function parseRevenueQuery(url: string): Pick<PaymentFilter, 'from' | 'be
   return range(parseOrThrow(revenueQuery, queryObject(url)));
 }
 
-/** ?network=&payer=&limit= of the payment channel listing (limit 100 unless given). */
+/** ?network=&payer=&limit= of the payment channel listing. */
 export function parseChannelsQuery(url: string): { network?: string; payer?: string; limit: number } {
   const query = parseOrThrow(channelsQuery, queryObject(url));
-  return { ...(query.network ? { network: query.network } : {}), ...(query.payer ? { payer: query.payer } : {}), limit: pageSize(query.limit, 100) };
+  return { ...(query.network ? { network: query.network } : {}), ...(query.payer ? { payer: query.payer } : {}), limit: pageSize(query.limit, DEFAULT_CHANNELS_PAGE_SIZE) };
 }
