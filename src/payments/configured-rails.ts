@@ -11,10 +11,12 @@ import { readSecret } from '../config/secret.ts';
 import { NETWORKS, type Network, type NetworkName } from '../x402/networks.ts';
 import { libsecp256k1Account } from '../x402/libsecp256k1-account.ts';
 import type { Facilitator } from './facilitator.ts';
-import type { PaymentRail, UptoOffer } from './rails.ts';
+import type { PaymentRail, SchemeOffer, UptoOffer } from './rails.ts';
 import { LocalEvmFacilitator } from './facilitators/evm/local-evm.ts';
 import { LocalEvmUptoFacilitator } from './facilitators/evm/local-evm-upto.ts';
 import { localUptoOffer, remoteUptoOffer } from './upto-offer.ts';
+import { LocalEvmAuthCaptureFacilitator } from './facilitators/evm/local-evm-auth-capture.ts';
+import { localAuthCaptureOffer } from './auth-capture-offer.ts';
 import { LocalEvmChannelFacilitator } from './facilitators/evm/local-evm-channels.ts';
 import { channelOffer } from './channels/channel-offer.ts';
 import { RemoteChannelFacilitator, remoteChannelKind } from './facilitators/remote-channels.ts';
@@ -88,6 +90,26 @@ async function uptoOfferFor(network: Network, settings: NetworkConfig, exact: Fa
   return localUptoOffer(upto, settings.upto, network.name, log);
 }
 
+/** The rail's auth-capture offer, if any (EVM with a local facilitator): charges go out through the exact key's sender. */
+async function authCaptureOfferFor(network: Network, settings: NetworkConfig, exact: Facilitator, asset: string, config: Config, env: Env, log?: Logger): Promise<SchemeOffer | undefined> {
+  if (network.family !== 'evm' || settings.authCapture === 'off') return undefined;
+  const f = settings.facilitator;
+  if (f.type === 'remote' || !(exact instanceof LocalEvmFacilitator)) {
+    if (settings.authCapture === 'on') throw new ConfigError('authCapture is "on" but it needs a local facilitator (our key is the escrow\'s operator)');
+    return undefined;
+  }
+  const facilitator = new LocalEvmAuthCaptureFacilitator({
+    network,
+    rpcUrl: f.rpcUrl,
+    settlementPrivateKey: readSecret(env, f.secretKeyEnv) as `0x${string}`,
+    asset: asset as `0x${string}`,
+    eip712: settings.eip712 ?? network.eip712,
+    receiptTimeoutMs: config.settlementTimeoutMs,
+    sender: exact.sender,
+  });
+  return localAuthCaptureOffer(facilitator, settings.authCapture, network.name, log);
+}
+
 /**
  * The rail's payment-channel offer, if any (EVM with a local facilitator): deposits, claims and refunds go out
  * through the exact facilitator's sender (the key's one nonce sequence); the same key authorizes claims.
@@ -153,7 +175,7 @@ export async function configuredRails(
 ): Promise<Map<NetworkName, PaymentRail>> {
   const rails = new Map<NetworkName, PaymentRail>();
   const problems: string[] = [];
-  const built: { name: NetworkName; rail: PaymentRail; upto: Promise<UptoOffer | undefined>; channels: Promise<ChannelOffer | undefined> }[] = [];
+  const built: { name: NetworkName; rail: PaymentRail; upto: Promise<UptoOffer | undefined>; channels: Promise<ChannelOffer | undefined>; authCapture: Promise<SchemeOffer | undefined> }[] = [];
   for (const [name, settings] of Object.entries(config.networks) as [NetworkName, NetworkConfig][]) {
     const network = NETWORKS[name];
     const asset = settings.asset ?? network.usdc;
@@ -172,13 +194,16 @@ export async function configuredRails(
     upto.catch(() => undefined); // awaited below; never an unhandled rejection if startup stops first
     const channels = channelOfferFor(network, settings, facilitator, config, env, ledger, log);
     channels.catch(() => undefined);
-    built.push({ name, rail: { network, payTo: settings.payTo, asset, facilitator, extra }, upto, channels });
+    const authCapture = authCaptureOfferFor(network, settings, facilitator, asset, config, env, log);
+    authCapture.catch(() => undefined);
+    built.push({ name, rail: { network, payTo: settings.payTo, asset, facilitator, extra }, upto, channels, authCapture });
   }
-  for (const { name, rail, upto, channels } of built) {
+  for (const { name, rail, upto, channels, authCapture } of built) {
     try {
       const offer = await upto;
       const channelsOffer = await channels;
-      rails.set(name, { ...rail, ...(offer ? { upto: offer } : {}), ...(channelsOffer ? { channels: channelsOffer } : {}) });
+      const authCaptureOffer = await authCapture;
+      rails.set(name, { ...rail, ...(offer ? { upto: offer } : {}), ...(channelsOffer ? { channels: channelsOffer } : {}), ...(authCaptureOffer ? { authCapture: authCaptureOffer } : {}) });
     } catch (error) {
       if (!(error instanceof ConfigError)) throw error;
       problems.push(`networks.${name}: ${error.message}`);

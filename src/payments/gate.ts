@@ -28,6 +28,7 @@ import { FACILITATOR_UNAVAILABLE, type PaidCall, type PaymentOutcome, type Recei
 import { ChannelGate } from './channels/channel-gate.ts';
 import type { ChannelObserver } from './channels/channel-metrics.ts';
 import { BATCH_SETTLEMENT_SCHEME } from '../x402/batch-settlement.ts';
+import { AUTH_CAPTURE_SCHEME } from '../x402/auth-capture.ts';
 
 export type { PaidCall, PaymentOutcome, ReceivedPayment, WorkPayment, WorkResult } from './outcome.ts';
 
@@ -134,19 +135,14 @@ export class PaymentGate {
       payTo: rail.payTo,
       asset: rail.asset,
       maxTimeoutSeconds: call.maxTimeoutSeconds,
-      extra:
-        scheme === 'upto' && rail.upto
-          ? { ...rail.extra, ...rail.upto.extra }
-          : scheme === BATCH_SETTLEMENT_SCHEME && rail.channels
-            ? { ...rail.extra, ...rail.channels.extra }
-            : rail.extra,
+      extra: { ...rail.extra, ...schemeOffer(rail, scheme)?.extra },
       resource: { url: call.resource, description: call.description },
     };
   }
 
   /**
    * What a payment-required answer offers on these rails, in order: each rail's `exact`, and beside it each other
-   * scheme the operation takes that the rail has (`upto`, payment channels), whether or not the call named its
+   * scheme the operation takes that the rail has (`upto`, payment channels, `auth-capture`), whether or not the call named its
    * network (a client that names none is offered the same schemes). Also the v2 `extensions` those offers declare.
    */
   offers(call: OfferedCall, rails: readonly PaymentRail[]): { requirements: PaymentRequirement[]; extensions: Record<string, unknown> } {
@@ -162,6 +158,7 @@ export class PaymentGate {
         requirements.push(this.requirementFor(rail, call, BATCH_SETTLEMENT_SCHEME));
         Object.assign(extensions, rail.channels!.extensions);
       }
+      if (rail.authCapture && call.schemes.includes(AUTH_CAPTURE_SCHEME)) requirements.push(this.requirementFor(rail, call, AUTH_CAPTURE_SCHEME));
     }
     return { requirements, extensions };
   }
@@ -244,7 +241,7 @@ export class PaymentGate {
       return this.channels.handle({ call, rail: { ...rail, channels: rail.channels }, requirement, proof, wires: received.wires });
     }
     const scheme = this.schemes.get(proof.scheme, rail.network.family);
-    if (!scheme || !call.schemes.includes(proof.scheme as SchemeName) || (proof.scheme === 'upto' && !this.offersUpto(rail, call))) {
+    if (!scheme || !call.schemes.includes(proof.scheme as SchemeName) || !facilitatorFor(rail, proof.scheme)) {
       const accepted = this.schemes.names(rail.network.family).map((name) => `"${name}"`).join(', ');
       return required(`unsupported_scheme: ${proof.scheme} (accepted on ${rail.network.name}: ${accepted})`, [rail]);
     }
@@ -636,3 +633,10 @@ function settlementFailed(rail: PaymentRail, wires: Wire[], reason: string, tran
   return { kind: 'payment_required', reason: `settlement_failed: ${reason}`, rails: [rail], failed: { receipt, wires } };
 }
 
+/** The rail's offer of a scheme beside `exact`, whose `extra` its requirement adds to the rail's. */
+function schemeOffer(rail: PaymentRail, scheme: string): { extra: Record<string, unknown> } | undefined {
+  if (scheme === 'upto') return rail.upto;
+  if (scheme === BATCH_SETTLEMENT_SCHEME) return rail.channels;
+  if (scheme === AUTH_CAPTURE_SCHEME) return rail.authCapture;
+  return undefined;
+}

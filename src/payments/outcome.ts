@@ -35,7 +35,7 @@ export interface WireNames {
 }
 
 /** The x402 schemes an operation may be paid with (each offered where a rail has it). */
-export type SchemeName = 'exact' | 'upto' | 'batch-settlement';
+export type SchemeName = 'exact' | 'upto' | 'batch-settlement' | 'auth-capture';
 
 /** What a payment-required answer says of the operation beside its offers. */
 export interface Listing {

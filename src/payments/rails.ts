@@ -4,15 +4,19 @@ import type { Network, NetworkName } from '../x402/networks.ts';
 import type { Facilitator } from './facilitator.ts';
 import type { ChannelFacilitator } from './channels/channel-facilitator.ts';
 
-/** The `upto` scheme on a rail (EVM, where Permit2 and the upto proxy exist), for metered calls. */
-export interface UptoOffer {
+/** A scheme beside `exact` on a rail, with the facilitator that takes it. */
+export interface SchemeOffer {
   facilitator: Facilitator;
-  /** added to the rail's `extra` in an upto requirement: facilitatorAddress, assetTransferMethod */
+  /** added to the rail's `extra` in this scheme's requirement */
   extra: Record<string, unknown>;
+  /** readiness: resolves while the scheme can still be paid here (its contracts have code; a remote still lists it), else throws why */
+  check(): Promise<void>;
+}
+
+/** The `upto` scheme on a rail (EVM, where Permit2 and the upto proxy exist), for metered calls. */
+export interface UptoOffer extends SchemeOffer {
   /** v2 `extensions` the 402 declares when this facilitator sponsors the payer's Permit2 approval */
   extensions: Record<string, unknown>;
-  /** readiness: resolves while upto can still be paid here (the contracts have code; a remote still lists it), else throws why */
-  check(): Promise<void>;
 }
 
 /** Payment channels (x402 `batch-settlement`) on a rail (EVM, where the escrow exists), beside `exact`. */
@@ -39,6 +43,8 @@ export interface PaymentRail {
   upto?: UptoOffer;
   /** present where payment channels (`batch-settlement`) are offered beside `exact` */
   channels?: ChannelOffer;
+  /** present where `auth-capture` (Commerce Payments' escrow) is offered beside `exact` */
+  authCapture?: SchemeOffer;
 }
 
 export type PaymentRails = ReadonlyMap<NetworkName, PaymentRail>;
@@ -47,5 +53,6 @@ export type PaymentRails = ReadonlyMap<NetworkName, PaymentRail>;
 export function facilitatorFor(rail: PaymentRail, scheme: string): Facilitator | undefined {
   if (scheme === 'exact') return rail.facilitator;
   if (scheme === 'upto') return rail.upto?.facilitator;
+  if (scheme === 'auth-capture') return rail.authCapture?.facilitator;
   return undefined;
 }

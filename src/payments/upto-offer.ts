@@ -13,7 +13,7 @@ export type UptoMode = 'auto' | 'on' | 'off';
 /** How long startup waits for one network's check (eth_getCode, or a remote's /supported) before deciding without it. */
 const STARTUP_CHECK_MS = 5_000;
 
-function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+export function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`${what}: no answer in ${ms} ms`)), ms);

@@ -8,6 +8,8 @@ import { startEvmSandbox, type EvmSandbox } from './evm/evm-sandbox.ts';
 import { LocalEvmFacilitator } from '../payments/facilitators/evm/local-evm.ts';
 import { LocalEvmUptoFacilitator } from '../payments/facilitators/evm/local-evm-upto.ts';
 import { localUptoOffer } from '../payments/upto-offer.ts';
+import { localAuthCaptureOffer } from '../payments/auth-capture-offer.ts';
+import { LocalEvmAuthCaptureFacilitator } from '../payments/facilitators/evm/local-evm-auth-capture.ts';
 import { LocalEvmChannelFacilitator } from '../payments/facilitators/evm/local-evm-channels.ts';
 import { channelOffer, type DepositMethod } from '../payments/channels/channel-offer.ts';
 import type { SvmRuntime } from './svm/svm-sandbox.ts';
@@ -84,6 +86,21 @@ async function startEvmChain(name: NetworkName, settlementTimeoutMs: number, opt
       ...(options.channelDepositMethod ? { depositMethod: options.channelDepositMethod } : {}),
     },
   );
+  // Commerce Payments' escrow is on every sandbox chain; the operator charging it is the exact key, through its sender
+  const authCapture = await localAuthCaptureOffer(
+    new LocalEvmAuthCaptureFacilitator({
+      network,
+      rpcUrl: chain.rpcUrl,
+      settlementPrivateKey: chain.settlementPrivateKey,
+      asset: chain.asset,
+      eip712: chain.eip712,
+      receiptTimeoutMs: settlementTimeoutMs,
+      pollingIntervalMs: 10,
+      sender: facilitator.sender,
+    }),
+    'auto',
+    name,
+  );
   return {
     network: name,
     rpcUrl: chain.rpcUrl,
@@ -98,6 +115,7 @@ async function startEvmChain(name: NetworkName, settlementTimeoutMs: number, opt
       extra: await facilitator.requirementExtra(),
       ...(uptoOffer ? { upto: uptoOffer } : {}),
       ...(channels ? { channels } : {}),
+      ...(authCapture ? { authCapture } : {}),
     },
     async faucet(address, amount) {
       if (!/^0x[0-9a-fA-F]{40}$/.test(address)) {

@@ -43,6 +43,12 @@ const networkConfig = z.object({
    * startup), "on" without that check, "off" never
    */
   channels: z.enum(['auto', 'on', 'off']).default('auto'),
+  /**
+   * the `auth-capture` scheme (Commerce Payments' escrow) beside `exact` (EVM with a local facilitator only;
+   * docs/payments.md): "auto" offers it where the escrow and its ERC-3009 collector have code (checked at
+   * startup), "on" stops startup without that code, "off" never
+   */
+  authCapture: z.enum(['auto', 'on', 'off']).default('auto'),
 });
 export type NetworkConfig = z.infer<typeof networkConfig>;
 

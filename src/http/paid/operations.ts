@@ -85,8 +85,8 @@ function specRoute(endpoint: Endpoint): OperationRoute {
   };
 }
 
-/** Every operation takes exact; a metered one also upto; payment channels on all. */
-const schemes = (metered: boolean): SchemeName[] => (metered ? ['exact', 'upto', 'batch-settlement'] : ['exact', 'batch-settlement']);
+/** Every operation takes exact; a metered one also upto; payment channels and auth-capture on all. */
+const schemes = (metered: boolean): SchemeName[] => (metered ? ['exact', 'upto', 'batch-settlement', 'auth-capture'] : ['exact', 'batch-settlement', 'auth-capture']);
 
 export const PAID_OPERATIONS: readonly PaidOperation[] = [
   {

@@ -4,11 +4,12 @@ import type { PaymentScheme } from './scheme.ts';
 import { exactEvm } from './exact-evm.ts';
 import { exactSvm } from './exact-svm.ts';
 import { uptoEvm } from './upto-evm.ts';
+import { authCaptureEvm } from './auth-capture-evm.ts';
 
 export class SchemeRegistry {
   private readonly schemes = new Map<string, PaymentScheme>();
 
-  constructor(schemes: readonly PaymentScheme[] = [exactEvm, exactSvm, uptoEvm]) {
+  constructor(schemes: readonly PaymentScheme[] = [exactEvm, exactSvm, uptoEvm, authCaptureEvm]) {
     for (const scheme of schemes) this.register(scheme);
   }
 

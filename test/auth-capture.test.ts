@@ -1,0 +1,133 @@
+// x402 `auth-capture`, paid by the unmodified official client (@x402/fetch with only @x402/evm's
+// AuthCaptureEvmScheme registered) on the sandbox base chain: Commerce Payments' escrow and its ERC-3009
+// collector at their v1.0 addresses, real signatures, the gateway's key as the operator, balances read on-chain.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
+import { encodePaymentSignatureHeader } from '@x402/core/http';
+import { AuthCaptureEvmScheme } from '@x402/evm/auth-capture/client';
+import { toClientEvmSigner } from '@x402/evm';
+import { createPublicClient, http } from 'viem';
+import { privateKeyToAccount, generatePrivateKey, type PrivateKeyAccount } from 'viem/accounts';
+import { startTestService, postJson } from './support/service.ts';
+import { unusedPort } from './support/ports.ts';
+import { balanceOf, fundedEvmBuyer, decodeHeader } from './support/sandbox-wallet.ts';
+import { embeddedModels } from '../src/config/embedded-models.ts';
+import { AUTH_CAPTURE_EIP3009_COLLECTOR, AUTH_CAPTURE_ESCROW } from '../src/x402/auth-capture.ts';
+import type { RunningService } from '../src/service.ts';
+
+const IMAGES = '/api/v1/ai/images';
+const IMAGE_BODY = { prompt: 'a lighthouse at dusk', size: '256x256' };
+/** served by a provider whose upstream port is closed: every generation fails */
+const BROKEN_CHAT = '/api/v1/ai/chat';
+const BROKEN_CHAT_BODY = { model: 'down/chat', prompt: 'Tell me about the sea', max_tokens: 32 };
+
+let service: RunningService;
+before(async () => {
+  const port = await unusedPort();
+  service = await startTestService({
+    networks: ['base', 'solana'],
+    config: {
+      providers: { down: { type: 'openai-compatible', baseURL: `http://127.0.0.1:${port}/v1`, maxRetries: 0, timeoutMs: 2_000 } },
+      models: [
+        ...embeddedModels(),
+        { id: 'down/chat', provider: 'down', upstreamModel: 'gpt-x', capability: 'chat', maxTokens: 256, defaultMaxTokens: 64, price: { perRequest: '1000' } },
+      ],
+    },
+  });
+});
+after(() => service.stop());
+
+const rpcUrl = () => service.sandbox!.chains.get('base')!.rpcUrl;
+const payTo = () => service.rails.get('base')!.payTo;
+const spent = async (address: string, before: bigint) => before - (await balanceOf(service, 'base', address));
+
+function authCaptureClient(buyer: PrivateKeyAccount): x402Client {
+  const signer = toClientEvmSigner(buyer, createPublicClient({ transport: http(rpcUrl()) }));
+  return new x402Client().register('eip155:8453', new AuthCaptureEvmScheme(signer));
+}
+
+/** @x402/fetch paying with auth-capture only, keeping the PAYMENT-SIGNATURE it sent */
+function payingFetch(buyer: PrivateKeyAccount): { fetch: typeof fetch; sent: string[] } {
+  const sent: string[] = [];
+  const recording: typeof fetch = async (input, init) => {
+    const signature = new Headers(input instanceof Request ? input.headers : init?.headers).get('PAYMENT-SIGNATURE');
+    if (signature) sent.push(signature);
+    return fetch(input, init);
+  };
+  return { fetch: wrapFetchWithPayment(recording, authCaptureClient(buyer)), sent };
+}
+
+const post = (pay: typeof fetch, path: string, body: unknown) =>
+  pay(`${service.url}${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-Network': 'base' }, body: JSON.stringify(body) });
+
+async function quote(path: string, body: unknown, network = 'base') {
+  const response = await postJson(`${service.url}${path}`, body, { 'X-Network': network });
+  assert.equal(response.status, 402);
+  return { v1: (await response.json()) as { accepts: { scheme: string }[] }, v2: decodeHeader(response.headers.get('PAYMENT-REQUIRED')) };
+}
+
+test('the 402 offers auth-capture on EVM beside exact (v2 only), naming the gateway as operator and the v1.0 escrow', async () => {
+  const { v1, v2 } = await quote(IMAGES, IMAGE_BODY);
+  assert.deepEqual(v1.accepts.map((a) => a.scheme), ['exact'], 'the v1 body is unchanged');
+  const schemes = v2.accepts.map((a: { scheme: string }) => a.scheme);
+  assert.deepEqual(schemes, ['exact', 'batch-settlement', 'auth-capture']);
+  const [exact] = v2.accepts;
+  const offer = v2.accepts[2];
+  assert.equal(offer.amount, exact.amount);
+  assert.equal(offer.payTo, exact.payTo);
+  assert.equal(offer.extra.name, exact.extra.name);
+  assert.equal(offer.extra.authCaptureEscrow, AUTH_CAPTURE_ESCROW);
+  assert.match(offer.extra.captureAuthorizer, /^0x[0-9a-fA-F]{40}$/);
+  assert.deepEqual([offer.extra.minFeeBps, offer.extra.maxFeeBps], [0, 0], 'no fee');
+  assert.ok(offer.extra.refundDeadline >= offer.extra.captureDeadline && offer.extra.captureDeadline > Date.now() / 1000);
+  const solana = (await quote(IMAGES, IMAGE_BODY, 'solana')).v2;
+  assert.deepEqual(solana.accepts.map((a: { scheme: string }) => a.scheme), ['exact'], 'Solana stays exact');
+});
+
+test('the official client pays an image with auth-capture: charged exactly the price on-chain, once', async () => {
+  const buyer = await fundedEvmBuyer(service, ['base']);
+  const price = BigInt((await quote(IMAGES, IMAGE_BODY)).v2.accepts[0].amount);
+  const [buyerBefore, payToBefore] = [await balanceOf(service, 'base', buyer.address), await balanceOf(service, 'base', payTo())];
+  const paying = payingFetch(buyer);
+
+  const response = await post(paying.fetch, IMAGES, IMAGE_BODY);
+  assert.equal(response.status, 200, await response.clone().text());
+  const receipt = decodeHeader(response.headers.get('PAYMENT-RESPONSE'));
+  assert.equal(receipt.success, true);
+  assert.match(receipt.transaction, /^0x[0-9a-f]{64}$/);
+  assert.equal(receipt.payer.toLowerCase(), buyer.address.toLowerCase());
+  const tx = await createPublicClient({ transport: http(rpcUrl()) }).getTransactionReceipt({ hash: receipt.transaction });
+  assert.equal(tx.to?.toLowerCase(), AUTH_CAPTURE_ESCROW.toLowerCase(), 'settled through the escrow');
+  assert.equal(await spent(buyer.address, buyerBefore), price);
+  assert.equal(await balanceOf(service, 'base', payTo()), payToBefore + price);
+  assert.equal(await balanceOf(service, 'base', AUTH_CAPTURE_EIP3009_COLLECTOR), 0n, 'nothing left with the collector');
+
+  // the same PAYMENT-SIGNATURE again: the kept result or a refusal, never a second charge
+  const [signature] = paying.sent;
+  const again = await postJson(`${service.url}${IMAGES}`, IMAGE_BODY, { 'X-Network': 'base', 'PAYMENT-SIGNATURE': signature! });
+  assert.ok([200, 402, 409].includes(again.status), `status ${again.status}`);
+  assert.equal(await spent(buyer.address, buyerBefore), price, 'a replay is not charged');
+});
+
+test('work that fails after verification charges nothing, and the authorization stays usable', async () => {
+  const buyer = await fundedEvmBuyer(service, ['base']);
+  const before = await balanceOf(service, 'base', buyer.address);
+  const response = await post(payingFetch(buyer).fetch, BROKEN_CHAT, BROKEN_CHAT_BODY);
+  assert.ok([502, 503, 504].includes(response.status), `status ${response.status}`);
+  assert.equal(response.headers.get('PAYMENT-RESPONSE'), null, 'no settlement receipt');
+  assert.equal(await spent(buyer.address, before), 0n, 'nothing charged');
+});
+
+test('a payment signed for another operator is refused before the chain: 402, nothing charged', async () => {
+  const buyer = await fundedEvmBuyer(service, ['base']);
+  const before = await balanceOf(service, 'base', buyer.address);
+  const required = (await quote(IMAGES, IMAGE_BODY)).v2;
+  const offer = required.accepts.find((a: { scheme: string }) => a.scheme === 'auth-capture');
+  const stranger = privateKeyToAccount(generatePrivateKey()).address;
+  const payload = await authCaptureClient(buyer).createPaymentPayload({ ...required, accepts: [{ ...offer, extra: { ...offer.extra, captureAuthorizer: stranger } }] });
+  const response = await postJson(`${service.url}${IMAGES}`, IMAGE_BODY, { 'X-Network': 'base', 'PAYMENT-SIGNATURE': encodePaymentSignatureHeader(payload) });
+  assert.equal(response.status, 402);
+  assert.match(decodeHeader(response.headers.get('PAYMENT-REQUIRED')).error, /invalid_auth_capture_terms/);
+  assert.equal(await spent(buyer.address, before), 0n);
+});
