@@ -1,7 +1,8 @@
 // A local EVM chain for tests and the offline demo: anvil with the network's real chain id, a freshly
 // deployed TestUSDC using that network's EIP-712 domain and placed at its real USDC address, Permit2 and
-// the x402 upto proxy, Multicall3's batch call and the x402 batch-settlement escrow with its deposit collectors
-// at their canonical addresses, generated operator keys, and a faucet.
+// the x402 upto proxy, Multicall3's batch call, the x402 batch-settlement escrow with its deposit collectors and
+// Coinbase's auth-capture escrow (Commerce Payments v1.0) with its ERC-3009 collector at their canonical addresses,
+// generated operator keys, and a faucet.
 import {
   createPublicClient,
   createTestClient,
@@ -27,6 +28,7 @@ import { loadTestUsdcArtifact } from './test-usdc-artifact.ts';
 import { installUptoContracts } from './upto-contracts.ts';
 import { installMulticall3 } from './multicall3.ts';
 import { installBatchSettlementContracts } from './batch-settlement-contracts.ts';
+import { installAuthCaptureContracts } from './auth-capture-contracts.ts';
 
 export interface EvmSandboxOptions {
   /** extra anvil flags */
@@ -172,6 +174,7 @@ export async function startEvmSandbox(network: EvmNetwork, options: EvmSandboxOp
       await installUptoContracts({ chain, publicClient, testClient, deployer: deployerWallet });
       await installMulticall3(publicClient, testClient, deployerWallet);
       await installBatchSettlementContracts(publicClient, testClient, deployerWallet);
+      await installAuthCaptureContracts(publicClient, testClient, deployerWallet);
       keepKeys(files, keys);
     }
 
