@@ -31,7 +31,7 @@ before(async () => {
       providers: { down: { type: 'openai-compatible', baseURL: `http://127.0.0.1:${port}/v1`, maxRetries: 0, timeoutMs: 2_000 } },
       models: [
         ...embeddedModels(),
-        { id: 'down/chat', provider: 'down', upstreamModel: 'gpt-x', capability: 'chat', maxTokens: 256, defaultMaxTokens: 64, price: { perRequest: '1000' } },
+        { id: 'down/chat', provider: 'down', upstreamModel: 'gpt-x', capability: 'chat', maxTokens: 256, defaultMaxTokens: 64, price: { perRequest: '1000', perThousandOutputTokens: '2000', perThousandInputChars: '100' } },
       ],
     },
   });
@@ -51,7 +51,8 @@ function authCaptureClient(buyer: PrivateKeyAccount): x402Client {
 function payingFetch(buyer: PrivateKeyAccount): { fetch: typeof fetch; sent: string[] } {
   const sent: string[] = [];
   const recording: typeof fetch = async (input, init) => {
-    const signature = new Headers(input instanceof Request ? input.headers : init?.headers).get('PAYMENT-SIGNATURE');
+    // the retry is a Request @x402/fetch built (not always `instanceof` this realm's Request)
+    const signature = new Headers(init?.headers ?? (input as Request).headers).get('PAYMENT-SIGNATURE');
     if (signature) sent.push(signature);
     return fetch(input, init);
   };
@@ -106,15 +107,16 @@ test('the official client pays an image with auth-capture: charged exactly the p
   // the same PAYMENT-SIGNATURE again: the kept result or a refusal, never a second charge
   const [signature] = paying.sent;
   const again = await postJson(`${service.url}${IMAGES}`, IMAGE_BODY, { 'X-Network': 'base', 'PAYMENT-SIGNATURE': signature! });
-  assert.ok([200, 402, 409].includes(again.status), `status ${again.status}`);
+  assert.equal(again.status, 200, 'the payer gets its kept result again');
   assert.equal(await spent(buyer.address, buyerBefore), price, 'a replay is not charged');
 });
 
-test('work that fails after verification charges nothing, and the authorization stays usable', async () => {
+test('work that fails after verification charges nothing', async () => {
   const buyer = await fundedEvmBuyer(service, ['base']);
   const before = await balanceOf(service, 'base', buyer.address);
   const response = await post(payingFetch(buyer).fetch, BROKEN_CHAT, BROKEN_CHAT_BODY);
   assert.ok([502, 503, 504].includes(response.status), `status ${response.status}`);
+  assert.match(((await response.json()) as { code: string }).code, /^upstream_/, 'the upstream failed, not the payment');
   assert.equal(response.headers.get('PAYMENT-RESPONSE'), null, 'no settlement receipt');
   assert.equal(await spent(buyer.address, before), 0n, 'nothing charged');
 });

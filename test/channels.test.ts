@@ -76,7 +76,7 @@ test('the 402 offers batch-settlement beside exact, with the receiver authorizer
   assert.deepEqual(v1.accepts.map((a) => a.scheme), ['exact'], 'the v1 body is unchanged: channels exist only in v2');
   const v2 = decode(response.headers.get('PAYMENT-REQUIRED'));
   const schemes = v2.accepts.map((a: { scheme: string }) => a.scheme);
-  assert.deepEqual(schemes, ['exact', 'batch-settlement']);
+  assert.deepEqual(schemes, ['exact', 'batch-settlement', 'auth-capture']);
   const [exact, channel] = v2.accepts;
   assert.equal(channel.amount, exact.amount, 'the per-request ceiling is the quote');
   assert.equal(channel.payTo, exact.payTo);

@@ -43,7 +43,7 @@ test('the 402 offers upto beside exact for chat on base (v2 only), with the faci
   const v1 = (await response.json()) as { accepts: { scheme: string }[] };
   assert.deepEqual(v1.accepts.map((a) => a.scheme), ['exact'], 'the v1 body is unchanged: upto exists only in v2');
   const v2 = decode(response.headers.get('PAYMENT-REQUIRED'));
-  assert.deepEqual(v2.accepts.map((a: { scheme: string }) => a.scheme), ['exact', 'upto', 'batch-settlement']);
+  assert.deepEqual(v2.accepts.map((a: { scheme: string }) => a.scheme), ['exact', 'upto', 'batch-settlement', 'auth-capture']);
   const [exact, upto] = v2.accepts;
   assert.equal(upto.amount, exact.amount, 'the ceiling is the exact quote');
   assert.equal(upto.extra.assetTransferMethod, 'permit2');
@@ -55,7 +55,7 @@ test('the 402 offers upto beside exact for chat on base (v2 only), with the faci
   const image = decode(
     (await postJson(`${service.url}/api/v1/ai/images`, { prompt: 'a fox' }, { 'X-Network': 'base' })).headers.get('PAYMENT-REQUIRED'),
   );
-  assert.deepEqual(image.accepts.map((a: { scheme: string }) => a.scheme), ['exact', 'batch-settlement'], 'only chat is metered');
+  assert.deepEqual(image.accepts.map((a: { scheme: string }) => a.scheme), ['exact', 'batch-settlement', 'auth-capture'], 'only chat is metered');
 });
 
 test('a short answer under a large max_tokens is charged for its tokens: below the ceiling, on-chain exactly, once', async () => {

@@ -76,11 +76,11 @@ before(async () => {
   process.env.UPTO_TEST_POLYGON_KEY = polygon.settlementPrivateKey;
   local = await gatewayFromFile({
     base: { payTo: base.payTo, facilitator: localFacilitator(base, 'UPTO_TEST_BASE_KEY') },
-    polygon: { payTo: polygonBare.payTo, facilitator: localFacilitator(polygonBare, 'UPTO_TEST_POLYGON_BARE_KEY') },
+    polygon: { payTo: polygonBare.payTo, facilitator: localFacilitator(polygonBare, 'UPTO_TEST_POLYGON_BARE_KEY'), authCapture: 'off' },
   });
   remote = await gatewayFromFile({
     base: { payTo: base.payTo, facilitator: { type: 'remote', url: official.url, timeoutMs: 20_000 } },
-    polygon: { payTo: polygon.payTo, facilitator: localFacilitator(polygon, 'UPTO_TEST_POLYGON_KEY'), upto: 'off', channels: 'off' },
+    polygon: { payTo: polygon.payTo, facilitator: localFacilitator(polygon, 'UPTO_TEST_POLYGON_KEY'), upto: 'off', channels: 'off', authCapture: 'off' },
   });
 });
 
@@ -138,8 +138,8 @@ async function paysBelowCeiling(gateway: RunningService, chain: EvmSandbox, acco
 
 test('a configured network whose chain has Permit2 and the proxy offers upto, settled from the exact key', async () => {
   const offer = await quote(local, 'base');
-  // payment channels too: the escrow is on the chain (channels "auto")
-  assert.deepEqual(offer.accepts.map((a) => a.scheme), ['exact', 'upto', 'batch-settlement']);
+  // payment channels and auth-capture too: their escrows are on the chain ("auto")
+  assert.deepEqual(offer.accepts.map((a) => a.scheme), ['exact', 'upto', 'batch-settlement', 'auth-capture']);
   const [exact, upto] = offer.accepts;
   assert.equal(upto.amount, exact.amount, 'the ceiling is the exact quote');
   assert.equal(upto.extra.assetTransferMethod, 'permit2');

@@ -90,7 +90,7 @@ describe('every 402 speaks both versions', () => {
         const name = v1.accepts[0].network as NetworkName;
         // chat on an EVM network is also offered metered (upto, v2 only) after its exact requirement
         const metered = endpoint.path === CHAT.path && NETWORKS[name].family === 'evm';
-        const channels = NETWORKS[name].family === 'evm' ? ['batch-settlement'] : [];
+        const channels = NETWORKS[name].family === 'evm' ? ['batch-settlement', 'auth-capture'] : [];
         assert.deepEqual(v2.accepts.map((a: any) => a.scheme), [...(metered ? ['exact', 'upto'] : ['exact']), ...channels]);
         const [a2, a1] = [v2.accepts[0], v1.accepts[0]];
         assert.equal(NETWORKS[name].caip2, a2.network);
