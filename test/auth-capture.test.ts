@@ -7,7 +7,7 @@ import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import { encodePaymentSignatureHeader } from '@x402/core/http';
 import { AuthCaptureEvmScheme } from '@x402/evm/auth-capture/client';
 import { toClientEvmSigner } from '@x402/evm';
-import { createPublicClient, http } from 'viem';
+import { createPublicClient, createTestClient, http, type Hex } from 'viem';
 import { privateKeyToAccount, generatePrivateKey, type PrivateKeyAccount } from 'viem/accounts';
 import { startTestService, postJson } from './support/service.ts';
 import { unusedPort } from './support/ports.ts';
@@ -132,4 +132,28 @@ test('a payment signed for another operator is refused before the chain: 402, no
   assert.equal(response.status, 402);
   assert.match(decodeHeader(response.headers.get('PAYMENT-REQUIRED')).error, /invalid_auth_capture_terms/);
   assert.equal(await spent(buyer.address, before), 0n);
+});
+
+test('/readyz probes the escrow: its code gone is degraded, not a 503 (exact still pays)', async () => {
+  const report = async () => {
+    const response = await fetch(`${service.url}/readyz`);
+    assert.equal(response.status, 200);
+    return (await response.json()) as { authCapture: Record<string, { status: string; error?: string }>; degraded: string[] };
+  };
+  const ready = await report();
+  assert.deepEqual(Object.keys(ready.authCapture), ['base'], 'only rails offering auth-capture are probed');
+  assert.equal(ready.authCapture.base!.status, 'ok');
+  assert.deepEqual(ready.degraded, []);
+
+  const code = (await createPublicClient({ transport: http(rpcUrl()) }).getCode({ address: AUTH_CAPTURE_ESCROW })) as Hex;
+  const chain = createTestClient({ transport: http(rpcUrl()), mode: 'anvil' });
+  await chain.setCode({ address: AUTH_CAPTURE_ESCROW, bytecode: '0x' });
+  try {
+    const degraded = await report();
+    assert.equal(degraded.authCapture.base!.status, 'down');
+    assert.match(degraded.authCapture.base!.error!, /the auth-capture escrow/);
+    assert.deepEqual(degraded.degraded, ['auth-capture:base']);
+  } finally {
+    await chain.setCode({ address: AUTH_CAPTURE_ESCROW, bytecode: code });
+  }
 });

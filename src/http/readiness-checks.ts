@@ -6,15 +6,16 @@
 // account: payments/readiness.ts checks them at startup and every readinessCheckIntervalMs, and this reads the
 // last findings, never the chain): a network with a finding is not usable, and with no usable network left the
 // paid routes are unavailable (503). One not-ready network beside a usable one is `degraded` ("payments:<network>").
-// Each rail offering `upto` is probed too (Permit2 and the upto proxy still have code; a remote facilitator
-// still lists upto). Its failure is not a 503: chat is still paid under `exact` there, and an upto proof is
-// refused at verification without a charge. It is `degraded` instead ("upto:<network>").
+// Each rail's offer of a scheme beside exact is probed too (upto: Permit2 and the upto proxy still have code, or a
+// remote facilitator still lists upto; channels and auth-capture: their escrow still has code). Its failure is not
+// a 503: the call is still paid under `exact` there, and such a proof is refused at verification without a charge.
+// It is `degraded` instead ("upto:<network>", "channels:<network>", "auth-capture:<network>").
 import type { Config } from '../config/load.ts';
 import type { Capability } from '../config/schema.ts';
 import type { Ledger } from '../store/ledger.ts';
 import type { MediaStore } from '../media/media-store.ts';
 import { NETWORKS, type NetworkName } from '../x402/networks.ts';
-import type { PaymentRails } from '../payments/rails.ts';
+import type { PaymentRail, PaymentRails, SchemeOffer } from '../payments/rails.ts';
 import type { NetworkFindings } from '../payments/readiness.ts';
 import { rpcFetch } from '../payments/facilitators/rpc-fetch.ts';
 
@@ -37,11 +38,13 @@ export interface ReadinessReport {
   upto: Record<string, CheckResult>;
   /** per network offering payment channels: the escrow and its deposit collectors still have code */
   channels: Record<string, CheckResult>;
+  /** per network offering auth-capture: Commerce Payments' escrow and its ERC-3009 collector still have code */
+  authCapture: Record<string, CheckResult>;
   /** per network: what its last payment readiness check found (empty problems: ready) */
   payments: Record<string, PaymentFindings>;
   /** paid routes that cannot be served now, by capability */
   unavailable: Capability[];
-  /** what works less well without stopping a route: "upto:<network>" / "channels:<network>" where they are down (exact still pays) */
+  /** what works less well without stopping a route: "upto:<network>", "channels:<network>", "auth-capture:<network>" where they are down (exact still pays) */
   degraded: string[];
 }
 
@@ -61,7 +64,7 @@ export interface ReadinessDeps {
   media: MediaStore;
   /** JSON-RPC URLs of the sandbox chains, which have no entry in config.networks */
   sandboxRpcUrls: ReadonlyMap<NetworkName, string>;
-  /** the rails, for their upto checks */
+  /** the rails, for the checks of their offers beside exact */
   rails?: PaymentRails;
   /** each network's last payment readiness findings */
   payments?: { findings(): ReadonlyMap<NetworkName, NetworkFindings> };
@@ -125,33 +128,41 @@ function chainProbe(deps: ReadinessDeps, name: NetworkName): (signal: AbortSigna
   return (signal) => jsonRpc(rpcUrl, family === 'evm' ? 'eth_chainId' : 'getHealth', signal);
 }
 
+/** The offers beside exact a rail may have, in the report's order (upto, channels, authCapture): the `degraded` prefix and the rail's offer. */
+const SCHEME_OFFERS: readonly { label: string; of: (rail: PaymentRail) => Pick<SchemeOffer, 'check'> | undefined }[] = [
+  { label: 'upto', of: (rail) => rail.upto },
+  { label: 'channels', of: (rail) => rail.channels },
+  { label: 'auth-capture', of: (rail) => rail.authCapture },
+];
+
+/** Each offer of one kind on these networks, checked: its results by network, and the networks where it is down. */
+async function checkOffers(rails: PaymentRails | undefined, networks: readonly NetworkName[], of: (rail: PaymentRail) => Pick<SchemeOffer, 'check'> | undefined) {
+  const offered = networks.flatMap((name) => {
+    const rail = rails?.get(name);
+    const offer = rail && of(rail);
+    return offer ? [{ name, offer }] : [];
+  });
+  const results = await Promise.all(offered.map(({ offer }) => timed(() => offer.check())));
+  return {
+    byNetwork: Object.fromEntries(offered.map(({ name }, i) => [name, results[i]!])) as Record<string, CheckResult>,
+    down: offered.filter((_, i) => results[i]!.status === 'down').map(({ name }) => name),
+  };
+}
+
 export async function checkReadiness(deps: ReadinessDeps, networks: readonly NetworkName[]): Promise<ReadinessReport> {
   const { config } = deps;
   const providerNames = Object.keys(config.providers);
-  const uptoRails = networks.flatMap((name) => {
-    const offer = deps.rails?.get(name)?.upto;
-    return offer ? [{ name, offer }] : [];
-  });
-  const channelRails = networks.flatMap((name) => {
-    const offer = deps.rails?.get(name)?.channels;
-    return offer ? [{ name, offer }] : [];
-  });
-  const [chainResults, ledger, media, providerResults, uptoResults, channelResults] = await Promise.all([
+  const [chainResults, ledger, media, providerResults, offers] = await Promise.all([
     Promise.all(networks.map((name) => timed(chainProbe(deps, name)))),
     // a read by a key that never exists: a round trip to the database without writing
     timed(async () => void (await deps.ledger.get('readyz:probe'))),
     timed(async () => void (await deps.media.info('readyz-probe'))),
     Promise.all(providerNames.map((name) => timed((signal) => httpAnswers(`${config.providers[name]!.baseURL.replace(/\/+$/, '')}/models`, signal)))),
-    Promise.all(uptoRails.map(({ offer }) => timed(() => offer.check()))),
-    Promise.all(channelRails.map(({ offer }) => timed(() => offer.check()))),
+    Promise.all(SCHEME_OFFERS.map(({ of }) => checkOffers(deps.rails, networks, of))),
   ]);
-  const upto = Object.fromEntries(uptoRails.map(({ name }, i) => [name, uptoResults[i]!]));
-  const channels = Object.fromEntries(channelRails.map(({ name }, i) => [name, channelResults[i]!]));
-  // channels down are degraded, not a 503: exact still pays there, and a channel proof is refused without a charge
-  const degraded = [
-    ...uptoRails.filter((_, i) => uptoResults[i]!.status === 'down').map(({ name }) => `upto:${name}`),
-    ...channelRails.filter((_, i) => channelResults[i]!.status === 'down').map(({ name }) => `channels:${name}`),
-  ];
+  const [upto, channels, authCapture] = offers.map(({ byNetwork }) => byNetwork) as [Record<string, CheckResult>, Record<string, CheckResult>, Record<string, CheckResult>];
+  // an offer down is degraded, not a 503: exact still pays there, and such a proof is refused without a charge
+  const degraded = SCHEME_OFFERS.flatMap(({ label }, i) => offers[i]!.down.map((name) => `${label}:${name}`));
   const chains = Object.fromEntries(networks.map((name, i) => [name, chainResults[i]!]));
   const providers = Object.fromEntries(providerNames.map((name, i) => [name, providerResults[i]!]));
   const findings = deps.payments?.findings();
@@ -168,5 +179,5 @@ export async function checkReadiness(deps: ReadinessDeps, networks: readonly Net
       !anyChain ||
       !config.models.some((model) => model.capability === capability && (providers[model.provider]?.status ?? 'ok') === 'ok'),
   );
-  return { status: unavailable.length === 0 ? 'ready' : 'not_ready', chains, ledger, media, providers, upto, channels, payments, unavailable, degraded };
+  return { status: unavailable.length === 0 ? 'ready' : 'not_ready', chains, ledger, media, providers, upto, channels, authCapture, payments, unavailable, degraded };
 }
