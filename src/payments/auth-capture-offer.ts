@@ -5,10 +5,7 @@ import type { Logger } from 'pino';
 import { ConfigError } from '../config/load.ts';
 import type { LocalEvmAuthCaptureFacilitator } from './facilitators/evm/local-evm-auth-capture.ts';
 import type { SchemeOffer } from './rails.ts';
-import { within, type UptoMode } from './upto-offer.ts';
-
-/** How long startup waits for the chain's eth_getCode before deciding without it. */
-const STARTUP_CHECK_MS = 5_000;
+import { STARTUP_CHECK_MS, within, type UptoMode } from './upto-offer.ts';
 
 export async function localAuthCaptureOffer(facilitator: LocalEvmAuthCaptureFacilitator, mode: UptoMode, network: string, log?: Logger): Promise<SchemeOffer | undefined> {
   if (mode === 'off') return undefined;

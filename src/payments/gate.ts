@@ -142,8 +142,9 @@ export class PaymentGate {
 
   /**
    * What a payment-required answer offers on these rails, in order: each rail's `exact`, and beside it each other
-   * scheme the operation takes that the rail has (`upto`, payment channels, `auth-capture`), whether or not the call named its
-   * network (a client that names none is offered the same schemes). Also the v2 `extensions` those offers declare.
+   * scheme the operation takes that the rail has (`upto`, payment channels, `auth-capture`), whether or not the
+   * call named its network (a client that names none is offered the same schemes). Also the v2 `extensions` those
+   * offers declare.
    */
   offers(call: OfferedCall, rails: readonly PaymentRail[]): { requirements: PaymentRequirement[]; extensions: Record<string, unknown> } {
     const requirements: PaymentRequirement[] = [];

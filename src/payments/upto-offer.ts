@@ -11,7 +11,7 @@ import type { UptoOffer } from './rails.ts';
 export type UptoMode = 'auto' | 'on' | 'off';
 
 /** How long startup waits for one network's check (eth_getCode, or a remote's /supported) before deciding without it. */
-const STARTUP_CHECK_MS = 5_000;
+export const STARTUP_CHECK_MS = 5_000;
 
 export function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
