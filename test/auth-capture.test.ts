@@ -13,6 +13,8 @@ import { startTestService, postJson } from './support/service.ts';
 import { unusedPort } from './support/ports.ts';
 import { balanceOf, fundedEvmBuyer, decodeHeader } from './support/sandbox-wallet.ts';
 import { embeddedModels } from '../src/config/embedded-models.ts';
+import { ConfigError, loadConfig } from '../src/config/load.ts';
+import { configuredRails } from '../src/payments/configured-rails.ts';
 import { AUTH_CAPTURE_EIP3009_COLLECTOR, AUTH_CAPTURE_ESCROW } from '../src/x402/auth-capture.ts';
 import type { RunningService } from '../src/service.ts';
 
@@ -156,4 +158,29 @@ test('/readyz probes the escrow: its code gone is degraded, not a 503 (exact sti
   } finally {
     await chain.setCode({ address: AUTH_CAPTURE_ESCROW, bytecode: code });
   }
+});
+
+test('authCapture "on" where it cannot be honoured stops startup, each network named in the one message', async () => {
+  const chain = service.sandbox!.chains.get('base')!;
+  const config = loadConfig(
+    {},
+    {
+      networks: {
+        // a remote facilitator cannot charge the escrow for us: the operator is our key
+        base: { payTo: chain.payTo, facilitator: { type: 'remote', url: 'http://127.0.0.1:9/' }, authCapture: 'on' },
+        // a chain whose escrow cannot be found (this RPC answers no EVM call): nothing to charge through
+        polygon: { payTo: chain.payTo, facilitator: { type: 'local', rpcUrl: `${service.url}/no-such-rpc`, secretKeyEnv: 'AUTH_CAPTURE_TEST_KEY' }, authCapture: 'on' },
+      },
+    },
+  );
+  await assert.rejects(configuredRails(config, { AUTH_CAPTURE_TEST_KEY: `0x${'11'.repeat(32)}` }), (error: unknown) => {
+    assert.ok(error instanceof ConfigError);
+    assert.match(error.message, /networks\.base: authCapture is "on" but it needs a local facilitator/);
+    assert.match(error.message, /networks\.polygon: authCapture is "on" but the chain could not be asked for its code/);
+    return true;
+  });
+  assert.throws(
+    () => loadConfig({}, { networks: { solana: { payTo: 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v', facilitator: { type: 'local', rpcUrl: rpcUrl(), secretKeyEnv: 'K' }, authCapture: 'on' } } }),
+    /networks\.solana\.authCapture "on": auth-capture is offered on EVM networks only/,
+  );
 });

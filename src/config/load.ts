@@ -136,8 +136,9 @@ function networkProblems(networks: unknown): string[] {
   for (const [name, settings] of Object.entries(networks)) {
     const network = NETWORKS[name as NetworkName];
     if (!network || typeof settings !== 'object' || settings === null) continue; // the schema names these
-    const { payTo, asset, upto } = settings as { payTo?: unknown; asset?: unknown; upto?: unknown };
+    const { payTo, asset, upto, authCapture } = settings as { payTo?: unknown; asset?: unknown; upto?: unknown; authCapture?: unknown };
     if (upto === 'on' && network.family !== 'evm') problems.push(`networks.${name}.upto "on": upto is offered on EVM networks only`);
+    if (authCapture === 'on' && network.family !== 'evm') problems.push(`networks.${name}.authCapture "on": auth-capture is offered on EVM networks only`);
     const payToProblem = addressProblem(network.family, payTo);
     if (payToProblem) problems.push(`networks.${name}.payTo ${payToProblem}`);
     const assetProblem = asset === undefined ? undefined : addressProblem(network.family, asset);

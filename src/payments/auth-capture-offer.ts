@@ -9,12 +9,13 @@ import { STARTUP_CHECK_MS, within, type UptoMode } from './upto-offer.ts';
 
 export async function localAuthCaptureOffer(facilitator: LocalEvmAuthCaptureFacilitator, mode: UptoMode, network: string, log?: Logger): Promise<SchemeOffer | undefined> {
   if (mode === 'off') return undefined;
-  const missing = await within(facilitator.missingContracts(), STARTUP_CHECK_MS, 'eth_getCode').catch((error: unknown) => [
-    `an answer from the RPC (${(error as Error).message.split('\n')[0]})`,
-  ]);
-  if (missing.length > 0) {
-    if (mode === 'on') throw new ConfigError(`authCapture is "on" but there is no code at ${missing.join(', ')}`);
-    log?.info({ network }, `auth-capture not offered on ${network}: no code at ${missing.join(', ')}`);
+  const why = await within(facilitator.missingContracts(), STARTUP_CHECK_MS, 'eth_getCode').then(
+    (missing) => (missing.length > 0 ? `there is no code at ${missing.join(', ')}` : undefined),
+    (error: unknown) => `the chain could not be asked for its code (${(error as Error).message.split('\n')[0]})`,
+  );
+  if (why) {
+    if (mode === 'on') throw new ConfigError(`authCapture is "on" but ${why}`);
+    log?.info({ network }, `auth-capture not offered on ${network}: ${why}`);
     return undefined;
   }
   return {
