@@ -184,15 +184,3 @@ function paymentInfoComponents() {
     { name: 'salt', type: 'uint256' },
   ] as const;
 }
-
-/** EIP-712 types of the ERC-3009 ReceiveWithAuthorization the payer signs. */
-export const receiveWithAuthorizationTypes = {
-  ReceiveWithAuthorization: [
-    { name: 'from', type: 'address' },
-    { name: 'to', type: 'address' },
-    { name: 'value', type: 'uint256' },
-    { name: 'validAfter', type: 'uint256' },
-    { name: 'validBefore', type: 'uint256' },
-    { name: 'nonce', type: 'bytes32' },
-  ],
-} as const;

@@ -50,3 +50,6 @@ export const transferWithAuthorizationTypes = {
     { name: 'nonce', type: 'bytes32' },
   ],
 } as const;
+
+/** EIP-712 types of an EIP-3009 ReceiveWithAuthorization (the same fields): what an auth-capture payer signs. */
+export const receiveWithAuthorizationTypes = { ReceiveWithAuthorization: transferWithAuthorizationTypes.TransferWithAuthorization } as const;

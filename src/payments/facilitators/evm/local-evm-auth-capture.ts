@@ -36,11 +36,11 @@ import {
   payerAgnosticHash,
   paymentInfoHash,
   paymentInfoOf,
-  receiveWithAuthorizationTypes,
   type AuthCaptureTerms,
   type PaymentInfo,
 } from '../../../x402/auth-capture.ts';
 import { FacilitatorUnavailableError, type Facilitator, type SettleOutcome, type VerifyResult } from '../../facilitator.ts';
+import { receiveWithAuthorizationTypes } from './eip3009-abi.ts';
 import { isRevert, reasonForRevert, settlementUnavailable, shortMessage } from './evm-errors.ts';
 import { evmSender, type EvmSender } from './evm-sender.ts';
 import { sendAndWatch } from './evm-settlement-batcher.ts';
