@@ -45,7 +45,7 @@ import { isRevert, reasonForRevert, settlementUnavailable, shortMessage } from '
 import { evmSender, type EvmSender } from './evm-sender.ts';
 import { sendAndWatch } from './evm-settlement-batcher.ts';
 import { settlementFromChain } from './evm-settlement-check.ts';
-import { INVALID_PAYMENT_REQUIREMENTS, SETTLEMENT_RECEIPT_TIMEOUT, SETTLEMENT_REPLACED } from '../../reasons.ts';
+import { INVALID_PAYMENT_REQUIREMENTS, SETTLEMENT_PENDING, SETTLEMENT_RECEIPT_TIMEOUT, SETTLEMENT_REPLACED } from '../../reasons.ts';
 import {
   AUTH_CAPTURE_SIMULATION_FAILED,
   AUTH_CAPTURE_TRANSACTION_FAILED,
@@ -207,8 +207,17 @@ export class LocalEvmAuthCaptureFacilitator implements Facilitator {
       expiredReason: INVALID_AUTH_CAPTURE_VALID_BEFORE,
       carried: (receipt) => charged(receipt, id),
       rebroadcast: () => this.#sender.rebroadcast(),
+      // one new charge per payment at a time: a check made while it waits for its receipt says pending
+      resettle: () => {
+        if (this.#chargingAnew.has(id)) return Promise.resolve<SettleOutcome>({ status: 'unknown', reason: SETTLEMENT_PENDING, payer: info.payer, transaction });
+        this.#chargingAnew.add(id);
+        return this.settle(proof, requirement).finally(() => this.#chargingAnew.delete(id));
+      },
     });
   }
+
+  /** payments (their escrow ids) being charged anew by a reconciliation check (see checkSettlement) */
+  readonly #chargingAnew = new Set<Hex>();
 
   async #verify(proof: PaymentProof, requirement: PaymentRequirement): Promise<Verified> {
     const offChain = this.#checkOffChain(proof, requirement);
