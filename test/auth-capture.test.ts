@@ -7,6 +7,7 @@ import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import { encodePaymentSignatureHeader } from '@x402/core/http';
 import { AuthCaptureEvmScheme } from '@x402/evm/auth-capture/client';
 import { toClientEvmSigner } from '@x402/evm';
+import OpenAI from 'openai';
 import { createPublicClient, createTestClient, http, type Hex } from 'viem';
 import { privateKeyToAccount, generatePrivateKey, type PrivateKeyAccount } from 'viem/accounts';
 import { startTestService, postJson } from './support/service.ts';
@@ -111,6 +112,23 @@ test('the official client pays an image with auth-capture: charged exactly the p
   const again = await postJson(`${service.url}${IMAGES}`, IMAGE_BODY, { 'X-Network': 'base', 'PAYMENT-SIGNATURE': signature! });
   assert.equal(again.status, 200, 'the payer gets its kept result again');
   assert.equal(await spent(buyer.address, buyerBefore), price, 'a replay is not charged');
+});
+
+test('a streamed chat through the openai SDK is paid with auth-capture before its first byte: the quote, once', async () => {
+  const buyer = await fundedEvmBuyer(service, ['base']);
+  const before = await balanceOf(service, 'base', buyer.address);
+  const openai = new OpenAI({ baseURL: `${service.url}/v1`, apiKey: 'unused', fetch: payingFetch(buyer).fetch, defaultHeaders: { 'X-Network': 'base' }, maxRetries: 0 });
+  const stream = await openai.chat.completions.create({ model: 'local/demo-bigram', messages: [{ role: 'user', content: 'Tell me about the sea' }], max_tokens: 16, stream: true });
+  let text = '';
+  let charged: string | undefined;
+  for await (const chunk of stream) {
+    text += chunk.choices[0]?.delta?.content ?? '';
+    charged ??= (chunk as { x402?: { amount: string } }).x402?.amount;
+  }
+  assert.ok(text.length > 0);
+  const spentNow = await spent(buyer.address, before);
+  assert.ok(spentNow > 0n, 'charged');
+  if (charged !== undefined) assert.equal(spentNow, BigInt(charged), 'exactly what the stream said');
 });
 
 test('work that fails after verification charges nothing', async () => {

@@ -476,7 +476,7 @@ export class PaymentGate {
     const { ledger, log } = this.deps;
     const observe = this.deps.observe ?? NO_PAYMENT_OBSERVER;
     await ledger.transition(key, ['verified'], { state: 'pending', settledAmount: requirement.amount.toString() });
-    const outcome = await observe.settle(labels, requirement.amount, rail.facilitator.settle(proof, requirement)).catch((error: unknown) => {
+    const outcome = await observe.settle(labels, requirement.amount, facilitatorFor(rail, requirement.scheme)!.settle(proof, requirement)).catch((error: unknown) => {
       log.error({ err: error, key }, 'settlement threw; outcome unknown');
       return { status: 'unknown' as const, reason: errorSummary(error), payer, transaction: '' };
     });
