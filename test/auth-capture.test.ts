@@ -8,6 +8,10 @@ import { encodePaymentSignatureHeader } from '@x402/core/http';
 import { AuthCaptureEvmScheme } from '@x402/evm/auth-capture/client';
 import { toClientEvmSigner } from '@x402/evm';
 import OpenAI from 'openai';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { PaymentRequired } from '@x402/core/types';
 import { createPublicClient, createTestClient, http, type Hex } from 'viem';
 import { privateKeyToAccount, generatePrivateKey, type PrivateKeyAccount } from 'viem/accounts';
 import { startTestService, postJson } from './support/service.ts';
@@ -129,6 +133,45 @@ test('a streamed chat through the openai SDK is paid with auth-capture before it
   const spentNow = await spent(buyer.address, before);
   assert.ok(spentNow > 0n, 'charged');
   if (charged !== undefined) assert.equal(spentNow, BigInt(charged), 'exactly what the stream said');
+});
+
+test('every surface takes auth-capture: speech (audio), Responses, Anthropic Messages streamed, each charged', async () => {
+  const calls: [string, unknown][] = [
+    ['/api/v1/ai/tts', { text: 'Hello there' }],
+    ['/v1/audio/speech', { model: 'espeak-ng', input: 'Hello there', voice: 'alloy' }],
+    ['/v1/responses', { model: 'local/demo-bigram', input: 'Tell me about the sea', max_output_tokens: 16 }],
+    ['/v1/messages', { model: 'local/demo-bigram', max_tokens: 16, stream: true, messages: [{ role: 'user', content: 'Tell me about the sea' }] }],
+  ];
+  for (const [path, body] of calls) {
+    const buyer = await fundedEvmBuyer(service, ['base']);
+    const before = await balanceOf(service, 'base', buyer.address);
+    const response = await post(payingFetch(buyer).fetch, path, body);
+    assert.equal(response.status, 200, `${path}: ${await response.clone().text()}`);
+    await response.arrayBuffer();
+    assert.ok((await spent(buyer.address, before)) > 0n, `${path} is charged`);
+  }
+});
+
+test('an MCP tool call is paid with auth-capture in _meta["x402/payment"]: charged the quote, the receipt in _meta', async () => {
+  const mcp = new Client({ name: 'auth-capture-test', version: '1.0.0' });
+  await mcp.connect(new StreamableHTTPClientTransport(new URL(`${service.url}/mcp`)));
+  try {
+    const args = { prompt: 'a lighthouse at dusk', size: '256x256', network: 'base' };
+    const unpaid = (await mcp.callTool({ name: 'generate_image', arguments: args })) as CallToolResult;
+    const required = unpaid.structuredContent as unknown as PaymentRequired;
+    const offer = required.accepts.find((a) => a.scheme === 'auth-capture');
+    assert.ok(offer, JSON.stringify(required.accepts.map((a) => a.scheme)));
+    const buyer = await fundedEvmBuyer(service, ['base']);
+    const before = await balanceOf(service, 'base', buyer.address);
+    const payment = await authCaptureClient(buyer).createPaymentPayload({ ...required, accepts: [offer] });
+    const paid = (await mcp.callTool({ name: 'generate_image', arguments: args, _meta: { 'x402/payment': payment } })) as CallToolResult;
+    assert.notEqual(paid.isError, true, JSON.stringify(paid).slice(0, 400));
+    const receipt = paid._meta?.['x402/payment-response'] as { success: boolean; transaction: string };
+    assert.equal(receipt.success, true);
+    assert.equal(await spent(buyer.address, before), BigInt(offer.amount));
+  } finally {
+    await mcp.close();
+  }
 });
 
 test('work that fails after verification charges nothing', async () => {
