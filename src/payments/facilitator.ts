@@ -21,6 +21,23 @@ export type SettleOutcome =
    */
   | { status: 'unavailable'; reason: string; payer?: string };
 
+/** A verification's refusal, as the local facilitators carry it beside their checked payloads. */
+export interface Refused {
+  ok: false;
+  result: VerifyResult & { isValid: false };
+}
+
+/** The refusal for `invalidReason`, naming the payer when it is known. */
+export const refused = (invalidReason: string, payer?: string): Refused => ({
+  ok: false,
+  result: payer === undefined ? { isValid: false, invalidReason } : { isValid: false, invalidReason, payer },
+});
+
+/** What settle() answers for a payment its verification refused: failed, naming the payer when known. */
+export function failedSettlement({ invalidReason: reason, payer }: Refused['result']): SettleOutcome {
+  return payer === undefined ? { status: 'failed', reason } : { status: 'failed', reason, payer };
+}
+
 /**
  * Verification could not be carried out (the chain's RPC or the remote facilitator failed): no verdict on the
  * payment. verify() throws it, and the gate answers 503 with Retry-After, never a 402 that would ask for a new payment.

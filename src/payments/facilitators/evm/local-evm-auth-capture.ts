@@ -39,7 +39,7 @@ import {
   type AuthCaptureTerms,
   type PaymentInfo,
 } from '../../../x402/auth-capture.ts';
-import { FacilitatorUnavailableError, type Facilitator, type SettleOutcome, type VerifyResult } from '../../facilitator.ts';
+import { FacilitatorUnavailableError, failedSettlement, refused, type Facilitator, type Refused, type SettleOutcome, type VerifyResult } from '../../facilitator.ts';
 import { receiveWithAuthorizationTypes } from './eip3009-abi.ts';
 import { isRevert, reasonForRevert, settlementUnavailable, shortMessage } from './evm-errors.ts';
 import { evmSender, type EvmSender } from './evm-sender.ts';
@@ -88,13 +88,8 @@ interface Checked {
   signature: Hex;
 }
 
-type Verified = { ok: true; checked: Checked; gas: bigint } | { ok: false; result: VerifyResult & { isValid: false } };
-type CheckedOffChain = { ok: true; checked: Checked } | { ok: false; result: VerifyResult & { isValid: false } };
-
-const invalid = (invalidReason: string, payer?: string): { ok: false; result: VerifyResult & { isValid: false } } => ({
-  ok: false,
-  result: payer === undefined ? { isValid: false, invalidReason } : { isValid: false, invalidReason, payer },
-});
+type Verified = { ok: true; checked: Checked; gas: bigint } | Refused;
+type CheckedOffChain = { ok: true; checked: Checked } | Refused;
 
 const paymentChargedEvent = {
   type: 'event',
@@ -164,10 +159,7 @@ export class LocalEvmAuthCaptureFacilitator implements Facilitator {
       if (error instanceof FacilitatorUnavailableError) return { status: 'unavailable', reason: settlementUnavailable(error) };
       throw error;
     }
-    if (!verified.ok) {
-      const { invalidReason: reason, payer } = verified.result;
-      return payer === undefined ? { status: 'failed', reason } : { status: 'failed', reason, payer };
-    }
+    if (!verified.ok) return failedSettlement(verified.result);
     const { checked, gas } = verified;
     const payer = checked.info.payer;
     const call = { to: AUTH_CAPTURE_ESCROW, data: encodeFunctionData({ abi: authCaptureEscrowAbi, functionName: 'charge', args: chargeArgs(checked) }), gas: (gas * GAS_MARGIN_PERCENT) / 100n };
@@ -234,31 +226,31 @@ export class LocalEvmAuthCaptureFacilitator implements Facilitator {
     } catch (error) {
       // the RPC failed us: no verdict on the payment, which may well be fine
       if (!isRevert(error)) throw new FacilitatorUnavailableError(`${this.#network.name} auth-capture verification`, error);
-      return invalid(reasonFor(error, AUTH_CAPTURE_SIMULATION_FAILED), offChain.checked.info.payer);
+      return refused(reasonFor(error, AUTH_CAPTURE_SIMULATION_FAILED), offChain.checked.info.payer);
     }
   }
 
   #checkOffChain(proof: PaymentProof, requirement: PaymentRequirement, options = { clock: true, signature: true }): CheckedOffChain {
     const parsed = authCapturePayloadSchema.safeParse(proof.payload);
-    if (!parsed.success) return invalid(INVALID_AUTH_CAPTURE_PAYLOAD);
+    if (!parsed.success) return refused(INVALID_AUTH_CAPTURE_PAYLOAD);
     const { authorization: a, signature } = parsed.data;
     const payer = a.from;
-    if (proof.scheme !== AUTH_CAPTURE_SCHEME || requirement.scheme !== AUTH_CAPTURE_SCHEME) return invalid(INVALID_AUTH_CAPTURE_SCHEME, payer);
-    if (proof.network !== requirement.network || requirement.network !== this.#network.name) return invalid(INVALID_AUTH_CAPTURE_NETWORK, payer);
-    if (!isAddressEqual(requirement.asset as Address, this.#asset)) return invalid('asset_mismatch', payer);
-    if (requirement.extra.name !== this.#eip712.name || requirement.extra.version !== this.#eip712.version) return invalid('eip712_domain_mismatch', payer);
-    if (requirement.amount <= 0n || requirement.amount >= 2n ** 120n) return invalid(INVALID_PAYMENT_REQUIREMENTS, payer);
-    if (!isAddressEqual(a.to as Address, AUTH_CAPTURE_EIP3009_COLLECTOR)) return invalid(INVALID_AUTH_CAPTURE_COLLECTOR, payer);
+    if (proof.scheme !== AUTH_CAPTURE_SCHEME || requirement.scheme !== AUTH_CAPTURE_SCHEME) return refused(INVALID_AUTH_CAPTURE_SCHEME, payer);
+    if (proof.network !== requirement.network || requirement.network !== this.#network.name) return refused(INVALID_AUTH_CAPTURE_NETWORK, payer);
+    if (!isAddressEqual(requirement.asset as Address, this.#asset)) return refused('asset_mismatch', payer);
+    if (requirement.extra.name !== this.#eip712.name || requirement.extra.version !== this.#eip712.version) return refused('eip712_domain_mismatch', payer);
+    if (requirement.amount <= 0n || requirement.amount >= 2n ** 120n) return refused(INVALID_PAYMENT_REQUIREMENTS, payer);
+    if (!isAddressEqual(a.to as Address, AUTH_CAPTURE_EIP3009_COLLECTOR)) return refused(INVALID_AUTH_CAPTURE_COLLECTOR, payer);
     // exactly the price: the whole authorization is charged
-    if (BigInt(a.value) !== requirement.amount) return invalid(INVALID_AUTH_CAPTURE_VALUE, payer);
+    if (BigInt(a.value) !== requirement.amount) return refused(INVALID_AUTH_CAPTURE_VALUE, payer);
     // the collector takes it with validAfter 0 and validBefore the terms' preApprovalExpiry (a uint48)
-    if (BigInt(a.validAfter) !== 0n) return invalid(INVALID_AUTH_CAPTURE_VALID_AFTER, payer);
-    if (BigInt(a.validBefore) > BigInt(this.#terms.captureDeadline)) return invalid(INVALID_AUTH_CAPTURE_VALID_BEFORE, payer);
-    if (options.clock && BigInt(a.validBefore) < BigInt(this.#now()) + MIN_SECONDS_LEFT) return invalid(INVALID_AUTH_CAPTURE_VALID_BEFORE, payer);
+    if (BigInt(a.validAfter) !== 0n) return refused(INVALID_AUTH_CAPTURE_VALID_AFTER, payer);
+    if (BigInt(a.validBefore) > BigInt(this.#terms.captureDeadline)) return refused(INVALID_AUTH_CAPTURE_VALID_BEFORE, payer);
+    if (options.clock && BigInt(a.validBefore) < BigInt(this.#now()) + MIN_SECONDS_LEFT) return refused(INVALID_AUTH_CAPTURE_VALID_BEFORE, payer);
     const info = paymentInfoOf(this.#terms, requirement, parsed.data);
-    if (payerAgnosticHash(this.#network.chainId, info).toLowerCase() !== a.nonce.toLowerCase()) return invalid(INVALID_AUTH_CAPTURE_TERMS, payer);
+    if (payerAgnosticHash(this.#network.chainId, info).toLowerCase() !== a.nonce.toLowerCase()) return refused(INVALID_AUTH_CAPTURE_TERMS, payer);
     const checked: Checked = { info, id: paymentInfoHash(this.#network.chainId, info), signature: signature as Hex };
-    if (options.signature && !this.#signedByPayer(a, signature as Hex)) return invalid(INVALID_AUTH_CAPTURE_SIGNATURE, payer);
+    if (options.signature && !this.#signedByPayer(a, signature as Hex)) return refused(INVALID_AUTH_CAPTURE_SIGNATURE, payer);
     return { ok: true, checked };
   }
 

@@ -32,7 +32,7 @@ import { uptoPermit2WitnessTypes, x402UptoPermit2ProxyABI } from '@x402/evm';
 import type { EvmNetwork } from '../../../x402/networks.ts';
 import { PERMIT2_ADDRESS, UPTO_PROXY_ADDRESS, uptoPermit2PayloadSchema, type UptoPermit2Payload } from '../../../x402/upto.ts';
 import { readGasSponsoring, type Eip2612PermitInfo, type Erc20ApprovalInfo, type GasSponsoring } from '../../../x402/gas-sponsoring.ts';
-import { FacilitatorUnavailableError, type Facilitator, type SettleOutcome, type VerifyResult } from '../../facilitator.ts';
+import { FacilitatorUnavailableError, failedSettlement, refused, type Facilitator, type Refused, type SettleOutcome, type VerifyResult } from '../../facilitator.ts';
 import { isRevert, revertString, settlementUnavailable, shortMessage } from './evm-errors.ts';
 import { evmSender, type TransactionSender } from './evm-sender.ts';
 import { settlementFromChain } from './evm-settlement-check.ts';
@@ -104,12 +104,7 @@ interface Checked {
   sponsoring: GasSponsoring;
 }
 
-type Verified = { ok: true; checked: Checked; route: 'direct' | 'eip2612' | 'erc20' } | { ok: false; result: VerifyResult & { isValid: false } };
-
-const invalid = (invalidReason: string, payer?: string): Verified => ({
-  ok: false,
-  result: payer === undefined ? { isValid: false, invalidReason } : { isValid: false, invalidReason, payer },
-});
+type Verified = { ok: true; checked: Checked; route: 'direct' | 'eip2612' | 'erc20' } | Refused;
 
 export class LocalEvmUptoFacilitator implements Facilitator {
   readonly #network: EvmNetwork;
@@ -183,10 +178,7 @@ export class LocalEvmUptoFacilitator implements Facilitator {
       if (error instanceof FacilitatorUnavailableError) return { status: 'unavailable', reason: settlementUnavailable(error) };
       throw error;
     }
-    if (!verified.ok) {
-      const { invalidReason: reason, payer } = verified.result;
-      return payer === undefined ? { status: 'failed', reason } : { status: 'failed', reason, payer };
-    }
+    if (!verified.ok) return failedSettlement(verified.result);
     const { checked, route } = verified;
     const payer = checked.auth.from;
     if (amount < 0n || amount > BigInt(checked.auth.permitted.amount)) {
@@ -256,29 +248,29 @@ export class LocalEvmUptoFacilitator implements Facilitator {
 
   async #checkOffChain(payment: UptoPayment, requirement: UptoRequirement): Promise<Verified> {
     const parsed = uptoPermit2PayloadSchema.safeParse(payment.payload);
-    if (!parsed.success) return invalid(UNSUPPORTED_PAYLOAD_TYPE);
+    if (!parsed.success) return refused(UNSUPPORTED_PAYLOAD_TYPE);
     const { signature, permit2Authorization: auth } = parsed.data;
     const payer = auth.from;
-    if (payment.scheme !== 'upto') return invalid(INVALID_UPTO_EVM_SCHEME, payer);
+    if (payment.scheme !== 'upto') return refused(INVALID_UPTO_EVM_SCHEME, payer);
     if (payment.network !== requirement.network || requirement.network !== this.#network.name) {
-      return invalid(INVALID_UPTO_EVM_NETWORK_MISMATCH, payer);
+      return refused(INVALID_UPTO_EVM_NETWORK_MISMATCH, payer);
     }
-    if (!isAddressEqual(requirement.asset as Address, this.#asset)) return invalid(PERMIT2_TOKEN_MISMATCH, payer);
-    if (!isAddressEqual(auth.spender as Address, UPTO_PROXY_ADDRESS)) return invalid(INVALID_PERMIT2_SPENDER, payer);
-    if (!isAddressEqual(auth.witness.to as Address, requirement.payTo as Address)) return invalid(INVALID_PERMIT2_RECIPIENT_MISMATCH, payer);
-    if (!isAddressEqual(auth.witness.facilitator as Address, this.#account.address)) return invalid('upto_facilitator_mismatch', payer);
+    if (!isAddressEqual(requirement.asset as Address, this.#asset)) return refused(PERMIT2_TOKEN_MISMATCH, payer);
+    if (!isAddressEqual(auth.spender as Address, UPTO_PROXY_ADDRESS)) return refused(INVALID_PERMIT2_SPENDER, payer);
+    if (!isAddressEqual(auth.witness.to as Address, requirement.payTo as Address)) return refused(INVALID_PERMIT2_RECIPIENT_MISMATCH, payer);
+    if (!isAddressEqual(auth.witness.facilitator as Address, this.#account.address)) return refused('upto_facilitator_mismatch', payer);
     const now = BigInt(this.#now());
-    if (BigInt(auth.deadline) < now + MIN_SECONDS_LEFT) return invalid(PERMIT2_DEADLINE_EXPIRED, payer);
-    if (BigInt(auth.witness.validAfter) > now) return invalid(PERMIT2_NOT_YET_VALID, payer);
-    if (BigInt(auth.permitted.amount) !== requirement.amount) return invalid(PERMIT2_AMOUNT_MISMATCH, payer);
-    if (!isAddressEqual(auth.permitted.token as Address, this.#asset)) return invalid(PERMIT2_TOKEN_MISMATCH, payer);
-    if (!this.#signedByPayer(auth, signature as Hex)) return invalid(INVALID_PERMIT2_SIGNATURE, payer);
+    if (BigInt(auth.deadline) < now + MIN_SECONDS_LEFT) return refused(PERMIT2_DEADLINE_EXPIRED, payer);
+    if (BigInt(auth.witness.validAfter) > now) return refused(PERMIT2_NOT_YET_VALID, payer);
+    if (BigInt(auth.permitted.amount) !== requirement.amount) return refused(PERMIT2_AMOUNT_MISMATCH, payer);
+    if (!isAddressEqual(auth.permitted.token as Address, this.#asset)) return refused(PERMIT2_TOKEN_MISMATCH, payer);
+    if (!this.#signedByPayer(auth, signature as Hex)) return refused(INVALID_PERMIT2_SIGNATURE, payer);
 
     const sponsoring = readGasSponsoring(payment.extensions);
-    if (typeof sponsoring === 'string') return invalid(sponsoring, payer);
+    if (typeof sponsoring === 'string') return refused(sponsoring, payer);
     if (sponsoring.eip2612) {
       const reason = this.#checkEip2612(sponsoring.eip2612, auth);
-      if (reason) return invalid(reason, payer);
+      if (reason) return refused(reason, payer);
     }
     return { ok: true, checked: { auth, signature: signature as Hex, sponsoring }, route: 'direct' };
   }
@@ -324,16 +316,16 @@ export class LocalEvmUptoFacilitator implements Facilitator {
       this.#public.readContract({ address: this.#asset, abi: tokenAbi, functionName: 'balanceOf', args: [payer] }),
       this.#public.readContract({ address: this.#asset, abi: tokenAbi, functionName: 'allowance', args: [payer, PERMIT2_ADDRESS] }),
     ]);
-    if (balance < requirement.amount) return invalid(PERMIT2_INSUFFICIENT_BALANCE, payer);
+    if (balance < requirement.amount) return refused(PERMIT2_INSUFFICIENT_BALANCE, payer);
     const { eip2612, erc20Approval } = checked.sponsoring;
     // An allowance already in place needs no sponsoring (a replay whose approval landed goes this way too).
     if (allowance >= requirement.amount || (!eip2612 && !erc20Approval)) {
-      if (allowance < requirement.amount) return invalid(PERMIT2_ALLOWANCE_REQUIRED, payer);
+      if (allowance < requirement.amount) return refused(PERMIT2_ALLOWANCE_REQUIRED, payer);
       return this.#simulate(checked, requirement, 'direct');
     }
     if (eip2612) return this.#simulate(checked, requirement, 'eip2612');
     const reason = await this.#checkErc20Approval(erc20Approval as Erc20ApprovalInfo, checked, requirement);
-    if (reason) return invalid(reason, payer);
+    if (reason) return refused(reason, payer);
     // The settle cannot be simulated before the approval lands; the approval itself was checked above.
     return { ok: true, checked, route: 'erc20' };
   }
@@ -360,7 +352,7 @@ export class LocalEvmUptoFacilitator implements Facilitator {
       }
     } catch (error) {
       if (!isRevert(error)) throw error;
-      return invalid(reasonFor(error, PERMIT2_SIMULATION_FAILED), payer);
+      return refused(reasonFor(error, PERMIT2_SIMULATION_FAILED), payer);
     }
     return { ok: true, checked, route };
   }

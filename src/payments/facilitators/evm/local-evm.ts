@@ -20,7 +20,7 @@ import { libsecp256k1Account } from '../../../x402/libsecp256k1-account.ts';
 import type { EvmNetwork } from '../../../x402/networks.ts';
 import { evmExactPayloadSchema } from '../../../x402/types.ts';
 import type { PaymentProof, PaymentRequirement } from '../../../x402/model.ts';
-import { FacilitatorUnavailableError, type Facilitator, type SettleOutcome, type VerifyResult } from '../../facilitator.ts';
+import { FacilitatorUnavailableError, failedSettlement, refused, type Facilitator, type Refused, type SettleOutcome, type VerifyResult } from '../../facilitator.ts';
 import { eip3009Abi, transferWithAuthorizationTypes } from './eip3009-abi.ts';
 
 import { isRevert, reasonForRevert, settlementUnavailable, shortMessage } from './evm-errors.ts';
@@ -83,13 +83,8 @@ interface Authorization {
   signature: Hex;
 }
 
-type Checked = { ok: true; auth: Authorization; gas: bigint } | { ok: false; result: VerifyResult & { isValid: false } };
-type CheckedOffChain = { ok: true; auth: Authorization } | { ok: false; result: VerifyResult & { isValid: false } };
-
-const invalid = (invalidReason: string, payer?: string): { ok: false; result: VerifyResult & { isValid: false } } => ({
-  ok: false,
-  result: payer === undefined ? { isValid: false, invalidReason } : { isValid: false, invalidReason, payer },
-});
+type Checked = { ok: true; auth: Authorization; gas: bigint } | Refused;
+type CheckedOffChain = { ok: true; auth: Authorization } | Refused;
 
 export class LocalEvmFacilitator implements Facilitator {
   readonly #network: EvmNetwork;
@@ -176,10 +171,7 @@ export class LocalEvmFacilitator implements Facilitator {
       if (error instanceof FacilitatorUnavailableError) return { status: 'unavailable', reason: settlementUnavailable(error) };
       throw error;
     }
-    if (!checked.ok) {
-      const { invalidReason: reason, payer } = checked.result;
-      return payer === undefined ? { status: 'failed', reason } : { status: 'failed', reason, payer };
-    }
+    if (!checked.ok) return failedSettlement(checked.result);
     return this.#settleAuthorization(checked.auth, checked.gas);
   }
 
@@ -292,36 +284,36 @@ export class LocalEvmFacilitator implements Facilitator {
   }
 
   async #checkOffChain(proof: PaymentProof, requirement: PaymentRequirement, options = { signature: true }): Promise<CheckedOffChain> {
-    if (proof.scheme !== 'exact' || requirement.scheme !== 'exact') return invalid(INVALID_SCHEME);
+    if (proof.scheme !== 'exact' || requirement.scheme !== 'exact') return refused(INVALID_SCHEME);
     if (proof.network !== requirement.network || requirement.network !== this.#network.name) {
-      return invalid(INVALID_NETWORK);
+      return refused(INVALID_NETWORK);
     }
     const parsed = evmExactPayloadSchema.safeParse(proof.payload);
-    if (!parsed.success) return invalid(INVALID_PAYLOAD);
+    if (!parsed.success) return refused(INVALID_PAYLOAD);
     const { signature, authorization: a } = parsed.data;
     const payer = a.from;
 
     if (requirement.amount < 0n || !isAddress(requirement.payTo, { strict: false })) {
-      return invalid(INVALID_PAYMENT_REQUIREMENTS, payer);
+      return refused(INVALID_PAYMENT_REQUIREMENTS, payer);
     }
     if (!isAddress(requirement.asset, { strict: false }) || !isAddressEqual(requirement.asset, this.#asset)) {
-      return invalid('asset_mismatch', payer);
+      return refused('asset_mismatch', payer);
     }
     // Clients sign with extra.name/version; a domain other than the token's can never settle.
     if (requirement.extra.name !== this.#eip712.name || requirement.extra.version !== this.#eip712.version) {
-      return invalid('eip712_domain_mismatch', payer);
+      return refused('eip712_domain_mismatch', payer);
     }
     if (!isAddressEqual(a.to as Address, requirement.payTo as Address)) {
-      return invalid(INVALID_EXACT_EVM_PAYLOAD_RECIPIENT_MISMATCH, payer);
+      return refused(INVALID_EXACT_EVM_PAYLOAD_RECIPIENT_MISMATCH, payer);
     }
     // Exactly the price: less is underpayment, more is a client bug we will not profit from.
     if (BigInt(a.value) !== requirement.amount) {
-      return invalid(INVALID_EXACT_EVM_PAYLOAD_AUTHORIZATION_VALUE, payer);
+      return refused(INVALID_EXACT_EVM_PAYLOAD_AUTHORIZATION_VALUE, payer);
     }
     const now = BigInt(this.#now());
-    if (BigInt(a.validAfter) > now) return invalid(INVALID_EXACT_EVM_PAYLOAD_AUTHORIZATION_VALID_AFTER, payer);
+    if (BigInt(a.validAfter) > now) return refused(INVALID_EXACT_EVM_PAYLOAD_AUTHORIZATION_VALID_AFTER, payer);
     if (BigInt(a.validBefore) < now + MIN_SECONDS_LEFT) {
-      return invalid(INVALID_EXACT_EVM_PAYLOAD_AUTHORIZATION_VALID_BEFORE, payer);
+      return refused(INVALID_EXACT_EVM_PAYLOAD_AUTHORIZATION_VALID_BEFORE, payer);
     }
 
     const auth: Authorization = {
@@ -333,7 +325,7 @@ export class LocalEvmFacilitator implements Facilitator {
       nonce: a.nonce as Hex,
       signature: signature as Hex,
     };
-    if (options.signature && !this.#signedByPayer(auth)) return invalid(INVALID_EXACT_EVM_PAYLOAD_SIGNATURE, payer);
+    if (options.signature && !this.#signedByPayer(auth)) return refused(INVALID_EXACT_EVM_PAYLOAD_SIGNATURE, payer);
     return { ok: true, auth };
   }
 
@@ -370,7 +362,7 @@ export class LocalEvmFacilitator implements Facilitator {
       return { ok: true, auth, gas };
     } catch (error) {
       if (!isRevert(error)) throw error;
-      return invalid(reasonForRevert(error, TRANSACTION_SIMULATION_FAILED), auth.from);
+      return refused(reasonForRevert(error, TRANSACTION_SIMULATION_FAILED), auth.from);
     }
   }
 }
