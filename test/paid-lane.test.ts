@@ -101,6 +101,26 @@ describe('the unpaid 402 from the paid lane is the app’s', () => {
     assert.equal(nonces.size, 3);
   });
 
+  test('an unpaid call asked again gets the answer it got, notes and all; other bytes get their own', async () => {
+    const message = { model: 'local/demo-bigram', max_tokens: 1_000_000, metadata: { user_id: 'u' }, messages: [{ role: 'user', content: 'Hi' }] };
+    const ask = (body: unknown, headers: Record<string, string> = {}) => post('/v1/messages', JSON.stringify(body), { ...JSON_TYPE, 'X-Network': 'base', ...headers });
+    const first = await ask(message);
+    const again = await ask(message, { 'X-Request-Id': 'asked-again' });
+    assert.equal(again.status, 402);
+    assert.equal(again.headers['x-request-id'], 'asked-again');
+    assert.equal(again.headers['x-ignored-fields'], 'metadata');
+    assert.deepEqual(comparable(again), comparable(first));
+    assert.deepEqual(comparable(await post('/v1/messages?via=app', JSON.stringify(message), { ...JSON_TYPE, 'X-Network': 'base' })), comparable(again));
+
+    const amountOf = (answer: Answer) => (JSON.parse(answer.body) as { accepts: { maxAmountRequired: string }[] }).accepts[0]!.maxAmountRequired;
+    const shorter = await ask({ ...message, max_tokens: 8 });
+    assert.ok(BigInt(amountOf(shorter)) < BigInt(amountOf(first)), 'fewer tokens, a lower ceiling');
+    const solana = await ask(message, { 'X-Network': 'solana-devnet' });
+    assert.deepEqual(JSON.parse(solana.body).accepts.map((a: { network: string }) => a.network), ['solana-devnet']);
+    const anyNetwork = await post('/v1/messages', JSON.stringify(message), JSON_TYPE);
+    assert.deepEqual(JSON.parse(anyNetwork.body).accepts.map((a: { network: string }) => a.network), ['base', 'solana-devnet']);
+  });
+
   test('the lane’s answers are counted in /metrics under the route', async () => {
     const count = async () => {
       const text = await (await fetch(`${service.url}/metrics`)).text();

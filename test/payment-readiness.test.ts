@@ -95,4 +95,11 @@ test('an asset address with no contract: /readyz 503 naming it, and the 402 stop
     accepts.map((a) => [a.network, a.asset.toLowerCase()]),
     [['base', missingAsset.toLowerCase()]],
   );
+
+  // broken again: the very call just quoted (its 402 kept by the paid lane) is not offered the network any more
+  await rpc('anvil_setCode', [missingAsset, '0x']);
+  await waitFor('/readyz to report the missing contract again', async () => ((await readyz()).status === 503 ? true : undefined));
+  const again = await postJson(`${service.url}/api/v1/ai/chat`, CHAT, { 'X-Network': 'base' });
+  assert.equal(again.status, 503);
+  assert.equal(again.headers.get('payment-required'), null);
 });

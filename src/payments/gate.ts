@@ -201,11 +201,24 @@ export class PaymentGate {
     return Boolean(rail.channels && this.channels) && call.schemes.includes(BATCH_SETTLEMENT_SCHEME);
   }
 
-  async process(call: PaidCall): Promise<PaymentOutcome> {
-    const requested = call.network?.trim() || undefined;
+  /**
+   * The networks an unpaid call naming `network` is offered now, as one string (empty when none can be paid): what
+   * its 402 depends on beside the call itself, so a kept 402 is not replayed once it changes (http/paid/unpaid-quotes.ts).
+   */
+  offerState(network: string | undefined): string {
+    const { offered } = this.railsAsked(network);
+    return 'kind' in offered ? '' : offered.map((rail) => rail.network.name).join(',');
+  }
+
+  /** The network a call asks for, its rail, and the rails it is offered now (only those that can be paid: offeredOf). */
+  private railsAsked(network: string | undefined) {
+    const requested = network?.trim() || undefined;
     const namedRail = requested ? this.railFor(requested) : undefined;
-    // only the networks that can be paid now are offered (see offeredOf)
-    const fallbackRails = this.offeredOf(namedRail ? [namedRail] : this.anyNetworkRails);
+    return { requested, namedRail, offered: this.offeredOf(namedRail ? [namedRail] : this.anyNetworkRails) };
+  }
+
+  async process(call: PaidCall): Promise<PaymentOutcome> {
+    const { requested, namedRail, offered: fallbackRails } = this.railsAsked(call.network);
 
     if (call.payment === undefined) {
       if ('kind' in fallbackRails) return fallbackRails;

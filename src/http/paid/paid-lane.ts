@@ -6,6 +6,7 @@
 // request log line (answer-frame.ts). It takes only the plainest requests: POST to a paid route's path with no
 // query, no sign-in header, no Expect or Transfer-Encoding, a JSON Content-Type and a Content-Length within the
 // route's body limit, on a route that answers in JSON or events (speech delivers audio: the app's).
+// An unpaid call asked before, in the same bytes, gets its kept 402 (unpaid-quotes.ts), not parsed and priced again.
 // Everything else goes to the app untouched. A request the lane read but hands over before its gate has the call
 // (a body that does not parse or validate, a payment-identifier the edge refuses) goes to the app with its body kept
 // as `rawBody`, which @hono/node-server reads instead of the spent stream: the app then answers it as it always
@@ -19,13 +20,14 @@ import type { PreparedCall } from '../../api/endpoint.ts';
 import { originOf } from '../origin.ts';
 import { answerText, answerWhole, endpointContextAt, httpPaidCall, openStream, paidRoute, type HttpPaidCall, type PaidRoute, type PaidRouteDeps, type StreamHead } from './paid-route.ts';
 import { httpRoutes, type PaidOperation } from './operations.ts';
-import { carriesPayment, type PaymentAnswer } from './payment-edge.ts';
+import { carriesPayment, type HeaderReader, type PaymentAnswer } from './payment-edge.ts';
 import { countedWork, traced } from './observed-call.ts';
 import { isJsonType, parseJsonBody, readIncoming } from '../read-json.ts';
 import { errorAnswerFor, incomingClosed } from '../render-error.ts';
 import type { AnswerFrame } from '../answer-frame.ts';
 import { writeTrustedHead } from '../trusted-head.ts';
 import { socketEventSink } from './event-sinks.ts';
+import { UnpaidQuotes } from './unpaid-quotes.ts';
 
 export interface PaidLaneDeps extends PaidRouteDeps {
   log: Logger;
@@ -54,11 +56,11 @@ export function withPaidLane(app: RequestListener, deps: PaidLaneDeps): RequestL
   );
   const limitOf = (paid: PaidRoute) => (paid.route.agentChat ? deps.config.chatBodyLimitBytes : deps.config.bodyLimitBytes);
 
+  const quotes = new UnpaidQuotes((network) => deps.gate.offerState(network));
+
   /** The call a request makes, or undefined when the app is to answer it. */
-  const callOf = async (request: IncomingMessage, paid: PaidRoute, bytes: Buffer, path: string): Promise<LaneCall | undefined> => {
-    const header = (name: string) => headerOf(request, name);
+  const callOf = async (paid: PaidRoute, header: HeaderReader, bytes: Buffer, origin: string): Promise<LaneCall | undefined> => {
     try {
-      const origin = originOf({ header, socket: request.socket, url: `http://${request.headers.host}${path}` }, deps.config);
       const body = parseJsonBody(bytes.toString('utf8'));
       const prepared = paid.route.prepare(body, endpointContextAt(origin, deps));
       const work = countedWork(deps, paid.operation.capability, prepared.model.id);
@@ -79,12 +81,21 @@ export function withPaidLane(app: RequestListener, deps: PaidLaneDeps): RequestL
       return;
     }
     (request as IncomingMessage & { rawBody?: Buffer }).rawBody = bytes;
-    const call = await callOf(request, paid, bytes, path);
+    const header: HeaderReader = (name) => headerOf(request, name);
+    const origin = originOf({ header, socket: request.socket, url: `http://${request.headers.host}${path}` }, deps.config);
+    // an unpaid call asked before gets the 402 it got (unpaid-quotes.ts), its fresh values made anew
+    const unpaid = carriesPayment(header) ? undefined : quotes.ask(origin, path, header('X-Network'), bytes);
+    const kept = unpaid && quotes.answer(unpaid);
+    if (kept) {
+      writeAnswer(response, path, started, deps.frame.open(header('X-Request-Id')), kept);
+      return;
+    }
+    const call = await callOf(paid, header, bytes, origin);
     if (!call) {
       app(request, response);
       return;
     }
-    const frame = deps.frame.open(headerOf(request, 'X-Request-Id'));
+    const frame = deps.frame.open(header('X-Request-Id'));
     const { prepared, http, work } = call;
     // a stream's client may leave once its request is whole: its socket's closing before the answer's end says so
     const clientLeft = () => incomingClosed(request) || (response.destroyed && !response.writableFinished);
@@ -112,6 +123,12 @@ export function withPaidLane(app: RequestListener, deps: PaidLaneDeps): RequestL
       const failed = answerError(error);
       answered = { status: failed.status, body: paid.surface.errorShape(failed), headers: failed.headers };
     }
+    if (unpaid) quotes.keep(unpaid, answered);
+    writeAnswer(response, path, started, frame, answered);
+  };
+
+  /** A call's answer in one piece, told to the frame. */
+  const writeAnswer = (response: ServerResponse, path: string, started: number, frame: ReturnType<AnswerFrame['open']>, answered: PaymentAnswer) => {
     const text = answerText(answered);
     // every value is a checked request id, base64, digits, a header-safe field list or a constant (see trusted-head.ts)
     writeTrustedHead(response, answered.status, [

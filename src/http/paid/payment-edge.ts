@@ -73,6 +73,8 @@ export interface PaymentAnswer {
   /** a JSON value, or an already serialised JSON document (the 402) */
   body: unknown;
   headers: Record<string, string>;
+  /** a 402's headers made fresh for each answer (the sign-in nonce and times), for giving it again (unpaid-quotes.ts) */
+  fresh?: () => Record<string, string>;
 }
 
 /** What the HTTP answers of a route need beside the outcome: its v1 body description and its error shape. */
@@ -187,8 +189,13 @@ export class HttpPaymentAnswers {
         this.paymentRequiredCache.set(cacheKey, document);
       }
     }
-    const header = signIn ? signedInHeader(document, signIn) : document.header;
-    return { status: 402, body: document.body, headers: { [V2_REQUIRED_HEADER]: header, 'Cache-Control': 'no-store' } };
+    const answer: PaymentAnswer = { status: 402, body: document.body, headers: { [V2_REQUIRED_HEADER]: document.header, 'Cache-Control': 'no-store' } };
+    if (signIn) {
+      const signedIn = document;
+      answer.fresh = () => ({ [V2_REQUIRED_HEADER]: signedInHeader(signedIn, signIn) });
+      Object.assign(answer.headers, answer.fresh());
+    }
+    return answer;
   }
 }
 
