@@ -122,6 +122,23 @@ export interface TimedLoadOptions {
   expectStatus: number;
   /** the server's pid, for its CPU use */
   serverPid?: number;
+  /**
+   * a body of its own for every request: a counter written over the `#000000` the body holds (same length), so a
+   * server that keeps answers by the request's bytes finds none (bench/unpaid-402.ts)
+   */
+  newBodies?: boolean;
+}
+
+/** What `newBodies` writes a counter over. */
+export const BODY_COUNTER = '#000000';
+let bodiesSent = 0;
+
+/** `template` with the next counter over its BODY_COUNTER at `at`, or `template` itself when `at` is -1. */
+function nextBody(template: Buffer, at: number): Buffer {
+  if (at === -1) return template;
+  const bytes = Buffer.from(template);
+  bytes.write(String(++bodiesSent % 1e6).padStart(6, '0'), at + 1, 'latin1');
+  return bytes;
 }
 
 /** One closed-loop window: what was answered, and the CPU both sides used meanwhile. */
@@ -137,6 +154,8 @@ interface Window {
 async function closedLoop(pool: LeanConnection[], options: TimedLoadOptions, seconds: number): Promise<Window> {
   const { origin, spec, expectStatus } = options;
   const bytes = requestBytes(origin, spec);
+  const counterAt = options.newBodies ? bytes.lastIndexOf(BODY_COUNTER) : -1;
+  if (options.newBodies && counterAt === -1) throw new Error(`newBodies: the body holds no ${BODY_COUNTER}`);
   const latencies: number[] = [];
   const statuses: Record<string, number> = {};
   let unexpected = 0;
@@ -144,8 +163,9 @@ async function closedLoop(pool: LeanConnection[], options: TimedLoadOptions, sec
   const worker = async (connection: LeanConnection) => {
     while (performance.now() < deadline) {
       try {
+        const request = nextBody(bytes, counterAt);
         const sent = performance.now();
-        const { status } = await connection.send(bytes);
+        const { status } = await connection.send(request);
         latencies.push(performance.now() - sent);
         statuses[status] = (statuses[status] ?? 0) + 1;
         if (status !== expectStatus) unexpected++;

@@ -105,6 +105,7 @@ describe('the unpaid 402 from the paid lane is the app’s', () => {
     const message = { model: 'local/demo-bigram', max_tokens: 1_000_000, metadata: { user_id: 'u' }, messages: [{ role: 'user', content: 'Hi' }] };
     const ask = (body: unknown, headers: Record<string, string> = {}) => post('/v1/messages', JSON.stringify(body), { ...JSON_TYPE, 'X-Network': 'base', ...headers });
     const first = await ask(message);
+    await ask(message); // asked again: kept from here on (unpaid-quotes.ts)
     const again = await ask(message, { 'X-Request-Id': 'asked-again' });
     assert.equal(again.status, 402);
     assert.equal(again.headers['x-request-id'], 'asked-again');
