@@ -74,7 +74,7 @@ export interface PaymentAnswer {
   body: unknown;
   headers: Record<string, string>;
   /** a 402's headers made fresh for each answer (the sign-in nonce and times), for giving it again (unpaid-quotes.ts) */
-  fresh?: () => Record<string, string>;
+  fresh?: (() => Record<string, string>) | undefined;
 }
 
 /** What the HTTP answers of a route need beside the outcome: its v1 body description and its error shape. */
@@ -189,13 +189,10 @@ export class HttpPaymentAnswers {
         this.paymentRequiredCache.set(cacheKey, document);
       }
     }
-    const answer: PaymentAnswer = { status: 402, body: document.body, headers: { [V2_REQUIRED_HEADER]: document.header, 'Cache-Control': 'no-store' } };
-    if (signIn) {
-      const signedIn = document;
-      answer.fresh = () => ({ [V2_REQUIRED_HEADER]: signedInHeader(signedIn, signIn) });
-      Object.assign(answer.headers, answer.fresh());
-    }
-    return answer;
+    const signedIn = document;
+    const header = signIn ? signedInHeader(signedIn, signIn) : document.header;
+    const fresh = signIn ? () => ({ [V2_REQUIRED_HEADER]: signedInHeader(signedIn, signIn) }) : undefined;
+    return { status: 402, body: document.body, headers: { [V2_REQUIRED_HEADER]: header, 'Cache-Control': 'no-store' }, fresh };
   }
 }
 

@@ -57,12 +57,13 @@ export class UnpaidQuotes {
 
   /** Keeps the 402 an unpaid call got if it was asked lately, unless the networks that can be paid changed meanwhile. */
   keep(ask: UnpaidAsk, answer: PaymentAnswer): void {
-    if (answer.status !== 402 || this.offerState(ask.network) !== ask.offers) return;
+    if (answer.status !== 402) return;
     if (!this.seen.includes(ask.hash)) {
       this.seen[this.nextSeen] = ask.hash;
       this.nextSeen = (this.nextSeen + 1) % SEEN;
       return;
     }
+    if (this.offerState(ask.network) !== ask.offers) return;
     if (this.kept.size >= KEPT && !this.kept.has(ask.hash)) this.kept.delete(this.kept.keys().next().value!);
     // the body is copied: the request's buffer may be a slice of a larger one
     this.kept.set(ask.hash, { ask: { ...ask, body: Buffer.from(ask.body) }, answer });
