@@ -15,7 +15,7 @@ import type { Capability } from '../config/schema.ts';
 import type { Ledger } from '../store/ledger.ts';
 import type { MediaStore } from '../media/media-store.ts';
 import { NETWORKS, type NetworkName } from '../x402/networks.ts';
-import type { PaymentRail, PaymentRails, SchemeOffer } from '../payments/rails.ts';
+import { SCHEMES_BESIDE_EXACT, type PaymentRail, type PaymentRails, type SchemeOffer } from '../payments/rails.ts';
 import type { NetworkFindings } from '../payments/readiness.ts';
 import { rpcFetch } from '../payments/facilitators/rpc-fetch.ts';
 
@@ -128,13 +128,6 @@ function chainProbe(deps: ReadinessDeps, name: NetworkName): (signal: AbortSigna
   return (signal) => jsonRpc(rpcUrl, family === 'evm' ? 'eth_chainId' : 'getHealth', signal);
 }
 
-/** The offers beside exact a rail may have, in the report's order (upto, channels, authCapture): the `degraded` prefix and the rail's offer. */
-const SCHEME_OFFERS: readonly { label: string; of: (rail: PaymentRail) => Pick<SchemeOffer, 'check'> | undefined }[] = [
-  { label: 'upto', of: (rail) => rail.upto },
-  { label: 'channels', of: (rail) => rail.channels },
-  { label: 'auth-capture', of: (rail) => rail.authCapture },
-];
-
 /** Each offer of one kind on these networks, checked: its results by network, and the networks where it is down. */
 async function checkOffers(rails: PaymentRails | undefined, networks: readonly NetworkName[], of: (rail: PaymentRail) => Pick<SchemeOffer, 'check'> | undefined) {
   const offered = networks.flatMap((name) => {
@@ -158,11 +151,11 @@ export async function checkReadiness(deps: ReadinessDeps, networks: readonly Net
     timed(async () => void (await deps.ledger.get('readyz:probe'))),
     timed(async () => void (await deps.media.info('readyz-probe'))),
     Promise.all(providerNames.map((name) => timed((signal) => httpAnswers(`${config.providers[name]!.baseURL.replace(/\/+$/, '')}/models`, signal)))),
-    Promise.all(SCHEME_OFFERS.map(({ of }) => checkOffers(deps.rails, networks, of))),
+    Promise.all(SCHEMES_BESIDE_EXACT.map(({ offerOf }) => checkOffers(deps.rails, networks, offerOf))),
   ]);
   const [upto, channels, authCapture] = offers.map(({ byNetwork }) => byNetwork) as [Record<string, CheckResult>, Record<string, CheckResult>, Record<string, CheckResult>];
   // an offer down is degraded, not a 503: exact still pays there, and such a proof is refused without a charge
-  const degraded = SCHEME_OFFERS.flatMap(({ label }, i) => offers[i]!.down.map((name) => `${label}:${name}`));
+  const degraded = SCHEMES_BESIDE_EXACT.flatMap(({ label }, i) => offers[i]!.down.map((name) => `${label}:${name}`));
   const chains = Object.fromEntries(networks.map((name, i) => [name, chainResults[i]!]));
   const providers = Object.fromEntries(providerNames.map((name, i) => [name, providerResults[i]!]));
   const findings = deps.payments?.findings();

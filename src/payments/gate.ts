@@ -17,7 +17,7 @@ import { LedgerUnavailableError, UNBOUNDED_ATTEMPTS, type Ledger, type PaymentRe
 import { SETTLEMENT_DEFERRED } from './reasons.ts';
 import { OutcomeRecorder } from './outcome-recorder.ts';
 import type { MediaStore } from '../media/media-store.ts';
-import { facilitatorFor, type PaymentRail, type PaymentRails } from './rails.ts';
+import { facilitatorFor, offerOf, type PaymentRail, type PaymentRails } from './rails.ts';
 import { acceptedMismatch, storedProof, storedRequirement, type PaymentProof, type PaymentRequired, type PaymentRequirement, type SettlementReceipt, type Wire } from '../x402/model.ts';
 import { SchemeRegistry } from './schemes/registry.ts';
 import type { PaymentScheme, ProofIdentity } from './schemes/scheme.ts';
@@ -135,7 +135,7 @@ export class PaymentGate {
       payTo: rail.payTo,
       asset: rail.asset,
       maxTimeoutSeconds: call.maxTimeoutSeconds,
-      extra: { ...rail.extra, ...schemeOffer(rail, scheme)?.extra },
+      extra: { ...rail.extra, ...offerOf(rail, scheme)?.extra },
       resource: { url: call.resource, description: call.description },
     };
   }
@@ -647,10 +647,3 @@ function settlementFailed(rail: PaymentRail, wires: Wire[], reason: string, tran
   return { kind: 'payment_required', reason: `settlement_failed: ${reason}`, rails: [rail], failed: { receipt, wires } };
 }
 
-/** The rail's offer of a scheme beside `exact`, whose `extra` its requirement adds to the rail's. */
-function schemeOffer(rail: PaymentRail, scheme: string): { extra: Record<string, unknown> } | undefined {
-  if (scheme === 'upto') return rail.upto;
-  if (scheme === BATCH_SETTLEMENT_SCHEME) return rail.channels;
-  if (scheme === AUTH_CAPTURE_SCHEME) return rail.authCapture;
-  return undefined;
-}

@@ -3,6 +3,8 @@
 import type { Network, NetworkName } from '../x402/networks.ts';
 import type { Facilitator } from './facilitator.ts';
 import type { ChannelFacilitator } from './channels/channel-facilitator.ts';
+import { AUTH_CAPTURE_SCHEME } from '../x402/auth-capture.ts';
+import { BATCH_SETTLEMENT_SCHEME } from '../x402/batch-settlement.ts';
 
 /** A scheme beside `exact` on a rail, with the facilitator that takes it. */
 export interface SchemeOffer {
@@ -49,10 +51,31 @@ export interface PaymentRail {
 
 export type PaymentRails = ReadonlyMap<NetworkName, PaymentRail>;
 
-/** The facilitator that verifies and settles `scheme` on this rail, if the rail takes that scheme. */
+/**
+ * The schemes a rail may offer beside `exact`, in the order a 402 lists them: each one's wire name, its name in
+ * /readyz's `degraded`, and the rail's offer of it (absent where the rail does not take it).
+ */
+export const SCHEMES_BESIDE_EXACT = [
+  { scheme: 'upto', label: 'upto', offerOf: (rail: PaymentRail): UptoOffer | undefined => rail.upto },
+  { scheme: BATCH_SETTLEMENT_SCHEME, label: 'channels', offerOf: (rail: PaymentRail): ChannelOffer | undefined => rail.channels },
+  { scheme: AUTH_CAPTURE_SCHEME, label: 'auth-capture', offerOf: (rail: PaymentRail): SchemeOffer | undefined => rail.authCapture },
+] as const;
+
+/** The rail's offer of `scheme` beside `exact`, if it takes it. */
+export function offerOf(rail: PaymentRail, scheme: string): UptoOffer | ChannelOffer | SchemeOffer | undefined {
+  return SCHEMES_BESIDE_EXACT.find((beside) => beside.scheme === scheme)?.offerOf(rail);
+}
+
+/**
+ * The facilitator that verifies and settles `scheme` on this rail, if the rail takes that scheme. Payment channels
+ * have none of this kind: their facilitator is the channel gate's (channels/channel-gate.ts).
+ */
 export function facilitatorFor(rail: PaymentRail, scheme: string): Facilitator | undefined {
   if (scheme === 'exact') return rail.facilitator;
-  if (scheme === 'upto') return rail.upto?.facilitator;
-  if (scheme === 'auth-capture') return rail.authCapture?.facilitator;
-  return undefined;
+  const offer = offerOf(rail, scheme);
+  return offer && !isChannelOffer(offer) ? offer.facilitator : undefined;
+}
+
+function isChannelOffer(offer: UptoOffer | ChannelOffer | SchemeOffer): offer is ChannelOffer {
+  return 'withdrawDelay' in offer;
 }
