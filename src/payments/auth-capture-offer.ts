@@ -5,9 +5,9 @@ import type { Logger } from 'pino';
 import { ConfigError } from '../config/load.ts';
 import type { LocalEvmAuthCaptureFacilitator } from './facilitators/evm/local-evm-auth-capture.ts';
 import type { SchemeOffer } from './rails.ts';
-import { STARTUP_CHECK_MS, within, type UptoMode } from './upto-offer.ts';
+import { STARTUP_CHECK_MS, within, type OfferMode } from './upto-offer.ts';
 
-export async function localAuthCaptureOffer(facilitator: LocalEvmAuthCaptureFacilitator, mode: UptoMode, network: string, log?: Logger): Promise<SchemeOffer | undefined> {
+export async function localAuthCaptureOffer(facilitator: LocalEvmAuthCaptureFacilitator, mode: OfferMode, network: string, log?: Logger): Promise<SchemeOffer | undefined> {
   if (mode === 'off') return undefined;
   const why = await within(facilitator.missingContracts(), STARTUP_CHECK_MS, 'eth_getCode').then(
     (missing) => (missing.length > 0 ? `there is no code at ${missing.join(', ')}` : undefined),

@@ -8,7 +8,8 @@ import type { LocalEvmUptoFacilitator } from './facilitators/evm/local-evm-upto.
 import type { RemoteFacilitator } from './facilitators/remote.ts';
 import type { UptoOffer } from './rails.ts';
 
-export type UptoMode = 'auto' | 'on' | 'off';
+/** A network's setting for a scheme beside exact (`upto`, `authCapture`): offered where found, required, or never. */
+export type OfferMode = 'auto' | 'on' | 'off';
 
 /** How long startup waits for one network's check (eth_getCode, or a remote's /supported) before deciding without it. */
 export const STARTUP_CHECK_MS = 5_000;
@@ -23,7 +24,7 @@ export function within<T>(promise: Promise<T>, ms: number, what: string): Promis
 
 export async function localUptoOffer(
   facilitator: LocalEvmUptoFacilitator,
-  mode: UptoMode,
+  mode: OfferMode,
   network: string,
   log?: Logger,
 ): Promise<UptoOffer | undefined> {
@@ -53,7 +54,7 @@ export async function localUptoOffer(
  * network with the facilitator address payers must name; the gas-sponsoring extensions declared are those it
  * lists. "on" without that stops startup (a ConfigError the caller joins with the others).
  */
-export async function remoteUptoOffer(remote: RemoteFacilitator, mode: UptoMode, network: string, log?: Logger): Promise<UptoOffer | undefined> {
+export async function remoteUptoOffer(remote: RemoteFacilitator, mode: OfferMode, network: string, log?: Logger): Promise<UptoOffer | undefined> {
   if (mode === 'off') return undefined;
   const support = await within(remote.uptoSupport(), STARTUP_CHECK_MS, 'GET /supported').catch((error: unknown) => `its /supported could not be read (${(error as Error).message.split('\n')[0]})`);
   if (support === undefined || typeof support === 'string') {
