@@ -44,7 +44,6 @@ interface LaneCall {
   prepared: PreparedCall;
   http: HttpPaidCall;
   work: ReturnType<typeof countedWork>;
-  paid: boolean;
 }
 
 /** `app` with the paid lane in front of it. */
@@ -65,7 +64,7 @@ export function withPaidLane(app: RequestListener, deps: PaidLaneDeps): RequestL
       const prepared = paid.route.prepare(body, endpointContextAt(origin, deps));
       const work = countedWork(deps, paid.operation.capability, prepared.model.id);
       const http = await httpPaidCall(deps, paid, { header, origin }, body, prepared, () => work.count(() => prepared.run()));
-      return { prepared, http, work, paid: carriesPayment(header) };
+      return { prepared, http, work };
     } catch {
       return undefined; // the app renders what was wrong
     }
@@ -84,7 +83,8 @@ export function withPaidLane(app: RequestListener, deps: PaidLaneDeps): RequestL
     const header: HeaderReader = (name) => headerOf(request, name);
     const origin = originOf({ header, socket: request.socket, url: `http://${request.headers.host}${path}` }, deps.config);
     // an unpaid call asked before gets the 402 it got (unpaid-quotes.ts), its fresh values made anew
-    const unpaid = carriesPayment(header) ? undefined : quotes.ask(origin, path, header('X-Network'), bytes);
+    const withPayment = carriesPayment(header);
+    const unpaid = withPayment ? undefined : quotes.ask(origin, path, header('X-Network'), bytes);
     const kept = unpaid && quotes.answer(unpaid);
     if (kept) {
       writeAnswer(response, path, started, deps.frame.open(header('X-Request-Id')), kept);
@@ -103,7 +103,7 @@ export function withPaidLane(app: RequestListener, deps: PaidLaneDeps): RequestL
     const notes = prepared.notes?.headers();
     let answered: PaymentAnswer & { delivered?: boolean };
     try {
-      const traceOf = { capability: paid.operation.capability, route: path, prepared, paid: call.paid };
+      const traceOf = { capability: paid.operation.capability, route: path, prepared, paid: withPayment };
       if (prepared.events) {
         const sink = socketEventSink(response);
         const head = await traced(deps, traceOf, () => openStream(deps, paid, prepared.events!, http, work.count, sink, answerError), statusOfHead);
