@@ -6,6 +6,7 @@
 // exactly as it would have (status line, the values in this order, Date, Connection and Keep-Alive, Content-Length
 // handling). The table is an internal of node:http: where it cannot be found, the head is written the checked way.
 import { OutgoingMessage, type ServerResponse } from 'node:http';
+import { lowerCaseName } from './header-name.ts';
 
 const headerTable = Object.getOwnPropertySymbols(new OutgoingMessage()).find((symbol) => symbol.description === 'kOutHeaders');
 
@@ -20,7 +21,7 @@ export function writeTrustedHead(response: ServerResponse, status: number, heade
     return;
   }
   const table: Record<string, [string, string]> = Object.create(null);
-  for (const [name, value] of headers) table[name.toLowerCase()] = [name, value];
+  for (const [name, value] of headers) table[lowerCaseName(name)] = [name, value];
   target[headerTable] = table;
   response.writeHead(status);
 }

@@ -26,6 +26,7 @@ import { isJsonType, parseJsonBody, readIncoming } from '../read-json.ts';
 import { errorAnswerFor, incomingClosed } from '../render-error.ts';
 import type { AnswerFrame } from '../answer-frame.ts';
 import { writeTrustedHead } from '../trusted-head.ts';
+import { lowerCaseName } from '../header-name.ts';
 import { socketEventSink } from './event-sinks.ts';
 import { UnpaidQuotes } from './unpaid-quotes.ts';
 
@@ -161,7 +162,7 @@ function isPlain(request: IncomingMessage, limit: number): boolean {
 
 /** A header as the web Headers of the app's request gives it: repeated ones joined with ", ". */
 function headerOf(request: IncomingMessage, name: string): string | undefined {
-  const value = request.headers[name.toLowerCase()];
+  const value = request.headers[lowerCaseName(name)];
   return Array.isArray(value) ? value.join(', ') : value;
 }
 
