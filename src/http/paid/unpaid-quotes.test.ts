@@ -90,3 +90,11 @@ test('at most 256 answers kept, the oldest dropped first', () => {
   assert.ok(kept.answer(ask(44)));
   assert.ok(kept.answer(ask(299)));
 });
+
+test('a call that is not answered 402, while nothing is kept, is never hashed', () => {
+  const { kept } = quotes();
+  const asked = kept.ask(ORIGIN, ROUTE, 'base', body('a red fox'))!;
+  assert.equal(kept.answer(asked), undefined);
+  kept.keep(asked, { status: 200, body: '{}', headers: {} });
+  assert.equal(asked.hash, undefined);
+});

@@ -5,7 +5,9 @@
 // Kept: only a question asked again while still among the last SEEN questions (a 32-bit hash of each, in a ring):
 // a client with prompts of its own asks each once, and keeping every answer would hold thousands of dead answers a
 // second long enough for V8 to move them to its old generation (measured: ~13 us more per answer than keeping
-// none). Small bodies only, and the KEPT latest answers, the oldest dropped first.
+// none). Small bodies only, and the KEPT latest answers, the oldest dropped first. A question is hashed only when
+// it has to be: to look it up while answers are kept, or once its answer is a 402; a call answered otherwise (a
+// paid one is never asked) costs no hashing.
 import type { PaymentAnswer } from './payment-edge.ts';
 
 /** A body larger than this is answered the long way each time (an agent's probe is a few hundred bytes). */
@@ -20,7 +22,8 @@ export interface UnpaidAsk {
   route: string;
   network: string | undefined;
   body: Buffer;
-  hash: number;
+  /** a 32-bit hash of all of the above, made on first use (hashOf) */
+  hash?: number;
 }
 
 interface Kept {
@@ -41,15 +44,13 @@ export class UnpaidQuotes {
   /** The question of an unpaid call to `route` at `origin`; undefined when its body is too large to keep. */
   ask(origin: string, route: string, network: string | undefined, body: Buffer): UnpaidAsk | undefined {
     if (body.byteLength > MAX_BODY_BYTES) return undefined;
-    const offers = this.offerState(network);
-    let hash = hashText(hashText(hashText(hashText(FNV_OFFSET, offers), origin), route), network ?? '\n');
-    for (let i = 0; i < body.length; i++) hash = Math.imul(hash ^ body[i]!, FNV_PRIME);
-    return { offers, origin, route, network, body, hash: hash | 0 };
+    return { offers: this.offerState(network), origin, route, network, body };
   }
 
   /** The 402 kept for `ask`, with its fresh values made anew. */
   answer(ask: UnpaidAsk): PaymentAnswer | undefined {
-    const kept = this.kept.get(ask.hash);
+    if (this.kept.size === 0) return undefined;
+    const kept = this.kept.get(hashOf(ask));
     if (!kept || !sameAsk(kept.ask, ask)) return undefined;
     const { answer } = kept;
     return answer.fresh ? { ...answer, headers: { ...answer.headers, ...answer.fresh() } } : answer;
@@ -58,20 +59,29 @@ export class UnpaidQuotes {
   /** Keeps the 402 an unpaid call got if it was asked lately, unless the networks that can be paid changed meanwhile. */
   keep(ask: UnpaidAsk, answer: PaymentAnswer): void {
     if (answer.status !== 402) return;
-    if (!this.seen.includes(ask.hash)) {
-      this.seen[this.nextSeen] = ask.hash;
+    const hash = hashOf(ask);
+    if (!this.seen.includes(hash)) {
+      this.seen[this.nextSeen] = hash;
       this.nextSeen = (this.nextSeen + 1) % SEEN;
       return;
     }
     if (this.offerState(ask.network) !== ask.offers) return;
-    if (this.kept.size >= KEPT && !this.kept.has(ask.hash)) this.kept.delete(this.kept.keys().next().value!);
+    if (this.kept.size >= KEPT && !this.kept.has(hash)) this.kept.delete(this.kept.keys().next().value!);
     // the body is copied: the request's buffer may be a slice of a larger one
-    this.kept.set(ask.hash, { ask: { ...ask, body: Buffer.from(ask.body) }, answer });
+    this.kept.set(hash, { ask: { ...ask, body: Buffer.from(ask.body) }, answer });
   }
 }
 
 const FNV_OFFSET = 0x811c9dc5;
 const FNV_PRIME = 0x01000193;
+
+/** FNV-1a over the question's parts, each closed by a line break, then its body's bytes; kept on the question. */
+function hashOf(ask: UnpaidAsk): number {
+  if (ask.hash !== undefined) return ask.hash;
+  let hash = hashText(hashText(hashText(hashText(FNV_OFFSET, ask.offers), ask.origin), ask.route), ask.network ?? '\n');
+  for (let i = 0; i < ask.body.length; i++) hash = Math.imul(hash ^ ask.body[i]!, FNV_PRIME);
+  return (ask.hash = hash | 0);
+}
 
 /** FNV-1a over a text's characters, then a line break (no part can hold one, so parts cannot run into each other). */
 function hashText(hash: number, text: string): number {
