@@ -8,7 +8,7 @@ const LOGGING = fileURLToPath(new URL('./logging.ts', import.meta.url));
 
 /** Runs `script` in a fresh Node with createLogger imported as `createLogger`; returns its stdout lines. */
 function run(script: string): { lines: Array<Record<string, unknown>>; status: number | null; text: string } {
-  const source = `import { createLogger, logInfoLine } from ${JSON.stringify(LOGGING)};\n${script}`;
+  const source = `import { createLogger, logRequestLine } from ${JSON.stringify(LOGGING)};\n${script}`;
   const child = spawnSync(process.execPath, ['--input-type=module', '-e', source], { encoding: 'utf8' });
   const lines = child.stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
   return { lines, status: child.status, text: child.stdout };
@@ -66,7 +66,7 @@ test('the request line written directly is the very line pino writes, redacted a
   const { text } = run(`
     const log = createLogger('info');
     for (const path of ['/api/v1/ai/images', '/odd "path"\\\\with\\u0001 ü', '/x/https://user:hunter2pass@example.com/'])
-      for (const write of [(f) => log.info(f, 'request'), (f) => logInfoLine(log, f, 'request')])
+      for (const write of [(f) => log.info(f, 'request'), (f) => logRequestLine(log, f)])
         write({ reqId: 'e0c1f2a3-0000-4000-8000-000000000000', method: 'POST', path, status: 402, ms: 1.25 });
   `);
   const lines = text.split('\n').filter(Boolean).map((line) => line.replace(/"time":\d+/, '"time":0'));

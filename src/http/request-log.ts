@@ -1,7 +1,7 @@
 // The one info line per request (id, method, path, status, milliseconds). Never the body, a header or the
 // query: prompts and payment proofs stay out of the logs. The destination is buffered (src/logging.ts).
 import type { Logger } from 'pino';
-import { logInfoLine } from '../logging.ts';
+import { logRequestLine } from '../logging.ts';
 
 export interface RequestLine {
   reqId: string;
@@ -13,5 +13,5 @@ export interface RequestLine {
 }
 
 export function logRequest(log: Logger, { started, reqId, method, path, status }: RequestLine): void {
-  logInfoLine(log, { reqId, method, path, status, ms: +(performance.now() - started).toFixed(2) }, 'request');
+  logRequestLine(log, { reqId, method, path, status, ms: Math.round((performance.now() - started) * 100) / 100 });
 }
