@@ -17,7 +17,7 @@ import { LedgerUnavailableError, UNBOUNDED_ATTEMPTS, type Ledger, type PaymentRe
 import { SETTLEMENT_DEFERRED } from './reasons.ts';
 import { OutcomeRecorder } from './outcome-recorder.ts';
 import type { MediaStore } from '../media/media-store.ts';
-import { facilitatorFor, offerOf, type PaymentRail, type PaymentRails } from './rails.ts';
+import { facilitatorFor, offerOf, SCHEMES_BESIDE_EXACT, type PaymentRail, type PaymentRails } from './rails.ts';
 import { acceptedMismatch, storedProof, storedRequirement, type PaymentProof, type PaymentRequired, type PaymentRequirement, type SettlementReceipt, type Wire } from '../x402/model.ts';
 import { SchemeRegistry } from './schemes/registry.ts';
 import type { PaymentScheme, ProofIdentity } from './schemes/scheme.ts';
@@ -28,7 +28,6 @@ import { FACILITATOR_UNAVAILABLE, type PaidCall, type PaymentOutcome, type Recei
 import { ChannelGate } from './channels/channel-gate.ts';
 import type { ChannelObserver } from './channels/channel-metrics.ts';
 import { BATCH_SETTLEMENT_SCHEME } from '../x402/batch-settlement.ts';
-import { AUTH_CAPTURE_SCHEME } from '../x402/auth-capture.ts';
 
 export type { PaidCall, PaymentOutcome, ReceivedPayment, WorkPayment, WorkResult } from './outcome.ts';
 
@@ -151,15 +150,11 @@ export class PaymentGate {
     const extensions: Record<string, unknown> = {};
     for (const rail of rails) {
       requirements.push(this.requirementFor(rail, call));
-      if (this.offersUpto(rail, call)) {
-        requirements.push(this.requirementFor(rail, call, 'upto'));
-        Object.assign(extensions, rail.upto!.extensions);
+      for (const { scheme } of SCHEMES_BESIDE_EXACT) {
+        if (!this.offersScheme(rail, call, scheme)) continue;
+        requirements.push(this.requirementFor(rail, call, scheme));
+        Object.assign(extensions, offerOf(rail, scheme)!.extensions);
       }
-      if (this.offersChannels(rail, call)) {
-        requirements.push(this.requirementFor(rail, call, BATCH_SETTLEMENT_SCHEME));
-        Object.assign(extensions, rail.channels!.extensions);
-      }
-      if (rail.authCapture && call.schemes.includes(AUTH_CAPTURE_SCHEME)) requirements.push(this.requirementFor(rail, call, AUTH_CAPTURE_SCHEME));
     }
     return { requirements, extensions };
   }
@@ -191,14 +186,13 @@ export class PaymentGate {
     };
   }
 
-  /** `upto` is offered for operations that take it, on rails that have it. */
-  private offersUpto(rail: PaymentRail, call: Pick<PaidCall, 'schemes'>): boolean {
-    return Boolean(rail.upto) && call.schemes.includes('upto');
-  }
-
-  /** Payment channels are offered for operations that take them, on rails whose escrow was found, with a ledger that keeps them. */
-  private offersChannels(rail: PaymentRail, call: Pick<PaidCall, 'schemes'>): boolean {
-    return Boolean(rail.channels && this.channels) && call.schemes.includes(BATCH_SETTLEMENT_SCHEME);
+  /**
+   * A scheme beside `exact` is offered for operations that take it, on rails that have it; payment channels also
+   * need a ledger that keeps them.
+   */
+  private offersScheme(rail: PaymentRail, call: Pick<PaidCall, 'schemes'>, scheme: SchemeName): boolean {
+    if (!offerOf(rail, scheme) || !call.schemes.includes(scheme)) return false;
+    return scheme !== BATCH_SETTLEMENT_SCHEME || this.channels !== undefined;
   }
 
   /**
@@ -243,7 +237,7 @@ export class PaymentGate {
         message: `${call.names.network} is ${namedRail.network.name} but the payment is for ${rail.network.name}`,
       };
     }
-    const channels = proof.scheme === BATCH_SETTLEMENT_SCHEME && this.offersChannels(rail, call);
+    const channels = proof.scheme === BATCH_SETTLEMENT_SCHEME && this.offersScheme(rail, call, BATCH_SETTLEMENT_SCHEME);
     if (call.refundOnly && !channels) {
       return required(`invalid_payment: only a ${BATCH_SETTLEMENT_SCHEME} refund is taken here; a paid call is a POST`, [rail]);
     }

@@ -11,13 +11,15 @@ export interface SchemeOffer {
   facilitator: Facilitator;
   /** added to the rail's `extra` in this scheme's requirement */
   extra: Record<string, unknown>;
+  /** v2 `extensions` a 402 offering this scheme declares */
+  extensions?: Record<string, unknown>;
   /** readiness: resolves while the scheme can still be paid here (its contracts have code; a remote still lists it), else throws why */
   check(): Promise<void>;
 }
 
 /** The `upto` scheme on a rail (EVM, where Permit2 and the upto proxy exist), for metered calls. */
 export interface UptoOffer extends SchemeOffer {
-  /** v2 `extensions` the 402 declares when this facilitator sponsors the payer's Permit2 approval */
+  /** the 402 declares the gas sponsoring of the payer's Permit2 approval when this facilitator pays for it */
   extensions: Record<string, unknown>;
 }
 
@@ -53,29 +55,29 @@ export type PaymentRails = ReadonlyMap<NetworkName, PaymentRail>;
 
 /**
  * The schemes a rail may offer beside `exact`, in the order a 402 lists them: each one's wire name, its name in
- * /readyz's `degraded`, and the rail's offer of it (absent where the rail does not take it).
+ * /readyz's `degraded`, the rail's offer of it (absent where the rail does not take it), and the facilitator that
+ * verifies and settles it. Payment channels have none of that kind: their facilitator is the channel gate's
+ * (channels/channel-gate.ts).
  */
 export const SCHEMES_BESIDE_EXACT = [
-  { scheme: 'upto', label: 'upto', offerOf: (rail: PaymentRail): UptoOffer | undefined => rail.upto },
-  { scheme: BATCH_SETTLEMENT_SCHEME, label: 'channels', offerOf: (rail: PaymentRail): ChannelOffer | undefined => rail.channels },
-  { scheme: AUTH_CAPTURE_SCHEME, label: 'auth-capture', offerOf: (rail: PaymentRail): SchemeOffer | undefined => rail.authCapture },
+  { scheme: 'upto', label: 'upto', offerOf: (rail: PaymentRail): UptoOffer | undefined => rail.upto, facilitatorOf: (rail: PaymentRail) => rail.upto?.facilitator },
+  { scheme: BATCH_SETTLEMENT_SCHEME, label: 'channels', offerOf: (rail: PaymentRail): ChannelOffer | undefined => rail.channels, facilitatorOf: () => undefined },
+  {
+    scheme: AUTH_CAPTURE_SCHEME,
+    label: 'auth-capture',
+    offerOf: (rail: PaymentRail): SchemeOffer | undefined => rail.authCapture,
+    facilitatorOf: (rail: PaymentRail) => rail.authCapture?.facilitator,
+  },
 ] as const;
 
 /** The rail's offer of `scheme` beside `exact`, if it takes it. */
 export function offerOf(rail: PaymentRail, scheme: string): UptoOffer | ChannelOffer | SchemeOffer | undefined {
-  return SCHEMES_BESIDE_EXACT.find((beside) => beside.scheme === scheme)?.offerOf(rail);
+  return besideExact(scheme)?.offerOf(rail);
 }
 
-/**
- * The facilitator that verifies and settles `scheme` on this rail, if the rail takes that scheme. Payment channels
- * have none of this kind: their facilitator is the channel gate's (channels/channel-gate.ts).
- */
+/** The facilitator that verifies and settles `scheme` on this rail, if the rail takes that scheme (not channels: above). */
 export function facilitatorFor(rail: PaymentRail, scheme: string): Facilitator | undefined {
-  if (scheme === 'exact') return rail.facilitator;
-  const offer = offerOf(rail, scheme);
-  return offer && !isChannelOffer(offer) ? offer.facilitator : undefined;
+  return scheme === 'exact' ? rail.facilitator : besideExact(scheme)?.facilitatorOf(rail);
 }
 
-function isChannelOffer(offer: UptoOffer | ChannelOffer | SchemeOffer): offer is ChannelOffer {
-  return 'withdrawDelay' in offer;
-}
+const besideExact = (scheme: string) => SCHEMES_BESIDE_EXACT.find((beside) => beside.scheme === scheme);
