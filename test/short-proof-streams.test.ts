@@ -6,7 +6,7 @@
 //   arrives after the proof expired and is still paid, once;
 // - exact on Solana, whose blockhash expiry the gateway does not know: settled before the first byte too;
 // - upto with a short Permit2 deadline: the stream stops before the deadline, as if its token limit were
-//   reached, and the words delivered by then are charged;
+//   reached, and the words delivered by then are charged (not a tool call it cut short);
 // - upto with a deadline too short for any answer: refused up front, nothing moves.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -145,6 +145,23 @@ test('upto with a short deadline: the stream stops before the deadline and the w
   assert.equal(final.response, words.join(''));
   const charged = BigInt(final.x402.amount);
   // 1000 per request + each word sent as a token at 2 + 21 characters at 0.1, rounded up
+  assert.equal(charged, 1000n + 2n * BigInt(words.length) + 3n);
+  assert.equal(await balanceOf(service, 'base', buyer.address), 10_000_000n - charged);
+});
+
+test('upto with a short deadline that cuts a tool call: only the words delivered are charged, not the cut call', async () => {
+  upstream.reset();
+  upstream.fail(CHAT_PATH, { kind: 'stream-hold', afterChunks: 2, toolCallPieces: 3 });
+  const buyer = await fundedEvmBuyer(service, ['base']);
+  const proof = await uptoProof(buyer, '/api/v1/ai/chat', SPEC_STREAM, 22); // settleable for 7 s more
+  const response = await postJson(`${service.url}/api/v1/ai/chat`, SPEC_STREAM, { 'PAYMENT-SIGNATURE': proof });
+  assert.equal(response.status, 200, await response.clone().text());
+  const events = await readEvents(response);
+  const final = JSON.parse(events.at(-2)!);
+  const words = events.slice(0, -2).map((data) => JSON.parse(data).delta as string);
+  assert.equal(final.response, words.join(''));
+  // the same sum as above: the tool call's opening and its three pieces of arguments are not counted
+  const charged = BigInt(final.x402.amount);
   assert.equal(charged, 1000n + 2n * BigInt(words.length) + 3n);
   assert.equal(await balanceOf(service, 'base', buyer.address), 10_000_000n - charged);
 });

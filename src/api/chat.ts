@@ -173,16 +173,18 @@ export function prepareChat(call: ChatCall, { catalog, providers }: EndpointCont
       let sent = '';
       let pieces = 0;
       const counted = (delta: ChatDelta) => {
-        if (delta.type === 'text') sent += delta.text;
-        pieces += 1;
+        if (delta.type === 'text') {
+          sent += delta.text;
+          pieces += 1;
+        }
         return onDelta(delta); // its promise is the client's backpressure: the next piece waits for it
       };
       try {
         return checked(await withCallTimeout(settings.timeoutMs, signal, (limit) => streamChat(providers.language(model), request(limit), counted)));
       } catch (error) {
-        // stopped at its payment's deadline: what was sent is the answer, each piece counted as a token
+        // stopped at its payment's deadline: the text sent is the answer, each piece of it counted as a token
         if (isStreamDeadline(signal)) {
-          // (a tool call cut short is no call: only the text counts, and without text nothing is charged)
+          // (a tool call cut short is no call, and reasoning is not the answer: neither is in it, nor charged)
           return checked({ text: sent, toolCalls: [], reasoning: [], finishReason: 'length', usage: { inputTokens: undefined, outputTokens: pieces, totalTokens: pieces } as LanguageModelUsage });
         }
         // the client left: not an upstream failure, and never reported as one

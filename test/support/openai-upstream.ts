@@ -32,8 +32,11 @@ export type Fault =
   | { kind: 'cut'; headers?: Record<string, string> }
   /** a streamed chat: `afterChunks` events, then the socket is destroyed (a model failing mid-stream) */
   | { kind: 'stream-cut'; afterChunks: number }
-  /** a streamed chat: `afterChunks` events, then nothing until release() or the gateway closes the connection */
-  | { kind: 'stream-hold'; afterChunks: number }
+  /**
+   * a streamed chat: `afterChunks` events, then the opening of a tool call and `toolCallPieces` pieces of its
+   * arguments when asked, then nothing until release() or the gateway closes the connection
+   */
+  | { kind: 'stream-hold'; afterChunks: number; toolCallPieces?: number }
   /**
    * A streamed chat that ignores max_tokens: `events` chunks of `text` each, then finish and [DONE]. Written as a
    * server honouring backpressure writes (waiting for 'drain'): `flood` says how far it got and whether it waits.
@@ -193,6 +196,7 @@ export class OpenAIUpstream {
         return;
       }
       if (fault?.kind === 'stream-hold' && index === fault.afterChunks) {
+        for (const piece of toolCallChunks(chunks[0]!, fault.toolCallPieces ?? 0)) await new Promise<void>((written) => res.write(piece, () => written()));
         this.streamsHolding++;
         await new Promise<void>((resume) => {
           this.held.push(resume);
@@ -350,6 +354,15 @@ export function chatChunks(model: string, includeUsage: boolean): string[] {
     ...(includeUsage ? [event([], { usage: CHAT_USAGE })] : []),
     'data: [DONE]\n\n',
   ];
+}
+
+/** The opening of a tool call and `pieces` pieces of its arguments, as events of the stream `roleChunk` opened; none for 0. */
+function toolCallChunks(roleChunk: string, pieces: number): string[] {
+  if (pieces === 0) return [];
+  const head = JSON.parse(roleChunk.slice('data: '.length)) as Record<string, unknown>;
+  const event = (fn: Record<string, string>, opening = false) =>
+    `data: ${JSON.stringify({ ...head, choices: [{ index: 0, delta: { tool_calls: [{ index: 0, ...(opening ? { id: 'call_held', type: 'function' } : {}), function: fn }] }, finish_reason: null }] })}\n\n`;
+  return [event({ name: 'held', arguments: '' }, true), ...Array.from({ length: pieces }, () => event({ arguments: '{"a":' }))];
 }
 
 export async function startOpenAIUpstream(): Promise<OpenAIUpstream> {
