@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parsedOrigin } from './origin.ts';
+import { originOf, parsedOrigin } from './origin.ts';
 
 const parts = (href: string) => {
   try {
@@ -55,4 +55,28 @@ test('parsedOrigin agrees with new URL() on random authorities', () => {
     assert.deepEqual(memo(href), parts(href), href);
     assert.deepEqual(memo(href), parts(href), `${href} (memoised)`);
   }
+});
+
+test("originOf reads a connection's addresses at its first request; a trusted proxy's forwarded headers, at every one", () => {
+  let addressReads = 0;
+  const socket = {
+    get localAddress() {
+      addressReads += 1;
+      return '::ffff:127.0.0.1';
+    },
+    localPort: 4021,
+    remoteAddress: '10.0.0.5',
+  };
+  const headers = (sent: Record<string, string>) => (name: string) => sent[name];
+  const direct = { trustedProxies: [] };
+  assert.equal(originOf({ header: headers({}), socket, url: '' }, direct), 'http://127.0.0.1:4021');
+  // what a client sends never moves the origin of a connection that is not a trusted proxy's
+  assert.equal(originOf({ header: headers({ 'X-Forwarded-Host': 'evil.example', Host: 'evil.example' }), socket, url: '' }, direct), 'http://127.0.0.1:4021');
+  assert.equal(addressReads, 1);
+
+  const proxied = { trustedProxies: ['10.0.0.0/8'] };
+  assert.equal(originOf({ header: headers({ 'X-Forwarded-Proto': 'https', 'X-Forwarded-Host': 'api.example.com' }), socket, url: '' }, proxied), 'https://api.example.com');
+  assert.equal(originOf({ header: headers({ 'X-Forwarded-Proto': 'https', 'X-Forwarded-Host': 'pay.example.com' }), socket, url: '' }, proxied), 'https://pay.example.com');
+  assert.equal(originOf({ header: headers({}), socket, url: '' }, proxied), 'http://127.0.0.1:4021');
+  assert.equal(addressReads, 2, 'read again once, for the other configuration');
 });

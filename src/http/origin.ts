@@ -71,9 +71,8 @@ export function originOf(request: OriginSource, options: OriginOptions): string 
   const { socket } = request;
   // without a socket (app.request() in-process) there is nothing but the URL to go by
   if (!socket) return parsedOrigin(request.url).origin;
-  const local = socket.localAddress?.replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/i, '') ?? '127.0.0.1';
-  const ownAuthority = `${isIP(local) === 6 ? `[${local}]` : local}:${socket.localPort}`;
-  if (isTrustedProxy(options.trustedProxies, socket.remoteAddress)) {
+  const { ownAuthority, ownOrigin, throughProxy } = connectionOf(socket, options);
+  if (throughProxy) {
     const proto = request.header('X-Forwarded-Proto')?.split(',')[0]?.trim().toLowerCase();
     const forwardedHost = request.header('X-Forwarded-Host')?.split(',')[0]?.trim();
     const host = request.header('Host');
@@ -81,7 +80,30 @@ export function originOf(request: OriginSource, options: OriginOptions): string 
     const authority = forwardedHost && HOST.test(forwardedHost) ? forwardedHost : host && HOST.test(host) ? host : ownAuthority;
     return `${protocol}://${authority}`;
   }
-  return `http://${ownAuthority}`;
+  return ownOrigin;
+}
+
+/** What a connection says of the origin: the address it was accepted on, and whether it came from a trusted proxy. */
+interface ConnectionOrigin {
+  options: OriginOptions;
+  ownAuthority: string;
+  /** `http://` and ownAuthority */
+  ownOrigin: string;
+  throughProxy: boolean;
+}
+
+/** per connection, worked out at its first request: neither its addresses nor the configuration change after */
+const connections = new WeakMap<object, ConnectionOrigin>();
+
+function connectionOf(socket: NonNullable<OriginSource['socket']>, options: OriginOptions): ConnectionOrigin {
+  let known = connections.get(socket);
+  if (known?.options !== options) {
+    const local = socket.localAddress?.replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/i, '') ?? '127.0.0.1';
+    const ownAuthority = `${isIP(local) === 6 ? `[${local}]` : local}:${socket.localPort}`;
+    known = { options, ownAuthority, ownOrigin: `http://${ownAuthority}`, throughProxy: isTrustedProxy(options.trustedProxies, socket.remoteAddress) };
+    connections.set(socket, known);
+  }
+  return known;
 }
 
 type OriginParts = Pick<URL, 'protocol' | 'host' | 'origin'>;
