@@ -151,9 +151,10 @@ export class PaymentGate {
     for (const rail of rails) {
       requirements.push(this.requirementFor(rail, call));
       for (const { scheme } of SCHEMES_BESIDE_EXACT) {
-        if (!this.offersScheme(rail, call, scheme)) continue;
+        const offer = this.offeredScheme(rail, call, scheme);
+        if (!offer) continue;
         requirements.push(this.requirementFor(rail, call, scheme));
-        Object.assign(extensions, offerOf(rail, scheme)!.extensions);
+        Object.assign(extensions, offer.extensions);
       }
     }
     return { requirements, extensions };
@@ -187,12 +188,12 @@ export class PaymentGate {
   }
 
   /**
-   * A scheme beside `exact` is offered for operations that take it, on rails that have it; payment channels also
-   * need a ledger that keeps them.
+   * The rail's offer of a scheme beside `exact`, if this call is offered it: for operations that take the scheme,
+   * on rails that have it; payment channels also need a ledger that keeps them.
    */
-  private offersScheme(rail: PaymentRail, call: Pick<PaidCall, 'schemes'>, scheme: SchemeName): boolean {
-    if (!offerOf(rail, scheme) || !call.schemes.includes(scheme)) return false;
-    return scheme !== BATCH_SETTLEMENT_SCHEME || this.channels !== undefined;
+  private offeredScheme(rail: PaymentRail, call: Pick<PaidCall, 'schemes'>, scheme: SchemeName) {
+    if (!call.schemes.includes(scheme) || (scheme === BATCH_SETTLEMENT_SCHEME && this.channels === undefined)) return undefined;
+    return offerOf(rail, scheme);
   }
 
   /**
@@ -237,7 +238,7 @@ export class PaymentGate {
         message: `${call.names.network} is ${namedRail.network.name} but the payment is for ${rail.network.name}`,
       };
     }
-    const channels = proof.scheme === BATCH_SETTLEMENT_SCHEME && this.offersScheme(rail, call, BATCH_SETTLEMENT_SCHEME);
+    const channels = proof.scheme === BATCH_SETTLEMENT_SCHEME && this.offeredScheme(rail, call, BATCH_SETTLEMENT_SCHEME) !== undefined;
     if (call.refundOnly && !channels) {
       return required(`invalid_payment: only a ${BATCH_SETTLEMENT_SCHEME} refund is taken here; a paid call is a POST`, [rail]);
     }
