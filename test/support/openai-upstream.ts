@@ -215,12 +215,9 @@ export class OpenAIUpstream {
     const flood = { bytes: 0, waiting: false, finished: false };
     this.flood = flood;
     const [role, , ...rest] = chunks;
-    const head = JSON.parse(role!.slice(6)) as Record<string, unknown>;
-    const chunk = (delta: unknown) => `data: ${JSON.stringify({ ...head, choices: [{ index: 0, delta, finish_reason: null }] })}\n\n`;
     // one tool call whose arguments come in `events` pieces, or text in `events` pieces
-    const toolCall = (fn: Record<string, string>, first = false) => ({ tool_calls: [{ index: 0, ...(first ? { id: 'call_flood', type: 'function' } : {}), function: fn }] });
-    const event = fault.as === 'tool-arguments' ? chunk(toolCall({ arguments: fault.text })) : chunk({ content: fault.text });
-    const opening = fault.as === 'tool-arguments' ? [chunk(toolCall({ name: 'flood', arguments: '' }, true))] : [];
+    const event = deltaEvent(role!, fault.as === 'tool-arguments' ? toolCallDelta({ arguments: fault.text }) : { content: fault.text });
+    const opening = fault.as === 'tool-arguments' ? [deltaEvent(role!, toolCallDelta({ name: 'flood', arguments: '' }, 'call_flood'))] : [];
     const tail = rest.slice(CHAT_TEXT.split(/(?<= )/).length - 1);
     const send = async (chunk: string) => {
       flood.bytes += Buffer.byteLength(chunk);
@@ -356,13 +353,22 @@ export function chatChunks(model: string, includeUsage: boolean): string[] {
   ];
 }
 
+/** An event carrying `delta`, of the stream whose first event (its role) is `roleChunk`. */
+function deltaEvent(roleChunk: string, delta: unknown): string {
+  const head = JSON.parse(roleChunk.slice('data: '.length)) as Record<string, unknown>;
+  return `data: ${JSON.stringify({ ...head, choices: [{ index: 0, delta, finish_reason: null }] })}\n\n`;
+}
+
+/** A delta of the answer's one tool call: its opening (with `id`) names it, the others carry pieces of its arguments. */
+function toolCallDelta(fn: Record<string, string>, id?: string) {
+  return { tool_calls: [{ index: 0, ...(id ? { id, type: 'function' } : {}), function: fn }] };
+}
+
 /** The opening of a tool call and `pieces` pieces of its arguments, as events of the stream `roleChunk` opened; none for 0. */
 function toolCallChunks(roleChunk: string, pieces: number): string[] {
   if (pieces === 0) return [];
-  const head = JSON.parse(roleChunk.slice('data: '.length)) as Record<string, unknown>;
-  const event = (fn: Record<string, string>, opening = false) =>
-    `data: ${JSON.stringify({ ...head, choices: [{ index: 0, delta: { tool_calls: [{ index: 0, ...(opening ? { id: 'call_held', type: 'function' } : {}), function: fn }] }, finish_reason: null }] })}\n\n`;
-  return [event({ name: 'held', arguments: '' }, true), ...Array.from({ length: pieces }, () => event({ arguments: '{"a":' }))];
+  const piece = deltaEvent(roleChunk, toolCallDelta({ arguments: '{"a":' }));
+  return [deltaEvent(roleChunk, toolCallDelta({ name: 'held', arguments: '' }, 'call_held')), ...Array.from({ length: pieces }, () => piece)];
 }
 
 export async function startOpenAIUpstream(): Promise<OpenAIUpstream> {
