@@ -1,13 +1,10 @@
 // The one info line per request (id, method, path, status, milliseconds). Never the body, a header or the
 // query: prompts and payment proofs stay out of the logs. The destination is buffered (src/logging.ts).
 import type { Logger } from 'pino';
-import { logRequestLine } from '../logging.ts';
+import { logRequestLine, type RequestLineFields } from '../logging.ts';
 
-export interface RequestLine {
-  reqId: string;
-  method: string;
-  path: string;
-  status: number;
+/** The request line's fields, with the time the request arrived instead of how long it took. */
+export interface RequestLine extends Omit<RequestLineFields, 'ms'> {
   /** performance.now() when the request arrived */
   started: number;
 }
