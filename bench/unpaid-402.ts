@@ -7,7 +7,8 @@
 // a load tool sends it (after the first, the 402 it kept, src/http/paid/unpaid-quotes.ts), and a new body each call
 // (a counter in the prompt), as clients with prompts of their own do: every call parsed, priced and gated. Prints
 // req/s, p50, and each server's CPU per answer (from /proc: less sensitive to other jobs on the machine than req/s,
-// which is what the ratio is of).
+// which is what the ratio is of). BENCH_NETWORK (base) is the X-Network the gateway is asked with; empty sends none, as
+// the official clients do, and the 402 lists every network. The official middleware is set up for base either way.
 import { generatePrivateKey } from 'viem/accounts';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -24,6 +25,8 @@ const connections = envNumber('BENCH_CONNECTIONS', 50);
 const seconds = envNumber('BENCH_SECONDS', 10);
 const rounds = envNumber('BENCH_ROUNDS', 10);
 const baselineDir = process.env.BENCH_BASELINE_DIR;
+const network = process.env.BENCH_NETWORK ?? 'base';
+const networkHeader: Record<string, string> = network ? { 'X-Network': network } : {};
 
 const gateways: [string, GatewayChild][] = [['gateway', await startGatewayChild()]];
 if (baselineDir) gateways.push([`gateway (${baselineDir})`, await startGatewayChild({}, join(baselineDir, 'bench/serve.ts'))]);
@@ -31,14 +34,14 @@ const [, gateway] = gateways[0]!;
 const call = { path: PAID_IMAGE.path, body: { ...PAID_IMAGE.body, prompt: `${PAID_IMAGE.body.prompt} ${BODY_COUNTER}` } };
 try {
   const health = (await (await fetch(new URL('/healthz', gateway.url))).json()) as { sandboxNetworks: { base: { rpcUrl: string } } };
-  const quote = await capture(gateway.url, jsonRequest(call.path, call.body, { 'X-Network': 'base' }));
+  const quote = await capture(gateway.url, jsonRequest(call.path, call.body, networkHeader));
   if (quote.status !== 402) throw new Error(`the unpaid image call answered ${quote.status}`);
   const capturedDir = mkdtempSync(join(tmpdir(), 'x402-bench-402-'));
   const capturedFile = join(capturedDir, 'captured-402.json');
   writeFileSync(capturedFile, JSON.stringify({ [call.path]: quote }));
   const bare = await startReportingChild(join(import.meta.dirname, 'bare.ts'), { args: [capturedFile] });
   try {
-    const accept = (JSON.parse(Buffer.from(quote.body, 'base64').toString()) as { accepts: { asset: `0x${string}`; payTo: `0x${string}`; maxAmountRequired: string; extra: { name: string; version: string } }[] }).accepts[0]!;
+    const accept = (JSON.parse(Buffer.from(quote.body, 'base64').toString()) as { accepts: { network: string; asset: `0x${string}`; payTo: `0x${string}`; maxAmountRequired: string; extra: { name: string; version: string } }[] }).accepts.find((a) => a.network === 'base')!;
     const peer = await startPeer({
       rpcUrl: health.sandboxNetworks.base.rpcUrl,
       chainId: (NETWORKS.base as EvmNetwork).chainId,
@@ -61,8 +64,8 @@ try {
       });
       const sides: [string, TimedLoadOptions][] = [
         ...gateways.flatMap(([name, g]): [string, TimedLoadOptions][] => [
-          [name, target(g.url, g.pid, { 'X-Network': 'base' })],
-          [`${name}, a new body each call`, target(g.url, g.pid, { 'X-Network': 'base' }, true)],
+          [name, target(g.url, g.pid, networkHeader)],
+          [`${name}, a new body each call`, target(g.url, g.pid, networkHeader, true)],
         ]),
         ['floor: node:http replaying those bytes', target(bare.url, bare.pid, {})],
         ['official middleware', target(peer.url, peer.pid, {})],
