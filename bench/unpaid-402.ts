@@ -41,7 +41,8 @@ try {
   writeFileSync(capturedFile, JSON.stringify({ [call.path]: quote }));
   const bare = await startReportingChild(join(import.meta.dirname, 'bare.ts'), { args: [capturedFile] });
   try {
-    const accept = (JSON.parse(Buffer.from(quote.body, 'base64').toString()) as { accepts: { network: string; asset: `0x${string}`; payTo: `0x${string}`; maxAmountRequired: string; extra: { name: string; version: string } }[] }).accepts.find((a) => a.network === 'base')!;
+    const accept = (JSON.parse(Buffer.from(quote.body, 'base64').toString()) as { accepts: { network: string; asset: `0x${string}`; payTo: `0x${string}`; maxAmountRequired: string; extra: { name: string; version: string } }[] }).accepts.find((a) => a.network === 'base');
+    if (!accept) throw new Error(`the 402 asked with X-Network "${network}" lists no base requirement to set the official middleware up with: BENCH_NETWORK must be base or empty`);
     const peer = await startPeer({
       rpcUrl: health.sandboxNetworks.base.rpcUrl,
       chainId: (NETWORKS.base as EvmNetwork).chainId,
