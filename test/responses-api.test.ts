@@ -1,4 +1,4 @@
-// POST /v1/responses (OpenAI's Responses API, stateless) as its users meet it: the official `openai` SDK's
+// POST /v1/responses (OpenAI's Responses API) as its users meet it: the official `openai` SDK's
 // responses.create and responses.stream(), unmodified, paying through @x402/fetch on the sandbox chain.
 // Each paid call is charged once on-chain, exactly the receipt's amount; refused fields cost nothing and
 // name the field.
@@ -37,10 +37,13 @@ async function priceOf(body: unknown): Promise<bigint> {
   return BigInt(((await response.json()) as { accepts: { maxAmountRequired: string }[] }).accepts[0]!.maxAmountRequired);
 }
 
+/** the answer's `store` (the SDK's Response type leaves it out) */
+const storeOf = (response: object) => (response as { store?: boolean }).store;
+
 const spent = async (buyer: PrivateKeyAccount) => FUNDS - (await balanceOf(service, 'base', buyer.address));
 
 describe('responses.create', () => {
-  test('text: a response with one output_text message, store false, usage, charged once as the headers say', async () => {
+  test('text: a response with one output_text message, store true, usage, charged once as the headers say', async () => {
     const buyer = await fundedEvmBuyer(service, ['base'], FUNDS);
     const body = { model: LOCAL_CHAT, instructions: 'Answer briefly.', input: 'Tell me about the sea', max_output_tokens: 256, store: true };
     const price = await priceOf(body);
@@ -48,7 +51,8 @@ describe('responses.create', () => {
     assert.equal(response.object, 'response');
     assert.match(response.id, /^resp_/);
     assert.equal(response.model, LOCAL_CHAT);
-    assert.equal((response as unknown as { store: boolean }).store, false, 'nothing is stored, whatever was asked');
+    assert.equal(storeOf(response), true, 'kept an hour, for previous_response_id');
+    assert.equal(response.previous_response_id, null);
     assert.ok(['completed', 'incomplete'].includes(response.status!));
     const [message] = response.output;
     assert.equal(message!.type, 'message');
@@ -116,7 +120,7 @@ describe('responses.stream()', () => {
     assert.equal(receipt.success, true);
     assert.equal(receipt.payer.toLowerCase(), buyer.address.toLowerCase());
     assert.equal(await spent(buyer), BigInt(receipt.amount));
-    assert.equal((final as unknown as { store: boolean }).store, false);
+    assert.equal(storeOf(final), true, "OpenAI's default");
   });
 });
 
@@ -174,11 +178,68 @@ describe('an earlier answer named by its item id (item_reference)', () => {
   });
 });
 
+describe('going on with a conversation by previous_response_id', () => {
+  test('each turn as the openai SDK sends it, whole and streamed: the model reads the earlier turns, each paid once at the price of the whole conversation', async () => {
+    const buyer = await fundedEvmBuyer(service, ['base'], FUNDS);
+    const client = openaiClient(exactPayingFetch(buyer));
+    const first = await client.responses.create({ model: UP_TOOLS, instructions: 'Answer briefly.', input: 'What is the weather in Paris?', max_output_tokens: 64 });
+    assert.equal(first.output_text, TOOL_UPSTREAM_TEXT);
+
+    const next = { model: UP_TOOLS, previous_response_id: first.id, input: [{ role: 'user' as const, content: 'And tomorrow?' }], max_output_tokens: 64 };
+    const price = await priceOf(next);
+    assert.ok(price > (await priceOf({ ...next, previous_response_id: undefined })), 'the earlier turns are priced as input');
+    const paidBefore = await spent(buyer);
+    const { data: second, response: http } = await client.responses.create(next).withResponse();
+    assert.equal(second.previous_response_id, first.id);
+    const charged = BigInt(http.headers.get('x-payment-amount')!);
+    assert.ok(charged > 0n && charged <= price);
+    assert.equal(await spent(buyer), paidBefore + charged);
+    // what the model read: the first turn and its answer, then the new question; the instructions were not carried over
+    assert.deepEqual(
+      upstream.requests.at(-1)!.messages.map((message: { role: string; content: unknown }) => [message.role, JSON.stringify(message.content)]),
+      [
+        ['user', JSON.stringify('What is the weather in Paris?')],
+        ['assistant', JSON.stringify(TOOL_UPSTREAM_TEXT)],
+        ['user', JSON.stringify('And tomorrow?')],
+      ],
+    );
+
+    const stream = client.responses.stream({ model: UP_TOOLS, previous_response_id: second.id, input: 'And the day after?', max_output_tokens: 64 });
+    for await (const event of stream) void event;
+    const third = await stream.finalResponse();
+    assert.equal(third.previous_response_id, second.id);
+    assert.equal(third.output_text, TOOL_UPSTREAM_TEXT);
+    assert.deepEqual(
+      upstream.requests.at(-1)!.messages.map((message: { role: string }) => message.role),
+      ['user', 'assistant', 'user', 'assistant', 'user'],
+    );
+  });
+
+  test('an answer asked with store false is not kept: naming it is a 400 before any price, and costs nothing', async () => {
+    const buyer = await fundedEvmBuyer(service, ['base'], FUNDS);
+    const client = openaiClient(exactPayingFetch(buyer));
+    const first = await client.responses.create({ model: LOCAL_CHAT, input: 'Hello', max_output_tokens: 16, store: false });
+    assert.equal(storeOf(first), false);
+    const paid = await spent(buyer);
+    await assert.rejects(client.responses.create({ model: LOCAL_CHAT, previous_response_id: first.id, input: 'Again', max_output_tokens: 16 }), (error: unknown) => {
+      assert.ok(error instanceof OpenAI.BadRequestError);
+      assert.equal(error.param, 'previous_response_id');
+      assert.match(error.message, /not known here .* send the whole conversation as input items/);
+      return true;
+    });
+    const message = first.output.find((item) => item.type === 'message')!;
+    const referenced = await postJson(`${service.url}/v1/responses`, { model: LOCAL_CHAT, input: [{ type: 'item_reference', id: message.id }, { role: 'user', content: 'Again' }] }, { 'X-Network': 'base' });
+    assert.equal(referenced.status, 400, 'nor are its output items');
+    assert.equal(await spent(buyer), paid);
+  });
+});
+
 describe('refused before any price, naming the field', () => {
   test('stored-state fields, unknown fields and what the model cannot honour cost nothing', async () => {
     const buyer = await fundedEvmBuyer(service, ['base'], FUNDS);
     const client = openaiClient(exactPayingFetch(buyer));
     const cases: [Record<string, unknown>, string][] = [
+      // an id this gateway did not give
       [{ previous_response_id: 'resp_123' }, 'previous_response_id'],
       [{ conversation: 'conv_123' }, 'conversation'],
       [{ background: true }, 'background'],

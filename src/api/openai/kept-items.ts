@@ -1,51 +1,56 @@
-// The output items of this instance's Responses answers, kept a while by id, so that a client referring back to one
-// (an `item_reference` input item: what the AI SDK's OpenAI provider sends for an earlier answer's text, its `store`
-// being true by default) has it resolved. Nothing else is kept: no conversations, no responses by id. An item id
-// carries 96 random bits: only whoever got the answer can name it. Bounded by age and by size, oldest out first;
-// another instance, or a restart, does not know them (the 400 says to send the item itself).
-import type { OutputItem } from './responses-schemas.ts';
+// What this instance's Responses answers leave behind, kept a while by id, for a client referring back to them:
+// - each output item by its id, for an `item_reference` input item (what the AI SDK's OpenAI provider sends for an
+//   earlier answer's text, its `store` being true by default);
+// - each answer's conversation (the input items it answered, an earlier conversation's first, then its output) by
+//   the response's id, for `previous_response_id` (the openai SDK's way to go on with a conversation).
+// Only for answers asked with `store` not false. An id carries 96 random bits: only whoever got the answer can name
+// it. Bounded by age and by size, oldest out first; another instance, or a restart, does not know them (the 400 says
+// to send the conversation itself).
+import type { OutputItem, ResponsesInputItem } from './responses-schemas.ts';
 
-export const KEPT_ITEM_MS = 60 * 60 * 1000;
+export const KEPT_MS = 60 * 60 * 1000;
 const KEPT_CHARS = 16 * 1024 * 1024;
 
-export class KeptItems {
-  readonly #items = new Map<string, { item: OutputItem; chars: number; until: number }>();
+/** Values by id, each until it is `ttlMs` old, at most `maxChars` of JSON in all (an item shared by values counts in each). */
+export class KeptById<T> {
+  readonly #values = new Map<string, { value: T; chars: number; until: number }>();
   readonly #ttlMs: number;
   readonly #maxChars: number;
   #chars = 0;
 
-  constructor(ttlMs = KEPT_ITEM_MS, maxChars = KEPT_CHARS) {
+  constructor(ttlMs = KEPT_MS, maxChars = KEPT_CHARS) {
     this.#ttlMs = ttlMs;
     this.#maxChars = maxChars;
   }
 
-  keep(items: readonly OutputItem[], now = Date.now()): void {
-    for (const item of items) {
-      const chars = JSON.stringify(item).length;
-      if (chars > this.#maxChars) continue;
-      this.#drop(item.id);
-      this.#items.set(item.id, { item, chars, until: now + this.#ttlMs });
+  keep(id: string, value: T, now = Date.now()): void {
+    const chars = JSON.stringify(value).length;
+    if (chars <= this.#maxChars) {
+      this.#drop(id);
+      this.#values.set(id, { value, chars, until: now + this.#ttlMs });
       this.#chars += chars;
     }
     // a Map iterates in insertion order: the oldest first
-    for (const [id, kept] of this.#items) {
+    for (const [id, kept] of this.#values) {
       if (kept.until > now && this.#chars <= this.#maxChars) break;
       this.#drop(id);
     }
   }
 
-  get(id: string, now = Date.now()): OutputItem | undefined {
-    const kept = this.#items.get(id);
-    return kept && kept.until > now ? kept.item : undefined;
+  get(id: string, now = Date.now()): T | undefined {
+    const kept = this.#values.get(id);
+    return kept && kept.until > now ? kept.value : undefined;
   }
 
   #drop(id: string): void {
-    const kept = this.#items.get(id);
+    const kept = this.#values.get(id);
     if (!kept) return;
     this.#chars -= kept.chars;
-    this.#items.delete(id);
+    this.#values.delete(id);
   }
 }
 
-/** this process's items */
-export const keptItems = new KeptItems();
+/** this process's output items, by item id */
+export const keptItems = new KeptById<OutputItem>();
+/** this process's conversations, by the id of the response that ended them */
+export const keptConversations = new KeptById<readonly ResponsesInputItem[]>();

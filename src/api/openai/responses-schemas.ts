@@ -281,7 +281,8 @@ export const responsesRequestSchema = z
     top_p: z.number().min(0).max(1).nullable().optional(),
     stream: z.boolean().nullable().optional().describe('true: the Responses server-sent events, response.created to response.completed'),
     stream_options: z.object({}).strict().nullable().optional(),
-    store: z.boolean().nullable().optional().describe('Always false here: nothing is stored; the answer says store: false'),
+    store: z.boolean().nullable().optional().describe('Not false (the default): the answer is kept an hour by this instance, for previous_response_id and item_reference'),
+    previous_response_id: z.string().min(1).max(200).nullable().optional().describe("Goes on with that answer's conversation (kept an hour by the instance that gave it): its input and output items come before this input; its instructions and tools do not"),
     metadata: z.record(z.string().max(64), z.string().max(512)).nullable().optional().describe('Echoed in the answer'),
     truncation: z.enum(['disabled', 'auto']).nullable().optional().describe('Echoed; auto: a prompt longer than the context loses its start (the embedded engine always does), else as disabled'),
     prompt_cache_key: z.string().max(1_000).nullable().optional().describe('Passed to OpenAI-protocol upstreams; accepted and ignored elsewhere'),
@@ -292,7 +293,6 @@ export type ResponsesRequest = z.infer<typeof responsesRequestSchema>;
 /** What /v1/responses does with top-level fields outside the schema. */
 export const RESPONSES_FIELD_RULES: FieldRules = {
   refused: {
-    previous_response_id: 'stored responses are not kept here (stateless): send the whole conversation as input items',
     conversation: 'conversations are not kept here (stateless): send the whole conversation as input items',
     prompt: 'stored prompt templates are not kept here: send instructions and input',
     background: 'background responses need stored state; not supported',
@@ -373,9 +373,9 @@ export const responsesResponseSchema = z.object({
   model: z.string(),
   output: z.array(z.union([outputReasoning, outputMessage, outputFunctionCall, outputCustomToolCall, outputToolSearchCall])),
   parallel_tool_calls: z.boolean(),
-  previous_response_id: z.null(),
+  previous_response_id: z.string().nullable(),
   reasoning: z.object({ effort: z.string().nullable(), summary: z.string().nullable() }),
-  store: z.literal(false).describe('Always false: nothing is stored'),
+  store: z.boolean().describe('Whether the answer is kept (an hour, by this instance) for previous_response_id and item_reference'),
   temperature: z.number().nullable(),
   text: z.object({ format: z.record(z.string(), z.unknown()) }),
   tool_choice: z.unknown(),

@@ -2,11 +2,11 @@
 // same model, price, payment and provider call as /v1/chat/completions), and its answer shaped as a Responses
 // `response` object, whole or streamed (responses-events.ts).
 //
-// Stateless: no response or conversation is stored, so the answer always says `store: false`, and the fields that
-// need stored state (previous_response_id, conversation, prompt, background) are a 400 naming the field before any
-// price. A conversation is sent whole as input items, as a stateless client of the Responses API (Codex) does:
-// messages, the model's earlier calls (function, custom, tool_search) and reasoning, and the client's outputs. An
-// `item_reference` to an earlier answer's output item is resolved from the items kept an hour (kept-items.ts).
+// A conversation is sent whole as input items, as a stateless client of the Responses API (Codex) does: messages,
+// the model's earlier calls (function, custom, tool_search) and reasoning, and the client's outputs. An answer asked
+// with `store` not false is kept an hour by this instance (kept-items.ts): an `item_reference` to one of its output
+// items is resolved, and `previous_response_id` naming it goes on with its conversation. The fields that need state
+// kept longer (conversation, prompt, background) are a 400 naming the field before any price.
 // Codex's tool kinds are translated by responses-tools.ts.
 import type { AssistantContent, ModelMessage, TextPart, ImagePart, ToolResultPart } from 'ai';
 import type { JSONSchema7, SharedV4ProviderOptions } from '@ai-sdk/provider';
@@ -32,7 +32,7 @@ import {
   type ResponsesRequest,
   type ResponsesResponse,
 } from './responses-schemas.ts';
-import { KEPT_ITEM_MS, keptItems } from './kept-items.ts';
+import { KEPT_MS, keptConversations, keptItems } from './kept-items.ts';
 import { fileText } from '../file-input.ts';
 
 const ENCRYPTED_REASONING = 'reasoning.encrypted_content';
@@ -42,7 +42,10 @@ export function prepareResponse(body: unknown, context: EndpointContext): Prepar
   const request = parseRequest(responsesRequestSchema, body, { style: 'brackets', notes, rules: RESPONSES_FIELD_RULES });
   const toolset = new ResponsesToolset(notes);
   toolset.add(request.tools ?? [], 'tools');
-  const { messages, imageFields } = toMessages(request, toolset, notes);
+  const earlier = request.previous_response_id ? conversationOf(request.previous_response_id) : [];
+  const conversation = [...earlier, ...inputItems(request.input)];
+  const { messages, imageFields } = toMessages(request.instructions, conversation, earlier.length, toolset, notes);
+  const stored = request.store !== false;
   const include = request.include ?? [];
   include.forEach((value, index) => value !== ENCRYPTED_REASONING && notes.ignore(`include[${index}]`));
   const reasoning = request.reasoning ?? undefined;
@@ -103,9 +106,9 @@ export function prepareResponse(body: unknown, context: EndpointContext): Prepar
     model: chat.model.id,
     output,
     parallel_tool_calls: request.parallel_tool_calls ?? true,
-    previous_response_id: null,
+    previous_response_id: request.previous_response_id ?? null,
     reasoning: { effort: reasoning?.effort ?? null, summary: reasoning?.summary ?? null },
-    store: false,
+    store: stored,
     temperature: request.temperature ?? 1,
     text: { format: request.text?.format ?? { type: 'text' } },
     tool_choice: request.tool_choice ?? 'auto',
@@ -131,7 +134,10 @@ export function prepareResponse(body: unknown, context: EndpointContext): Prepar
       output.push({ type: 'message', id: messageId, status, role: 'assistant', content: [{ type: 'output_text', text: outcome.text, annotations: [], logprobs: [] }] });
     }
     outcome.toolCalls.forEach((call, index) => output.push(toolset.callItem(call, callItemId(index, call.name))));
-    keptItems.keep(output);
+    if (stored) {
+      for (const item of output) keptItems.keep(item.id, item);
+      keptConversations.keep(id, [...conversation, ...(output as ConversationItem[])]);
+    }
     return response(status, output, responsesUsage(outcome.usage), cut ? 'max_output_tokens' : undefined);
   };
   return {
@@ -204,18 +210,33 @@ function responseFormat(format: NonNullable<ResponsesRequest['text']>['format'])
   return { type: 'json_schema', name: format.name, description: format.description, schema: format.schema as JSONSchema7, strict: format.strict ?? undefined };
 }
 
+/** An input item as the conversation holds it: item references resolved. */
+type ConversationItem = Exclude<ResponsesInputItem, { type: 'item_reference' }>;
+
+/** The request's input as items: a string is one user message; an item_reference becomes the item it names. */
+function inputItems(input: ResponsesRequest['input']): ConversationItem[] {
+  if (typeof input === 'string') return [{ role: 'user', content: input }];
+  return input.map((item, index) => (item.type === 'item_reference' ? referenced(item.id, index) : item));
+}
+
 /**
- * instructions first (a system message), then the input: a string is one user message; items become turns, the
- * model's reasoning and calls one assistant turn (with the assistant text before them), consecutive outputs one
- * tool turn. Tools declared in the input (additional_tools, a tool_search's output) join the toolset.
- * `imageFields` names where each image sits (by its URL; inline ones by their order), for the 400 of a model
- * without vision and of an image that cannot be fetched.
+ * instructions first (a system message), then the conversation: the `earlier` items of a previous response's,
+ * then the request's input, its field names counted from there. The model's reasoning and calls become one
+ * assistant turn (with the assistant text before them), consecutive outputs one tool turn. Tools declared in the
+ * input (additional_tools, a tool_search's output) join the toolset. `imageFields` names where each image sits (by
+ * its URL; inline ones by their order), for the 400 of a model without vision and of an image that cannot be fetched.
  */
-function toMessages(request: ResponsesRequest, toolset: ResponsesToolset, notes: RequestNotes): { messages: ModelMessage[]; imageFields: Map<string, string> } {
+function toMessages(
+  instructions: string | null | undefined,
+  conversation: readonly ConversationItem[],
+  earlier: number,
+  toolset: ResponsesToolset,
+  notes: RequestNotes,
+): { messages: ModelMessage[]; imageFields: Map<string, string> } {
   const messages: ModelMessage[] = [];
   const imageFields = new Map<string, string>();
-  if (request.instructions) messages.push({ role: 'system', content: request.instructions });
-  if (typeof request.input === 'string') return { messages: [...messages, { role: 'user', content: request.input }], imageFields };
+  if (instructions) messages.push({ role: 'system', content: instructions });
+  const fieldOf = (index: number) => (index < earlier ? 'previous_response_id' : `input[${index - earlier}]`);
   const assistantPart = (part: Exclude<AssistantContent, string>[number]) => {
     const last = messages.at(-1);
     if (last?.role === 'assistant') last.content = [...asParts(last.content), part];
@@ -223,17 +244,16 @@ function toMessages(request: ResponsesRequest, toolset: ResponsesToolset, notes:
   };
   const toolResult = (callId: string, output: Extract<ResponsesInputItem, { type: 'function_call_output' }>['output'], index: number) => {
     const toolName = toolNameOf(messages, callId);
-    const field = `input[${index}].call_id`;
+    const field = `${fieldOf(index)}.call_id`;
     if (!toolName) throw new ApiError(400, 'invalid_request', `${field}: no call item before it has call_id ${callId}`, { field });
-    const result: ToolResultPart = { type: 'tool-result', toolCallId: callId, toolName, output: { type: 'text', value: outputText(output, `input[${index}].output`, notes) } };
+    const result: ToolResultPart = { type: 'tool-result', toolCallId: callId, toolName, output: { type: 'text', value: outputText(output, `${fieldOf(index)}.output`, notes) } };
     const last = messages.at(-1);
     if (last?.role === 'tool') last.content.push(result);
     else messages.push({ role: 'tool', content: [result] });
   };
-  request.input.forEach((given, index) => {
-    const item = given.type === 'item_reference' ? referenced(given.id, index) : given;
+  conversation.forEach((item, index) => {
     if (isForeign(item)) {
-      notes.ignore(`input[${index}]`);
+      if (index >= earlier) notes.ignore(fieldOf(index));
       return;
     }
     switch (item.type) {
@@ -256,14 +276,14 @@ function toMessages(request: ResponsesRequest, toolset: ResponsesToolset, notes:
       case 'custom_tool_call_output':
         if (item.call_id !== undefined) toolResult(item.call_id, item.output, index);
         // no call of the model's to answer: what the client's tool says, for the model to read as context
-        else messages.push({ role: 'user', content: `[${[item.namespace, item.name ?? 'tool'].filter(Boolean).join('.')} output]\n${outputText(item.output, `input[${index}].output`, notes)}` });
+        else messages.push({ role: 'user', content: `[${[item.namespace, item.name ?? 'tool'].filter(Boolean).join('.')} output]\n${outputText(item.output, `${fieldOf(index)}.output`, notes)}` });
         return;
       case 'tool_search_output':
-        toolset.add(item.tools, `input[${index}].tools`);
+        toolset.add(item.tools, `${fieldOf(index)}.tools`);
         toolResult(item.call_id, JSON.stringify({ tools: item.tools.map((tool) => ('name' in tool ? tool.name : tool.type)) }), index);
         return;
       case 'additional_tools':
-        toolset.add(item.tools, `input[${index}].tools`);
+        toolset.add(item.tools, `${fieldOf(index)}.tools`);
         return;
       default:
         // an earlier answer's text joins the assistant turn its reasoning opened
@@ -271,7 +291,7 @@ function toMessages(request: ResponsesRequest, toolset: ResponsesToolset, notes:
           assistantPart({ type: 'text', text: typeof item.content === 'string' ? item.content : item.content.map(textOf).join('') });
           return;
         }
-        messages.push(...messageOf(item, index, imageFields, notes));
+        messages.push(...messageOf(item, fieldOf(index), imageFields, notes));
     }
   });
   if (messages.every((message) => message.role === 'system')) {
@@ -283,26 +303,41 @@ function toMessages(request: ResponsesRequest, toolset: ResponsesToolset, notes:
 const isForeign = (item: ResponsesInputItem): item is Extract<ResponsesInputItem, { type: (typeof FOREIGN_ITEMS)[number] }> =>
   (FOREIGN_ITEMS as readonly (string | undefined)[]).includes(item.type);
 
+const KEPT_MINUTES = KEPT_MS / 60_000;
+
 /** The output item an item_reference names, as an input item (this gateway's output items are valid input items). */
-function referenced(id: string, index: number): Exclude<ResponsesInputItem, { type: 'item_reference' }> {
+function referenced(id: string, index: number): ConversationItem {
   const item = keptItems.get(id);
-  if (item) return item as Exclude<ResponsesInputItem, { type: 'item_reference' }>;
+  if (item) return item as ConversationItem;
   const field = `input[${index}].id`;
   throw new ApiError(
     400,
     'invalid_request',
-    `${field}: item ${JSON.stringify(id)} is not known here (an answer's output items are kept ${KEPT_ITEM_MS / 60_000} minutes by the instance that gave them): send the item itself (the AI SDK: providerOptions.openai.store false)`,
+    `${field}: item ${JSON.stringify(id)} is not known here (an answer's output items are kept ${KEPT_MINUTES} minutes by the instance that gave them, unless asked with store false): send the item itself (the AI SDK: providerOptions.openai.store false)`,
+    { field },
+  );
+}
+
+/** The conversation a previous response ended: the input items it answered, then its output items. */
+function conversationOf(responseId: string): readonly ConversationItem[] {
+  const conversation = keptConversations.get(responseId);
+  if (conversation) return conversation as readonly ConversationItem[];
+  const field = 'previous_response_id';
+  throw new ApiError(
+    400,
+    'invalid_request',
+    `${field}: response ${JSON.stringify(responseId)} is not known here (an answer is kept ${KEPT_MINUTES} minutes by the instance that gave it, unless asked with store false): send the whole conversation as input items`,
     { field },
   );
 }
 
 /** A message item as the turn it is: developer and system messages are system turns. */
-function messageOf(item: Extract<ResponsesInputItem, { role: string }>, index: number, imageFields: Map<string, string>, notes: RequestNotes): ModelMessage[] {
+function messageOf(item: Extract<ResponsesInputItem, { role: string }>, itemField: string, imageFields: Map<string, string>, notes: RequestNotes): ModelMessage[] {
   const role = item.role === 'developer' ? 'system' : item.role;
   if (typeof item.content === 'string') return [{ role, content: item.content } as ModelMessage];
   if (role === 'user') {
     const parts: (TextPart | ImagePart)[] = item.content.map((part, at) => {
-      const field = `input[${index}].content[${at}]`;
+      const field = `${itemField}.content[${at}]`;
       if (part.type === 'input_image') {
         if (!part.image_url) throw new ApiError(400, 'invalid_request', `${field}.image_url: required (file_id needs stored files)`, { field: `${field}.image_url` });
         const { image, mediaType } = imageInput(part.image_url, field);
@@ -315,9 +350,9 @@ function messageOf(item: Extract<ResponsesInputItem, { role: string }>, index: n
     return [{ role: 'user', content: parts }];
   }
   item.content.forEach((part, at) => {
-    if (part.type === 'input_image') throw new ApiError(400, 'invalid_request', `input[${index}].content[${at}]: images only in user messages`, { field: `input[${index}].content[${at}]` });
+    if (part.type === 'input_image') throw new ApiError(400, 'invalid_request', `${itemField}.content[${at}]: images only in user messages`, { field: `${itemField}.content[${at}]` });
   });
-  return [{ role, content: item.content.map((part, at) => (part.type === 'input_file' ? fileText(part, `input[${index}].content[${at}]`, notes) : textOf(part))).join('') } as ModelMessage];
+  return [{ role, content: item.content.map((part, at) => (part.type === 'input_file' ? fileText(part, `${itemField}.content[${at}]`, notes) : textOf(part))).join('') } as ModelMessage];
 }
 
 /** A call output's text; an image in it (Codex's view_image) is said in its place and named, as on /v1/messages. */
