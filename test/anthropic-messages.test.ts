@@ -400,6 +400,34 @@ describe('one price table for every chat surface', () => {
   });
 });
 
+describe('models.list and models.retrieve', () => {
+  test("the chat models in Anthropic's shape, paged as the SDK pages them; without anthropic-version the list is OpenAI's", async () => {
+    const client = anthropicClient(fetch);
+    const chatModels = service.config.models.filter((model) => model.capability === 'chat').map((model) => model.id);
+    assert.ok(chatModels.length > 1);
+    const listed: string[] = [];
+    for await (const model of client.models.list({ limit: 1 })) {
+      assert.equal(model.type, 'model');
+      assert.equal(model.lifecycle, 'active');
+      assert.ok(!Number.isNaN(Date.parse(model.created_at)));
+      listed.push(model.id);
+    }
+    assert.deepEqual(listed, chatModels, 'every chat model, one page at a time');
+    const page = await client.models.list({ limit: 1 });
+    assert.equal(page.has_more, true);
+    assert.equal(page.last_id, chatModels[0]);
+
+    const model = await client.models.retrieve(UP_TOOLS);
+    assert.equal(model.id, UP_TOOLS);
+    assert.ok(model.max_tokens! > 0);
+    await assert.rejects(client.models.retrieve('no-such-model'), Anthropic.NotFoundError);
+    await assert.rejects(client.models.list({ limit: 0 }), Anthropic.BadRequestError);
+
+    const openaiList = (await (await fetch(`${service.url}/v1/models`)).json()) as { object: string };
+    assert.equal(openaiList.object, 'list');
+  });
+});
+
 describe('discovery', () => {
   test('/v1/responses, /v1/messages and /v1/messages/count_tokens are in the OpenAPI document behind /docs', async () => {
     const document = (await (await fetch(`${service.url}/openapi.json`)).json()) as { paths: Record<string, any>; tags: { name: string }[] };

@@ -54,11 +54,11 @@ export function withOpenAIRoutes(
     };
   }
   const list = jsonSchema(openaiModelListSchema, 'output') as { properties?: { data?: { items?: unknown } } };
-  paths['/v1/models'] = { get: { tags: [TAGS.openai.name], summary: 'The catalog in OpenAI’s list shape (free)', responses: { '200': { description: 'OK', content: { 'application/json': { schema: list } } } } } };
+  paths['/v1/models'] = { get: { tags: [TAGS.openai.name], summary: 'The catalog in OpenAI’s list shape (free); asked with anthropic-version, the chat models in Anthropic’s (limit, after_id, before_id)', responses: { '200': { description: 'OK', content: { 'application/json': { schema: list } } } } } };
   paths['/v1/models/{id}'] = {
     get: {
       tags: [TAGS.openai.name],
-      summary: 'One model in OpenAI’s shape (free)',
+      summary: 'One model in OpenAI’s shape (free); asked with anthropic-version, a chat model in Anthropic’s',
       parameters: [{ name: 'id', in: 'path', required: true, description: 'a model id of the catalog, e.g. local/demo-bigram (its slash unescaped)', schema: { type: 'string' } }],
       responses: { '200': { description: 'The model', content: { 'application/json': { schema: list.properties?.data?.items ?? {} } } }, '404': error },
     },
