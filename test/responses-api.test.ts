@@ -215,6 +215,27 @@ describe('going on with a conversation by previous_response_id', () => {
     );
   });
 
+  test("the tool loop as OpenAI's guide writes it: only the call's output sent, the call found in the previous response", async () => {
+    const buyer = await fundedEvmBuyer(service, ['base'], FUNDS);
+    const client = openaiClient(exactPayingFetch(buyer));
+    const tools = [WEATHER_TOOL];
+    const first = await client.responses.create({ model: UP_TOOLS, input: 'What is the weather in Paris?', tools, tool_choice: { type: 'function', name: 'get_weather' } });
+    const call = first.output.find((item) => item.type === 'function_call');
+    assert.ok(call && call.type === 'function_call');
+    const second = await client.responses.create({
+      model: UP_TOOLS,
+      previous_response_id: first.id,
+      input: [{ type: 'function_call_output', call_id: call.call_id, output: '{"sky":"clear","celsius":21}' }],
+      tools,
+      tool_choice: 'none',
+    });
+    assert.equal(second.output_text, TOOL_UPSTREAM_TEXT);
+    const history = upstream.requests.at(-1)!.messages;
+    assert.deepEqual(history.map((message: { role: string }) => message.role), ['user', 'assistant', 'tool']);
+    assert.equal(history[1].tool_calls[0].id, call.call_id);
+    assert.deepEqual(history[2], { role: 'tool', tool_call_id: call.call_id, content: '{"sky":"clear","celsius":21}' });
+  });
+
   test('an answer asked with store false is not kept: naming it is a 400 before any price, and costs nothing', async () => {
     const buyer = await fundedEvmBuyer(service, ['base'], FUNDS);
     const client = openaiClient(exactPayingFetch(buyer));
