@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { loadConfig } from '../src/config/load.ts';
 import { startService } from '../src/service.ts';
 import { PaymentGate } from '../src/payments/gate.ts';
+import { runWork } from '../src/payments/outcome.ts';
 import { embeddedModels } from '../src/config/embedded-models.ts';
 import { MOCK_CHAT_MODEL } from './mock-chat-model.ts';
 
@@ -21,7 +22,7 @@ if (process.env.BENCH_PAYMENT_EXCLUDED === '1') {
   const process402 = PaymentGate.prototype.process;
   PaymentGate.prototype.process = async function (call) {
     if (call.payment !== undefined || call.refundOnly) return process402.call(this, call);
-    const result = await call.work({ charge: call.amount });
+    const result = await runWork(call, { payer: `0x${'cd'.repeat(20)}`, charge: call.amount });
     const receipt = { success: true, transaction: `0x${'ab'.repeat(32)}`, network: 'base' as const, payer: `0x${'cd'.repeat(20)}`, amount: call.amount };
     return { kind: 'delivered', status: 200, body: result.body, media: result.media, receipt, wires: [2 as const] };
   };

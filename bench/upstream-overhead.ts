@@ -56,6 +56,7 @@ import { pino } from 'pino';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { loadConfig } from '../src/config/load.ts';
 import { PaymentGate, type GateDeps, type PaidCall, type PaymentOutcome } from '../src/payments/gate.ts';
+import { runWork } from '../src/payments/outcome.ts';
 import { SqliteLedger } from '../src/store/sqlite-ledger.ts';
 import { FileMediaStore } from '../src/media/file-media-store.ts';
 import { ACCEPTED_ENCODINGS, type NodeHttpClient } from '../src/lib/node-http-fetch.ts';
@@ -121,7 +122,7 @@ function paymentExcludedGate(Gate: typeof PaymentGate, deps: GateDeps, payer: st
   return new (class extends Gate {
     override async process(call: PaidCall): Promise<PaymentOutcome> {
       if (call.refundOnly) return super.process(call);
-      const result = await timedWork(call).work({ charge: call.amount });
+      const result = await runWork(timedWork(call), { payer, charge: call.amount });
       last.paymentMs = 0;
       const receipt = { success: true, transaction: `0x${'ab'.repeat(32)}`, network: 'base' as const, payer, amount: call.amount };
       return { kind: 'delivered', status: 200, body: result.body, media: result.media, receipt, wires: [1] };

@@ -14,6 +14,7 @@ export type ErrorCode =
   | 'network_mismatch'
   | 'payment_mismatch'
   | 'payment_id_conflict'
+  | 'payer_not_allowed'
   | 'not_found'
   | 'method_not_allowed'
   | 'range_not_satisfiable'

@@ -236,6 +236,31 @@ describe('going on with a conversation by previous_response_id', () => {
     assert.deepEqual(history[2], { role: 'tool', tool_call_id: call.call_id, content: '{"sky":"clear","celsius":21}' });
   });
 
+  test("a kept answer is its payer's: another wallet naming it, by response or by item, is refused once its payment verifies, charged nothing", async () => {
+    const owner = await fundedEvmBuyer(service, ['base'], FUNDS);
+    const first = await openaiClient(exactPayingFetch(owner)).responses.create({ model: LOCAL_CHAT, input: 'Hello', max_output_tokens: 16 });
+    const message = first.output.find((item) => item.type === 'message')!;
+    const other = await fundedEvmBuyer(service, ['base'], FUNDS);
+    const stranger = openaiClient(exactPayingFetch(other));
+    const attempts = [
+      { model: LOCAL_CHAT, previous_response_id: first.id, input: 'What did I say?', max_output_tokens: 16 },
+      { model: LOCAL_CHAT, input: [{ type: 'item_reference' as const, id: message.id }, { role: 'user' as const, content: 'Go on' }], max_output_tokens: 16 },
+    ];
+    for (const body of attempts) {
+      await assert.rejects(stranger.responses.create(body), (error: unknown) => {
+        assert.ok(error instanceof OpenAI.PermissionDeniedError, String(error));
+        assert.equal(error.code, 'payer_not_allowed');
+        assert.match(error.message, /only that payer may pay for it; nothing was charged/);
+        return true;
+      });
+    }
+    assert.equal(await spent(other), 0n);
+    const paid = await spent(owner);
+    const again = await openaiClient(exactPayingFetch(owner)).responses.create(attempts[0]!);
+    assert.equal(again.previous_response_id, first.id, 'its payer goes on');
+    assert.ok((await spent(owner)) > paid);
+  });
+
   test('an answer asked with store false is not kept: naming it is a 400 before any price, and costs nothing', async () => {
     const buyer = await fundedEvmBuyer(service, ['base'], FUNDS);
     const client = openaiClient(exactPayingFetch(buyer));

@@ -39,6 +39,13 @@ export interface PreparedCall {
   /** price in atomic units (for a metered call, the most it may cost) */
   amount: bigint;
   run: () => Promise<WorkOutput>;
+  /**
+   * the one payer who may pay for it: a call that goes on from what an earlier paid call left (a Responses
+   * previous_response_id or item_reference) is that call's payer's alone
+   */
+  payer?: string | undefined;
+  /** told who pays, once the payment verified and before `run` or the events' run (a Responses answer is kept as theirs) */
+  paidBy?: ((payer: string) => void) | undefined;
   /** present when the client asked for the answer as server-sent events */
   events?: EventStream | undefined;
   /** what the call accepted and ignored, or lowered, said on every answer to it (request-notes.ts) */

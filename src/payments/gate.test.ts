@@ -333,6 +333,22 @@ test('a payment identifier is bound to the first payment that verified with it; 
   assert.deepEqual([conflict.code, conflict.subject], ['payment_id_conflict', 'payment']);
 });
 
+test('a call bound to one payer: anyone else\'s payment is refused once verified, nothing charged or run; its payer\'s is told who pays, then works', async () => {
+  const { gate, base, ledger } = setup();
+  const owner = buyer();
+  const runs = { count: 0 };
+  const told: string[] = [];
+  const bound = (paid: ReceivedPayment) => paidCall({ payment: paid, runs, payer: owner.address.toLowerCase(), paidBy: (payer) => told.push(payer) });
+  const stranger = await payment(buyer());
+  const refused = expectKind(await gate.process(bound(stranger)), 'refused');
+  assert.deepEqual([refused.code, refused.subject], ['payer_not_allowed', 'payment']);
+  assert.deepEqual([runs.count, base.settled.length, told.length], [0, 0, 0]);
+  assert.equal((await ledger.listPayments({}, 5)).payments[0]!.state, 'released');
+  // the owner's address in another letter case is the same payer
+  expectKind(await gate.process(bound(await payment(owner))), 'delivered');
+  assert.deepEqual([runs.count, base.settled.length, told], [1, 1, [owner.address]]);
+});
+
 test('a GET to a paid URL takes a channel refund only: an exact payment there is refused', async () => {
   const { gate, base } = setup();
   const refused = expectKind(await gate.process(paidCall({ refundOnly: true, payment: await payment(buyer()) })), 'payment_required');

@@ -24,7 +24,7 @@ import type { PaymentScheme, ProofIdentity } from './schemes/scheme.ts';
 import { isAcceptedProof, withinValidity } from './replay.ts';
 import { streamPlan } from './stream-validity.ts';
 import { NO_PAYMENT_OBSERVER, type PaymentLabels, type PaymentObserver } from './payment-metrics.ts';
-import { FACILITATOR_UNAVAILABLE, type PaidCall, type PaymentOutcome, type ReceivedPayment, type Refusal, type SchemeName, type WorkResult } from './outcome.ts';
+import { FACILITATOR_UNAVAILABLE, PAYER_NOT_ALLOWED, payerAllowed, runWork, type PaidCall, type PaymentOutcome, type ReceivedPayment, type Refusal, type SchemeName, type WorkResult } from './outcome.ts';
 import { ChannelGate } from './channels/channel-gate.ts';
 import type { ChannelObserver } from './channels/channel-metrics.ts';
 import { BATCH_SETTLEMENT_SCHEME } from '../x402/batch-settlement.ts';
@@ -338,6 +338,10 @@ export class PaymentGate {
       return verification ? required(reason, [rail]) : FACILITATOR_UNAVAILABLE;
     }
     const payer = verification.payer;
+    if (!payerAllowed(call, payer)) {
+      await ledger.transition(key, ['reserved'], { state: 'released', error: PAYER_NOT_ALLOWED.code });
+      return PAYER_NOT_ALLOWED;
+    }
     // payment-identifier: bound only to a payment that verified, so nobody can take another payer's id with junk
     const idConflict = matched.received.paymentId === undefined ? undefined : await this.bindPaymentId(matched.received.paymentId, proof, key);
     if (idConflict) {
@@ -358,7 +362,7 @@ export class PaymentGate {
 
     let result: WorkResult;
     try {
-      result = await call.work(requirement.scheme === 'upto' ? { ...(plan.kind === 'deadline' ? { deadline: plan.at } : {}) } : { charge: requirement.amount });
+      result = await runWork(call, requirement.scheme === 'upto' ? { payer, ...(plan.kind === 'deadline' ? { deadline: plan.at } : {}) } : { payer, charge: requirement.amount });
     } catch (error) {
       // released, so the same proof may try again, but only so often (reserve refuses it past the bound)
       await ledger.transition(key, ['verified'], { state: 'released', error: errorSummary(error), countFailure: true });
@@ -523,7 +527,7 @@ export class PaymentGate {
     if (this.working.has(key)) return IN_PROGRESS;
     this.working.add(key);
     try {
-      const result = await matched.call.work({ charge: charged }).catch(async (error: unknown) => {
+      const result = await runWork(matched.call, { payer, charge: charged }).catch(async (error: unknown) => {
         const exhausted = failedBefore + 1 >= this.attempts.settled;
         // settled: the answer must say so even when the ledger cannot count this failure (its database restarting)
         await this.deps.ledger

@@ -1,6 +1,7 @@
 // What goes into the payment core and what comes out of it, in the internal model only: no header, no status
 // code, no wire document. A wire edge (src/http/paid/payment-edge.ts for HTTP headers, src/http/mcp/ for JSON-RPC `_meta`)
 // reads a proof into a `ReceivedPayment` and renders a `PaymentOutcome` into its own documents.
+import { sameAddress } from '../lib/same-address.ts';
 import type { NetworkName } from '../x402/networks.ts';
 import type { DecodedProof, PaymentRequirement, SettlementReceipt, Wire } from '../x402/model.ts';
 import type { PaymentRail } from './rails.ts';
@@ -80,11 +81,27 @@ export interface PaidCall {
    * client's GET to a paid route's URL): any other payment is refused, and `work` never runs.
    */
   refundOnly?: boolean;
+  /**
+   * The one payer who may pay for this call: a call that goes on from state another paid call left (a Responses
+   * `previous_response_id`) is its payer's alone. A payment that verifies from anyone else is refused
+   * (`payer_not_allowed`) before anything is charged or run.
+   */
+  payer?: string;
+  /** told who pays, once the payment verified and right before the work runs (runWork): what the work leaves is theirs */
+  paidBy?: (payer: string) => void;
   work: (payment: WorkPayment) => Promise<WorkResult>;
+}
+
+/** Runs a call's work for a verified payment, telling the call who pays first. */
+export function runWork(call: PaidCall, payment: WorkPayment): Promise<WorkResult> {
+  call.paidBy?.(payment.payer);
+  return call.work(payment);
 }
 
 /** What the work is told of its payment when it starts (a stream states it in its headers). */
 export interface WorkPayment {
+  /** who pays, as the payment verified */
+  payer: string;
   /** what the payer is charged, when known before the work runs; absent under `upto`, where the result's cost decides */
   charge?: bigint;
   /**
@@ -107,6 +124,7 @@ export type RefusalCode =
   | 'unsupported_network'
   | 'network_mismatch'
   | 'payment_id_conflict'
+  | 'payer_not_allowed'
   | 'payment_in_progress'
   | 'payment_attempts_exhausted'
   | 'facilitator_unavailable';
@@ -137,6 +155,19 @@ export type PaymentOutcome =
     };
 
 export type Refusal = Extract<PaymentOutcome, { kind: 'refused' }>;
+
+/** Whether `payer` may pay for `call`: anyone, unless the call is bound to one payer. */
+export function payerAllowed(call: Pick<PaidCall, 'payer'>, payer: string): boolean {
+  return call.payer === undefined || sameAddress(call.payer, payer);
+}
+
+/** A payment from another payer than the call is bound to: nothing was charged. */
+export const PAYER_NOT_ALLOWED: Refusal = {
+  kind: 'refused',
+  code: 'payer_not_allowed',
+  subject: 'payment',
+  message: 'this call goes on from a result another payer paid for: only that payer may pay for it; nothing was charged',
+};
 
 /** The facilitator did not answer (verification or settlement could not be asked): nothing was charged. */
 export const FACILITATOR_UNAVAILABLE: Refusal = {

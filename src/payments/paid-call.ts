@@ -37,6 +37,9 @@ export interface PricedWork {
   amount: bigint;
   /** a stream: how long the work may still produce output once started (see stream-validity.ts) */
   streamSeconds?: number | undefined;
+  /** the one payer who may pay for it (PaidCall.payer) */
+  payer?: string | undefined;
+  paidBy?: PaidCall['paidBy'] | undefined;
   work: PaidCall['work'];
 }
 
@@ -63,6 +66,8 @@ export function paidCall(config: CallConfig, terms: OperationTerms, facts: Reque
     settleFirst: (network) => settlesFirst(config.settleFirst, network, terms.capability),
     metered: terms.metered,
     ...(priced.streamSeconds === undefined ? {} : { streamSeconds: priced.streamSeconds }),
+    ...(priced.payer === undefined ? {} : { payer: priced.payer }),
+    ...(priced.paidBy === undefined ? {} : { paidBy: priced.paidBy }),
     work: priced.work,
   };
 }

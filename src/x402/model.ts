@@ -1,6 +1,7 @@
 // The payment model: what the payment core, the schemes and the facilitators work on, whichever protocol
 // version and transport carried it. Each protocol version has its codec (src/x402/v1, src/x402/v2); each
 // transport its wire edge (src/http/paid/payment-edge.ts, src/http/mcp/).
+import { sameAddress } from '../lib/same-address.ts';
 import { NETWORKS, resolveNetworkName, type NetworkName } from './networks.ts';
 
 /** the x402 version whose headers carried a proof (and in which the answer is given) */
@@ -134,9 +135,4 @@ export function acceptedMismatch(accepted: Pick<PaymentRequirement, 'scheme' | '
   if (!sameAddress(accepted.asset, requirement.asset)) return 'asset_mismatch: the payment accepted another asset';
   if (!sameAddress(accepted.payTo, requirement.payTo)) return 'invalid_pay_to: the payment accepted another recipient';
   return undefined;
-}
-
-/** EVM hex addresses compare case-insensitively; Solana base58 addresses exactly. */
-function sameAddress(a: string, b: string): boolean {
-  return a.startsWith('0x') ? a.toLowerCase() === b.toLowerCase() : a === b;
 }

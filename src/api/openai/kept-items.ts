@@ -3,9 +3,10 @@
 //   earlier answer's text, its `store` being true by default);
 // - each answer's conversation (the input items it answered, an earlier conversation's first, then its output) by
 //   the response's id, for `previous_response_id` (the openai SDK's way to go on with a conversation).
-// Only for answers asked with `store` not false. An id carries 96 random bits: only whoever got the answer can name
-// it. Bounded by age and by size, oldest out first; another instance, or a restart, does not know them (the 400 says
-// to send the conversation itself).
+// Only for answers asked with `store` not false, each kept with its payer: a call naming one may be paid for by that
+// payer alone (PreparedCall.payer), so an id that leaks opens nothing to anyone else. An id carries 96 random bits.
+// Bounded by age and by size, oldest out first; another instance, or a restart, does not know them (the 400 says to
+// send the conversation itself).
 import type { OutputItem, ResponsesInputItem } from './responses-schemas.ts';
 
 export const KEPT_MS = 60 * 60 * 1000;
@@ -50,7 +51,13 @@ export class KeptById<T> {
   }
 }
 
+/** What an answer left, with who paid for it. */
+export interface PaidFor<T> {
+  value: T;
+  payer: string;
+}
+
 /** this process's output items, by item id */
-export const keptItems = new KeptById<OutputItem>();
+export const keptItems = new KeptById<PaidFor<OutputItem>>();
 /** this process's conversations, by the id of the response that ended them */
-export const keptConversations = new KeptById<readonly ResponsesInputItem[]>();
+export const keptConversations = new KeptById<PaidFor<readonly ResponsesInputItem[]>>();

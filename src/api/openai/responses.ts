@@ -33,6 +33,7 @@ import {
   type ResponsesResponse,
 } from './responses-schemas.ts';
 import { KEPT_MS, keptConversations, keptItems } from './kept-items.ts';
+import { sameAddress } from '../../lib/same-address.ts';
 import { fileText } from '../file-input.ts';
 
 const ENCRYPTED_REASONING = 'reasoning.encrypted_content';
@@ -42,10 +43,13 @@ export function prepareResponse(body: unknown, context: EndpointContext): Prepar
   const request = parseRequest(responsesRequestSchema, body, { style: 'brackets', notes, rules: RESPONSES_FIELD_RULES });
   const toolset = new ResponsesToolset(notes);
   toolset.add(request.tools ?? [], 'tools');
-  const earlier = request.previous_response_id ? conversationOf(request.previous_response_id) : [];
-  const conversation = [...earlier, ...inputItems(request.input)];
+  // what earlier answers left and this call names: whoever paid for them alone may pay for this call
+  const owners: Owner[] = [];
+  const earlier = request.previous_response_id ? conversationOf(request.previous_response_id, owners) : [];
+  const conversation = [...earlier, ...inputItems(request.input, owners)];
   const { messages, imageFields } = toMessages(request.instructions, conversation, earlier.length, toolset, notes);
   const stored = request.store !== false;
+  let paidBy: string | undefined;
   const include = request.include ?? [];
   include.forEach((value, index) => value !== ENCRYPTED_REASONING && notes.ignore(`include[${index}]`));
   const reasoning = request.reasoning ?? undefined;
@@ -134,9 +138,10 @@ export function prepareResponse(body: unknown, context: EndpointContext): Prepar
       output.push({ type: 'message', id: messageId, status, role: 'assistant', content: [{ type: 'output_text', text: outcome.text, annotations: [], logprobs: [] }] });
     }
     outcome.toolCalls.forEach((call, index) => output.push(toolset.callItem(call, callItemId(index, call.name))));
-    if (stored) {
-      for (const item of output) keptItems.keep(item.id, item);
-      keptConversations.keep(id, [...conversation, ...(output as ConversationItem[])]);
+    if (stored && paidBy !== undefined) {
+      const payer = paidBy;
+      for (const item of output) keptItems.keep(item.id, { value: item, payer });
+      keptConversations.keep(id, { value: [...conversation, ...(output as ConversationItem[])], payer });
     }
     return response(status, output, responsesUsage(outcome.usage), cut ? 'max_output_tokens' : undefined);
   };
@@ -149,6 +154,8 @@ export function prepareResponse(body: unknown, context: EndpointContext): Prepar
         : undefined,
     ),
     notes,
+    payer: onePayer(owners),
+    paidBy: (payer) => (paidBy = payer),
   };
 }
 
@@ -213,10 +220,26 @@ function responseFormat(format: NonNullable<ResponsesRequest['text']>['format'])
 /** An input item as the conversation holds it: item references resolved. */
 type ConversationItem = Exclude<ResponsesInputItem, { type: 'item_reference' }>;
 
+/** Who paid for a kept answer a call names, and the field that names it. */
+interface Owner {
+  payer: string;
+  field: string;
+}
+
 /** The request's input as items: a string is one user message; an item_reference becomes the item it names. */
-function inputItems(input: ResponsesRequest['input']): ConversationItem[] {
+function inputItems(input: ResponsesRequest['input'], owners: Owner[]): ConversationItem[] {
   if (typeof input === 'string') return [{ role: 'user', content: input }];
-  return input.map((item, index) => (item.type === 'item_reference' ? referenced(item.id, index) : item));
+  return input.map((item, index) => (item.type === 'item_reference' ? referenced(item.id, index, owners) : item));
+}
+
+/** The one payer of every kept answer named, if any; answers of several payers cannot go on in one call (a 400). */
+function onePayer(owners: readonly Owner[]): string | undefined {
+  const [first, ...others] = owners;
+  const other = others.find(({ payer }) => !sameAddress(first!.payer, payer));
+  if (other) {
+    throw new ApiError(400, 'invalid_request', `${other.field}: paid for by another payer than ${first!.field}; a call goes on from one payer's answers only`, { field: other.field });
+  }
+  return first?.payer;
 }
 
 /**
@@ -306,10 +329,13 @@ const isForeign = (item: ResponsesInputItem): item is Extract<ResponsesInputItem
 const KEPT_MINUTES = KEPT_MS / 60_000;
 
 /** The output item an item_reference names, as an input item (this gateway's output items are valid input items). */
-function referenced(id: string, index: number): ConversationItem {
-  const item = keptItems.get(id);
-  if (item) return item as ConversationItem;
+function referenced(id: string, index: number, owners: Owner[]): ConversationItem {
   const field = `input[${index}].id`;
+  const kept = keptItems.get(id);
+  if (kept) {
+    owners.push({ payer: kept.payer, field });
+    return kept.value as ConversationItem;
+  }
   throw new ApiError(
     400,
     'invalid_request',
@@ -319,10 +345,13 @@ function referenced(id: string, index: number): ConversationItem {
 }
 
 /** The conversation a previous response ended: the input items it answered, then its output items. */
-function conversationOf(responseId: string): readonly ConversationItem[] {
-  const conversation = keptConversations.get(responseId);
-  if (conversation) return conversation as readonly ConversationItem[];
+function conversationOf(responseId: string, owners: Owner[]): readonly ConversationItem[] {
   const field = 'previous_response_id';
+  const kept = keptConversations.get(responseId);
+  if (kept) {
+    owners.push({ payer: kept.payer, field });
+    return kept.value as readonly ConversationItem[];
+  }
   throw new ApiError(
     400,
     'invalid_request',

@@ -100,7 +100,7 @@ export function payForTool(deps: McpPaymentDeps, call: PaidToolCall): Promise<To
         // binds a proof to this tool and this exact input
         binding: { route: resource, body: call.input },
       },
-      { model: call.prepared.model.id, amount: call.prepared.amount, work: () => work.count(() => call.prepared.run()) },
+      { model: call.prepared.model.id, amount: call.prepared.amount, payer: call.prepared.payer, paidBy: call.prepared.paidBy, work: () => work.count(() => call.prepared.run()) },
     );
     const outcome = await deps.gate.process(paid);
     traceOutcome(outcome);

@@ -186,7 +186,7 @@ async function requestFacts(deps: PaidRouteDeps, paid: PaidRoute, request: PaidR
 export async function httpPaidCall(deps: PaidRouteDeps, paid: PaidRoute, request: PaidRequest, body: unknown, prepared: PreparedCall, work: PaidCall['work']): Promise<HttpPaidCall> {
   const { facts, signIn } = await requestFacts(deps, paid, request, body);
   const streamSeconds = prepared.events ? Math.ceil(deps.providers.settings(prepared.model).timeoutMs / 1000) : undefined;
-  const call = paidCall(deps.config, paid.operation, facts, { model: prepared.model.id, amount: prepared.amount, streamSeconds, work });
+  const call = paidCall(deps.config, paid.operation, facts, { model: prepared.model.id, amount: prepared.amount, streamSeconds, payer: prepared.payer, paidBy: prepared.paidBy, work });
   return { call, signIn };
 }
 

@@ -94,6 +94,7 @@ const REFUSALS: Record<RefusalCode, { status: number; code: ErrorCode }> = {
   unsupported_network: { status: 400, code: 'unsupported_network' },
   network_mismatch: { status: 400, code: 'network_mismatch' },
   payment_id_conflict: { status: 409, code: 'payment_id_conflict' },
+  payer_not_allowed: { status: 403, code: 'payer_not_allowed' },
   payment_in_progress: { status: 409, code: 'payment_in_progress' },
   payment_attempts_exhausted: { status: 409, code: 'payment_attempts_exhausted' },
   facilitator_unavailable: { status: 503, code: 'upstream_unavailable' },

@@ -261,6 +261,18 @@ test('a voucher is checked against the fresh mirror without the facilitator, and
   assert.equal(s.escrow.submitted.length, 1, 'only the deposit was ever submitted');
 });
 
+test("a call bound to one payer: another payer's voucher is refused, nothing charged or run; the bound payer's works", async () => {
+  const s = setup();
+  const owner = await opened(s);
+  const stranger = await opened(s);
+  const runs = { count: 0 };
+  const bound = paidCall({ runs, payer: owner.config.payer });
+  assert.equal(expectKind(await s.gate.handle(channelCall(s, await stranger.voucher(2n * PRICE), bound)), 'refused').code, 'payer_not_allowed');
+  assert.deepEqual([runs.count, (await s.store.get(stranger.channelId))!.chargedCumulative], [0, PRICE]);
+  expectKind(await s.gate.handle(channelCall(s, await owner.voucher(2n * PRICE), bound)), 'delivered');
+  assert.equal(runs.count, 1);
+});
+
 test('a stale mirror sends the voucher to the facilitator; a voucher above the balance is refused', async () => {
   const s = setup({ freshStateMs: 0 });
   const payer = await opened(s, 2_500n);

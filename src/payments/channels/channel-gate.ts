@@ -40,7 +40,7 @@ import {
 import type { EvmNetwork } from '../../x402/networks.ts';
 import { newChannelRecord, type ChannelCharge, type ChannelRecord, type ChannelStore } from '../../store/channel-store.ts';
 import type { PaymentProof, PaymentRequirement, SettlementReceipt, Wire } from '../../x402/model.ts';
-import { FACILITATOR_UNAVAILABLE, type PaidCall, type PaymentOutcome, type Refusal } from '../outcome.ts';
+import { FACILITATOR_UNAVAILABLE, PAYER_NOT_ALLOWED, payerAllowed, runWork, type PaidCall, type PaymentOutcome, type Refusal } from '../outcome.ts';
 import { NO_PAYMENT_OBSERVER, type PaymentLabels, type PaymentObserver } from '../payment-metrics.ts';
 import type { ChannelOffer, PaymentRail } from '../rails.ts';
 import type { ChannelProof, ChannelVerifyResult, OnChainChannel } from './channel-facilitator.ts';
@@ -235,6 +235,8 @@ export class ChannelGate {
       }
     }
 
+    if (!payerAllowed(call, payload.channelConfig.payer)) return PAYER_NOT_ALLOWED;
+
     // a withdrawal under way pays out what is not claimed once its delay is over: a voucher is backed only by what stays
     if (state.withdrawRequestedAt !== 0) {
       const payable = stillPayable(state) + (payload.type === 'deposit' ? BigInt(payload.deposit.amount) : 0n);
@@ -249,7 +251,7 @@ export class ChannelGate {
       ({ deposit, state } = landed);
     }
 
-    const result = await call.work(call.metered ? {} : { charge: price });
+    const result = await runWork(call, { payer: payload.channelConfig.payer, ...(call.metered ? {} : { charge: price }) });
     const charged = call.metered && result.cost !== undefined && result.cost < price ? result.cost : price;
     const base = ceiling - price;
     const charge: ChannelCharge = {
