@@ -138,7 +138,8 @@ export function prepareResponse(body: unknown, context: EndpointContext): Prepar
       output.push({ type: 'message', id: messageId, status, role: 'assistant', content: [{ type: 'output_text', text: outcome.text, annotations: [], logprobs: [] }] });
     }
     outcome.toolCalls.forEach((call, index) => output.push(toolset.callItem(call, callItemId(index, call.name))));
-    if (stored && paidBy !== undefined) {
+    // kept only as someone's: a payment whose payer is not known (a facilitator that does not say) keeps nothing
+    if (stored && paidBy) {
       const payer = paidBy;
       for (const item of output) keptItems.keep(item.id, { value: item, payer });
       keptConversations.keep(id, { value: [...conversation, ...(output as ConversationItem[])], payer });
