@@ -47,9 +47,10 @@ export function prepareResponse(body: unknown, context: EndpointContext): Prepar
   const owners: Owner[] = [];
   const earlier = request.previous_response_id ? conversationOf(request.previous_response_id, owners) : [];
   const conversation = [...earlier, ...inputItems(request.input, owners)];
+  const payer = onePayer(owners);
   const { messages, imageFields } = toMessages(request.instructions, conversation, earlier.length, toolset, notes);
   const stored = request.store !== false;
-  let paidBy: string | undefined;
+  let keptAs: string | undefined; // who paid for this answer (paidBy), as whose it is kept
   const include = request.include ?? [];
   include.forEach((value, index) => value !== ENCRYPTED_REASONING && notes.ignore(`include[${index}]`));
   const reasoning = request.reasoning ?? undefined;
@@ -139,10 +140,10 @@ export function prepareResponse(body: unknown, context: EndpointContext): Prepar
     }
     outcome.toolCalls.forEach((call, index) => output.push(toolset.callItem(call, callItemId(index, call.name))));
     // kept only as someone's: a payment whose payer is not known (a facilitator that does not say) keeps nothing
-    if (stored && paidBy) {
-      const payer = paidBy;
-      for (const item of output) keptItems.keep(item.id, { value: item, payer });
-      keptConversations.keep(id, { value: [...conversation, ...(output as ConversationItem[])], payer });
+    if (stored && keptAs) {
+      const owner = keptAs;
+      for (const item of output) keptItems.keep(item.id, { value: item, payer: owner });
+      keptConversations.keep(id, { value: [...conversation, ...(output as ConversationItem[])], payer: owner });
     }
     return response(status, output, responsesUsage(outcome.usage), cut ? 'max_output_tokens' : undefined);
   };
@@ -155,8 +156,8 @@ export function prepareResponse(body: unknown, context: EndpointContext): Prepar
         : undefined,
     ),
     notes,
-    payer: onePayer(owners),
-    paidBy: (payer) => (paidBy = payer),
+    payer,
+    paidBy: (paying) => (keptAs = paying),
   };
 }
 
