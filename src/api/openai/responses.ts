@@ -32,7 +32,7 @@ import {
   type ResponsesRequest,
   type ResponsesResponse,
 } from './responses-schemas.ts';
-import { KEPT_MS, keptConversations, keptItems } from './kept-items.ts';
+import { KEPT_MS, keptConversations, keptItems, type KeptById, type PaidFor } from './kept-items.ts';
 import { sameAddress } from '../../lib/same-address.ts';
 import { fileText } from '../file-input.ts';
 
@@ -333,33 +333,22 @@ const KEPT_MINUTES = KEPT_MS / 60_000;
 /** The output item an item_reference names, as an input item (this gateway's output items are valid input items). */
 function referenced(id: string, index: number, owners: Owner[]): ConversationItem {
   const field = `input[${index}].id`;
-  const kept = keptItems.get(id);
-  if (kept) {
-    owners.push({ payer: kept.payer, field });
-    return kept.value as ConversationItem;
-  }
-  throw new ApiError(
-    400,
-    'invalid_request',
-    `${field}: item ${JSON.stringify(id)} is not known here (an answer's output items are kept ${KEPT_MINUTES} minutes by the instance that gave them, unless asked with store false): send the item itself (the AI SDK: providerOptions.openai.store false)`,
-    { field },
-  );
+  const unknown = `item ${JSON.stringify(id)} is not known here (an answer's output items are kept ${KEPT_MINUTES} minutes by the instance that gave them, unless asked with store false): send the item itself (the AI SDK: providerOptions.openai.store false)`;
+  return keptAt(keptItems, id, field, owners, unknown) as ConversationItem;
 }
 
 /** The conversation a previous response ended: the input items it answered, then its output items. */
 function conversationOf(responseId: string, owners: Owner[]): readonly ConversationItem[] {
-  const field = 'previous_response_id';
-  const kept = keptConversations.get(responseId);
-  if (kept) {
-    owners.push({ payer: kept.payer, field });
-    return kept.value as readonly ConversationItem[];
-  }
-  throw new ApiError(
-    400,
-    'invalid_request',
-    `${field}: response ${JSON.stringify(responseId)} is not known here (an answer is kept ${KEPT_MINUTES} minutes by the instance that gave it, unless asked with store false): send the whole conversation as input items`,
-    { field },
-  );
+  const unknown = `response ${JSON.stringify(responseId)} is not known here (an answer is kept ${KEPT_MINUTES} minutes by the instance that gave it, unless asked with store false): send the whole conversation as input items`;
+  return keptAt(keptConversations, responseId, 'previous_response_id', owners, unknown) as readonly ConversationItem[];
+}
+
+/** What an earlier answer left under `id`, its payer noted as the owner `field` names; else a 400 at `field`, `unknown` saying why. */
+function keptAt<T>(kept: KeptById<PaidFor<T>>, id: string, field: string, owners: Owner[], unknown: string): T {
+  const found = kept.get(id);
+  if (!found) throw new ApiError(400, 'invalid_request', `${field}: ${unknown}`, { field });
+  owners.push({ payer: found.payer, field });
+  return found.value;
 }
 
 /** A message item as the turn it is: developer and system messages are system turns. */
