@@ -193,6 +193,81 @@ test('--scheme upto with calls in parallel: each served and settled in turn, /st
   }
 });
 
+/** `x402-ai spend --json` of a proxy's spend file, once it has exited */
+async function spendOf(name: string) {
+  return JSON.parse((await runCli(['spend', '--json', '--spend-file', join(bed.dir(), `${name}.jsonl`)], {})).stdout);
+}
+
+test('an agent that leaves streamed calls mid-answer: every later call is served, and after --refund-on-exit the cut calls cost what the gateway charged for them', async () => {
+  const { proxy, dropped } = await proxyFor('cut-streams', ['--refund-on-exit']);
+  const anthropic = anthropicAt(proxy);
+  const failures: string[] = [];
+  try {
+    // rounds of six calls at once over the four channels, every other one cut after its first events (as an agent
+    // cancels a side request): each lane's next voucher is signed as if a cut call cost nothing
+    for (let round = 0; round < 3; round++) {
+      await Promise.all(
+        Array.from({ length: 6 }, async (_, i) => {
+          const cut = (round + i) % 2 === 0;
+          const leave = new AbortController();
+          try {
+            let events = 0;
+            const stream = await anthropic.messages.create({ model: CHAT, max_tokens: 200, stream: true, messages: [{ role: 'user', content: `Tell me about the sea, ${round}.${i}` }] }, { signal: leave.signal });
+            for await (const _event of stream) if (cut && ++events === 3) leave.abort();
+          } catch (error) {
+            if (!cut || !leave.signal.aborted) failures.push(`${round}.${i}: ${String(error)}`);
+          }
+        }),
+      );
+    }
+  } finally {
+    await proxy.stop();
+  }
+  assert.deepEqual(failures, []);
+  const account = await spendOf('cut-streams');
+  assert.equal(account.pendingCalls, 0, 'each cut call settled by what its channel showed next (an answer, a refund)');
+  assert.ok(account.calls >= 9, 'the calls not cut were charged');
+  assert.equal(BigInt(account.spent.atomic), await dropped(), 'after the refund the buyer is down what the account says was spent');
+});
+
+test('on a channel, a paid answer a hop loses is settled by the corrective 402 of the next call: charged what the gateway charged, nothing held', async () => {
+  const gatewayUrl = new URL(bed.service().url);
+  let lose = true;
+  // in front of the gateway: the first paid call is served (and charged) there, then answered 504
+  const hop = createServer((req, res) => {
+    const forwarded = httpRequest({ host: gatewayUrl.hostname, port: gatewayUrl.port, path: req.url, method: req.method, headers: req.headers }, async (answer) => {
+      const chunks: Buffer[] = [];
+      for await (const chunk of answer) chunks.push(chunk as Buffer);
+      if (req.headers['payment-signature'] !== undefined && answer.statusCode === 200 && lose) {
+        lose = false;
+        return res.writeHead(504, { 'content-type': 'text/html' }).end('<html>gateway timeout</html>');
+      }
+      res.writeHead(answer.statusCode!, answer.headers).end(Buffer.concat(chunks));
+    });
+    req.pipe(forwarded);
+  });
+  await new Promise<void>((resolve) => hop.listen(0, '127.0.0.1', resolve));
+  const buyer = await fundedEvmBuyerKey(bed.service(), ['base'], 5_000_000n);
+  const start = await balanceOf(bed.service(), 'base', buyer.address);
+  const hopUrl = `http://127.0.0.1:${(hop.address() as AddressInfo).port}`;
+  const proxy = await startProxy(['--gateway', hopUrl, '--network', 'base', '--refund-on-exit', '--spend-file', join(bed.dir(), 'lost-voucher.jsonl')], { X402_EVM_PRIVATE_KEY: buyer.key });
+  try {
+    const openai = openaiAt(proxy);
+    await assert.rejects(openai.chat.completions.create({ model: CHAT, messages: [{ role: 'user', content: 'Hello' }], max_tokens: 8 }), { status: 504 });
+    assert.equal(((await (await fetch(`${proxy.url}/stats`)).json()) as any).pendingCalls, 1, 'the lost answer held until its channel tells');
+    const served = await openai.chat.completions.create({ model: CHAT, messages: [{ role: 'user', content: 'Hello again' }], max_tokens: 8 });
+    assert.ok(served.choices[0]!.message.content);
+    const account = (await (await fetch(`${proxy.url}/stats`)).json()) as any;
+    assert.equal(account.pendingCalls, 0);
+    assert.equal(account.calls, 2, 'the lost call was charged at the gateway, and is counted so');
+  } finally {
+    await proxy.stop();
+    await new Promise((resolve) => hop.close(resolve));
+  }
+  const account = await spendOf('lost-voucher');
+  assert.equal(BigInt(account.spent.atomic), start - (await balanceOf(bed.service(), 'base', buyer.address)), 'after the refund the buyer is down what was spent, to the atomic unit');
+});
+
 test('x402-ai proxy --refund while the proxy runs: its next call opens the channel again and is served', async () => {
   const buyer = await fundedEvmBuyerKey(bed.service(), ['base'], 5_000_000n);
   const args = ['--gateway', bed.service().url, '--network', 'base', '--spend-file', join(bed.dir(), 'refund-live.jsonl')];

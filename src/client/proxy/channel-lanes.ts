@@ -48,6 +48,12 @@ class Lane {
   busy = true;
   /** the deposit the current call holds (set by the deposit strategy) */
   deposit: { id: string; amount: bigint } | undefined;
+  /**
+   * Calls whose outcome the gateway did not tell (a client that left mid-answer, a lost reply): their holds stay
+   * counted until the gateway's state of the channel, learnt at the lane's next answer, shows what they cost.
+   * `base`: what the channel had been charged when they were paid.
+   */
+  unsettled: { base: bigint; holds: Array<{ id: string; amount: bigint }> } | undefined;
 
   constructor(signer: ClientEvmSigner, salt: Hex, requirement: PaymentRequirements, sizeDeposit: (lane: Lane, needed: bigint, requestAmount: bigint) => string) {
     this.salt = salt;
@@ -100,13 +106,16 @@ export class ChannelLanes {
     this.#options = options;
   }
 
-  /** Signs the payment for a call on a free lane (waiting for one when all are busy and no more may open). */
-  async pay(requirement: PaymentRequirements): Promise<ChannelPayment> {
+  /**
+   * Signs the payment for a call on a free lane (waiting for one when all are busy and no more may open). `hold`:
+   * the budget's hold of the call's ceiling, which the lane settles if the call's outcome is never told.
+   */
+  async pay(requirement: PaymentRequirements, hold: string): Promise<ChannelPayment> {
     for (let mayOpen = true; ; mayOpen = false) {
       const { lane, opened } = await this.#acquire(requirement, mayOpen);
       try {
         const payload = await this.#payload(lane, requirement);
-        return this.#payment(lane, requirement, payload);
+        return this.#payment(lane, requirement, payload, hold);
       } catch (error) {
         const lanes = this.#lanes.get(shapeKey(requirement))!;
         if (error instanceof CapExceeded && opened && lanes.length > 1) {
@@ -142,6 +151,8 @@ export class ChannelLanes {
         const [balance, claimed] = (await readChannelBalanceAndTotalClaimed(this.#options.signer, lane.channelId)) as [bigint, bigint];
         if (balance <= claimed) continue;
         const settled = await lane.scheme.refund(url, { fetch: doFetch });
+        const charged = settled.extra?.channelState as { chargedCumulativeAmount?: unknown } | undefined;
+        if (typeof charged?.chargedCumulativeAmount === 'string') this.#settleUnsettled(lane, BigInt(charged.chargedCumulativeAmount));
         const amount = /^\d+$/.test(settled.amount ?? '') ? BigInt(settled.amount!) : 0n;
         outcome.refunds.push({ channel: lane.channelId, salt: lane.salt, amount, transaction: settled.transaction });
       } catch (error) {
@@ -219,8 +230,10 @@ export class ChannelLanes {
     return lane.deposit.amount.toString();
   }
 
-  #payment(lane: Lane, requirement: PaymentRequirements, payload: PaymentPayload['payload']): ChannelPayment {
+  #payment(lane: Lane, requirement: PaymentRequirements, payload: PaymentPayload['payload'], hold: string): ChannelPayment {
     const deposit = lane.deposit;
+    // what the channel had been charged as this voucher was signed: its ceiling less this call's price
+    const base = BigInt((payload as { voucher: { maxClaimableAmount: string } }).voucher.maxClaimableAmount) - BigInt(requirement.amount);
     let released = false;
     return {
       payload,
@@ -232,10 +245,17 @@ export class ChannelLanes {
           },
           local: { channelId: lane.channelId, requestAmount: requirement.amount, ...(deposit ? { depositAmount: deposit.amount.toString() } : {}) },
         });
+        // the gateway took this voucher: it had charged the channel `base` before this call
+        this.#settleUnsettled(lane, base);
       },
       refused: async (required) => {
         await this.#depositLanded(lane, deposit);
-        if (required !== undefined && (await lane.scheme.processCorrectivePaymentRequired(required))) return true;
+        if (required !== undefined && (await lane.scheme.processCorrectivePaymentRequired(required))) {
+          // resynchronised: the lane's client holds what the gateway has charged the channel
+          const known = await lane.storage.get(lane.channelId);
+          if (known?.chargedCumulativeAmount !== undefined) this.#settleUnsettled(lane, BigInt(known.chargedCumulativeAmount));
+          return true;
+        }
         // refused for another reason (its channel refunded by `--refund` under it, a balance it no longer has): what
         // the lane knew of its channel is stale; forgotten, the next payment learns it again from the escrow
         const stale = (await lane.storage.get(lane.channelId)) !== undefined;
@@ -244,8 +264,12 @@ export class ChannelLanes {
       },
       failed: async (known) => {
         await this.#depositLanded(lane, deposit);
-        // the call's charge is unknown: the next call on this lane learns the channel from the escrow and the gateway
-        if (!known) await lane.storage.delete(lane.channelId);
+        // the call's charge is unknown. The lane signs its next voucher as if nothing was charged: taken, nothing was
+        // (its hold released then); else the gateway's corrective 402 says what was, and the lane resynchronises
+        if (!known) {
+          lane.unsettled ??= { base, holds: [] };
+          lane.unsettled.holds.push({ id: hold, amount: BigInt(requirement.amount) });
+        }
       },
       done: () => {
         if (released) return;
@@ -253,6 +277,24 @@ export class ChannelLanes {
         this.#release(requirement, lane);
       },
     };
+  }
+
+  /**
+   * The gateway had charged the channel `charged` when the lane's unsettled calls were paid for and answered since:
+   * what it charged above their base went to them (each at most its price, in turn); the rest of their holds is
+   * released.
+   */
+  #settleUnsettled(lane: Lane, charged: bigint): void {
+    const unsettled = lane.unsettled;
+    if (!unsettled) return;
+    lane.unsettled = undefined;
+    let left = charged > unsettled.base ? charged - unsettled.base : 0n;
+    for (const hold of unsettled.holds) {
+      const part = left < hold.amount ? left : hold.amount;
+      left -= part;
+      if (part > 0n) this.#options.budget.charged(hold.id, part);
+      else this.#options.budget.released(hold.id);
+    }
   }
 
   /**

@@ -108,7 +108,7 @@ export class Payer {
     const envelope = { x402Version: 2, accepted: offer, ...(required.resource ? { resource: required.resource } : {}) };
     if (scheme === 'batch-settlement') {
       if (!this.#options.lanes) throw new Error('payment channels need an EVM key');
-      channel = await this.#options.lanes.pay(offer);
+      channel = await this.#options.lanes.pay(offer, hold);
       payload = { ...envelope, payload: channel.payload } as PaymentPayload;
     } else {
       const client = this.#options.clients[scheme];
