@@ -47,11 +47,12 @@ async function checkAccount(proxy: RunningProxy, run: { code: number | null; std
   const stats = (await (await fetch(`${proxy.url}/stats`)).json()) as any;
   assert.equal(run.code, 0, `${run.stdout}\n${run.stderr}\n${proxy.stderr()}`);
   assert.ok(stats.calls >= 1, 'paid through the proxy');
-  assert.equal(stats.pendingCalls, 0);
   assert.equal(BigInt(stats.walletDrop.atomic), await dropped(), '/stats: what left the wallet');
   await proxy.stop();
   const account = JSON.parse((await runCli(['spend', '--json', '--spend-file', spendFile], {})).stdout);
   assert.equal(account.channels.unspent.atomic, '0', 'refunded on exit');
+  // a request the agent cancelled last on its channel (a side request, a background agent stopped) is settled by the refund's receipt
+  assert.equal(account.pendingCalls, 0, 'every call settled');
   assert.equal(BigInt(account.spent.atomic), await dropped(), 'after the refund the buyer is down what was spent, to the atomic unit');
 }
 
