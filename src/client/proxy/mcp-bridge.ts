@@ -100,7 +100,7 @@ export async function startMcpBridge(options: McpBridgeOptions): Promise<McpBrid
       if (!(await attempt.refused(again))) return toolError(`x402-ai mcp: the gateway refused the payment (${again.error ?? 'no reason given'}); nothing was charged`);
       required = again;
     }
-    return toolError('x402-ai mcp: the gateway kept refusing the payment; nothing was charged');
+    return toolError(`x402-ai mcp: the gateway kept refusing the payment (last: ${required.error ?? 'no reason given'}); nothing was charged`);
   }
 
   const transport = new StdioServerTransport(options.stdin, options.stdout);

@@ -160,7 +160,6 @@ export async function startProxyServer(options: ProxyServerOptions): Promise<Pro
       quotes.set(key, required, Date.now());
     }
 
-    let lastRefusal: string | undefined;
     for (let payments = 0; payments < MAX_PAYMENTS_PER_CALL; payments++) {
       // a client that left (an agent cancelling, a queued call given up) is not paid for
       if (client.aborted) return;
@@ -192,7 +191,6 @@ export async function startProxyServer(options: ProxyServerOptions): Promise<Pro
         // a channel resynchronised by the corrective 402, or a price that changed since it was kept: pay anew
         const retry = (await attempt.refused(again)) || (fromCache && again !== undefined);
         if (retry && again) {
-          lastRefusal = again.error;
           required = again;
           fromCache = false;
           quotes.set(key, again, Date.now());
@@ -203,7 +201,7 @@ export async function startProxyServer(options: ProxyServerOptions): Promise<Pro
       await deliver(attempt, reply, path, body, res);
       return;
     }
-    return answer(res, dialect, 402, 'payment_refused', `x402-ai proxy: the gateway kept refusing the payment (last: ${lastRefusal ?? 'no reason given'}); nothing was charged`);
+    return answer(res, dialect, 402, 'payment_refused', `x402-ai proxy: the gateway kept refusing the payment (last: ${required.error ?? 'no reason given'}); nothing was charged`);
   }
 
   /** Sends the paid request; a settlement still pending (409) is asked about again with the same payment. */
