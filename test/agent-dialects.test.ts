@@ -148,6 +148,27 @@ describe('/v1/messages takes what Claude Code sends', () => {
     await refused({ tools: [{ type: 'custom', name: 'bad name!', input_schema: {} }] }, /^tools\.0\.name: /);
   });
 
+  test('a thinking display newer than summarized and omitted (`updates`, which Claude Code sends with --verbose) is taken and named, not passed on', async () => {
+    const { headers } = await paid('/v1/messages', { ...claudeCodeDefaults, model: UP_ANTHROPIC, thinking: { type: 'adaptive', display: 'updates' } });
+    assert.equal(anthropicUp.received.at(-1)!.thinking.type, 'adaptive');
+    assert.equal(anthropicUp.received.at(-1)!.thinking.display, undefined);
+    assert.ok(ignoredOf(headers).includes('thinking.display'), ignoredOf(headers).join(', '));
+  });
+
+  test('a tool result with Claude Code’s reminder after it ends the tool loop on the sandbox model: the answer is words', async () => {
+    const { json } = await paid('/v1/messages', {
+      ...claudeCodeDefaults,
+      model: SANDBOX,
+      messages: [
+        { role: 'user', content: 'Read notes.txt' },
+        { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'Read', input: { file_path: 'notes.txt' } }] },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'PELICAN' }, { type: 'text', text: '<system-reminder>Keep the todo list current.</system-reminder>' }] },
+      ],
+    });
+    assert.deepEqual(json.content.map((block: { type: string }) => block.type), ['text']);
+    assert.equal(json.stop_reason, 'end_turn');
+  });
+
   test('what the Anthropic SDK types is taken: hints named, nulls as not given, top_k honoured, output_format as output_config.format', async () => {
     const hints = { cache_control: { type: 'ephemeral' }, speed: 'standard', inference_geo: null, diagnostics: { previous_message_id: 'msg_1' } };
     const nulls = { temperature: null, top_p: null, stop_sequences: null, thinking: { type: 'adaptive', display: null }, output_config: { effort: null } };

@@ -11,7 +11,7 @@ import { toUpstreamError } from '../providers/upstream-errors.ts';
 import { completeChat, streamChat, type ChatCompletionRequest } from '../providers/chat-completion.ts';
 import type { ChatModelConfig } from '../config/schema.ts';
 import { allowedOptions, type EndpointContext } from './endpoint.ts';
-import type { ChatDelta, ChatFinishReason, ChatReasoning, ChatReasoningPart, ChatResponseFormat, ChatTool, ChatToolCall, ChatToolsRequest } from '../providers/chat-model.ts';
+import { endsWithToolResult, type ChatDelta, type ChatFinishReason, type ChatReasoning, type ChatReasoningPart, type ChatResponseFormat, type ChatTool, type ChatToolCall, type ChatToolsRequest } from '../providers/chat-model.ts';
 import type { ChatProviderFeatures } from '../providers/registry.ts';
 import type { JSONValue } from '@ai-sdk/provider';
 import type { RequestNotes } from './request-notes.ts';
@@ -281,7 +281,7 @@ function refuseUnfollowableSchemas(
   const problem = providers.chatSchemaProblem(model, {
     ...tools,
     responseFormat: responseFormatOf(call.responseFormat),
-    endsWithToolResult: call.messages.at(-1)?.role === 'tool',
+    endsWithToolResult: endsWithToolResult(call.messages),
     maxTokens,
   });
   if (!problem) return;

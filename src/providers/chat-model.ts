@@ -96,6 +96,20 @@ export interface ChatToolsRequest {
 
 export type { ModelMessage };
 
+/**
+ * Whether the conversation's last turn answers tool calls: a tool result after the last assistant message, with or
+ * without the client's own text after it (Claude Code adds reminders next to a tool's result, which a user turn
+ * carries after the tool's).
+ */
+export function endsWithToolResult(messages: readonly { role: string }[]): boolean {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const role = messages[i]!.role;
+    if (role === 'tool') return true;
+    if (role !== 'user' && role !== 'system') return false;
+  }
+  return false;
+}
+
 /** The name of the tool a tool call of the conversation called: what a tool result needs and OpenAI omits. */
 export function toolNameOf(messages: readonly ModelMessage[], toolCallId: string): string | undefined {
   for (let i = messages.length - 1; i >= 0; i--) {

@@ -57,7 +57,7 @@ export function prepareMessage(body: unknown, context: EndpointContext): Prepare
         parallelToolCalls: request.tool_choice && 'disable_parallel_tool_use' in request.tool_choice && request.tool_choice.disable_parallel_tool_use ? false : undefined,
         responseFormat: format ? { type: 'json_schema', name: 'output', schema: format.schema as JSONSchema7 } : undefined,
         stream: request.stream,
-        reasoning: reasoningOf(request),
+        reasoning: reasoningOf(request, notes),
         contextManagement: contextManagementOf(request.context_management, notes),
         featureFields: {
           cacheControl: cacheFields,
@@ -152,14 +152,19 @@ function toolChoice(choice: MessagesRequest['tool_choice']): ChatToolChoice | un
   return choice.type;
 }
 
-function reasoningOf(request: MessagesRequest): ChatReasoning | undefined {
+/** the thinking displays an upstream takes */
+const DISPLAYS = new Set(['summarized', 'omitted']);
+
+function reasoningOf(request: MessagesRequest, notes: RequestNotes): ChatReasoning | undefined {
   const thinking = request.thinking?.type === 'between_tools' ? undefined : request.thinking;
   const effort = request.output_config?.effort;
   if (!thinking && !effort) return undefined;
+  const display = thinking && 'display' in thinking ? thinking.display : undefined;
+  if (display && !DISPLAYS.has(display)) notes.ignore('thinking.display');
   return {
     ...(effort ? { effort } : {}),
     ...(thinking?.type === 'enabled' ? { thinking: { type: 'enabled', budgetTokens: thinking.budget_tokens } } : thinking ? { thinking: { type: thinking.type } } : {}),
-    ...(thinking && 'display' in thinking && thinking.display ? { display: thinking.display } : {}),
+    ...(display && DISPLAYS.has(display) ? { display: display as 'summarized' | 'omitted' } : {}),
   };
 }
 

@@ -141,7 +141,8 @@ const toolChoice = z.discriminatedUnion('type', [
 
 const system = z.union([z.string(), z.array(textBlock)]).describe('A string, or text blocks (each with its cache_control)');
 
-const display = z.enum(['summarized', 'omitted']).nullable().optional();
+// any word: Claude Code sends values newer than these two (`updates`), which are ignored, and said so
+const display = z.string().max(40).nullable().optional().describe('summarized or omitted; any other value is accepted and ignored (X-Ignored-Fields)');
 const thinking = z
   .discriminatedUnion('type', [
     z.object({ type: z.literal('enabled'), budget_tokens: z.number().int().min(1), display }).strict(),

@@ -2,7 +2,8 @@
 // the price (a refusal naming the field, costing nothing) and in the run loop.
 // - Which tool: the named one; under `required`, the model picks among the names (a grammar of the names); under
 //   `auto`, the engine calls a tool when the conversation ends with anything but a tool result, and answers in
-//   words once the results are in, so a client's tool loop always completes. One call per answer.
+//   words once the results are in (text the client adds after them, as agents add reminders, included:
+//   endsWithToolResult), so a client's tool loop always completes. One call per answer.
 // - A constrained answer (a tool's arguments, a JSON answer) is decoded under a grammar whose longest text fits
 //   the tokens left: a token is at least one byte, and the end of the answer takes one more token. So the JSON
 //   always closes before max_tokens, and a schema whose shortest answer cannot fit is refused before the price.

@@ -22,6 +22,7 @@ import { randomBytes, randomInt } from 'node:crypto';
 import { engineOptions } from './engine-options.ts';
 import { LLAMA_CHAT_ENGINE } from '../../config/engines.ts';
 import { answerPlan, jsonBudget, toolCandidates } from './answer-plan.ts';
+import { endsWithToolResult } from '../chat-model.ts';
 import { clientSchema, type ClientSchema } from './schema/client-schema.ts';
 import { acquireSequence, evaluationThreads, getSharedLlama, releaseSequence, type Loaded } from './llama-runtime.ts';
 import { convertLlamaUsage, convertToLlamaChatHistory, fitChatHistoryWindow, mapLlamaFinishReason } from './llama-chat-convert.ts';
@@ -186,7 +187,7 @@ export class LlamaChatModel implements LanguageModelV4 {
 
   private async run(options: LanguageModelV4CallOptions, sink: StreamSink = {}): Promise<RunResult> {
     const warnings = this.warningsFor(options);
-    const plan = answerPlan({ ...options, endsWithToolResult: options.prompt.at(-1)?.role === 'tool' });
+    const plan = answerPlan({ ...options, endsWithToolResult: endsWithToolResult(options.prompt) });
     const loaded = await this.load();
     options.abortSignal?.throwIfAborted();
 
