@@ -78,6 +78,8 @@ const claudeCodeDefaults = {
   ],
   tools: [readTool, { name: 'Later', description: 'Loaded on demand', input_schema: { type: 'object', properties: {} }, defer_loading: true }],
   metadata: { user_id: '{"device_id":"d"}' },
+  // interactive Claude Code in its auto permission mode: the context of Anthropic's own check of its tool calls
+  safeguards: [{ type: 'dangerous_tool_use', classifier_context: { v: 1, permission_mode: 'auto', platform: 'linux', live_cwd: '/tmp/project' } }],
   thinking: { type: 'adaptive', display: 'omitted' },
   context_management: { edits: [{ type: 'clear_thinking_20251015', keep: 'all' }] },
   output_config: { effort: 'medium' },
@@ -92,6 +94,7 @@ describe('/v1/messages takes what Claude Code sends', () => {
         'messages.*.content.*.cache_control',
         'metadata',
         'output_config.effort',
+        'safeguards',
         'system.*.cache_control',
         'thinking',
         'tools.*.defer_loading',
@@ -110,7 +113,7 @@ describe('/v1/messages takes what Claude Code sends', () => {
       assert.equal(sent.max_tokens, 4096, 'the budget counted in the (lowered) max_tokens, as Anthropic counts it');
       assert.deepEqual(sent.output_config, { effort: 'medium' });
       assert.deepEqual(sent.context_management, { edits: [{ type: 'clear_thinking_20251015', keep: 'all' }] });
-      assert.deepEqual(ignoredOf(headers).sort(), ['metadata', 'tools.*.defer_loading']);
+      assert.deepEqual(ignoredOf(headers).sort(), ['metadata', 'safeguards', 'tools.*.defer_loading']);
       const content = stream ? blocksOf(events) : json.content;
       assert.deepEqual(content[0], { type: 'thinking', ...THINKING });
       assert.equal(content[1].type, 'tool_use');

@@ -290,6 +290,7 @@ test('HEAD of the model list, a doubled or trailing slash (a base URL ending in 
     assert.equal((await fetch(`${proxy.url}/v1/models`, { method: 'HEAD' })).status, 200);
     assert.equal((await fetch(`${proxy.url}//v1/models`)).status, 200);
     assert.equal((await fetch(`${proxy.url}/v1/models/`)).status, 200);
+    assert.equal((await fetch(`${proxy.url}/api/hello`, { method: 'HEAD' })).status, 200, "Claude Code's connection check");
     const paid = await fetch(`${proxy.url}/v1//chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: CHAT, messages: [{ role: 'user', content: 'Hello' }], max_tokens: 4 }) });
     assert.equal(paid.status, 200, await paid.clone().text());
     // OpenAI's SDK makes a speech caller name a model: one the gateway does not sell is its first speech model

@@ -204,8 +204,9 @@ export const MESSAGES_FIELD_RULES: FieldRules = {
     // the shape @anthropic-ai/sdk reads to go on without threads (its tool runner threads by default)
     thread: { why: 'message threads need stored state; not supported (send the whole conversation)', details: { error_code: 'thread_unsupported_request', unsupported: ['thread'] } },
   },
-  // hints about caching (cache_control at the top: automatic caching), speed, region and diagnostics: nothing here reads them
-  ignored: ['metadata', 'cache_control', 'speed', 'inference_geo', 'diagnostics'],
+  // hints about caching (cache_control at the top: automatic caching), speed, region and diagnostics, and the context
+  // of Anthropic's own server-side checks (Claude Code's `safeguards` in its auto permission mode): nothing here reads them
+  ignored: ['metadata', 'cache_control', 'speed', 'inference_geo', 'diagnostics', 'safeguards'],
 };
 
 /** count_tokens takes the body the client will send to /v1/messages: what only shapes the answer is dropped and noted */

@@ -106,6 +106,8 @@ export async function startProxyServer(options: ProxyServerOptions): Promise<Pro
     const foreign = foreignRequest(req.headers);
     if (foreign) return answer(res, dialect, 403, 'forbidden', `x402-ai proxy: ${foreign}; it serves programs on this machine only`);
     if (req.method === 'GET' && path === '/stats') return json(res, 200, { ...options.describe?.(), ...account() });
+    // Claude Code's connection check (a HEAD it sends at start): this proxy is up
+    if ((req.method === 'GET' || req.method === 'HEAD') && path === '/api/hello') return json(res, 200, { message: 'hello' });
     const paid = req.method === 'POST' && PAID_ROUTES.has(path);
     if (!paid && !isFree(req.method, path)) {
       return answer(res, dialect, 404, 'not_found', `x402-ai proxy: no route ${req.method} ${path}; it serves ${[...PAID_ROUTES].join(', ')}, GET /v1/models, POST /v1/messages/count_tokens and GET /stats`);
