@@ -4,7 +4,7 @@
 // sends as the gateway's chat model (X-Model-Substituted). Each completes a prompt, paid by vouchers; /stats equals
 // what left the buyer's wallet, and once the proxy exits with --refund-on-exit the buyer is down exactly what /stats
 // says was spent. And Claude Code as an MCP host: `x402-ai mcp` added with `claude mcp add`, its paid chat tool called
-// and paid once.
+// and paid once; and Codex as one, its config.toml naming x402-ai mcp with its tools approved up front.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -143,6 +143,47 @@ test('Claude Code calls a paid tool of x402-ai mcp, added with `claude mcp add` 
     assert.equal(results.length, 1, run.stdout);
     assert.notEqual(results[0].is_error, true, JSON.stringify(results[0]));
     assert.equal(events.at(-1)?.subtype, 'success', run.stdout);
+
+    const tools = JSON.parse((await runCli(['spend', '--json', '--spend-file', toolSpendFile], {})).stdout);
+    assert.equal(tools.calls, 1, 'the tool paid once');
+    assert.equal(tools.pendingCalls, 0);
+    const refund = await runCli(['proxy', '--refund', '--gateway', service.url, '--network', 'base', '--spend-file', toolSpendFile], { X402_EVM_PRIVATE_KEY: toolBuyer.key });
+    assert.equal(refund.code, 0, refund.stderr);
+    assert.equal(toolStart - (await balanceOf(service, 'base', toolBuyer.address)), BigInt(tools.spent.atomic), 'the tool buyer is down exactly what x402-ai spend says');
+    await checkAccount(proxy, run, spendFile, dropped);
+  } finally {
+    await proxy.stop();
+    await gateway.stop();
+  }
+});
+
+test('Codex calls a paid tool of x402-ai mcp, configured as docs/proxy.md says: paid once, refunded to the atomic unit', { timeout: 240_000 }, async () => {
+  const gateway = await startToolGateway();
+  const service = gateway.service;
+  const { proxy, spendFile, dropped } = await paying('codex-mcp-model', service);
+  const home = join(bed.dir(), 'codex-mcp-home');
+  const work = join(bed.dir(), 'codex-mcp-work');
+  mkdirSync(home);
+  mkdirSync(work);
+  const toolBuyer = await fundedEvmBuyerKey(service, ['base'], 5_000_000n);
+  const toolStart = await balanceOf(service, 'base', toolBuyer.address);
+  const keyFile = join(bed.dir(), 'codex-tool-buyer.key');
+  writeFileSync(keyFile, toolBuyer.key, { mode: 0o600 });
+  const toolSpendFile = join(bed.dir(), 'codex-mcp-tools.jsonl');
+  // the model through the proxy, the tools through x402-ai mcp, approved up front: `codex exec` asks no one
+  const server = [CLI, 'mcp', '--gateway', service.url, '--network', 'base', '--key-file', keyFile, '--max-total', '1', '--spend-file', toolSpendFile];
+  writeFileSync(
+    join(home, 'config.toml'),
+    `model = "${UP_TOOLS}"\nmodel_provider = "x402"\n\n[model_providers.x402]\nname = "x402-ai proxy"\nbase_url = "${proxy.url}/v1"\nwire_api = "responses"\n\n` +
+      `[mcp_servers.x402-ai]\ncommand = ${JSON.stringify(process.execPath)}\nargs = ${JSON.stringify(server)}\ndefault_tools_approval_mode = "approve"\n`,
+  );
+  try {
+    const run = await runAgent(process.execPath, [CODEX, 'exec', '--json', '--skip-git-repo-check', 'Ask the chat tool for one short sentence about the sea, then tell me what it said.'], { HOME: work, CODEX_HOME: home, OPENAI_API_KEY: 'sk-dummy' }, work);
+    const items = run.stdout.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as Record<string, any>);
+    const calls = items.filter((event) => event.type === 'item.completed' && event.item.type === 'mcp_tool_call');
+    assert.equal(calls.length, 1, run.stdout);
+    assert.equal(calls[0]!.item.status, 'completed', JSON.stringify(calls[0]));
+    assert.equal(calls[0]!.item.result._meta['x402/payment-response'].success, true, 'the receipt reaches the host');
 
     const tools = JSON.parse((await runCli(['spend', '--json', '--spend-file', toolSpendFile], {})).stdout);
     assert.equal(tools.calls, 1, 'the tool paid once');

@@ -4,7 +4,7 @@
 // "tool_calls" (after TOOL_PREAMBLE as text when the last message says "explain"); otherwise it answers
 // TOOL_UPSTREAM_TEXT, cut after max_tokens words (finish_reason "length") when that is fewer. Streamed, the call comes as OpenAI sends it (the
 // call's id and name, then its arguments in fragments), and usage last. Usage reports cached prompt tokens.
-// A tool that takes a `prompt` (a paid chat tool, as an MCP host lists x402-ai mcp's) is called once, with
+// A tool that takes a `prompt` (a paid chat tool, as an MCP host lists x402-ai mcp's), wherever it is among the tools, is called once, with
 // PROMPT_TOOL_ARGUMENTS; once the conversation holds that call, the model answers in words, so an agent's turn ends.
 // Every request body is recorded, so a test can assert what the gateway sent.
 import { createServer, type Server } from 'node:http';
@@ -32,7 +32,9 @@ export async function startToolUpstream(): Promise<ToolUpstream> {
     requests.push(body);
     const base = { id: 'chatcmpl-up', created: 1_700_000_000, model: body.model };
     const choice = body.tool_choice;
-    const offered = body.tools?.length && choice !== 'none' ? (typeof choice === 'object' ? body.tools.find((t: any) => t.function.name === choice.function.name) : body.tools[0]) : undefined;
+    // the named tool, else one that takes a prompt (an MCP host's paid chat tool among its own), else the first
+    const promptTool = body.tools?.find((t: any) => t.function.parameters?.properties?.prompt !== undefined);
+    const offered = body.tools?.length && choice !== 'none' ? (typeof choice === 'object' ? body.tools.find((t: any) => t.function.name === choice.function.name) : (promptTool ?? body.tools[0])) : undefined;
     const takesPrompt = offered?.function.parameters?.properties?.prompt !== undefined;
     const calledBefore = body.messages.some((message: any) => message.tool_calls?.some((call: any) => call.function.name === offered?.function.name));
     const tool: string | undefined = takesPrompt && calledBefore ? undefined : offered?.function.name;
