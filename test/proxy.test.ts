@@ -181,6 +181,21 @@ test('calls sent in parallel under a --max-total one deposit fills wait for that
   }
 });
 
+test('a wallet holding less than the deposit aimed for (1 USDC) funds its channel with what it holds: calls are served', async () => {
+  const buyer = await fundedEvmBuyerKey(bed.service(), ['base'], 300_000n);
+  const proxy = await startProxy(['--gateway', bed.service().url, '--network', 'base', '--spend-file', join(bed.dir(), 'small-wallet.jsonl')], { X402_EVM_PRIVATE_KEY: buyer.key });
+  try {
+    await allServed(proxy, 1);
+    await allServed(proxy, 1);
+    const account = (await (await fetch(`${proxy.url}/stats`)).json()) as any;
+    assert.equal(account.perScheme['batch-settlement'].calls, 2);
+    assert.equal(account.channels.deposited.atomic, '300000', 'the whole wallet, not the 1 USDC it does not have');
+    assert.equal(await balanceOf(bed.service(), 'base', buyer.address), 0n);
+  } finally {
+    await proxy.stop();
+  }
+});
+
 test('--scheme upto with calls in parallel: each served and settled in turn, /stats equal to the balance drop', async () => {
   const { proxy, dropped, stats } = await proxyFor('upto-parallel', ['--scheme', 'upto']);
   try {

@@ -6,7 +6,8 @@
 // The official BatchSettlementEvmScheme decides deposits and top-ups, recovers a channel it knows nothing of from
 // the escrow, resynchronises from the gateway's corrective 402 and refunds. A voucher on a funded channel is signed
 // here with its official signVoucher, skipping what the scheme would recompute on every call (the channel's config
-// and id: fixed per lane). A deposit is as large as --deposit (or 1 USDC, or 20 calls' ceiling) and max-total allow.
+// and id: fixed per lane). A deposit is as large as --deposit (or 1 USDC, or 20 calls' ceiling), max-total and the
+// wallet allow.
 import type { PaymentPayload, PaymentRequired, PaymentRequirements } from '@x402/core/types';
 import type { ClientEvmSigner } from '@x402/evm';
 import {
@@ -17,9 +18,10 @@ import {
   signVoucher,
   updateChannelFromSettle,
 } from '@x402/evm/batch-settlement/client';
-import type { Hex } from 'viem';
+import { erc20Abi, type Hex } from 'viem';
 import { CapExceeded, type Budget } from './budget.ts';
 import type { Receipt } from './receipts.ts';
+import { formatUsdc } from '../usdc.ts';
 
 /**
  * A deposit aims at 1 USDC or 20 calls at the call's ceiling, whichever is more, unless --deposit says otherwise:
@@ -45,6 +47,8 @@ class Lane {
   readonly scheme: BatchSettlementEvmScheme;
   readonly config: ChannelConfig;
   readonly channelId: Hex;
+  /** the token deposits are made in */
+  readonly token: Hex;
   busy = true;
   /** the deposit the current call holds (set by the deposit strategy) */
   deposit: { id: string; amount: bigint } | undefined;
@@ -55,8 +59,9 @@ class Lane {
    */
   unsettled: { base: bigint; holds: Array<{ id: string; amount: bigint }> } | undefined;
 
-  constructor(signer: ClientEvmSigner, salt: Hex, requirement: PaymentRequirements, sizeDeposit: (lane: Lane, needed: bigint, requestAmount: bigint) => string) {
+  constructor(signer: ClientEvmSigner, salt: Hex, requirement: PaymentRequirements, sizeDeposit: (lane: Lane, needed: bigint, requestAmount: bigint) => Promise<string>) {
     this.salt = salt;
+    this.token = requirement.asset as Hex;
     this.scheme = new BatchSettlementEvmScheme(signer, {
       storage: this.storage,
       salt,
@@ -141,9 +146,7 @@ export class ChannelLanes {
       if (known.has(salt)) continue;
       known.add(salt);
       // a lane of its own for the refund only: the lanes that pay calls are not changed
-      lanes.push(new Lane(this.#options.signer, salt, requirement, () => {
-        throw new Error('a refund deposits nothing');
-      }));
+      lanes.push(new Lane(this.#options.signer, salt, requirement, () => Promise.reject(new Error('a refund deposits nothing'))));
     }
     const outcome: RefundOutcome = { refunds: [], failures: [] };
     for (const lane of lanes) {
@@ -218,11 +221,17 @@ export class ChannelLanes {
     }
   }
 
-  /** The deposit strategy: as much as aimed for, as max-total allows, and never less than the call needs. */
-  #sizeDeposit(lane: Lane, needed: bigint, requestAmount: bigint): string {
+  /**
+   * The deposit strategy: as much as aimed for, as max-total allows and the wallet holds, and never less than the
+   * call needs. A wallet holding less than that cannot fund the channel: the call goes to the next scheme offered.
+   */
+  async #sizeDeposit(lane: Lane, needed: bigint, requestAmount: bigint): Promise<string> {
     const byCalls = DEPOSIT_CALLS * requestAmount;
     const aimed = this.#options.deposit ?? (byCalls > DEPOSIT_FLOOR ? byCalls : DEPOSIT_FLOOR);
-    lane.deposit = this.#options.budget.holdDeposit(needed, aimed > needed ? aimed : needed, {
+    const held = await this.#walletHolds(lane.token);
+    if (held < needed) throw new Error(`the wallet holds ${formatUsdc(held)} USDC, less than the ${formatUsdc(needed)} USDC a payment channel's deposit needs`);
+    const wanted = aimed < held ? aimed : held;
+    lane.deposit = this.#options.budget.holdDeposit(needed, wanted > needed ? wanted : needed, {
       network: this.#options.network,
       channel: lane.channelId,
       salt: lane.salt,
@@ -277,6 +286,13 @@ export class ChannelLanes {
         this.#release(requirement, lane);
       },
     };
+  }
+
+  /** What the wallet holds of `token` (a signer that cannot read the chain: no bound). */
+  async #walletHolds(token: Hex): Promise<bigint> {
+    const { signer } = this.#options;
+    if (!signer.readContract) return BigInt(Number.MAX_SAFE_INTEGER);
+    return (await signer.readContract({ address: token, abi: erc20Abi, functionName: 'balanceOf', args: [signer.address] })) as bigint;
   }
 
   /**
