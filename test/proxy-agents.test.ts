@@ -56,6 +56,28 @@ async function checkAccount(proxy: RunningProxy, run: { code: number | null; std
   assert.equal(BigInt(account.spent.atomic), await dropped(), 'after the refund the buyer is down what was spent, to the atomic unit');
 }
 
+/** The buyer `x402-ai mcp` pays tools with (a key file and a spend file), and the check a host's run ends with. */
+async function toolBuyer(name: string, service: RunningService) {
+  const buyer = await fundedEvmBuyerKey(service, ['base'], 5_000_000n);
+  const start = await balanceOf(service, 'base', buyer.address);
+  const keyFile = join(bed.dir(), `${name}.key`);
+  writeFileSync(keyFile, buyer.key, { mode: 0o600 });
+  const spendFile = join(bed.dir(), `${name}.jsonl`);
+  return {
+    /** x402-ai mcp's arguments after its command */
+    args: [CLI, 'mcp', '--gateway', service.url, '--network', 'base', '--key-file', keyFile, '--max-total', '1', '--spend-file', spendFile],
+    /** the tool was paid once; after `x402-ai proxy --refund` the buyer is down what `x402-ai spend` says */
+    async paidOnce() {
+      const tools = JSON.parse((await runCli(['spend', '--json', '--spend-file', spendFile], {})).stdout);
+      assert.equal(tools.calls, 1, 'the tool paid once');
+      assert.equal(tools.pendingCalls, 0);
+      const refund = await runCli(['proxy', '--refund', '--gateway', service.url, '--network', 'base', '--spend-file', spendFile], { X402_EVM_PRIVATE_KEY: buyer.key });
+      assert.equal(refund.code, 0, refund.stderr);
+      assert.equal(start - (await balanceOf(service, 'base', buyer.address)), BigInt(tools.spent.atomic), 'the tool buyer is down exactly what x402-ai spend says');
+    },
+  };
+}
+
 test('Claude Code (claude -p) at its default model completes a prompt through the proxy', { timeout: 240_000 }, async () => {
   const { proxy, spendFile, dropped } = await paying('claude');
   const home = join(bed.dir(), 'claude-home');
@@ -116,14 +138,10 @@ test('Claude Code calls a paid tool of x402-ai mcp, added with `claude mcp add` 
   const { proxy, spendFile, dropped } = await paying('claude-mcp-model', service);
   const home = join(bed.dir(), 'claude-mcp-home');
   mkdirSync(home);
-  const toolBuyer = await fundedEvmBuyerKey(service, ['base'], 5_000_000n);
-  const toolStart = await balanceOf(service, 'base', toolBuyer.address);
-  const keyFile = join(bed.dir(), 'tool-buyer.key');
-  writeFileSync(keyFile, toolBuyer.key, { mode: 0o600 });
-  const toolSpendFile = join(bed.dir(), 'claude-mcp-tools.jsonl');
+  const tools = await toolBuyer('claude-mcp-tools', service);
   const env = { HOME: home, ANTHROPIC_BASE_URL: proxy.url, ANTHROPIC_API_KEY: 'sk-ant-dummy', DISABLE_TELEMETRY: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1' };
   try {
-    const added = await runAgent(CLAUDE, ['mcp', 'add', 'x402-ai', '--', process.execPath, CLI, 'mcp', '--gateway', service.url, '--network', 'base', '--key-file', keyFile, '--max-total', '1', '--spend-file', toolSpendFile], env, home);
+    const added = await runAgent(CLAUDE, ['mcp', 'add', 'x402-ai', '--', process.execPath, ...tools.args], env, home);
     assert.equal(added.code, 0, added.stderr);
     // the gateway's paid chat tool is the one tool listed (no built-ins, the other gateway tools left out), loaded
     // up front rather than behind Claude Code's tool search
@@ -144,12 +162,7 @@ test('Claude Code calls a paid tool of x402-ai mcp, added with `claude mcp add` 
     assert.notEqual(results[0].is_error, true, JSON.stringify(results[0]));
     assert.equal(events.at(-1)?.subtype, 'success', run.stdout);
 
-    const tools = JSON.parse((await runCli(['spend', '--json', '--spend-file', toolSpendFile], {})).stdout);
-    assert.equal(tools.calls, 1, 'the tool paid once');
-    assert.equal(tools.pendingCalls, 0);
-    const refund = await runCli(['proxy', '--refund', '--gateway', service.url, '--network', 'base', '--spend-file', toolSpendFile], { X402_EVM_PRIVATE_KEY: toolBuyer.key });
-    assert.equal(refund.code, 0, refund.stderr);
-    assert.equal(toolStart - (await balanceOf(service, 'base', toolBuyer.address)), BigInt(tools.spent.atomic), 'the tool buyer is down exactly what x402-ai spend says');
+    await tools.paidOnce();
     await checkAccount(proxy, run, spendFile, dropped);
   } finally {
     await proxy.stop();
@@ -165,17 +178,12 @@ test('Codex calls a paid tool of x402-ai mcp, configured as docs/proxy.md says: 
   const work = join(bed.dir(), 'codex-mcp-work');
   mkdirSync(home);
   mkdirSync(work);
-  const toolBuyer = await fundedEvmBuyerKey(service, ['base'], 5_000_000n);
-  const toolStart = await balanceOf(service, 'base', toolBuyer.address);
-  const keyFile = join(bed.dir(), 'codex-tool-buyer.key');
-  writeFileSync(keyFile, toolBuyer.key, { mode: 0o600 });
-  const toolSpendFile = join(bed.dir(), 'codex-mcp-tools.jsonl');
+  const tools = await toolBuyer('codex-mcp-tools', service);
   // the model through the proxy, the tools through x402-ai mcp, approved up front: `codex exec` asks no one
-  const server = [CLI, 'mcp', '--gateway', service.url, '--network', 'base', '--key-file', keyFile, '--max-total', '1', '--spend-file', toolSpendFile];
   writeFileSync(
     join(home, 'config.toml'),
     `model = "${UP_TOOLS}"\nmodel_provider = "x402"\n\n[model_providers.x402]\nname = "x402-ai proxy"\nbase_url = "${proxy.url}/v1"\nwire_api = "responses"\n\n` +
-      `[mcp_servers.x402-ai]\ncommand = ${JSON.stringify(process.execPath)}\nargs = ${JSON.stringify(server)}\ndefault_tools_approval_mode = "approve"\n`,
+      `[mcp_servers.x402-ai]\ncommand = ${JSON.stringify(process.execPath)}\nargs = ${JSON.stringify(tools.args)}\ndefault_tools_approval_mode = "approve"\n`,
   );
   try {
     const run = await runAgent(process.execPath, [CODEX, 'exec', '--json', '--skip-git-repo-check', 'Ask the chat tool for one short sentence about the sea, then tell me what it said.'], { HOME: work, CODEX_HOME: home, OPENAI_API_KEY: 'sk-dummy' }, work);
@@ -185,12 +193,7 @@ test('Codex calls a paid tool of x402-ai mcp, configured as docs/proxy.md says: 
     assert.equal(calls[0]!.item.status, 'completed', JSON.stringify(calls[0]));
     assert.equal(calls[0]!.item.result._meta['x402/payment-response'].success, true, 'the receipt reaches the host');
 
-    const tools = JSON.parse((await runCli(['spend', '--json', '--spend-file', toolSpendFile], {})).stdout);
-    assert.equal(tools.calls, 1, 'the tool paid once');
-    assert.equal(tools.pendingCalls, 0);
-    const refund = await runCli(['proxy', '--refund', '--gateway', service.url, '--network', 'base', '--spend-file', toolSpendFile], { X402_EVM_PRIVATE_KEY: toolBuyer.key });
-    assert.equal(refund.code, 0, refund.stderr);
-    assert.equal(toolStart - (await balanceOf(service, 'base', toolBuyer.address)), BigInt(tools.spent.atomic), 'the tool buyer is down exactly what x402-ai spend says');
+    await tools.paidOnce();
     await checkAccount(proxy, run, spendFile, dropped);
   } finally {
     await proxy.stop();

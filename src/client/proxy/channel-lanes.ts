@@ -229,8 +229,8 @@ export class ChannelLanes {
     const byCalls = DEPOSIT_CALLS * requestAmount;
     const aimed = this.#options.deposit ?? (byCalls > DEPOSIT_FLOOR ? byCalls : DEPOSIT_FLOOR);
     const held = await this.#walletHolds(lane.token);
-    if (held < needed) throw new Error(`the wallet holds ${formatUsdc(held)} USDC, less than the ${formatUsdc(needed)} USDC a payment channel's deposit needs`);
-    const wanted = aimed < held ? aimed : held;
+    if (held !== undefined && held < needed) throw new Error(`the wallet holds ${formatUsdc(held)} USDC, less than the ${formatUsdc(needed)} USDC a payment channel's deposit needs`);
+    const wanted = held !== undefined && held < aimed ? held : aimed;
     lane.deposit = this.#options.budget.holdDeposit(needed, wanted > needed ? wanted : needed, {
       network: this.#options.network,
       channel: lane.channelId,
@@ -288,10 +288,10 @@ export class ChannelLanes {
     };
   }
 
-  /** What the wallet holds of `token` (a signer that cannot read the chain: no bound). */
-  async #walletHolds(token: Hex): Promise<bigint> {
+  /** What the wallet holds of `token` (undefined for a signer that cannot read the chain). */
+  async #walletHolds(token: Hex): Promise<bigint | undefined> {
     const { signer } = this.#options;
-    if (!signer.readContract) return BigInt(Number.MAX_SAFE_INTEGER);
+    if (!signer.readContract) return undefined;
     return (await signer.readContract({ address: token, abi: erc20Abi, functionName: 'balanceOf', args: [signer.address] })) as bigint;
   }
 
