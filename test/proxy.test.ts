@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { createServer, request as httpRequest } from 'node:http';
+import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
@@ -123,26 +123,40 @@ test('on Solana the proxy pays exact with the Solana key: /stats equal to the ba
   }
 });
 
-test('--max-total holds when a hop between proxy and gateway loses the answer or its receipt: an unknown outcome stays counted', async () => {
+/**
+ * A hop in front of the gateway (a load balancer, a proxy of the buyer's network): each request goes on to the
+ * gateway, which serves it whatever the hop does next; `answer` then writes what the client gets, from the gateway's
+ * answer read whole.
+ */
+async function hopBefore(answer: (req: IncomingMessage, gateway: IncomingMessage, body: Buffer, res: ServerResponse) => void): Promise<{ url: string; close(): Promise<void> }> {
   const gatewayUrl = new URL(bed.service().url);
-  for (const mode of ['cut', 'strip'] as const) {
-    // in front of the gateway: paid calls are served (and settled) there, then answered 504, or without PAYMENT-RESPONSE
-    const hop = createServer((req, res) => {
-      const forwarded = httpRequest({ host: gatewayUrl.hostname, port: gatewayUrl.port, path: req.url, method: req.method, headers: req.headers }, async (answer) => {
-        const chunks: Buffer[] = [];
-        for await (const chunk of answer) chunks.push(chunk as Buffer);
-        const paid = req.headers['payment-signature'] !== undefined;
-        if (paid && mode === 'cut') return res.writeHead(504, { 'content-type': 'text/html' }).end('<html>gateway timeout</html>');
-        const { 'payment-response': _receipt, 'content-length': _length, 'transfer-encoding': _encoding, ...headers } = answer.headers;
-        res.writeHead(answer.statusCode!, paid ? headers : answer.headers).end(Buffer.concat(chunks));
-      });
-      req.pipe(forwarded);
+  const hop = createServer((req, res) => {
+    const forwarded = httpRequest({ host: gatewayUrl.hostname, port: gatewayUrl.port, path: req.url, method: req.method, headers: req.headers }, async (reply) => {
+      const chunks: Buffer[] = [];
+      for await (const chunk of reply) chunks.push(chunk as Buffer);
+      answer(req, reply, Buffer.concat(chunks), res);
     });
-    await new Promise<void>((resolve) => hop.listen(0, '127.0.0.1', resolve));
+    req.pipe(forwarded);
+  });
+  await new Promise<void>((resolve) => hop.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(hop.address() as AddressInfo).port}`, close: () => new Promise((resolve) => hop.close(() => resolve())) };
+}
+
+/** what a load balancer answers when the gateway took too long for it */
+const gatewayTimeout = (res: ServerResponse) => res.writeHead(504, { 'content-type': 'text/html' }).end('<html>gateway timeout</html>');
+
+test('--max-total holds when a hop between proxy and gateway loses the answer or its receipt: an unknown outcome stays counted', async () => {
+  for (const mode of ['cut', 'strip'] as const) {
+    // paid calls are served (and settled) at the gateway, then answered 504, or without PAYMENT-RESPONSE
+    const hop = await hopBefore((req, answer, body, res) => {
+      const paid = req.headers['payment-signature'] !== undefined;
+      if (paid && mode === 'cut') return gatewayTimeout(res);
+      const { 'payment-response': _receipt, 'content-length': _length, 'transfer-encoding': _encoding, ...headers } = answer.headers;
+      res.writeHead(answer.statusCode!, paid ? headers : answer.headers).end(body);
+    });
     const buyer = await fundedEvmBuyerKey(bed.service(), ['base'], 5_000_000n);
     const start = await balanceOf(bed.service(), 'base', buyer.address);
-    const hopUrl = `http://127.0.0.1:${(hop.address() as AddressInfo).port}`;
-    const proxy = await startProxy(['--gateway', hopUrl, '--network', 'base', '--scheme', 'exact', '--max-total', '0.004', '--spend-file', join(bed.dir(), `lossy-${mode}.jsonl`)], { X402_EVM_PRIVATE_KEY: buyer.key });
+    const proxy = await startProxy(['--gateway', hop.url, '--network', 'base', '--scheme', 'exact', '--max-total', '0.004', '--spend-file', join(bed.dir(), `lossy-${mode}.jsonl`)], { X402_EVM_PRIVATE_KEY: buyer.key });
     try {
       const refusals: string[] = [];
       for (let i = 0; i < 6; i++) {
@@ -155,7 +169,7 @@ test('--max-total holds when a hop between proxy and gateway loses the answer or
       assert.ok(dropped > 0n && dropped <= 4_000n, `${mode}: the buyer is down ${dropped}, the cap is 4000`);
     } finally {
       await proxy.stop();
-      await new Promise((resolve) => hop.close(resolve));
+      await hop.close();
     }
   }
 });
@@ -246,26 +260,18 @@ test('an agent that leaves streamed calls mid-answer: every later call is served
 });
 
 test('on a channel, a paid answer a hop loses is settled by the corrective 402 of the next call: charged what the gateway charged, nothing held', async () => {
-  const gatewayUrl = new URL(bed.service().url);
   let lose = true;
-  // in front of the gateway: the first paid call is served (and charged) there, then answered 504
-  const hop = createServer((req, res) => {
-    const forwarded = httpRequest({ host: gatewayUrl.hostname, port: gatewayUrl.port, path: req.url, method: req.method, headers: req.headers }, async (answer) => {
-      const chunks: Buffer[] = [];
-      for await (const chunk of answer) chunks.push(chunk as Buffer);
-      if (req.headers['payment-signature'] !== undefined && answer.statusCode === 200 && lose) {
-        lose = false;
-        return res.writeHead(504, { 'content-type': 'text/html' }).end('<html>gateway timeout</html>');
-      }
-      res.writeHead(answer.statusCode!, answer.headers).end(Buffer.concat(chunks));
-    });
-    req.pipe(forwarded);
+  // the first paid call is served (and charged) at the gateway, then answered 504
+  const hop = await hopBefore((req, answer, body, res) => {
+    if (req.headers['payment-signature'] !== undefined && answer.statusCode === 200 && lose) {
+      lose = false;
+      return gatewayTimeout(res);
+    }
+    res.writeHead(answer.statusCode!, answer.headers).end(body);
   });
-  await new Promise<void>((resolve) => hop.listen(0, '127.0.0.1', resolve));
   const buyer = await fundedEvmBuyerKey(bed.service(), ['base'], 5_000_000n);
   const start = await balanceOf(bed.service(), 'base', buyer.address);
-  const hopUrl = `http://127.0.0.1:${(hop.address() as AddressInfo).port}`;
-  const proxy = await startProxy(['--gateway', hopUrl, '--network', 'base', '--refund-on-exit', '--spend-file', join(bed.dir(), 'lost-voucher.jsonl')], { X402_EVM_PRIVATE_KEY: buyer.key });
+  const proxy = await startProxy(['--gateway', hop.url, '--network', 'base', '--refund-on-exit', '--spend-file', join(bed.dir(), 'lost-voucher.jsonl')], { X402_EVM_PRIVATE_KEY: buyer.key });
   try {
     const openai = openaiAt(proxy);
     await assert.rejects(openai.chat.completions.create({ model: CHAT, messages: [{ role: 'user', content: 'Hello' }], max_tokens: 8 }), { status: 504 });
@@ -277,7 +283,7 @@ test('on a channel, a paid answer a hop loses is settled by the corrective 402 o
     assert.equal(account.calls, 2, 'the lost call was charged at the gateway, and is counted so');
   } finally {
     await proxy.stop();
-    await new Promise((resolve) => hop.close(resolve));
+    await hop.close();
   }
   const account = await spendOf('lost-voucher');
   assert.equal(BigInt(account.spent.atomic), start - (await balanceOf(bed.service(), 'base', buyer.address)), 'after the refund the buyer is down what was spent, to the atomic unit');
