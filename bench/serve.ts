@@ -20,10 +20,11 @@ import { MOCK_CHAT_MODEL } from './mock-chat-model.ts';
 
 if (process.env.BENCH_PAYMENT_EXCLUDED === '1') {
   const process402 = PaymentGate.prototype.process;
+  const payer = `0x${'cd'.repeat(20)}`;
   PaymentGate.prototype.process = async function (call) {
     if (call.payment !== undefined || call.refundOnly) return process402.call(this, call);
-    const result = await runWork(call, { payer: `0x${'cd'.repeat(20)}`, charge: call.amount });
-    const receipt = { success: true, transaction: `0x${'ab'.repeat(32)}`, network: 'base' as const, payer: `0x${'cd'.repeat(20)}`, amount: call.amount };
+    const result = await runWork(call, { payer, charge: call.amount });
+    const receipt = { success: true, transaction: `0x${'ab'.repeat(32)}`, network: 'base' as const, payer, amount: call.amount };
     return { kind: 'delivered', status: 200, body: result.body, media: result.media, receipt, wires: [2 as const] };
   };
 }
