@@ -75,6 +75,19 @@ test('a named tool is always called, with arguments that validate against its sc
   }
 });
 
+test("a `number` without bounds is a whole number from 0: Codex reads its sleep tool's duration_ms as a u64", async () => {
+  // Codex's clock.sleep, as it declares it; 1.42 or -5 there failed Codex's tool call ("expected u64")
+  const sleep = tool({
+    description: 'Pause execution for a specified duration.',
+    inputSchema: jsonSchema({ type: 'object', properties: { duration_ms: { type: 'number' }, counts: { type: 'array', items: { type: 'number' } } }, required: ['duration_ms', 'counts'], additionalProperties: false }),
+  });
+  for (let seed = 1; seed <= 12; seed++) {
+    const result = await generateText({ model, prompt: 'Wait a little.', tools: { sleep }, toolChoice: { type: 'tool', toolName: 'sleep' }, seed, temperature: 1.5 });
+    const { duration_ms, counts } = result.toolCalls[0]!.input as { duration_ms: number; counts: number[] };
+    for (const value of [duration_ms, ...counts]) assert.ok(Number.isSafeInteger(value) && value >= 0, `seed ${seed}: ${JSON.stringify(result.toolCalls[0]!.input)}`);
+  }
+});
+
 test('required: the model picks one of the tools, and its arguments validate', async () => {
   const validSearch = ajv.compile({ type: 'object', properties: { query: { type: 'string' } }, required: ['query'] });
   const seen = new Set<string>();

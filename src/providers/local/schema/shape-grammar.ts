@@ -6,8 +6,9 @@
 // - strings: printable ASCII without escapes, at most STRING_MAX characters (or the schema's maxLength; minLength
 //   kept); a pattern is written as its own grammar (pattern-grammar.ts), or as a fixed example it matches;
 //   formats date, time and date-time are decoded as such, email, uri, uuid and the like are a fixed example
-// - numbers: integers of at most 9 digits, decimals of at most 2 fraction digits, never an exponent; numbers with
-//   bounds (minimum, maximum, exclusive ones, multipleOf) are a few values that satisfy them
+// - numbers: whole numbers from 0, of at most 9 digits, never a sign, a fraction or an exponent (clients read many a
+//   `number` as an unsigned count: Codex's duration_ms and max_output_tokens are u64, and 1.42 or -5 fail its
+//   tool call); numbers with bounds (minimum, maximum, exclusive ones, multipleOf) are a few values that satisfy them
 // - objects: the required properties, then the optional ones while the budget lasts (the model may leave those
 //   out), no others; arrays: at least minItems items, at most ARRAY_MAX (or maxItems) while the budget lasts
 // - choices (anyOf, oneOf, enum): the branches that fit; references are followed while the budget lasts
@@ -258,14 +259,9 @@ class GrammarWriter {
       return values.length === 0 ? undefined : choice(values);
     }
     if (budget < 1) return undefined;
-    // an optional sign, then 0 or a number without leading zeros: never an exponent, never more than 9 digits
-    const digits = Math.min(INTEGER_DIGITS, budget - 1);
-    const integer =
-      digits <= 1
-        ? DIGIT
-        : sequence([optional(literal('-')), choice([literal('0'), sequence([charClass([[0x31, 0x39]]), repeat(DIGIT, 0, digits - 1)])])]);
-    if (shape.integer || integer.maxBytes + 3 > budget) return integer;
-    return sequence([integer, optional(sequence([literal('.'), repeat(DIGIT, 1, 2)]))]);
+    // 0 or a number without leading zeros, of at most 9 digits
+    const digits = Math.min(INTEGER_DIGITS, budget);
+    return digits <= 1 ? DIGIT : choice([literal('0'), sequence([charClass([[0x31, 0x39]]), repeat(DIGIT, 0, digits - 1)])]);
   }
 
   /** The properties written always (key as JSON text, shape) and the optional ones, or undefined when none can be. */
