@@ -5,13 +5,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { request as httpRequest } from 'node:http';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
 import { getBase58Decoder } from '@solana/kit';
 import { balanceOf, fundedEvmBuyerKey, fundedSolanaBuyerKey } from './support/sandbox-wallet.ts';
 import { proxyTestBed, runCli, startProxy, type RunningProxy } from './support/proxy-cli.ts';
+import { gatewayTimeout, hopBefore, isPaid, relay } from './support/hop.ts';
 
 const CHAT = 'local/demo-bigram';
 
@@ -123,36 +123,14 @@ test('on Solana the proxy pays exact with the Solana key: /stats equal to the ba
   }
 });
 
-/**
- * A hop in front of the gateway (a load balancer, a proxy of the buyer's network): each request goes on to the
- * gateway, which serves it whatever the hop does next; `answer` then writes what the client gets, from the gateway's
- * answer read whole.
- */
-async function hopBefore(answer: (req: IncomingMessage, gateway: IncomingMessage, body: Buffer, res: ServerResponse) => void): Promise<{ url: string; close(): Promise<void> }> {
-  const gatewayUrl = new URL(bed.service().url);
-  const hop = createServer((req, res) => {
-    const forwarded = httpRequest({ host: gatewayUrl.hostname, port: gatewayUrl.port, path: req.url, method: req.method, headers: req.headers }, async (reply) => {
-      const chunks: Buffer[] = [];
-      for await (const chunk of reply) chunks.push(chunk as Buffer);
-      answer(req, reply, Buffer.concat(chunks), res);
-    });
-    req.pipe(forwarded);
-  });
-  await new Promise<void>((resolve) => hop.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(hop.address() as AddressInfo).port}`, close: () => new Promise((resolve) => hop.close(() => resolve())) };
-}
-
-/** what a load balancer answers when the gateway took too long for it */
-const gatewayTimeout = (res: ServerResponse) => res.writeHead(504, { 'content-type': 'text/html' }).end('<html>gateway timeout</html>');
-
-test('--max-total holds when a hop between proxy and gateway loses the answer or its receipt: an unknown outcome stays counted', async () => {
+test('--max-total holds when a hop between proxy and gateway loses the answer or its receipt: an unknown outcome counts until the chain tells', async () => {
   for (const mode of ['cut', 'strip'] as const) {
     // paid calls are served (and settled) at the gateway, then answered 504, or without PAYMENT-RESPONSE
-    const hop = await hopBefore((req, answer, body, res) => {
-      const paid = req.headers['payment-signature'] !== undefined;
+    const hop = await hopBefore(bed.service().url, (req, answer, body, res) => {
+      const paid = isPaid(req);
       if (paid && mode === 'cut') return gatewayTimeout(res);
-      const { 'payment-response': _receipt, 'content-length': _length, 'transfer-encoding': _encoding, ...headers } = answer.headers;
-      res.writeHead(answer.statusCode!, paid ? headers : answer.headers).end(body);
+      const { 'payment-response': _receipt, 'content-length': _length, 'transfer-encoding': _encoding, ...headers } = answer!.headers;
+      res.writeHead(answer!.statusCode!, paid ? headers : answer!.headers).end(body);
     });
     const buyer = await fundedEvmBuyerKey(bed.service(), ['base'], 5_000_000n);
     const start = await balanceOf(bed.service(), 'base', buyer.address);
@@ -262,12 +240,12 @@ test('an agent that leaves streamed calls mid-answer: every later call is served
 test('on a channel, a paid answer a hop loses is settled by the corrective 402 of the next call: charged what the gateway charged, nothing held', async () => {
   let lose = true;
   // the first paid call is served (and charged) at the gateway, then answered 504
-  const hop = await hopBefore((req, answer, body, res) => {
-    if (req.headers['payment-signature'] !== undefined && answer.statusCode === 200 && lose) {
+  const hop = await hopBefore(bed.service().url, (req, answer, body, res) => {
+    if (isPaid(req) && answer!.statusCode === 200 && lose) {
       lose = false;
       return gatewayTimeout(res);
     }
-    res.writeHead(answer.statusCode!, answer.headers).end(body);
+    relay(answer!, body, res);
   });
   const buyer = await fundedEvmBuyerKey(bed.service(), ['base'], 5_000_000n);
   const start = await balanceOf(bed.service(), 'base', buyer.address);

@@ -139,6 +139,7 @@ export async function runProxy(context: CommandContext): Promise<void> {
       const failures = await refund(paying).catch((error: unknown) => (error as Error).message);
       if (failures) console.error(`x402-ai proxy: refund failed: ${failures}`);
     }
+    await paying.settleUnknown();
     console.log(accountText(server.account()));
     paying.close();
     process.exit(0);
@@ -159,6 +160,7 @@ export async function runMcp(context: CommandContext): Promise<void> {
   });
   const stop = async () => {
     await bridge.close().catch(() => undefined);
+    await paying.settleUnknown();
     paying.close();
     process.exit(0);
   };

@@ -4,6 +4,7 @@
 import type { PaymentPayload, PaymentRequired, PaymentRequirements, SchemeNetworkClient } from '@x402/core/types';
 import { CapExceeded, type Budget, type ChargeFacts } from './budget.ts';
 import type { ChannelLanes, ChannelPayment } from './channel-lanes.ts';
+import { chainProofOf, type ChainOutcomes } from './chain-outcomes.ts';
 import type { PaymentPolicy, SchemeName } from './payment-policy.ts';
 import { chargeOf, type Receipt } from './receipts.ts';
 import type { NetworkName } from '../../x402/networks.ts';
@@ -35,6 +36,8 @@ export interface PayerOptions {
   lanes?: ChannelLanes;
   /** the official client of each other scheme the buyer signs on this network */
   clients: Partial<Record<Exclude<SchemeName, 'batch-settlement'>, SchemeNetworkClient>>;
+  /** what the chain says of payments whose outcome was not seen (EVM networks) */
+  outcomes?: ChainOutcomes;
 }
 
 export class Payer {
@@ -58,7 +61,7 @@ export class Payer {
     let lastError: unknown;
     for (const offer of this.#options.policy.offers(required)) {
       const scheme = offer.scheme as SchemeName;
-      const hold = budget.hold(BigInt(offer.amount), { scheme, network, surface }, scheme !== 'batch-settlement');
+      const hold = await this.#hold(BigInt(offer.amount), { scheme, network, surface }, scheme !== 'batch-settlement');
       try {
         return await this.#sign(required, offer, scheme, hold);
       } catch (error) {
@@ -68,6 +71,18 @@ export class Payer {
       }
     }
     throw lastError;
+  }
+
+  /** The budget's hold; past a cap while earlier payments' outcomes are unknown, the chain is asked first. */
+  async #hold(...args: Parameters<Budget['hold']>): Promise<string> {
+    const { budget, outcomes } = this.#options;
+    try {
+      return budget.hold(...args);
+    } catch (error) {
+      if (!(error instanceof CapExceeded && outcomes?.waiting)) throw error;
+      await outcomes.settle();
+      return budget.hold(...args);
+    }
   }
 
   /** Waits for the upto payment before this one to end; resolves to what ends this one's turn. */
@@ -101,6 +116,15 @@ export class Payer {
     };
   }
 
+  /** A payment whose outcome was not seen: the chain is asked what became of it, now and later (chain-outcomes.ts). */
+  #unknownOutcome(hold: string, scheme: SchemeName, offer: PaymentRequirements, payload: PaymentPayload): void {
+    const { budget, outcomes, network } = this.#options;
+    const proof = outcomes && chainProofOf(network, scheme, offer, payload.payload);
+    if (!proof) return;
+    budget.record({ kind: 'unknown', id: hold, proof });
+    void outcomes.settle();
+  }
+
   async #signed(required: PaymentRequired, offer: PaymentRequirements, scheme: SchemeName, hold: string): Promise<Attempt> {
     const { budget } = this.#options;
     let channel: ChannelPayment | undefined;
@@ -117,6 +141,7 @@ export class Payer {
       const signed = await client.createPaymentPayload(2, offer, { extensions: required.extensions ?? {} });
       payload = { ...envelope, payload: signed.payload, ...(signed.extensions ? { extensions: signed.extensions } : {}) } as PaymentPayload;
     }
+    const unknownOutcome = () => (channel ? undefined : this.#unknownOutcome(hold, scheme, offer, payload));
     let told = false;
     const once = () => {
       if (told) throw new Error('a payment attempt is told its outcome once');
@@ -149,6 +174,7 @@ export class Payer {
       async failed(known) {
         once();
         if (known) budget.released(hold);
+        else unknownOutcome();
         try {
           await channel?.failed(known);
         } finally {

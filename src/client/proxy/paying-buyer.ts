@@ -19,6 +19,7 @@ import { ChannelLanes, laneSalt, type LaneOwner, type RefundOutcome } from './ch
 import { fastEvmSigner } from '../fast-signer.ts';
 import { libsecp256k1Account } from '../../x402/libsecp256k1-account.ts';
 import { Payer } from './payer.ts';
+import { ChainOutcomes } from './chain-outcomes.ts';
 import { PaymentPolicy, SCHEMES, type SchemeName } from './payment-policy.ts';
 import { SpendLog } from './spend-log.ts';
 import type { Hex } from 'viem';
@@ -48,8 +49,13 @@ export interface PayingBuyer {
   payer: Payer;
   /** returns what the payment channels hold unspent to the wallet (each refund recorded in the spend file) */
   refund(): Promise<RefundOutcome>;
+  /** asks the chain what became of the payments whose outcome was not seen (chain-outcomes.ts) */
+  settleUnknown(): Promise<void>;
   close(): void;
 }
+
+/** how often the chain is asked about payments whose outcome was not seen, while some wait */
+const UNKNOWN_OUTCOMES_EVERY_MS = 30_000;
 
 /** The gateway answers at all (any status): else nothing can be paid, and its chain is not known. */
 async function reachable(gateway: string, doFetch: typeof fetch): Promise<void> {
@@ -69,13 +75,16 @@ export async function payingBuyer(options: PayingBuyerOptions): Promise<PayingBu
   const budget = new Budget(new SpendLog(options.spendFile), options.caps);
   const clients: Partial<Record<Exclude<SchemeName, 'batch-settlement'>, SchemeNetworkClient>> = {};
   let lanes: ChannelLanes | undefined;
+  let outcomes: ChainOutcomes | undefined;
   let address: string;
   let signable: readonly SchemeName[];
 
   if (facts.family === 'evm') {
     if (!options.evmPrivateKey) throw new Error(`paying on ${network} needs an EVM key (X402_EVM_PRIVATE_KEY or --key-file)`);
     const rpcUrl = await balanceRpcUrl(network, { rpcUrl: options.rpcUrl, baseUrl: options.gateway, fetch: doFetch });
-    const signer = fastEvmSigner(libsecp256k1Account(options.evmPrivateKey), createPublicClient({ transport: http(rpcUrl, { retryCount: 1 }) }));
+    const chain = createPublicClient({ transport: http(rpcUrl, { retryCount: 1 }) });
+    const signer = fastEvmSigner(libsecp256k1Account(options.evmPrivateKey), chain);
+    outcomes = new ChainOutcomes(budget, chain, network);
     address = signer.address;
     clients.exact = new ExactEvmScheme(signer);
     clients.upto = new UptoEvmScheme(signer, { rpcUrl });
@@ -91,7 +100,13 @@ export async function payingBuyer(options: PayingBuyerOptions): Promise<PayingBu
   }
   if (options.scheme && !signable.includes(options.scheme)) throw new Error(`--scheme ${options.scheme} cannot be paid on ${network} (it takes: ${signable.join(', ')})`);
   const policy = new PaymentPolicy({ budget, gateway: options.gateway, network, signable, ...(options.payTo ? { payTo: options.payTo } : {}), ...(options.scheme ? { scheme: options.scheme } : {}) });
-  const payer = new Payer({ budget, policy, network, clients, ...(lanes ? { lanes } : {}) });
+  const payer = new Payer({ budget, policy, network, clients, ...(lanes ? { lanes } : {}), ...(outcomes ? { outcomes } : {}) });
+  // what an earlier process left unknown is asked about at once, then every so often while anything waits
+  const settleUnknown = async () => {
+    if (outcomes?.waiting) await outcomes.settle();
+  };
+  void settleUnknown();
+  const asking = setInterval(() => void settleUnknown(), UNKNOWN_OUTCOMES_EVERY_MS).unref();
 
   async function refund() {
     if (!lanes) return { refunds: [], failures: [] };
@@ -117,5 +132,9 @@ export async function payingBuyer(options: PayingBuyerOptions): Promise<PayingBu
     return outcome;
   }
 
-  return { address, budget, payer, refund, close: () => budget.log.close() };
+  const close = () => {
+    clearInterval(asking);
+    budget.log.close();
+  };
+  return { address, budget, payer, refund, settleUnknown, close };
 }

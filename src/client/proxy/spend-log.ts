@@ -7,6 +7,12 @@ import { closeSync, fchmodSync, mkdirSync, openSync, readSync, writeSync } from 
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 
+/** What the chain can be asked about a signed payment (chain-outcomes.ts); numbers are decimal strings. */
+export type ChainProof =
+  | { type: 'erc3009'; network: string; token: `0x${string}`; from: `0x${string}`; nonce: `0x${string}`; value: string; validBefore: string }
+  /** `value`: what a used permit moved (`exact`'s amount); `upto`'s charge is not in the nonce, so it has none */
+  | { type: 'permit2'; network: string; from: `0x${string}`; nonce: string; deadline: string; value?: string };
+
 /** One event of the spend file; amounts are USDC atomic units as decimal strings, times epoch milliseconds. */
 export type SpendRecord =
   /** a payment signed for a call: its ceiling counts against the caps until its receipt says the charge */
@@ -15,6 +21,8 @@ export type SpendRecord =
   | { kind: 'charged'; id: string; amount: string; model?: string; promptTokens?: number; completionTokens?: number }
   /** a hold or deposit that moved no money (the gateway refused the payment or failed the work) */
   | { kind: 'released'; id: string }
+  /** a call whose outcome was not seen (its answer lost, its client gone first): what the chain can be asked of it */
+  | { kind: 'unknown'; id: string; proof: ChainProof }
   /** money moved into a payment channel's escrow (signed: counted from then on, released if never submitted) */
   | { kind: 'deposit'; id: string; at: number; amount: string; network: string; channel: string; salt: string }
   /** money the escrow returned from a channel */

@@ -1,7 +1,7 @@
 // The spend file folded into what the caps and the account read: every call's hold or charge, the sums over the
 // last hour and day (kept as running sums: a cap check costs the same after ten calls or ten thousand), what went
 // into payment channels and came back, and the payees seen.
-import type { SpendRecord } from './spend-log.ts';
+import type { ChainProof, SpendRecord } from './spend-log.ts';
 
 export const HOUR_MS = 3_600_000;
 export const DAY_MS = 24 * HOUR_MS;
@@ -43,6 +43,8 @@ export interface ChannelEscrow {
 
 export class SpendState {
   readonly spends = new Map<string, Spend>();
+  /** held spends whose outcome was not seen, with what the chain can be asked of them (chain-outcomes.ts) */
+  readonly unknown = new Map<string, ChainProof>();
   /** spends in the order they were signed (the windows count from their `first`) */
   #ordered: Spend[] = [];
   #base = 0;
@@ -84,6 +86,7 @@ export class SpendState {
         const spend = this.spends.get(record.id);
         if (!spend) return;
         const charged = BigInt(record.amount);
+        this.unknown.delete(record.id);
         this.#change(spend, charged - spend.amount);
         spend.amount = charged;
         spend.settled = true;
@@ -94,6 +97,7 @@ export class SpendState {
       }
       case 'released': {
         const spend = this.spends.get(record.id);
+        this.unknown.delete(record.id);
         if (spend) {
           this.#change(spend, -spend.amount);
           spend.amount = 0n;
@@ -106,6 +110,10 @@ export class SpendState {
           this.escrowIn -= deposit.amount;
           this.escrows.get(deposit.channel)!.deposited -= deposit.amount;
         }
+        return;
+      }
+      case 'unknown': {
+        if (this.spends.get(record.id)?.settled === false) this.unknown.set(record.id, record.proof);
         return;
       }
       case 'deposit': {

@@ -1,0 +1,100 @@
+// What the chain says of a payment whose outcome the paying process did not see (a hop lost the answer, the agent
+// left a stream before its receipt came). Used, it moved money: an ERC-3009 authorization (`exact` on EVM) is charged
+// its value, and so is a Permit2 permit of `exact`. Past its validity unused (an authorization's validBefore, a
+// permit's deadline), it never can: the hold is released. Anything else stays held and is asked again later; a used
+// `upto` permit (what it charged is not in the nonce) and Solana transfers keep their ceiling counted.
+// The proof's facts go to the spend file, so a later process (after a restart) settles what an earlier one left.
+import { parseAbi, type Address, type Hex } from 'viem';
+import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
+import { PERMIT2_ADDRESS } from '../../x402/upto.ts';
+import type { Budget } from './budget.ts';
+import type { ChainProof } from './spend-log.ts';
+
+/** What a paying process reads the chain with (a viem public client). */
+export interface ChainReader {
+  readContract(call: { address: Address; abi: readonly unknown[]; functionName: string; args: readonly unknown[] }): Promise<unknown>;
+  getBlock(): Promise<{ timestamp: bigint }>;
+}
+
+const AUTHORIZATION_STATE = parseAbi(['function authorizationState(address authorizer, bytes32 nonce) view returns (bool)']);
+const NONCE_BITMAP = parseAbi(['function nonceBitmap(address owner, uint256 wordPosition) view returns (uint256)']);
+
+/** The chain's view of an EVM `exact` or `upto` payload; undefined for what the chain cannot be asked about here. */
+export function chainProofOf(network: string, scheme: string, requirement: PaymentRequirements, payload: PaymentPayload['payload']): ChainProof | undefined {
+  const { authorization, permit2Authorization } = payload as {
+    authorization?: { from: Address; value: string; validBefore: string; nonce: Hex };
+    permit2Authorization?: { from: Address; nonce: string; deadline: string };
+  };
+  if (authorization) {
+    const { from, nonce, value, validBefore } = authorization;
+    return { type: 'erc3009', network, token: requirement.asset as Address, from, nonce, value, validBefore };
+  }
+  if (permit2Authorization) {
+    const { from, nonce, deadline } = permit2Authorization;
+    return { type: 'permit2', network, from, nonce, deadline, ...(scheme === 'exact' ? { value: requirement.amount } : {}) };
+  }
+  return undefined;
+}
+
+/** used: the money moved; void: it never can; open: it still may */
+type Verdict = 'used' | 'void' | 'open';
+
+async function verdictOf(proof: ChainProof, chain: ChainReader, now: bigint): Promise<Verdict> {
+  if (proof.type === 'erc3009') {
+    const used = (await chain.readContract({ address: proof.token, abi: AUTHORIZATION_STATE, functionName: 'authorizationState', args: [proof.from, proof.nonce] })) as boolean;
+    // transferWithAuthorization requires block.timestamp < validBefore
+    return used ? 'used' : now >= BigInt(proof.validBefore) ? 'void' : 'open';
+  }
+  const nonce = BigInt(proof.nonce);
+  const word = (await chain.readContract({ address: PERMIT2_ADDRESS, abi: NONCE_BITMAP, functionName: 'nonceBitmap', args: [proof.from, nonce >> 8n] })) as bigint;
+  if ((word >> (nonce & 0xffn)) & 1n) return 'used';
+  // Permit2 requires block.timestamp <= deadline
+  return now > BigInt(proof.deadline) ? 'void' : 'open';
+}
+
+/**
+ * Settles the holds of `network`'s payments whose outcome is unknown, as the chain tells; `settle()` asks it. A chain
+ * that cannot be read settles nothing (asked again next time).
+ */
+export class ChainOutcomes {
+  readonly #budget: Budget;
+  readonly #chain: ChainReader;
+  readonly #network: string;
+  /** used Permit2 nonces: what they charged is not in the chain's answer, so they are not asked again */
+  readonly #usedUnknownAmount = new Set<string>();
+  #asking: Promise<void> | undefined;
+
+  constructor(budget: Budget, chain: ChainReader, network: string) {
+    this.#budget = budget;
+    this.#chain = chain;
+    this.#network = network;
+  }
+
+  /** true when a payment of this network waits for the chain's word */
+  get waiting(): boolean {
+    for (const [id, proof] of this.#budget.state.unknown) if (proof.network === this.#network && !this.#usedUnknownAmount.has(id)) return true;
+    return false;
+  }
+
+  /** Asks the chain about every payment waiting for its word (one asking at a time: a second call joins it). */
+  settle(): Promise<void> {
+    this.#asking ??= this.#ask().finally(() => (this.#asking = undefined));
+    return this.#asking;
+  }
+
+  async #ask(): Promise<void> {
+    try {
+      const waiting = [...this.#budget.refresh().unknown].filter(([id, proof]) => proof.network === this.#network && !this.#usedUnknownAmount.has(id));
+      if (waiting.length === 0) return;
+      const { timestamp } = await this.#chain.getBlock();
+      for (const [id, proof] of waiting) {
+        const verdict = await verdictOf(proof, this.#chain, timestamp);
+        if (verdict === 'void') this.#budget.released(id);
+        else if (verdict === 'used' && proof.value !== undefined) this.#budget.charged(id, BigInt(proof.value));
+        else if (verdict === 'used') this.#usedUnknownAmount.add(id);
+      }
+    } catch {
+      // the chain did not answer (or the spend file is closed): the holds stay as they are, asked again next time
+    }
+  }
+}
