@@ -1,10 +1,11 @@
-// `exact` payments whose outcome the proxy never saw are settled from the chain: a hop loses the paid answer, or
-// never passes the paid call on. The used authorization is charged at once; the unused one stays held until its
-// validity ends on the chain, and is then released, by the proxy that signed it or, after a restart, the next one.
+// `exact` and `upto` payments whose outcome the proxy never saw are settled from the chain: a hop loses the paid
+// answer, or never passes the paid call on. The used authorization is charged at once; an unused authorization or
+// permit stays held until its validity ends on the chain, and is then released by the next proxy on the spend file.
 // Its own sandbox chain: the test moves the chain's clock.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
+import type { IncomingMessage } from 'node:http';
 import OpenAI from 'openai';
 import { createTestClient, http } from 'viem';
 import { balanceOf, fundedEvmBuyerKey } from './support/sandbox-wallet.ts';
@@ -22,48 +23,68 @@ async function until(what: string, done: () => Promise<boolean>): Promise<void> 
   }
 }
 
-test('a lost exact answer is charged as the chain shows; a call that never reached the gateway is released once its authorization expires, after a restart too', async () => {
-  // the first paid call is served (and settled) at the gateway, then answered 504; the second never gets there
-  let paidCalls = 0;
+/** the scheme a paid call pays with (x402 v2's PAYMENT-SIGNATURE) */
+const schemeOf = (req: IncomingMessage) => JSON.parse(Buffer.from(String(req.headers['payment-signature']), 'base64').toString()).accepted.scheme as string;
+
+test('a lost exact answer is charged as the chain shows; exact and upto calls that never reached the gateway are released once their validity ends, after a restart too', async () => {
+  // the first exact call is served (and settled) at the gateway, then answered 504; the second exact call and the
+  // upto call never get there
+  let exactCalls = 0;
   const hop = await hopBefore(
     bed.service().url,
     (req, answer, body, res) => (isPaid(req) ? gatewayTimeout(res) : relay(answer!, body, res)),
-    (req) => !(isPaid(req) && ++paidCalls === 2),
+    (req) => !isPaid(req) || (schemeOf(req) === 'exact' && ++exactCalls === 1),
   );
-  const buyer = await fundedEvmBuyerKey(bed.service(), ['base'], 5_000_000n);
-  const start = await balanceOf(bed.service(), 'base', buyer.address);
-  const dropped = async () => start - (await balanceOf(bed.service(), 'base', buyer.address));
-  const spendFile = join(bed.dir(), 'unknown.jsonl');
-  const proxyArgs = ['--gateway', hop.url, '--network', 'base', '--scheme', 'exact', '--spend-file', spendFile];
-  const first = await startProxy(proxyArgs, { X402_EVM_PRIVATE_KEY: buyer.key });
+  const payers = await Promise.all(
+    (['exact', 'upto'] as const).map(async (scheme) => {
+      const buyer = await fundedEvmBuyerKey(bed.service(), ['base'], 5_000_000n);
+      const start = await balanceOf(bed.service(), 'base', buyer.address);
+      const spendFile = join(bed.dir(), `${scheme}.jsonl`);
+      return {
+        scheme,
+        dropped: async () => start - (await balanceOf(bed.service(), 'base', buyer.address)),
+        spendFile,
+        start: () => startProxy(['--gateway', hop.url, '--network', 'base', '--scheme', scheme, '--spend-file', spendFile], { X402_EVM_PRIVATE_KEY: buyer.key }),
+      };
+    }),
+  );
+  const chatThrough = (proxy: RunningProxy, content: string) =>
+    new OpenAI({ baseURL: `${proxy.url}/v1`, apiKey: 'sk-made-up', maxRetries: 0 }).chat.completions.create({ model: 'local/demo-bigram', messages: [{ role: 'user', content }], max_tokens: 8 });
+
+  const [exact, upto] = payers;
+  const first = await exact!.start();
   try {
-    const openai = new OpenAI({ baseURL: `${first.url}/v1`, apiKey: 'sk-made-up', maxRetries: 0 });
-    for (const content of ['Hello', 'Hello again']) {
-      await assert.rejects(openai.chat.completions.create({ model: 'local/demo-bigram', messages: [{ role: 'user', content }], max_tokens: 8 }), { status: 504 });
-    }
+    for (const content of ['Hello', 'Hello again']) await assert.rejects(chatThrough(first, content), { status: 504 });
     await until('the lost answer is charged', async () => (await statsOf(first)).calls === 1);
     const account = await statsOf(first);
     assert.equal(account.pendingCalls, 1, 'the call that never reached the gateway is held: its authorization may still be used');
-    const charged = await dropped();
-    assert.ok(charged > 0n);
-    assert.equal(BigInt(account.spent.atomic) - charged > 0n, true, 'the held call still counts its ceiling');
+    assert.ok(BigInt(account.spent.atomic) > (await exact!.dropped()), 'the held call still counts its ceiling');
   } finally {
     await first.stop();
   }
+  const uptoFirst = await upto!.start();
+  try {
+    await assert.rejects(chatThrough(uptoFirst, 'Hello'), { status: 504 });
+    assert.equal((await statsOf(uptoFirst)).pendingCalls, 1, 'its permit may still be used');
+  } finally {
+    await uptoFirst.stop();
+  }
 
-  // the authorization's validity ends on the chain (the official client signs now + maxTimeoutSeconds)
+  // the authorization's and the permit's validity end on the chain (signed for now + maxTimeoutSeconds)
   const chain = createTestClient({ transport: http(bed.service().sandbox!.chains.get('base')!.rpcUrl), mode: 'anvil' });
   await chain.increaseTime({ seconds: 3_700 });
   await chain.mine({ blocks: 1 });
 
-  const second = await startProxy(proxyArgs, { X402_EVM_PRIVATE_KEY: buyer.key });
-  try {
-    await until('the expired authorization is released', async () => (await statsOf(second)).pendingCalls === 0);
-  } finally {
-    await second.stop();
-    await hop.close();
+  for (const payer of payers) {
+    const next = await payer.start();
+    try {
+      await until(`the expired ${payer.scheme} payment is released`, async () => (await statsOf(next)).pendingCalls === 0);
+    } finally {
+      await next.stop();
+    }
+    const account = JSON.parse((await runCli(['spend', '--json', '--spend-file', payer.spendFile], {})).stdout);
+    assert.equal(account.calls, payer.scheme === 'exact' ? 1 : 0);
+    assert.equal(BigInt(account.spent.atomic), await payer.dropped(), `${payer.scheme}: the account says what the chain says, to the atomic unit`);
   }
-  const account = JSON.parse((await runCli(['spend', '--json', '--spend-file', spendFile], {})).stdout);
-  assert.equal(account.calls, 1);
-  assert.equal(BigInt(account.spent.atomic), await dropped(), 'the account says what the chain says, to the atomic unit');
+  await hop.close();
 });
