@@ -267,6 +267,41 @@ test('on a channel, a paid answer a hop loses is settled by the corrective 402 o
   assert.equal(BigInt(account.spent.atomic), start - (await balanceOf(bed.service(), 'base', buyer.address)), 'after the refund the buyer is down what was spent, to the atomic unit');
 });
 
+test('a voucher answer lost just before the proxy stops is settled by the next proxy on the spend file, at its first call', async () => {
+  let lose = true;
+  const hop = await hopBefore(bed.service().url, (req, answer, body, res) => {
+    if (isPaid(req) && answer!.statusCode === 200 && lose) {
+      lose = false;
+      return gatewayTimeout(res);
+    }
+    relay(answer!, body, res);
+  });
+  const buyer = await fundedEvmBuyerKey(bed.service(), ['base'], 5_000_000n);
+  const start = await balanceOf(bed.service(), 'base', buyer.address);
+  const spendFile = join(bed.dir(), 'lost-voucher-restart.jsonl');
+  const proxyOn = (args: string[] = []) => startProxy(['--gateway', hop.url, '--network', 'base', '--spend-file', spendFile, ...args], { X402_EVM_PRIVATE_KEY: buyer.key });
+  const chat = (proxy: RunningProxy, content: string) => openaiAt(proxy).chat.completions.create({ model: CHAT, messages: [{ role: 'user', content }], max_tokens: 8 });
+  const first = await proxyOn();
+  try {
+    await assert.rejects(chat(first, 'Hello'), { status: 504 });
+  } finally {
+    await first.stop();
+  }
+  assert.equal(JSON.parse((await runCli(['spend', '--json', '--spend-file', spendFile], {})).stdout).pendingCalls, 1, 'held in the spend file');
+  const second = await proxyOn(['--refund-on-exit']);
+  try {
+    assert.ok((await chat(second, 'Hello again')).choices[0]!.message.content);
+    const account = (await (await fetch(`${second.url}/stats`)).json()) as any;
+    assert.equal(account.pendingCalls, 0, 'the channel state the gateway showed settled the earlier call');
+    assert.equal(account.calls, 2, 'the lost call was charged at the gateway, and is counted so');
+  } finally {
+    await second.stop();
+    await hop.close();
+  }
+  const account = JSON.parse((await runCli(['spend', '--json', '--spend-file', spendFile], {})).stdout);
+  assert.equal(BigInt(account.spent.atomic), start - (await balanceOf(bed.service(), 'base', buyer.address)), 'after the refund the buyer is down what was spent, to the atomic unit');
+});
+
 test('x402-ai proxy --refund while the proxy runs: its next call opens the channel again and is served', async () => {
   const buyer = await fundedEvmBuyerKey(bed.service(), ['base'], 5_000_000n);
   const args = ['--gateway', bed.service().url, '--network', 'base', '--spend-file', join(bed.dir(), 'refund-live.jsonl')];

@@ -8,7 +8,10 @@ import { parseAbi, type Address, type Hex } from 'viem';
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
 import { PERMIT2_ADDRESS } from '../../x402/upto.ts';
 import type { Budget } from './budget.ts';
-import type { ChainProof } from './spend-log.ts';
+import type { ChainProof as Proof } from './spend-log.ts';
+
+/** what the chain itself can be asked about (a voucher's outcome is the gateway's to tell: channel-lanes.ts) */
+type ChainProof = Exclude<Proof, { type: 'voucher' }>;
 
 /** What a paying process reads the chain with (a viem public client). */
 export interface ChainReader {
@@ -72,8 +75,14 @@ export class ChainOutcomes {
 
   /** true when a payment of this network waits for the chain's word */
   get waiting(): boolean {
-    for (const [id, proof] of this.#budget.state.unknown) if (proof.network === this.#network && !this.#usedUnknownAmount.has(id)) return true;
-    return false;
+    return this.#waiting(this.#budget.state.unknown).length > 0;
+  }
+
+  #waiting(unknown: ReadonlyMap<string, Proof>): Array<[string, ChainProof]> {
+    return [...unknown].filter((entry): entry is [string, ChainProof] => {
+      const [id, proof] = entry;
+      return proof.type !== 'voucher' && proof.network === this.#network && !this.#usedUnknownAmount.has(id);
+    });
   }
 
   /** Asks the chain about every payment waiting for its word (one asking at a time: a second call joins it). */
@@ -84,7 +93,7 @@ export class ChainOutcomes {
 
   async #ask(): Promise<void> {
     try {
-      const waiting = [...this.#budget.refresh().unknown].filter(([id, proof]) => proof.network === this.#network && !this.#usedUnknownAmount.has(id));
+      const waiting = this.#waiting(this.#budget.refresh().unknown);
       if (waiting.length === 0) return;
       const { timestamp } = await this.#chain.getBlock();
       for (const [id, proof] of waiting) {

@@ -52,12 +52,6 @@ class Lane {
   busy = true;
   /** the deposit the current call holds (set by the deposit strategy) */
   deposit: { id: string; amount: bigint } | undefined;
-  /**
-   * Calls whose outcome the gateway did not tell (a client that left mid-answer, a lost reply): their holds stay
-   * counted until the gateway's state of the channel, learnt at the lane's next answer, shows what they cost.
-   * `base`: what the channel had been charged when they were paid.
-   */
-  unsettled: { base: bigint; holds: Array<{ id: string; amount: bigint }> } | undefined;
 
   constructor(signer: ClientEvmSigner, salt: Hex, requirement: PaymentRequirements, sizeDeposit: (lane: Lane, needed: bigint, requestAmount: bigint) => Promise<string>) {
     this.salt = salt;
@@ -155,7 +149,7 @@ export class ChannelLanes {
         if (balance <= claimed) continue;
         const settled = await lane.scheme.refund(url, { fetch: doFetch });
         const charged = settled.extra?.channelState as { chargedCumulativeAmount?: unknown } | undefined;
-        if (typeof charged?.chargedCumulativeAmount === 'string') this.#settleUnsettled(lane, BigInt(charged.chargedCumulativeAmount));
+        if (typeof charged?.chargedCumulativeAmount === 'string') this.#settleUnknown(lane, BigInt(charged.chargedCumulativeAmount));
         const amount = /^\d+$/.test(settled.amount ?? '') ? BigInt(settled.amount!) : 0n;
         outcome.refunds.push({ channel: lane.channelId, salt: lane.salt, amount, transaction: settled.transaction });
       } catch (error) {
@@ -255,14 +249,14 @@ export class ChannelLanes {
           local: { channelId: lane.channelId, requestAmount: requirement.amount, ...(deposit ? { depositAmount: deposit.amount.toString() } : {}) },
         });
         // the gateway took this voucher: it had charged the channel `base` before this call
-        this.#settleUnsettled(lane, base);
+        this.#settleUnknown(lane, base);
       },
       refused: async (required) => {
         await this.#depositLanded(lane, deposit);
         if (required !== undefined && (await lane.scheme.processCorrectivePaymentRequired(required))) {
           // resynchronised: the lane's client holds what the gateway has charged the channel
           const known = await lane.storage.get(lane.channelId);
-          if (known?.chargedCumulativeAmount !== undefined) this.#settleUnsettled(lane, BigInt(known.chargedCumulativeAmount));
+          if (known?.chargedCumulativeAmount !== undefined) this.#settleUnknown(lane, BigInt(known.chargedCumulativeAmount));
           return true;
         }
         // refused for another reason (its channel refunded by `--refund` under it, a balance it no longer has): what
@@ -274,10 +268,10 @@ export class ChannelLanes {
       failed: async (known) => {
         await this.#depositLanded(lane, deposit);
         // the call's charge is unknown. The lane signs its next voucher as if nothing was charged: taken, nothing was
-        // (its hold released then); else the gateway's corrective 402 says what was, and the lane resynchronises
+        // (its hold released then); else the gateway's corrective 402 says what was, and the lane resynchronises.
+        // Kept in the spend file: a later process's first answer on this channel settles it just as well
         if (!known) {
-          lane.unsettled ??= { base, holds: [] };
-          lane.unsettled.holds.push({ id: hold, amount: BigInt(requirement.amount) });
+          this.#options.budget.record({ kind: 'unknown', id: hold, proof: { type: 'voucher', network: this.#options.network, channel: lane.channelId, base: base.toString() } });
         }
       },
       done: () => {
@@ -296,20 +290,28 @@ export class ChannelLanes {
   }
 
   /**
-   * The gateway had charged the channel `charged` when the lane's unsettled calls were paid for and answered since:
-   * what it charged above their base went to them (each at most its price, in turn); the rest of their holds is
-   * released.
+   * The gateway has charged `lane`'s channel `charged` in all: its calls whose outcome was not told (this process's or
+   * an earlier one's, from the spend file) cost what it charged above their base, each at most its price, in turn;
+   * the rest of their holds is released. Calls paid after a resynchronisation have a later base: what was charged
+   * up to it went to the calls before.
    */
-  #settleUnsettled(lane: Lane, charged: bigint): void {
-    const unsettled = lane.unsettled;
-    if (!unsettled) return;
-    lane.unsettled = undefined;
-    let left = charged > unsettled.base ? charged - unsettled.base : 0n;
-    for (const hold of unsettled.holds) {
-      const part = left < hold.amount ? left : hold.amount;
+  #settleUnknown(lane: Lane, charged: bigint): void {
+    const { budget } = this.#options;
+    const unknown: Array<{ id: string; base: bigint }> = [];
+    for (const [id, proof] of budget.state.unknown) if (proof.type === 'voucher' && proof.channel === lane.channelId) unknown.push({ id, base: BigInt(proof.base) });
+    unknown.sort((a, b) => (a.base < b.base ? -1 : a.base > b.base ? 1 : 0));
+    let left = 0n;
+    for (const [i, call] of unknown.entries()) {
+      if (i === 0 || call.base !== unknown[i - 1]!.base) {
+        const next = unknown.slice(i).find((later) => later.base !== call.base)?.base;
+        const end = next !== undefined && next < charged ? next : charged;
+        left = end > call.base ? end - call.base : 0n;
+      }
+      const price = budget.state.spends.get(call.id)?.amount ?? 0n;
+      const part = left < price ? left : price;
       left -= part;
-      if (part > 0n) this.#options.budget.charged(hold.id, part);
-      else this.#options.budget.released(hold.id);
+      if (part > 0n) budget.charged(call.id, part);
+      else budget.released(call.id);
     }
   }
 

@@ -7,11 +7,13 @@ import { closeSync, fchmodSync, mkdirSync, openSync, readSync, writeSync } from 
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 
-/** What the chain can be asked about a signed payment (chain-outcomes.ts); numbers are decimal strings. */
+/** What tells the outcome of a signed payment the payer did not see (chain-outcomes.ts, channel-lanes.ts); numbers are decimal strings. */
 export type ChainProof =
   | { type: 'erc3009'; network: string; token: `0x${string}`; from: `0x${string}`; nonce: `0x${string}`; value: string; validBefore: string }
   /** `value`: what a used permit moved (`exact`'s amount); `upto`'s charge is not in the nonce, so it has none */
-  | { type: 'permit2'; network: string; from: `0x${string}`; nonce: string; deadline: string; value?: string };
+  | { type: 'permit2'; network: string; from: `0x${string}`; nonce: string; deadline: string; value?: string }
+  /** a channel's voucher: the gateway's state of the channel tells (channel-lanes.ts); `base`, what it had charged before */
+  | { type: 'voucher'; network: string; channel: string; base: string };
 
 /** One event of the spend file; amounts are USDC atomic units as decimal strings, times epoch milliseconds. */
 export type SpendRecord =
