@@ -8,10 +8,10 @@ import { parseAbi, type Address, type Hex } from 'viem';
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
 import { PERMIT2_ADDRESS } from '../../x402/upto.ts';
 import type { Budget } from './budget.ts';
-import type { ChainProof as Proof } from './spend-log.ts';
+import type { OutcomeProof } from './spend-log.ts';
 
 /** what the chain itself can be asked about (a voucher's outcome is the gateway's to tell: channel-lanes.ts) */
-type ChainProof = Exclude<Proof, { type: 'voucher' }>;
+type ChainProof = Exclude<OutcomeProof, { type: 'voucher' }>;
 
 /** What a paying process reads the chain with (a viem public client). */
 export interface ChainReader {
@@ -78,7 +78,7 @@ export class ChainOutcomes {
     return this.#waiting(this.#budget.state.unknown).length > 0;
   }
 
-  #waiting(unknown: ReadonlyMap<string, Proof>): Array<[string, ChainProof]> {
+  #waiting(unknown: ReadonlyMap<string, OutcomeProof>): Array<[string, ChainProof]> {
     return [...unknown].filter((entry): entry is [string, ChainProof] => {
       const [id, proof] = entry;
       return proof.type !== 'voucher' && proof.network === this.#network && !this.#usedUnknownAmount.has(id);

@@ -8,7 +8,7 @@ import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 
 /** What tells the outcome of a signed payment the payer did not see (chain-outcomes.ts, channel-lanes.ts); numbers are decimal strings. */
-export type ChainProof =
+export type OutcomeProof =
   | { type: 'erc3009'; network: string; token: `0x${string}`; from: `0x${string}`; nonce: `0x${string}`; value: string; validBefore: string }
   /** `value`: what a used permit moved (`exact`'s amount); `upto`'s charge is not in the nonce, so it has none */
   | { type: 'permit2'; network: string; from: `0x${string}`; nonce: string; deadline: string; value?: string }
@@ -24,7 +24,7 @@ export type SpendRecord =
   /** a hold or deposit that moved no money (the gateway refused the payment or failed the work) */
   | { kind: 'released'; id: string }
   /** a call whose outcome was not seen (its answer lost, its client gone first): what the chain can be asked of it */
-  | { kind: 'unknown'; id: string; proof: ChainProof }
+  | { kind: 'unknown'; id: string; proof: OutcomeProof }
   /** money moved into a payment channel's escrow (signed: counted from then on, released if never submitted) */
   | { kind: 'deposit'; id: string; at: number; amount: string; network: string; channel: string; salt: string }
   /** money the escrow returned from a channel */

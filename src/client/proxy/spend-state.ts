@@ -1,7 +1,7 @@
 // The spend file folded into what the caps and the account read: every call's hold or charge, the sums over the
 // last hour and day (kept as running sums: a cap check costs the same after ten calls or ten thousand), what went
 // into payment channels and came back, and the payees seen.
-import type { ChainProof, SpendRecord } from './spend-log.ts';
+import type { OutcomeProof, SpendRecord } from './spend-log.ts';
 
 export const HOUR_MS = 3_600_000;
 export const DAY_MS = 24 * HOUR_MS;
@@ -43,8 +43,8 @@ export interface ChannelEscrow {
 
 export class SpendState {
   readonly spends = new Map<string, Spend>();
-  /** held spends whose outcome was not seen, with what the chain can be asked of them (chain-outcomes.ts) */
-  readonly unknown = new Map<string, ChainProof>();
+  /** held spends whose outcome was not seen, with what can tell it (chain-outcomes.ts, channel-lanes.ts) */
+  readonly unknown = new Map<string, OutcomeProof>();
   /** spends in the order they were signed (the windows count from their `first`) */
   #ordered: Spend[] = [];
   #base = 0;
