@@ -11,7 +11,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { getBase58Decoder } from '@solana/kit';
 import { balanceOf, fundedEvmBuyerKey, fundedSolanaBuyerKey } from './support/sandbox-wallet.ts';
 import { proxyTestBed, runCli, startProxy, type RunningProxy } from './support/proxy-cli.ts';
-import { gatewayTimeout, hopBefore, isPaid, relay } from './support/hop.ts';
+import { gatewayTimeout, hopBefore, isPaid, losingFirstPaidAnswer } from './support/hop.ts';
 
 const CHAT = 'local/demo-bigram';
 
@@ -238,15 +238,8 @@ test('an agent that leaves streamed calls mid-answer: every later call is served
 });
 
 test('on a channel, a paid answer a hop loses is settled by the corrective 402 of the next call: charged what the gateway charged, nothing held', async () => {
-  let lose = true;
   // the first paid call is served (and charged) at the gateway, then answered 504
-  const hop = await hopBefore(bed.service().url, (req, answer, body, res) => {
-    if (isPaid(req) && answer!.statusCode === 200 && lose) {
-      lose = false;
-      return gatewayTimeout(res);
-    }
-    relay(answer!, body, res);
-  });
+  const hop = await losingFirstPaidAnswer(bed.service().url);
   const buyer = await fundedEvmBuyerKey(bed.service(), ['base'], 5_000_000n);
   const start = await balanceOf(bed.service(), 'base', buyer.address);
   const proxy = await startProxy(['--gateway', hop.url, '--network', 'base', '--refund-on-exit', '--spend-file', join(bed.dir(), 'lost-voucher.jsonl')], { X402_EVM_PRIVATE_KEY: buyer.key });
@@ -268,14 +261,7 @@ test('on a channel, a paid answer a hop loses is settled by the corrective 402 o
 });
 
 test('a voucher answer lost just before the proxy stops is settled by the next proxy on the spend file, at its first call', async () => {
-  let lose = true;
-  const hop = await hopBefore(bed.service().url, (req, answer, body, res) => {
-    if (isPaid(req) && answer!.statusCode === 200 && lose) {
-      lose = false;
-      return gatewayTimeout(res);
-    }
-    relay(answer!, body, res);
-  });
+  const hop = await losingFirstPaidAnswer(bed.service().url);
   const buyer = await fundedEvmBuyerKey(bed.service(), ['base'], 5_000_000n);
   const start = await balanceOf(bed.service(), 'base', buyer.address);
   const spendFile = join(bed.dir(), 'lost-voucher-restart.jsonl');

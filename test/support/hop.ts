@@ -38,3 +38,15 @@ export const relay = (gateway: IncomingMessage, body: Buffer, res: ServerRespons
 
 /** a paid call (x402 v2's payment header) */
 export const isPaid = (req: IncomingMessage) => req.headers['payment-signature'] !== undefined;
+
+/** A hop that loses the first paid answer the gateway gave (served and charged there, answered 504 here). */
+export function losingFirstPaidAnswer(gateway: string): ReturnType<typeof hopBefore> {
+  let lose = true;
+  return hopBefore(gateway, (req, answer, body, res) => {
+    if (isPaid(req) && answer!.statusCode === 200 && lose) {
+      lose = false;
+      return gatewayTimeout(res);
+    }
+    relay(answer!, body, res);
+  });
+}
