@@ -1,12 +1,14 @@
 // What the chain says of a payment whose outcome the paying process did not see (a hop lost the answer, the agent
 // left a stream before its receipt came). Used, it moved money: an ERC-3009 authorization (`exact` on EVM) is charged
-// its value, and so is a Permit2 permit of `exact`. Past its validity unused (an authorization's validBefore, a
-// permit's deadline), it never can: the hold is released. Anything else stays held and is asked again later; a used
-// `upto` permit (what it charged is not in the nonce) and Solana transfers keep their ceiling counted.
+// its value, and so is a Permit2 permit of `exact`; what a used `upto` permit charged is not in its nonce, so the
+// gateway's public record of the payment (GET /api/v1/payments/<key>) says what settled, at most the hold. Past its
+// validity unused (an authorization's validBefore, a permit's deadline), it never can move money: the hold is
+// released. Anything else stays held and is asked again later; a Solana transfer keeps its ceiling counted.
 // The proof's facts go to the spend file, so a later process (after a restart) settles what an earlier one left.
 import { parseAbi, type Address, type Hex } from 'viem';
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
-import { PERMIT2_ADDRESS } from '../../x402/upto.ts';
+import { PERMIT2_ADDRESS, uptoPaymentKey, type UptoPermit2Payload } from '../../x402/upto.ts';
+import { NETWORKS, type EvmNetwork, type NetworkName } from '../../x402/networks.ts';
 import type { Budget } from './budget.ts';
 import type { OutcomeProof } from './spend-log.ts';
 
@@ -34,7 +36,9 @@ export function chainProofOf(network: string, scheme: string, requirement: Payme
   }
   if (permit2Authorization) {
     const { from, nonce, deadline } = permit2Authorization;
-    return { type: 'permit2', network, from, nonce, deadline, ...(scheme === 'exact' ? { value: requirement.amount } : {}) };
+    const { chainId } = NETWORKS[network as NetworkName] as EvmNetwork;
+    const settledBy = scheme === 'exact' ? { value: requirement.amount } : { key: uptoPaymentKey(chainId, payload as UptoPermit2Payload) };
+    return { type: 'permit2', network, from, nonce, deadline, ...settledBy };
   }
   return undefined;
 }
@@ -63,14 +67,18 @@ export class ChainOutcomes {
   readonly #budget: Budget;
   readonly #chain: ChainReader;
   readonly #network: string;
-  /** used Permit2 nonces: what they charged is not in the chain's answer, so they are not asked again */
+  /** used permits whose charge no one can tell (no gateway record): not asked again */
   readonly #usedUnknownAmount = new Set<string>();
   #asking: Promise<void> | undefined;
 
-  constructor(budget: Budget, chain: ChainReader, network: string) {
+  readonly #gateway: { url: string; fetch: typeof fetch } | undefined;
+
+  /** `gateway`: where the public record of a payment says what an `upto` permit settled */
+  constructor(budget: Budget, chain: ChainReader, network: string, gateway?: { url: string; fetch: typeof fetch }) {
     this.#budget = budget;
     this.#chain = chain;
     this.#network = network;
+    this.#gateway = gateway;
   }
 
   /** true when a payment of this network waits for the chain's word */
@@ -100,10 +108,25 @@ export class ChainOutcomes {
         const verdict = await verdictOf(proof, this.#chain, timestamp);
         if (verdict === 'void') this.#budget.released(id);
         else if (verdict === 'used' && proof.value !== undefined) this.#budget.charged(id, BigInt(proof.value));
-        else if (verdict === 'used') this.#usedUnknownAmount.add(id);
+        else if (verdict === 'used') await this.#settledAtGateway(id, proof.type === 'permit2' ? proof.key : undefined);
       }
     } catch {
       // the chain did not answer (or the spend file is closed): the holds stay as they are, asked again next time
     }
+  }
+
+  /**
+   * A used permit whose charge the chain's nonce does not tell: the gateway's public record of the payment says what
+   * settled (at most the hold: Budget.charged). One the gateway has no record of keeps its ceiling, not asked again.
+   */
+  async #settledAtGateway(id: string, key: string | undefined): Promise<void> {
+    if (!this.#gateway || key === undefined) {
+      this.#usedUnknownAmount.add(id);
+      return;
+    }
+    const answer = await this.#gateway.fetch(`${this.#gateway.url}/api/v1/payments/${encodeURIComponent(key)}`, { signal: AbortSignal.timeout(10_000) });
+    if (answer.status === 404) this.#usedUnknownAmount.add(id);
+    const record = (answer.ok ? await answer.json() : await answer.arrayBuffer().then(() => undefined)) as { state?: unknown; settledAmount?: unknown } | undefined;
+    if (record?.state === 'settled' && typeof record.settledAmount === 'string' && /^\d+$/.test(record.settledAmount)) this.#budget.charged(id, BigInt(record.settledAmount));
   }
 }

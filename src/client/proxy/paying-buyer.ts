@@ -84,7 +84,7 @@ export async function payingBuyer(options: PayingBuyerOptions): Promise<PayingBu
     const rpcUrl = await balanceRpcUrl(network, { rpcUrl: options.rpcUrl, baseUrl: options.gateway, fetch: doFetch });
     const chain = createPublicClient({ transport: http(rpcUrl, { retryCount: 1 }) });
     const signer = fastEvmSigner(libsecp256k1Account(options.evmPrivateKey), chain);
-    outcomes = new ChainOutcomes(budget, chain, network);
+    outcomes = new ChainOutcomes(budget, chain, network, { url: options.gateway, fetch: doFetch });
     address = signer.address;
     clients.exact = new ExactEvmScheme(signer);
     clients.upto = new UptoEvmScheme(signer, { rpcUrl });

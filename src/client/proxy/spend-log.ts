@@ -10,8 +10,11 @@ import { dirname, join } from 'node:path';
 /** What tells the outcome of a signed payment the payer did not see (chain-outcomes.ts, channel-lanes.ts); numbers are decimal strings. */
 export type OutcomeProof =
   | { type: 'erc3009'; network: string; token: `0x${string}`; from: `0x${string}`; nonce: `0x${string}`; value: string; validBefore: string }
-  /** `value`: what a used permit moved (`exact`'s amount); `upto`'s charge is not in the nonce, so it has none */
-  | { type: 'permit2'; network: string; from: `0x${string}`; nonce: string; deadline: string; value?: string }
+  /**
+   * `value`: what a used permit moved (`exact`'s amount); `upto`'s charge is not in the nonce: the gateway's public
+   * record of the payment under `key` says what settled
+   */
+  | { type: 'permit2'; network: string; from: `0x${string}`; nonce: string; deadline: string; value?: string; key?: string }
   /** a channel's voucher: the gateway's state of the channel tells (channel-lanes.ts); `base`, what it had charged before */
   | { type: 'voucher'; network: string; channel: string; base: string };
 

@@ -36,6 +36,8 @@ export function publicPayment(payment: PaymentRecord): Record<string, unknown> {
     state: payment.state,
     network: payment.network,
     amount: payment.amount,
+    // what moved: the amount, or less under upto (null until settled)
+    settledAmount: payment.settledAmount,
     asset: payment.asset,
     payTo: payment.payTo,
     payer: payment.payer,
