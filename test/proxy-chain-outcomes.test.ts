@@ -19,7 +19,7 @@ const statsOf = async (proxy: RunningProxy) => (await (await fetch(`${proxy.url}
 
 async function until(what: string, done: () => Promise<boolean>): Promise<void> {
   for (let tries = 0; !(await done()); tries++) {
-    if (tries === 200) assert.fail(`never: ${what}`);
+    if (tries === 1_200) assert.fail(`never, in a minute: ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
