@@ -75,8 +75,9 @@ test('a named tool is always called, with arguments that validate against its sc
   }
 });
 
-test("a `number` without bounds is a whole number from 0: Codex reads its sleep tool's duration_ms as a u64", async () => {
-  // Codex's clock.sleep, as it declares it; 1.42 or -5 there failed Codex's tool call ("expected u64")
+test("a `number` without bounds is a small whole number: Codex reads its sleep tool's duration_ms as a u64, and waits that long", async () => {
+  // Codex's clock.sleep, as it declares it; 1.42 or -5 there failed Codex's tool call ("expected u64"), 1839845 had it
+  // wait half an hour
   const sleep = tool({
     description: 'Pause execution for a specified duration.',
     inputSchema: jsonSchema({ type: 'object', properties: { duration_ms: { type: 'number' }, counts: { type: 'array', items: { type: 'number' } } }, required: ['duration_ms', 'counts'], additionalProperties: false }),
@@ -84,7 +85,7 @@ test("a `number` without bounds is a whole number from 0: Codex reads its sleep 
   for (let seed = 1; seed <= 12; seed++) {
     const result = await generateText({ model, prompt: 'Wait a little.', tools: { sleep }, toolChoice: { type: 'tool', toolName: 'sleep' }, seed, temperature: 1.5 });
     const { duration_ms, counts } = result.toolCalls[0]!.input as { duration_ms: number; counts: number[] };
-    for (const value of [duration_ms, ...counts]) assert.ok(Number.isSafeInteger(value) && value >= 0, `seed ${seed}: ${JSON.stringify(result.toolCalls[0]!.input)}`);
+    for (const value of [duration_ms, ...counts]) assert.ok(Number.isSafeInteger(value) && value >= 0 && value <= 999, `seed ${seed}: ${JSON.stringify(result.toolCalls[0]!.input)}`);
   }
 });
 

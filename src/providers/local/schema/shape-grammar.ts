@@ -6,9 +6,10 @@
 // - strings: printable ASCII without escapes, at most STRING_MAX characters (or the schema's maxLength; minLength
 //   kept); a pattern is written as its own grammar (pattern-grammar.ts), or as a fixed example it matches;
 //   formats date, time and date-time are decoded as such, email, uri, uuid and the like are a fixed example
-// - numbers: whole numbers from 0, of at most 9 digits, never a sign, a fraction or an exponent (clients read many a
-//   `number` as an unsigned count: Codex's duration_ms and max_output_tokens are u64, and 1.42 or -5 fail its
-//   tool call); numbers with bounds (minimum, maximum, exclusive ones, multipleOf) are a few values that satisfy them
+// - numbers: whole numbers from 0 to 999, never a sign, a fraction or an exponent. Clients read many a `number` as an
+//   unsigned count (Codex's duration_ms is a u64: 1.42 or -5 failed its tool call), and as a duration: the toy
+//   model's 1839845 had Codex's sleep tool wait half an hour. Numbers with bounds (minimum, maximum, exclusive ones,
+//   multipleOf) are a few values that satisfy them
 // - objects: the required properties, then the optional ones while the budget lasts (the model may leave those
 //   out), no others; arrays: at least minItems items, at most ARRAY_MAX (or maxItems) while the budget lasts
 // - choices (anyOf, oneOf, enum): the branches that fit; references are followed while the budget lasts
@@ -24,7 +25,8 @@ export const STRING_MAX = 24;
 export const ARRAY_MAX = 3;
 const ENUM_MAX = 64;
 const NUMBER_SAMPLES = 5;
-const INTEGER_DIGITS = 9;
+/** an unbounded number's digits at most: a count or a duration a client acts on stays small */
+const INTEGER_DIGITS = 3;
 /** pieces written before choices keep only their cheapest branch and optional parts are left out */
 const ECONOMY_AFTER = 2_000;
 /** passes over the references to settle their shortest sizes (a chain settles in one) */
@@ -259,7 +261,7 @@ class GrammarWriter {
       return values.length === 0 ? undefined : choice(values);
     }
     if (budget < 1) return undefined;
-    // 0 or a number without leading zeros, of at most 9 digits
+    // 0 or a number without leading zeros, of at most INTEGER_DIGITS digits
     const digits = Math.min(INTEGER_DIGITS, budget);
     return digits <= 1 ? DIGIT : choice([literal('0'), sequence([charClass([[0x31, 0x39]]), repeat(DIGIT, 0, digits - 1)])]);
   }
