@@ -7,7 +7,10 @@ import { closeSync, fchmodSync, mkdirSync, openSync, readSync, writeSync } from 
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 
-/** What tells the outcome of a signed payment the payer did not see (chain-outcomes.ts, channel-lanes.ts); numbers are decimal strings. */
+/**
+ * What can tell the outcome of a signed payment the payer did not see: the chain, the gateway's record of it, a
+ * channel's next answer (chain-outcomes.ts, channel-lanes.ts). Numbers are decimal strings.
+ */
 export type OutcomeProof =
   | { type: 'erc3009'; network: string; token: `0x${string}`; from: `0x${string}`; nonce: `0x${string}`; value: string; validBefore: string }
   /**
@@ -26,7 +29,7 @@ export type SpendRecord =
   | { kind: 'charged'; id: string; amount: string; model?: string; promptTokens?: number; completionTokens?: number }
   /** a hold or deposit that moved no money (the gateway refused the payment or failed the work) */
   | { kind: 'released'; id: string }
-  /** a call whose outcome was not seen (its answer lost, its client gone first): what the chain can be asked of it */
+  /** a call whose outcome was not seen (its answer lost, its client gone first): what can tell it */
   | { kind: 'unknown'; id: string; proof: OutcomeProof }
   /** money moved into a payment channel's escrow (signed: counted from then on, released if never submitted) */
   | { kind: 'deposit'; id: string; at: number; amount: string; network: string; channel: string; salt: string }
