@@ -12,17 +12,11 @@ import { createTestClient, http } from 'viem';
 import { balanceOf, fundedEvmBuyerKey } from './support/sandbox-wallet.ts';
 import { proxyTestBed, runCli, startProxy, type RunningProxy } from './support/proxy-cli.ts';
 import { gatewayTimeout, hopBefore, isPaid, relay } from './support/hop.ts';
+import { until } from './support/sse.ts';
 
 const bed = proxyTestBed(['base']);
 
 const statsOf = async (proxy: RunningProxy) => (await (await fetch(`${proxy.url}/stats`)).json()) as { pendingCalls: number; calls: number; spent: { atomic: string } };
-
-async function until(what: string, done: () => Promise<boolean>): Promise<void> {
-  for (let tries = 0; !(await done()); tries++) {
-    if (tries === 1_200) assert.fail(`never, in a minute: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 /** the scheme a paid call pays with (x402 v2's PAYMENT-SIGNATURE) */
 const schemeOf = (req: IncomingMessage) => JSON.parse(Buffer.from(String(req.headers['payment-signature']), 'base64').toString()).accepted.scheme as string;
