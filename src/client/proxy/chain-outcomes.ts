@@ -67,11 +67,10 @@ export class ChainOutcomes {
   readonly #budget: Budget;
   readonly #chain: ChainReader;
   readonly #network: string;
+  readonly #gateway: { url: string; fetch: typeof fetch } | undefined;
   /** used permits whose charge no one can tell (no gateway record): not asked again */
   readonly #usedUnknownAmount = new Set<string>();
   #asking: Promise<void> | undefined;
-
-  readonly #gateway: { url: string; fetch: typeof fetch } | undefined;
 
   /** `gateway`: where the public record of a payment says what an `upto` permit settled */
   constructor(budget: Budget, chain: ChainReader, network: string, gateway?: { url: string; fetch: typeof fetch }) {
