@@ -29,6 +29,7 @@ import { writeTrustedHead } from '../trusted-head.ts';
 import { lowerCaseName } from '../header-name.ts';
 import { socketEventSink } from './event-sinks.ts';
 import { UnpaidQuotes } from './unpaid-quotes.ts';
+import { TurnWrites } from '../turn-writes.ts';
 
 export interface PaidLaneDeps extends PaidRouteDeps {
   log: Logger;
@@ -128,8 +129,20 @@ export function withPaidLane(app: RequestListener, deps: PaidLaneDeps): RequestL
     writeAnswer(response, path, started, frame, answered);
   };
 
-  /** A call's answer in one piece, told to the frame. */
+  const turnWrites = new TurnWrites();
+
+  /** A call's answer in one piece, written with the turn's others (turn-writes.ts) and told to the frame. */
   const writeAnswer = (response: ServerResponse, path: string, started: number, frame: ReturnType<AnswerFrame['open']>, answered: PaymentAnswer) => {
+    turnWrites.queue(
+      () => writeNow(response, path, started, frame, answered),
+      (error) => {
+        deps.log.error({ err: error }, 'paid lane answer failed');
+        response.destroy();
+      },
+    );
+  };
+
+  const writeNow = (response: ServerResponse, path: string, started: number, frame: ReturnType<AnswerFrame['open']>, answered: PaymentAnswer) => {
     const text = answerText(answered);
     // every value is a checked request id, base64, digits, a header-safe field list or a constant (see trusted-head.ts)
     writeTrustedHead(response, answered.status, [
