@@ -131,8 +131,17 @@ export function withPaidLane(app: RequestListener, deps: PaidLaneDeps): RequestL
 
   const turnWrites = new TurnWrites();
 
-  /** A call's answer in one piece, written with the turn's others (turn-writes.ts) and told to the frame. */
+  /**
+   * A call's answer in one piece, told to the frame. A 402 is written with the turn's others (turn-writes.ts): the
+   * probes come many at a time and each is made within its turn. Any other answer is written at once: its call
+   * waited on other work (the chain, the ledger, a model), and a turn it ends in may also hold a paid call's
+   * heavier steps (a signature checked, a body rendered) that it should not wait for.
+   */
   const writeAnswer = (response: ServerResponse, path: string, started: number, frame: ReturnType<AnswerFrame['open']>, answered: PaymentAnswer) => {
+    if (answered.status !== 402) {
+      writeNow(response, path, started, frame, answered);
+      return;
+    }
     turnWrites.queue(
       () => writeNow(response, path, started, frame, answered),
       (error) => {
