@@ -5,7 +5,8 @@
 // call, the answers of all the requests read in that turn wake their client once. An answer waits only for the
 // rest of its own turn: the calls that arrived with it, which were run before the next read anyway; at one call
 // in flight the turn holds that call alone. (This is uWebSockets' corking, at the grain of a whole answer.)
-// bench/unpaid-402.ts measures it: a new body each call, 76 to 47 us of server CPU per answer in one A/B run.
+// bench/unpaid-402.ts measures it (docs/performance.md): the unpaid 402, a new body each call, 79-91 us of server
+// CPU per answer before, 54-62 us after, in the same runs.
 
 /** A write of a whole answer, and what to do if it throws (its response is unusable: destroy it). */
 interface QueuedWrite {
