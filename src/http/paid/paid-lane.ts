@@ -89,7 +89,7 @@ export function withPaidLane(app: RequestListener, deps: PaidLaneDeps): RequestL
     const unpaid = withPayment ? undefined : quotes.ask(origin, path, header('X-Network'), bytes);
     const kept = unpaid && quotes.answer(unpaid);
     if (kept) {
-      writeAnswer(response, path, started, deps.frame.open(header('X-Request-Id')), kept);
+      writeAnswer(response, path, started, deps.frame.open(header('X-Request-Id')), kept, true);
       return;
     }
     const call = await callOf(paid, header, bytes, origin);
@@ -126,19 +126,19 @@ export function withPaidLane(app: RequestListener, deps: PaidLaneDeps): RequestL
       answered = { status: failed.status, body: paid.surface.errorShape(failed), headers: failed.headers };
     }
     if (unpaid) quotes.keep(unpaid, answered);
-    writeAnswer(response, path, started, frame, answered);
+    writeAnswer(response, path, started, frame, answered, unpaid !== undefined && answered.status === 402);
   };
 
   const turnWrites = new TurnWrites();
 
   /**
-   * A call's answer in one piece, told to the frame. A 402 is written with the turn's others (turn-writes.ts): the
-   * probes come many at a time and each is made within its turn. Any other answer is written at once: its call
-   * waited on other work (the chain, the ledger, a model), and a turn it ends in may also hold a paid call's
-   * heavier steps (a signature checked, a body rendered) that it should not wait for.
+   * A call's answer in one piece, told to the frame. An unpaid call's 402 (`probe`) is written with the turn's others
+   * (turn-writes.ts): probes come many at a time, and each is made within the turn its request was read in. Any
+   * other answer is written at once: its call waited on other work (the chain, the ledger, a model), and the turn
+   * it ends in may hold a paid call's heavier steps (a signature checked, a body rendered) it should not wait for.
    */
-  const writeAnswer = (response: ServerResponse, path: string, started: number, frame: ReturnType<AnswerFrame['open']>, answered: PaymentAnswer) => {
-    if (answered.status !== 402) {
+  const writeAnswer = (response: ServerResponse, path: string, started: number, frame: ReturnType<AnswerFrame['open']>, answered: PaymentAnswer, probe: boolean) => {
+    if (!probe) {
       writeNow(response, path, started, frame, answered);
       return;
     }
