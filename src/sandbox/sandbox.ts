@@ -34,6 +34,8 @@ interface SandboxChain {
   balanceOf(address: string): Promise<bigint>;
   /** EVM only: block production control, for tests of slow or lost settlements */
   mining?: { setAutomine(enabled: boolean): Promise<void>; mine(): Promise<void> };
+  /** Solana only: the chain jumps `blocks` ahead (151 expires every blockhash handed out so far), for tests of expiry */
+  advanceBlocks?(blocks: number): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -181,6 +183,7 @@ async function startSvmChain(name: NetworkName, settlementTimeoutMs: number, lis
     },
     balanceOf: async (address) => (await runtime.get()).balanceOf(address),
     mining: { setAutomine: async (enabled) => (await runtime.get()).setAutomine(enabled), mine: async () => (await runtime.get()).mine() },
+    advanceBlocks: async (blocks) => (await runtime.get()).advanceBlocks(blocks),
     stop: async () => {
       (await runtime.settled())?.stop();
       await server.close();

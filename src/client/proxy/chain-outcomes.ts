@@ -3,8 +3,11 @@
 // its value, and so is a Permit2 permit of `exact`; what a used `upto` permit charged is not in its nonce, so the
 // gateway's public record of the payment (GET /api/v1/payments/<key>) says what settled, at most the hold. Past its
 // validity unused (an authorization's validBefore, a permit's deadline), it never can move money: the hold is
-// released. Anything else stays held and is asked again later; a Solana transfer keeps its ceiling counted.
+// released. A Solana transfer is judged once its blockhash has expired, when nothing more can land: found among the
+// payer's transactions by the payer's own signature, it is charged; not found (or failed), released. Anything else
+// stays held and is asked again later.
 // The proof's facts go to the spend file, so a later process (after a restart) settles what an earlier one left.
+import { getBase58Decoder, getBase64Encoder, getCompiledTransactionMessageDecoder, getTransactionDecoder } from '@solana/kit';
 import { parseAbi, type Address, type Hex } from 'viem';
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
 import { PERMIT2_ADDRESS, uptoPaymentKey, type UptoPermit2Payload } from '../../x402/upto.ts';
@@ -15,21 +18,36 @@ import type { OutcomeProof } from './spend-log.ts';
 /** what the chain itself can be asked about (a voucher's outcome is the gateway's to tell: channel-lanes.ts) */
 type ChainProof = Exclude<OutcomeProof, { type: 'voucher' }>;
 
-/** What a paying process reads the chain with (a viem public client). */
-export interface ChainReader {
+/** What a paying process reads an EVM chain with (a viem public client). */
+export interface EvmChainReader {
   readContract(call: { address: Address; abi: readonly unknown[]; functionName: string; args: readonly unknown[] }): Promise<unknown>;
   getBlock(): Promise<{ timestamp: bigint }>;
 }
 
+/** What a paying process reads a Solana chain with (svm-chain-reader.ts), at the confirmed commitment. */
+export interface SvmChainReader {
+  /** false once no transaction with this blockhash can land any more */
+  isBlockhashValid(blockhash: string): Promise<boolean>;
+  /** among `owner`'s transactions since `since` (epoch ms), the one that carries `signature`: whether it failed */
+  transactionSignedWith(owner: string, signature: string, since: number): Promise<{ failed: boolean } | undefined>;
+}
+
+export type ChainReader = EvmChainReader | SvmChainReader;
+
 const AUTHORIZATION_STATE = parseAbi(['function authorizationState(address authorizer, bytes32 nonce) view returns (bool)']);
 const NONCE_BITMAP = parseAbi(['function nonceBitmap(address owner, uint256 wordPosition) view returns (uint256)']);
 
-/** The chain's view of an EVM `exact` or `upto` payload; undefined for what the chain cannot be asked about here. */
-export function chainProofOf(network: string, scheme: string, requirement: PaymentRequirements, payload: PaymentPayload['payload']): ChainProof | undefined {
-  const { authorization, permit2Authorization } = payload as {
+/**
+ * The chain's view of an `exact` or `upto` payload signed at `signedAt` (epoch ms); undefined for what the chain cannot
+ * be asked about here.
+ */
+export function chainProofOf(network: string, scheme: string, requirement: PaymentRequirements, payload: PaymentPayload['payload'], signedAt: number): ChainProof | undefined {
+  const { authorization, permit2Authorization, transaction } = payload as {
     authorization?: { from: Address; value: string; validBefore: string; nonce: Hex };
     permit2Authorization?: { from: Address; nonce: string; deadline: string };
+    transaction?: unknown;
   };
+  if (typeof transaction === 'string') return svmProofOf(network, requirement, transaction, signedAt);
   if (authorization) {
     const { from, nonce, value, validBefore } = authorization;
     return { type: 'erc3009', network, token: requirement.asset as Address, from, nonce, value, validBefore };
@@ -43,20 +61,44 @@ export function chainProofOf(network: string, scheme: string, requirement: Payme
   return undefined;
 }
 
+/** A Solana `exact` payload: the transfer the payer signed, its fee payer's signature still to come. */
+function svmProofOf(network: string, requirement: PaymentRequirements, transaction: string, signedAt: number): ChainProof | undefined {
+  try {
+    const { messageBytes, signatures } = getTransactionDecoder().decode(getBase64Encoder().encode(transaction));
+    // the payer's is the one signature made: the fee payer signs when it settles
+    const signed = Object.entries(signatures).filter((entry): entry is [string, NonNullable<(typeof entry)[1]>] => entry[1] !== null);
+    const [payer, signature] = signed.length === 1 ? signed[0]! : [];
+    if (payer === undefined || signature === undefined) return undefined;
+    const { lifetimeToken } = getCompiledTransactionMessageDecoder().decode(messageBytes);
+    return { type: 'svm', network, payer, signature: getBase58Decoder().decode(signature), blockhash: lifetimeToken, value: requirement.amount, at: signedAt };
+  } catch {
+    return undefined; // not a transaction this reader knows: it keeps its hold
+  }
+}
+
 /** used: the money moved; void: it never can; open: it still may */
 type Verdict = 'used' | 'void' | 'open';
 
-async function verdictOf(proof: ChainProof, chain: ChainReader, now: bigint): Promise<Verdict> {
+async function verdictOf(proof: ChainProof, chain: ChainReader, now: () => Promise<bigint>): Promise<Verdict> {
+  if (proof.type === 'svm') {
+    if (!('transactionSignedWith' in chain)) return 'open';
+    // asked first: once the blockhash has expired, whatever could land has, so the search below is final
+    if (await chain.isBlockhashValid(proof.blockhash)) return 'open';
+    const landed = await chain.transactionSignedWith(proof.payer, proof.signature, proof.at);
+    // a transaction that landed and failed moved no tokens (its fee was the fee payer's)
+    return landed && !landed.failed ? 'used' : 'void';
+  }
+  if (!('readContract' in chain)) return 'open';
   if (proof.type === 'erc3009') {
     const used = (await chain.readContract({ address: proof.token, abi: AUTHORIZATION_STATE, functionName: 'authorizationState', args: [proof.from, proof.nonce] })) as boolean;
     // transferWithAuthorization requires block.timestamp < validBefore
-    return used ? 'used' : now >= BigInt(proof.validBefore) ? 'void' : 'open';
+    return used ? 'used' : (await now()) >= BigInt(proof.validBefore) ? 'void' : 'open';
   }
   const nonce = BigInt(proof.nonce);
   const word = (await chain.readContract({ address: PERMIT2_ADDRESS, abi: NONCE_BITMAP, functionName: 'nonceBitmap', args: [proof.from, nonce >> 8n] })) as bigint;
   if ((word >> (nonce & 0xffn)) & 1n) return 'used';
   // Permit2 requires block.timestamp <= deadline
-  return now > BigInt(proof.deadline) ? 'void' : 'open';
+  return (await now()) > BigInt(proof.deadline) ? 'void' : 'open';
 }
 
 /**
@@ -102,9 +144,11 @@ export class ChainOutcomes {
     try {
       const waiting = this.#waiting(this.#budget.refresh().unknown);
       if (waiting.length === 0) return;
-      const { timestamp } = await this.#chain.getBlock();
+      // the EVM chain's clock, read once an asking and only when a proof's validity needs it
+      let timestamp: Promise<bigint> | undefined;
+      const now = () => (timestamp ??= (this.#chain as EvmChainReader).getBlock().then((block) => block.timestamp));
       for (const [id, proof] of waiting) {
-        const verdict = await verdictOf(proof, this.#chain, timestamp);
+        const verdict = await verdictOf(proof, this.#chain, now);
         if (verdict === 'void') this.#budget.released(id);
         else if (verdict === 'used' && proof.value !== undefined) this.#budget.charged(id, BigInt(proof.value));
         else if (verdict === 'used') await this.#settledAtGateway(id, proof.type === 'permit2' ? proof.key : undefined);

@@ -117,9 +117,9 @@ export class Payer {
   }
 
   /** A payment whose outcome was not seen: the chain is asked what became of it, now and later (chain-outcomes.ts). */
-  #unknownOutcome(hold: string, scheme: SchemeName, offer: PaymentRequirements, payload: PaymentPayload): void {
+  #unknownOutcome(hold: string, scheme: SchemeName, offer: PaymentRequirements, payload: PaymentPayload, signedAt: number): void {
     const { budget, outcomes, network } = this.#options;
-    const proof = outcomes && chainProofOf(network, scheme, offer, payload.payload);
+    const proof = outcomes && chainProofOf(network, scheme, offer, payload.payload, signedAt);
     if (!proof) return;
     budget.record({ kind: 'unknown', id: hold, proof });
     void outcomes.settle();
@@ -129,6 +129,7 @@ export class Payer {
     const { budget } = this.#options;
     let channel: ChannelPayment | undefined;
     let payload: PaymentPayload;
+    const signedAt = Date.now();
     const envelope = { x402Version: 2, accepted: offer, ...(required.resource ? { resource: required.resource } : {}) };
     if (scheme === 'batch-settlement') {
       if (!this.#options.lanes) throw new Error('payment channels need an EVM key');
@@ -141,7 +142,7 @@ export class Payer {
       const signed = await client.createPaymentPayload(2, offer, { extensions: required.extensions ?? {} });
       payload = { ...envelope, payload: signed.payload, ...(signed.extensions ? { extensions: signed.extensions } : {}) } as PaymentPayload;
     }
-    const unknownOutcome = () => (channel ? undefined : this.#unknownOutcome(hold, scheme, offer, payload));
+    const unknownOutcome = () => (channel ? undefined : this.#unknownOutcome(hold, scheme, offer, payload, signedAt));
     let told = false;
     const once = () => {
       if (told) throw new Error('a payment attempt is told its outcome once');

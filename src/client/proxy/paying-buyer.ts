@@ -20,6 +20,7 @@ import { fastEvmSigner } from '../fast-signer.ts';
 import { libsecp256k1Account } from '../../x402/libsecp256k1-account.ts';
 import { Payer } from './payer.ts';
 import { ChainOutcomes } from './chain-outcomes.ts';
+import { svmChainReader } from './svm-chain-reader.ts';
 import { PaymentPolicy, SCHEMES, type SchemeName } from './payment-policy.ts';
 import { SpendLog } from './spend-log.ts';
 import type { Hex } from 'viem';
@@ -94,6 +95,7 @@ export async function payingBuyer(options: PayingBuyerOptions): Promise<PayingBu
     if (options.solanaSecretKey === undefined) throw new Error(`paying on ${network} needs a Solana key (X402_SOLANA_SECRET_KEY or --key-file)`);
     const signer = await solanaSigner(options.solanaSecretKey);
     const rpcUrl = (await solanaRpcUrls({ baseUrl: options.gateway, ...(options.rpcUrl ? { rpcUrl: options.rpcUrl } : {}), fetch: doFetch }))[network]!;
+    outcomes = new ChainOutcomes(budget, svmChainReader(rpcUrl), network);
     address = signer.address;
     clients.exact = new ExactSvmScheme(signer, { rpcUrl });
     signable = ['exact'];

@@ -18,6 +18,12 @@ export type OutcomeProof =
    * record of the payment under `key` says what settled
    */
   | { type: 'permit2'; network: string; from: `0x${string}`; nonce: string; deadline: string; value?: string; key?: string }
+  /**
+   * a Solana transfer signed by `payer`: its transaction's id is the fee payer's signature, unknown to the payer, so
+   * it is found among the payer's transactions since `at` (epoch ms, when it was signed) by its own `signature`; once
+   * `blockhash` has expired, nothing more can land
+   */
+  | { type: 'svm'; network: string; payer: string; signature: string; blockhash: string; value: string; at: number }
   /** a channel's voucher: the gateway's state of the channel tells (channel-lanes.ts); `base`, what it had charged before */
   | { type: 'voucher'; network: string; channel: string; base: string };
 

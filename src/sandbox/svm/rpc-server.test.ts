@@ -302,3 +302,21 @@ test('getTransaction: a transaction that failed in execution is recorded with it
   assert.equal(tx.meta.preBalances[0]! - tx.meta.postBalances[0]!, tx.meta.fee);
   assert.deepEqual(tx.meta.postTokenBalances, tx.meta.preTokenBalances);
 });
+
+test("getSignaturesForAddress: an address's landed transactions, newest first, paged with before and limit", async () => {
+  const sent: Signature[] = [];
+  for (const amount of [11n, 12n, 13n]) {
+    const wire = getBase64EncodedWireTransaction(await signTransactionMessageWithSigners(await transfer(amount)));
+    sent.push(await rpc.sendTransaction(wire, { encoding: 'base64' }).send());
+  }
+  const listed = await rpc.getSignaturesForAddress(payer.address, { commitment: 'confirmed' }).send();
+  const newestFirst = [...sent].reverse();
+  assert.deepEqual(listed.slice(0, 3).map((entry) => entry.signature), newestFirst);
+  assert.equal(listed[0]!.err, null);
+  assert.ok(Math.abs(Number(listed[0]!.blockTime) - Date.now() / 1000) < 60);
+
+  const page = await rpc.getSignaturesForAddress(payer.address, { commitment: 'confirmed', before: newestFirst[0]!, limit: 1 }).send();
+  assert.deepEqual(page.map((entry) => entry.signature), [newestFirst[1]]);
+  const stranger = await generateKeyPairSigner();
+  assert.deepEqual(await rpc.getSignaturesForAddress(stranger.address).send(), []);
+});

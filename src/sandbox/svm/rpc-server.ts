@@ -171,6 +171,16 @@ function handlers({ chain, genesisHash, mints }: RpcAnswerOptions): Record<strin
         });
       }
     },
+    getSignaturesForAddress: (params) => {
+      const owner = addressParam(params, 0);
+      const cfg = config(params, 1);
+      const limit = cfg.limit === undefined ? 1000 : Number(cfg.limit);
+      if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw invalidParams('limit must be between 1 and 1000');
+      if (cfg.before !== undefined && typeof cfg.before !== 'string') throw invalidParams('before must be a base58 signature');
+      return chain
+        .signaturesFor(owner, { limit, ...(cfg.before === undefined ? {} : { before: cfg.before as string }) })
+        .map(({ signature, slot, blockTime, err }) => ({ signature, slot, err, memo: null, blockTime, confirmationStatus: chain.signatureStatus(signature)?.confirmationStatus ?? 'confirmed' }));
+    },
     getSignatureStatuses: (params) => {
       if (!Array.isArray(params[0])) throw invalidParams('expected an array of signatures');
       return withContext(

@@ -343,6 +343,25 @@ export class SvmChain {
     return this.#transactions.get(signature);
   }
 
+  /**
+   * The remembered transactions naming `address` among their accounts, newest first, as getSignaturesForAddress
+   * lists them: at most `limit`, from the one after `before` when it is given.
+   */
+  signaturesFor(address: string, { limit, before }: { limit: number; before?: string }): Array<{ signature: string; slot: bigint; blockTime: number; err: TransactionErrorJson | null }> {
+    const found: Array<{ signature: string; slot: bigint; blockTime: number; err: TransactionErrorJson | null }> = [];
+    let started = before === undefined;
+    for (const [signature, record] of [...this.#transactions].reverse()) {
+      if (!started) {
+        started = signature === before;
+        continue;
+      }
+      if (!decodeWireTransaction(record.wire).message.staticAccounts.includes(address as never)) continue;
+      found.push({ signature, slot: record.slot, blockTime: record.blockTime, err: record.err });
+      if (found.length === limit) break;
+    }
+    return found;
+  }
+
   signatureStatus(signature: string): SignatureStatus | null {
     const status = this.#statuses.get(signature);
     if (!status) return null;
