@@ -58,6 +58,14 @@ export interface TransactionRecord {
   err: TransactionErrorJson | null;
 }
 
+/** A landed transaction naming an address, as getSignaturesForAddress lists it. */
+export interface AddressSignature {
+  signature: string;
+  slot: bigint;
+  blockTime: number;
+  err: TransactionErrorJson | null;
+}
+
 /** A transaction that cannot enter a block; `err` is what a validator's preflight would report. */
 export class TransactionRejected extends Error {
   readonly err: TransactionErrorJson;
@@ -347,8 +355,8 @@ export class SvmChain {
    * The remembered transactions naming `address` among their accounts, newest first, as getSignaturesForAddress
    * lists them: at most `limit`, from the one after `before` when it is given.
    */
-  signaturesFor(address: string, { limit, before }: { limit: number; before?: string }): Array<{ signature: string; slot: bigint; blockTime: number; err: TransactionErrorJson | null }> {
-    const found: Array<{ signature: string; slot: bigint; blockTime: number; err: TransactionErrorJson | null }> = [];
+  signaturesFor(address: string, { limit, before }: { limit: number; before?: string }): AddressSignature[] {
+    const found: AddressSignature[] = [];
     let started = before === undefined;
     for (const [signature, record] of [...this.#transactions].reverse()) {
       if (!started) {
