@@ -13,7 +13,7 @@ import { createTestClient, http } from 'viem';
 import { getBase58Decoder } from '@solana/kit';
 import { balanceOf, fundedEvmBuyerKey, fundedSolanaBuyerKey } from './support/sandbox-wallet.ts';
 import { proxyTestBed, runCli, startProxy, type RunningProxy } from './support/proxy-cli.ts';
-import { gatewayTimeout, hopBefore, isPaid, relay } from './support/hop.ts';
+import { isPaid, losingPaidAnswers } from './support/hop.ts';
 import { until } from './support/sse.ts';
 
 const bed = proxyTestBed(['base', 'solana']);
@@ -29,16 +29,12 @@ const chatThrough = (proxy: RunningProxy, content: string) =>
 test('lost exact and upto answers are charged what the chain and the gateway show; calls that never reached the gateway are released once their validity ends, after a restart too', async (t) => {
   // each scheme's first call is served (and settled) at the gateway, then answered 504; its second never gets there
   const paidCalls = new Map<string, number>();
-  const hop = await hopBefore(
-    bed.service().url,
-    (req, answer, body, res) => (isPaid(req) ? gatewayTimeout(res) : relay(answer!, body, res)),
-    (req) => {
-      if (!isPaid(req)) return true;
-      const scheme = schemeOf(req);
-      paidCalls.set(scheme, (paidCalls.get(scheme) ?? 0) + 1);
-      return paidCalls.get(scheme) === 1;
-    },
-  );
+  const hop = await losingPaidAnswers(bed.service().url, (req) => {
+    if (!isPaid(req)) return true;
+    const scheme = schemeOf(req);
+    paidCalls.set(scheme, (paidCalls.get(scheme) ?? 0) + 1);
+    return paidCalls.get(scheme) === 1;
+  });
   t.after(() => hop.close());
   const payers = await Promise.all(
     (['exact', 'upto'] as const).map(async (scheme) => {
@@ -87,11 +83,7 @@ test('lost exact and upto answers are charged what the chain and the gateway sho
 test('on Solana, once the blockhash has expired, a lost answer is charged and a call that never reached the gateway released, by the next proxy', async (t) => {
   // the first paid call is served (and settled) at the gateway, then answered 504; the second never gets there
   let paidCalls = 0;
-  const hop = await hopBefore(
-    bed.service().url,
-    (req, answer, body, res) => (isPaid(req) ? gatewayTimeout(res) : relay(answer!, body, res)),
-    (req) => !isPaid(req) || ++paidCalls === 1,
-  );
+  const hop = await losingPaidAnswers(bed.service().url, (req) => !isPaid(req) || ++paidCalls === 1);
   t.after(() => hop.close());
   const buyer = await fundedSolanaBuyerKey(bed.service(), ['solana'], 5_000_000n);
   const start = await balanceOf(bed.service(), 'solana', buyer.address);

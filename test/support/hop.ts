@@ -34,10 +34,18 @@ export async function hopBefore(
 export const gatewayTimeout = (res: ServerResponse) => res.writeHead(504, { 'content-type': 'text/html' }).end('<html>gateway timeout</html>');
 
 /** the gateway's answer passed on as it came */
-export const relay = (gateway: IncomingMessage, body: Buffer, res: ServerResponse) => res.writeHead(gateway.statusCode!, gateway.headers).end(body);
+const relay = (gateway: IncomingMessage, body: Buffer, res: ServerResponse) => res.writeHead(gateway.statusCode!, gateway.headers).end(body);
 
 /** a paid call (x402 v2's payment header) */
 export const isPaid = (req: IncomingMessage) => req.headers['payment-signature'] !== undefined;
+
+/**
+ * A hop that answers every paid call 504: those `forwards` lets through are served (and settled) at the gateway
+ * first, the others never get there. Unpaid calls (the 402s) are relayed.
+ */
+export function losingPaidAnswers(gateway: string, forwards: (req: IncomingMessage) => boolean): ReturnType<typeof hopBefore> {
+  return hopBefore(gateway, (req, answer, body, res) => (isPaid(req) ? gatewayTimeout(res) : relay(answer!, body, res)), forwards);
+}
 
 /** A hop that loses the first paid answer the gateway gave (served and charged there, answered 504 here). */
 export function losingFirstPaidAnswer(gateway: string): ReturnType<typeof hopBefore> {

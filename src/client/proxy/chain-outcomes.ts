@@ -79,7 +79,8 @@ function svmProofOf(network: string, requirement: PaymentRequirements, transacti
 /** used: the money moved; void: it never can; open: it still may */
 type Verdict = 'used' | 'void' | 'open';
 
-async function verdictOf(proof: ChainProof, chain: ChainReader, now: () => Promise<bigint>): Promise<Verdict> {
+/** `clock(chain)`: the EVM chain's time, read once an asking and only when a proof's validity needs it */
+async function verdictOf(proof: ChainProof, chain: ChainReader, clock: (chain: EvmChainReader) => Promise<bigint>): Promise<Verdict> {
   if (proof.type === 'svm') {
     if (!('transactionSignedWith' in chain)) return 'open';
     // asked first: once the blockhash has expired, whatever could land has, so the search below is final
@@ -92,13 +93,13 @@ async function verdictOf(proof: ChainProof, chain: ChainReader, now: () => Promi
   if (proof.type === 'erc3009') {
     const used = (await chain.readContract({ address: proof.token, abi: AUTHORIZATION_STATE, functionName: 'authorizationState', args: [proof.from, proof.nonce] })) as boolean;
     // transferWithAuthorization requires block.timestamp < validBefore
-    return used ? 'used' : (await now()) >= BigInt(proof.validBefore) ? 'void' : 'open';
+    return used ? 'used' : (await clock(chain)) >= BigInt(proof.validBefore) ? 'void' : 'open';
   }
   const nonce = BigInt(proof.nonce);
   const word = (await chain.readContract({ address: PERMIT2_ADDRESS, abi: NONCE_BITMAP, functionName: 'nonceBitmap', args: [proof.from, nonce >> 8n] })) as bigint;
   if ((word >> (nonce & 0xffn)) & 1n) return 'used';
   // Permit2 requires block.timestamp <= deadline
-  return (await now()) > BigInt(proof.deadline) ? 'void' : 'open';
+  return (await clock(chain)) > BigInt(proof.deadline) ? 'void' : 'open';
 }
 
 /**
@@ -144,11 +145,10 @@ export class ChainOutcomes {
     try {
       const waiting = this.#waiting(this.#budget.refresh().unknown);
       if (waiting.length === 0) return;
-      // the EVM chain's clock, read once an asking and only when a proof's validity needs it
       let timestamp: Promise<bigint> | undefined;
-      const now = () => (timestamp ??= (this.#chain as EvmChainReader).getBlock().then((block) => block.timestamp));
+      const clock = (chain: EvmChainReader) => (timestamp ??= chain.getBlock().then((block) => block.timestamp));
       for (const [id, proof] of waiting) {
-        const verdict = await verdictOf(proof, this.#chain, now);
+        const verdict = await verdictOf(proof, this.#chain, clock);
         if (verdict === 'void') this.#budget.released(id);
         else if (verdict === 'used' && proof.value !== undefined) this.#budget.charged(id, BigInt(proof.value));
         else if (verdict === 'used') await this.#settledAtGateway(id, proof.type === 'permit2' ? proof.key : undefined);

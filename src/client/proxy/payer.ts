@@ -36,7 +36,7 @@ export interface PayerOptions {
   lanes?: ChannelLanes;
   /** the official client of each other scheme the buyer signs on this network */
   clients: Partial<Record<Exclude<SchemeName, 'batch-settlement'>, SchemeNetworkClient>>;
-  /** what the chain says of payments whose outcome was not seen (EVM networks) */
+  /** what the chain says of payments whose outcome was not seen */
   outcomes?: ChainOutcomes;
 }
 
